@@ -1,0 +1,141 @@
+//===- FatOps.td - fat.attention ----------------------------*- tablegen -*-===//
+//
+// The whole attention operation. Its tile-level decomposition lives in
+// FatTileOps.td.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FAT_DIALECT_FAT_IR_FATOPS_TD
+#define FAT_DIALECT_FAT_IR_FATOPS_TD
+
+include "fa-t/Dialect/Fat/IR/FatDialect.td"
+include "mlir/IR/EnumAttr.td"
+include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/TilingInterface.td"
+
+def Fat_Layout : I32EnumAttr<"Layout",
+    "memory order of the four-dimensional attention operands", [
+      I32EnumAttrCase<"BHSD", 0, "bhsd">,
+      I32EnumAttrCase<"BSHD", 1, "bshd">
+    ]> {
+  let cppNamespace = "::mlir::fat";
+}
+
+def Fat_AttentionOp : Fat_Op<"attention", [
+    AttrSizedOperandSegments,
+    DestinationStyleOpInterface,
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
+    DeclareOpInterfaceMethods<TilingInterface, [
+      "getIterationDomain", "getLoopIteratorTypes", "getTiledImplementation",
+      "getResultTilePosition"]>]> {
+  let summary = "scaled dot-product attention with online-softmax semantics";
+  let description = [{
+    Computes, for every batch `b`, query head `h` and query row `i`:
+
+    ```
+    s_ij      = scale · Σ_d Q[b, h, i, d] · K[b, h / g, j, d]     (g = Hq / Hkv)
+    p_ij      = exp(s_ij − max_j s_ij)   over the visible keys j, else 0
+    O[b,h,i,:] = Σ_j p_ij · V[b, h / g, j, :] / Σ_j p_ij
+    LSE[b,h,i] = log Σ_j exp(s_ij)        (natural log, PyTorch's convention)
+    ```
+
+    Shapes (logical order; `layout(bshd)` swaps the head and sequence dims of
+    Q, K, V and O in memory): Q `[B, Hq, Sq, D]`, K `[B, Hkv, Skv, D]`,
+    V `[B, Hkv, Skv, Dv]`, O `[B, Hq, Sq, Dv]`, LSE `[B, Hq, Sq]` in f32.
+    `Hq` must be a multiple of `Hkv` (GQA; `Hkv = 1` is MQA). B, Sq and Skv
+    may be dynamic; heads and head dims are static. Q, K, V (and O) are f16
+    or bf16, or f32 for reference use; accumulation is f32.
+
+    `scale` defaults to 1/sqrt(D).
+
+    **Masks** are expressed with the *diagonal* `δ`: the key index aligned
+    with query row 0. `causal` keeps key j for query i iff `j ≤ i + δ`;
+    `window [left, right]` (each ≥ 0, or −1 for unbounded) keeps
+    `i + δ − left ≤ j ≤ i + δ + right`; both together keep the
+    intersection. By default `δ = Skv − Sq`: the bottom-right alignment of
+    FlashAttention ≥ 2.1. PyTorch's `is_causal` is top-left aligned:
+    pass `diagonal(%c0)`. A query row that sees no key yields `O = 0` and
+    `LSE = −inf`, never NaN.
+
+    The op is destination style: with tensors it returns the updated `outs`
+    (and `lse`) values; with memrefs it writes them in place and returns
+    nothing. It implements `TilingInterface` over the parallel iteration
+    domain `(B, Hq, Sq)`.
+
+    Example (GQA with 4 query heads per KV head, causal, with LSE):
+
+    ```mlir
+    %o, %lse = fat.attention
+        ins(%q, %k, %v : tensor<2x16x4096x128xbf16>, tensor<2x4x4096x128xbf16>,
+                         tensor<2x4x4096x128xbf16>)
+        outs(%o0 : tensor<2x16x4096x128xbf16>)
+        lse(%l0 : tensor<2x16x4096xf32>)
+        causal
+        -> tensor<2x16x4096x128xbf16>, tensor<2x16x4096xf32>
+    ```
+  }];
+
+  let arguments = (ins
+    AnyShaped:$query,
+    AnyShaped:$key,
+    AnyShaped:$value,
+    AnyShaped:$output,
+    Optional<AnyShaped>:$lse,
+    Optional<Index>:$diagonal,
+    OptionalAttr<F32Attr>:$scale,
+    UnitAttr:$causal,
+    OptionalAttr<DenseI64ArrayAttr>:$window,
+    DefaultValuedAttr<Fat_Layout, "::mlir::fat::Layout::BHSD">:$layout
+  );
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+
+  let assemblyFormat = [{
+    `ins` `(` $query `,` $key `,` $value `:`
+              type($query) `,` type($key) `,` type($value) `)`
+    `outs` `(` $output `:` type($output) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)?
+    (`diagonal` `(` $diagonal^ `)`)?
+    (`scale` $scale^)?
+    (`causal` $causal^)?
+    (`window` $window^)?
+    (`layout` `(` $layout^ `)`)?
+    attr-dict (`->` type($results)^)?
+  }];
+
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// Logical dimension indices of the four-dimensional operands.
+    static constexpr unsigned kBatchDim = 0, kHeadDim = 1, kSeqDim = 2,
+                              kFeatureDim = 3;
+
+    /// The physical position of logical dimension `logicalDim` (one of the
+    /// k*Dim constants) in Q, K, V and O under this op's layout.
+    unsigned getPhysicalDim(unsigned logicalDim) {
+      return physicalDim(getLayout(), logicalDim);
+    }
+    static unsigned physicalDim(::mlir::fat::Layout layout,
+                                unsigned logicalDim);
+
+    /// The scale applied to Q·Kᵀ: the attribute, else 1/sqrt(D).
+    double getEffectiveScale();
+
+    /// Number of query heads sharing one KV head, Hq / Hkv.
+    int64_t getGroupSize();
+
+    /// True when a causal or window mask is present.
+    bool hasMask() { return getCausal() || getWindow(); }
+
+    /// Window bounds; −1 means unbounded on that side.
+    int64_t getWindowLeft() { return getWindow() ? (*getWindow())[0] : -1; }
+    int64_t getWindowRight() { return getWindow() ? (*getWindow())[1] : -1; }
+
+    /// DestinationStyleOpInterface: the inits are `outs` and `lse`.
+    ::mlir::MutableOperandRange getDpsInitsMutable();
+  }];
+}
+
+include "fa-t/Dialect/Fat/IR/FatTileOps.td"
+
+#endif // FAT_DIALECT_FAT_IR_FATOPS_TD

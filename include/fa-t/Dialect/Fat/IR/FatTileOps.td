@@ -1,0 +1,198 @@
+//===- FatTileOps.td - tile-level online-softmax primitives -*- tablegen -*-===//
+//
+// One op per formula of the FlashAttention online softmax, on tensor tiles:
+// M query rows × N keys, head dims D and Dv. Scores are kept unscaled; the
+// softmax scale is folded into the exp2 argument (c = scale · log2 e), so a
+// row's running max m is in raw score units.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FAT_DIALECT_FAT_IR_FATTILEOPS_TD
+#define FAT_DIALECT_FAT_IR_FATTILEOPS_TD
+
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Fat_TileOp<string mnemonic, list<Trait> traits = []>
+    : Fat_Op<mnemonic, !listconcat(traits, [Pure])> {
+  let hasVerifier = 1;
+}
+
+def Fat_QKOp : Fat_TileOp<"qk"> {
+  let summary = "tile of raw attention scores S = Q · Kᵀ";
+  let description = [{
+    `s_ij = Σ_d q_id · k_jd`, accumulated in f32 from f16/bf16/f32 operands.
+    The scale is not applied here: it is folded into `fat.exp2`.
+
+    ```mlir
+    %s = fat.qk %q, %k : tensor<64x128xbf16>, tensor<64x128xbf16> -> tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key);
+  let results = (outs AnyRankedTensor:$scores);
+  let assemblyFormat = [{
+    $query `,` $key attr-dict `:` type($query) `,` type($key) `->` type($scores)
+  }];
+}
+
+def Fat_MaskOp : Fat_TileOp<"mask", [AllTypesMatch<["scores", "result"]>]> {
+  let summary = "set invisible scores of a tile to −inf";
+  let description = [{
+    For the tile whose first query row is `q_start` and first key is
+    `kv_start` (global positions), with `δ` = `diagonal`:
+
+    ```
+    q = q_start + i,  k = kv_start + j
+    visible(q, k) = k < kv_len
+                  ∧ (¬causal ∨ k ≤ q + δ)
+                  ∧ (left  < 0 ∨ k ≥ q + δ − left)
+                  ∧ (right < 0 ∨ k ≤ q + δ + right)
+    s'_ij = visible(q, k) ? s_ij : −inf
+    ```
+
+    `k < kv_len` is the ragged-tail predicate: the last KV block may run past
+    the end of the sequence (its padding rows are zeros, not keys).
+
+    ```mlir
+    %m = fat.mask %s at(%q0, %k0) kv_len(%skv) diagonal(%d) causal
+        : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, Index:$q_start,
+                   Index:$kv_start, Index:$kv_len, Index:$diagonal,
+                   UnitAttr:$causal,
+                   OptionalAttr<DenseI64ArrayAttr>:$window);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $scores `at` `(` $q_start `,` $kv_start `)` `kv_len` `(` $kv_len `)`
+    `diagonal` `(` $diagonal `)` (`causal` $causal^)? (`window` $window^)?
+    attr-dict `:` type($scores)
+  }];
+}
+
+def Fat_RowMaxOp : Fat_TileOp<"row_max", [AllTypesMatch<["init", "result"]>]> {
+  let summary = "running row maximum, m' = max(m, max_j s_ij)";
+  let description = [{
+    ```mlir
+    %m1 = fat.row_max %s, %m0 : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$init);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $scores `,` $init attr-dict `:` type($scores) `,` type($init)
+  }];
+}
+
+def Fat_Exp2Op : Fat_TileOp<"exp2", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "scaled, max-shifted exponential p = exp2(c · (x − m))";
+  let description = [{
+    Broadcasts the row vector `m` over the columns of `x` (or pairs it
+    elementwise when `x` is a row vector too) and computes
+
+    ```
+    y = m == −inf ? 0 : exp2(scale · (x − m))
+    ```
+
+    With `x` = scores and `m` the new row max this is the softmax numerator
+    P; with `x` = the old row max it is the rescale factor
+    α = exp2(c · (m_old − m_new)). Since x ≤ m, y ∈ [0, 1] and cannot
+    overflow. A row that has seen no visible key yet has m = −inf; its
+    numerators and its α are 0 (not the NaN of −inf − (−inf)), which keeps
+    O and l at exactly 0.
+
+    ```mlir
+    %p = fat.exp2 %s, %m scale 0.127516 : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$max,
+                   F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $max `scale` $scale attr-dict `:` type($input) `,` type($max)
+  }];
+}
+
+def Fat_RowSumOp : Fat_TileOp<"row_sum", [AllTypesMatch<["init", "result"]>]> {
+  let summary = "accumulating row sum, l' = l + Σ_j p_ij";
+  let description = [{
+    The softmax denominator. `--fat-tensorize` may compute it as P · 1 on
+    tensor cores.
+
+    ```mlir
+    %l1 = fat.row_sum %p, %l0 : tensor<64x64xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$init);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $init attr-dict `:` type($input) `,` type($init)
+  }];
+}
+
+def Fat_RescaleOp : Fat_TileOp<"rescale", [AllTypesMatch<["input", "result"]>]> {
+  let summary = "row rescale x'_i· = α_i · x_i·";
+  let description = [{
+    Multiplies each row of `x` (a tile, or a row vector) by its factor α.
+    Used on the running output O and the running sum l when the row max
+    grows.
+
+    ```mlir
+    %o1 = fat.rescale %o0, %alpha : tensor<64x128xf32>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$factor);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $factor attr-dict `:` type($input) `,` type($factor)
+  }];
+}
+
+def Fat_PVOp : Fat_TileOp<"pv", [AllTypesMatch<["init", "result"]>]> {
+  let summary = "output accumulation O' = O + P · V";
+  let description = [{
+    `o'_id = o_id + Σ_j round(p_ij) · v_jd`, where `round` converts P to V's
+    element type first (as the tensor-core kernels do: P is the 16-bit A
+    operand of the second GEMM); accumulation is f32.
+
+    ```mlir
+    %o1 = fat.pv %p, %v, %o0
+        : tensor<64x64xf32>, tensor<64x128xbf16>, tensor<64x128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$probs, AnyRankedTensor:$value,
+                   AnyRankedTensor:$init);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $probs `,` $value `,` $init attr-dict `:` type($probs) `,` type($value)
+    `,` type($init)
+  }];
+}
+
+def Fat_FinalizeOp : Fat_TileOp<"finalize"> {
+  let summary = "normalize the output and form the log-sum-exp";
+  let description = [{
+    ```
+    O_i   = l_i > 0 ? o_i / l_i               : 0
+    LSE_i = l_i > 0 ? scale · m_i + ln(l_i)   : −inf
+    ```
+
+    `m` is the raw-score row max and l = Σ_j exp(scale · (s_ij − m)), so
+    log Σ_j exp(scale · s_ij) = scale · m + ln l (natural log, as PyTorch
+    reports LSE). The output is rounded to its element type.
+
+    ```mlir
+    %o, %lse = fat.finalize %acc, %l, %m scale 0.0883883
+        : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>
+        -> tensor<64x128xbf16>, tensor<64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$sum,
+                   AnyRankedTensor:$max, F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$lse);
+  let assemblyFormat = [{
+    $acc `,` $sum `,` $max `scale` $scale attr-dict `:` type($acc) `,`
+    type($sum) `,` type($max) `->` type($output) `,` type($lse)
+  }];
+}
+
+#endif // FAT_DIALECT_FAT_IR_FATTILEOPS_TD

@@ -1,0 +1,132 @@
+//===- FatTileOps.cpp - verifiers of the tile-level primitives ------------===//
+//
+// Tiles are M × N (scores, probabilities), M × D / N × D (Q, K), N × Dv (V),
+// M × Dv (output accumulator) and M (row vectors: max, sum, α), all f32 but
+// the loaded Q/K/V tiles and the finalized output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+
+/// Checks that `type` is a rank-`rank` tensor, with f32 elements when
+/// `requireF32`.
+static LogicalResult verifyTile(Operation *op, StringRef name, Type type,
+                                int64_t rank, bool requireF32 = true) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || t.getRank() != rank)
+    return op->emitOpError() << "expected " << name << " to be a rank-" << rank
+                             << " tensor, got " << type;
+  if (requireF32 && !t.getElementType().isF32())
+    return op->emitOpError() << "expected " << name
+                             << " to have f32 elements, got " << type;
+  return success();
+}
+
+/// Checks that dimension `da` of `a` equals dimension `db` of `b` when both
+/// are static.
+static LogicalResult verifyDimsMatch(Operation *op, StringRef aName, Type a,
+                                     unsigned da, StringRef bName, Type b,
+                                     unsigned db) {
+  int64_t x = cast<ShapedType>(a).getDimSize(da);
+  int64_t y = cast<ShapedType>(b).getDimSize(db);
+  if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+    return success();
+  return op->emitOpError() << "expected dim " << db << " of " << bName << " ("
+                           << y << ") to match dim " << da << " of " << aName
+                           << " (" << x << ")";
+}
+
+/// A tile [M, N] with its row vector [M].
+static LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
+                                       Type tile, StringRef rowName, Type rows) {
+  if (failed(verifyTile(op, tileName, tile, 2)) ||
+      failed(verifyTile(op, rowName, rows, 1)))
+    return failure();
+  return verifyDimsMatch(op, tileName, tile, 0, rowName, rows, 0);
+}
+
+LogicalResult QKOp::verify() {
+  Type q = getQuery().getType(), k = getKey().getType(), s = getScores().getType();
+  if (failed(verifyTile(*this, "query", q, 2, false)) ||
+      failed(verifyTile(*this, "key", k, 2, false)) ||
+      failed(verifyTile(*this, "scores", s, 2)))
+    return failure();
+  if (getElementTypeOrSelf(q) != getElementTypeOrSelf(k))
+    return emitOpError() << "expected query and key element types to match, got "
+                         << q << " and " << k;
+  return failure(failed(verifyDimsMatch(*this, "query", q, 1, "key", k, 1)) ||
+                 failed(verifyDimsMatch(*this, "query", q, 0, "scores", s, 0)) ||
+                 failed(verifyDimsMatch(*this, "key", k, 0, "scores", s, 1)));
+}
+
+LogicalResult MaskOp::verify() {
+  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  if (std::optional<ArrayRef<int64_t>> w = getWindow())
+    if (w->size() != 2 || (*w)[0] < -1 || (*w)[1] < -1)
+      return emitOpError()
+             << "expected window to be [left, right] with each >= -1";
+  return success();
+}
+
+LogicalResult RowMaxOp::verify() {
+  return verifyTileAndRows(*this, "scores", getScores().getType(), "init",
+                           getInit().getType());
+}
+
+LogicalResult Exp2Op::verify() {
+  Type in = getInput().getType();
+  auto t = dyn_cast<RankedTensorType>(in);
+  if (failed(verifyTile(*this, "input", in, t ? t.getRank() : 2)) ||
+      (t.getRank() != 1 && t.getRank() != 2))
+    return emitOpError() << "expected input to be an f32 tile or row vector";
+  if (failed(verifyTile(*this, "max", getMax().getType(), 1)))
+    return failure();
+  return verifyDimsMatch(*this, "input", in, 0, "max", getMax().getType(), 0);
+}
+
+LogicalResult RowSumOp::verify() {
+  return verifyTileAndRows(*this, "input", getInput().getType(), "init",
+                           getInit().getType());
+}
+
+LogicalResult RescaleOp::verify() {
+  Type in = getInput().getType();
+  auto t = dyn_cast<RankedTensorType>(in);
+  if (!t || !t.getElementType().isF32() || (t.getRank() != 1 && t.getRank() != 2))
+    return emitOpError() << "expected input to be an f32 tile or row vector, got "
+                         << in;
+  if (failed(verifyTile(*this, "factor", getFactor().getType(), 1)))
+    return failure();
+  return verifyDimsMatch(*this, "input", in, 0, "factor",
+                         getFactor().getType(), 0);
+}
+
+LogicalResult PVOp::verify() {
+  Type p = getProbs().getType(), v = getValue().getType(), o = getInit().getType();
+  if (failed(verifyTile(*this, "probs", p, 2)) ||
+      failed(verifyTile(*this, "value", v, 2, false)) ||
+      failed(verifyTile(*this, "init", o, 2)))
+    return failure();
+  return failure(failed(verifyDimsMatch(*this, "probs", p, 1, "value", v, 0)) ||
+                 failed(verifyDimsMatch(*this, "probs", p, 0, "init", o, 0)) ||
+                 failed(verifyDimsMatch(*this, "value", v, 1, "init", o, 1)));
+}
+
+LogicalResult FinalizeOp::verify() {
+  Type acc = getAcc().getType(), out = getOutput().getType();
+  if (failed(verifyTileAndRows(*this, "acc", acc, "sum", getSum().getType())) ||
+      failed(verifyTileAndRows(*this, "acc", acc, "max", getMax().getType())) ||
+      failed(verifyTile(*this, "output", out, 2, false)) ||
+      failed(verifyTileAndRows(*this, "acc", acc, "lse", getLse().getType())))
+    return failure();
+  if (cast<ShapedType>(acc).getShape() != cast<ShapedType>(out).getShape())
+    return emitOpError() << "expected output shape to match acc, got " << out
+                         << " and " << acc;
+  return success();
+}

@@ -1,0 +1,314 @@
+//===- Decompose.cpp - --fat-decompose: tile ops -> linalg.generic --------===//
+//
+// Each fat tile op becomes one linalg.generic whose body is the op's formula
+// in f32 scalar arithmetic. Row vectors are indexed by the row loop (d0),
+// tiles by (d0, d1); the two contractions add a reduction loop d2.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "fat-decompose"
+
+namespace mlir::fat {
+#define GEN_PASS_DEF_FATDECOMPOSE
+#include "fa-t/Dialect/Fat/Transforms/Passes.h.inc"
+} // namespace mlir::fat
+
+using namespace mlir;
+using namespace mlir::fat;
+
+namespace {
+
+using utils::IteratorType;
+constexpr IteratorType kPar = IteratorType::parallel;
+constexpr IteratorType kRed = IteratorType::reduction;
+
+/// Affine map over `numDims` loops selecting the listed dims.
+AffineMap dimsMap(MLIRContext *ctx, unsigned numDims, ArrayRef<unsigned> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (unsigned d : dims)
+    exprs.push_back(getAffineDimExpr(d, ctx));
+  return AffineMap::get(numDims, 0, exprs, ctx);
+}
+
+/// Map of a tile-or-row-vector operand of rank `rank` in a 2-loop nest.
+AffineMap rowsOrTile(MLIRContext *ctx, int64_t rank) {
+  return rank == 1 ? dimsMap(ctx, 1, {0}) : dimsMap(ctx, 2, {0, 1});
+}
+
+/// An empty tensor shaped like `like` (with its dynamic sizes).
+Value emptyLike(OpBuilder &b, Location loc, Value like, Type elementType) {
+  auto t = cast<RankedTensorType>(like.getType());
+  SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, like);
+  return tensor::EmptyOp::create(b, loc, sizes, elementType);
+}
+
+/// Filled tensor shaped like `like`.
+Value filledLike(OpBuilder &b, Location loc, Value like, Type elementType,
+                 Value value) {
+  Value empty = emptyLike(b, loc, like, elementType);
+  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+}
+
+/// Widens a 16-bit float to f32 (no-op for f32).
+Value toF32(OpBuilder &b, Location loc, Value x) {
+  if (x.getType().isF32())
+    return x;
+  return arith::ExtFOp::create(b, loc, b.getF32Type(), x);
+}
+
+Value f32Const(OpBuilder &b, Location loc, double v) {
+  return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
+}
+
+/// fat.qk: s_ij = Σ_d q_id · k_jd, loops (i, j, d).
+struct DecomposeQK : OpRewritePattern<QKOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(QKOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value init = filledLike(rewriter, loc, op.getScores(), rewriter.getF32Type(),
+                            f32Const(rewriter, loc, 0.0));
+    // The result may be dynamic where the operands are not: size it from them.
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getScores().getType(), ValueRange{op.getQuery(), op.getKey()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {1, 2}),
+                            dimsMap(ctx, 3, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar, kRed},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                             toF32(b, loc, a[1]));
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+    return success();
+  }
+};
+
+/// fat.mask: s_ij = visible(q_start + i, kv_start + j) ? s_ij : −inf.
+struct DecomposeMask : OpRewritePattern<MaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaskOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
+    bool causal = op.getCausal();
+    int64_t left = -1, right = -1;
+    if (std::optional<ArrayRef<int64_t>> w = op.getWindow())
+      left = (*w)[0], right = (*w)[1];
+    Value qStart = op.getQStart(), kvStart = op.getKvStart(),
+          kvLen = op.getKvLen(), diag = op.getDiagonal();
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getScores()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          using P = arith::CmpIPredicate;
+          Value i = linalg::IndexOp::create(b, loc, 0);
+          Value j = linalg::IndexOp::create(b, loc, 1);
+          Value q = arith::AddIOp::create(b, loc, qStart, i);
+          Value k = arith::AddIOp::create(b, loc, kvStart, j);
+          Value qd = arith::AddIOp::create(b, loc, q, diag); // q + δ
+          Value visible = arith::CmpIOp::create(b, loc, P::slt, k, kvLen);
+          auto both = [&](Value c) {
+            visible = arith::AndIOp::create(b, loc, visible, c);
+          };
+          auto idx = [&](int64_t v) {
+            return arith::ConstantIndexOp::create(b, loc, v);
+          };
+          if (causal)
+            both(arith::CmpIOp::create(b, loc, P::sle, k, qd));
+          if (left >= 0)
+            both(arith::CmpIOp::create(
+                b, loc, P::sge, k, arith::SubIOp::create(b, loc, qd, idx(left))));
+          if (right >= 0)
+            both(arith::CmpIOp::create(
+                b, loc, P::sle, k, arith::AddIOp::create(b, loc, qd, idx(right))));
+          Value ninf = f32Const(b, loc, -INFINITY);
+          linalg::YieldOp::create(
+              b, loc, Value(arith::SelectOp::create(b, loc, visible, a[0], ninf)));
+        });
+    return success();
+  }
+};
+
+/// fat.row_max: m'_i = max(m_i, max_j s_ij).
+struct DecomposeRowMax : OpRewritePattern<RowMaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RowMaxOp op, PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = op.getContext();
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getScores()},
+        ValueRange{op.getInit()},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+        ArrayRef<IteratorType>{kPar, kRed},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          linalg::YieldOp::create(
+              b, loc, Value(arith::MaximumFOp::create(b, loc, a[0], a[1])));
+        });
+    return success();
+  }
+};
+
+/// fat.exp2: y = m == −inf ? 0 : exp2(c · (x − m)).
+struct DecomposeExp2 : OpRewritePattern<Exp2Op> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(Exp2Op op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
+    Value init = emptyLike(rewriter, loc, op.getInput(), rewriter.getF32Type());
+    double c = op.getScale().convertToDouble();
+    SmallVector<IteratorType> iters(rank, kPar);
+    AffineMap tile = rowsOrTile(ctx, rank);
+    AffineMap rows = AffineMap::get(rank, 0, getAffineDimExpr(0, ctx), ctx);
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getInput(), op.getMax()},
+        ValueRange{init}, ArrayRef<AffineMap>{tile, rows, tile}, iters,
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value diff = arith::SubFOp::create(b, loc, a[0], a[1]);
+          Value e = math::Exp2Op::create(
+              b, loc, arith::MulFOp::create(b, loc, diff, f32Const(b, loc, c)));
+          Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              a[1], f32Const(b, loc, -INFINITY));
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), e)));
+        });
+    return success();
+  }
+};
+
+/// fat.row_sum: l'_i = l_i + Σ_j p_ij.
+struct DecomposeRowSum : OpRewritePattern<RowSumOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RowSumOp op, PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = op.getContext();
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getInput()},
+        ValueRange{op.getInit()},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+        ArrayRef<IteratorType>{kPar, kRed},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::AddFOp::create(b, loc, a[0], a[1])));
+        });
+    return success();
+  }
+};
+
+/// fat.rescale: x'_ij = α_i · x_ij.
+struct DecomposeRescale : OpRewritePattern<RescaleOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(RescaleOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
+    AffineMap tile = rowsOrTile(ctx, rank);
+    AffineMap rows = AffineMap::get(rank, 0, getAffineDimExpr(0, ctx), ctx);
+    Value init = emptyLike(rewriter, loc, op.getInput(), rewriter.getF32Type());
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getInput(), op.getFactor()},
+        ValueRange{init}, ArrayRef<AffineMap>{tile, rows, tile},
+        SmallVector<IteratorType>(rank, kPar),
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::MulFOp::create(b, loc, a[0], a[1])));
+        });
+    return success();
+  }
+};
+
+/// fat.pv: o'_id = o_id + Σ_j round_V(p_ij) · v_jd, loops (i, d, j).
+struct DecomposePV : OpRewritePattern<PVOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PVOp op, PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = op.getContext();
+    Type vElt = getElementTypeOrSelf(op.getValue().getType());
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getProbs(), op.getValue()},
+        ValueRange{op.getInit()},
+        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {2, 1}),
+                            dimsMap(ctx, 3, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar, kRed},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          // P is the 16-bit A operand of the tensor-core GEMM: round it the
+          // same way here so the reference sees the same products.
+          Value p = a[0];
+          if (!vElt.isF32())
+            p = toF32(b, loc, arith::TruncFOp::create(b, loc, vElt, p));
+          Value prod = arith::MulFOp::create(b, loc, p, toF32(b, loc, a[1]));
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+    return success();
+  }
+};
+
+/// fat.finalize: O_i = l_i > 0 ? o_i / l_i : 0,
+///               LSE_i = l_i > 0 ? scale · m_i + ln l_i : −inf.
+struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(FinalizeOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Type outElt = getElementTypeOrSelf(op.getOutput().getType());
+    double scale = op.getScale().convertToDouble();
+    Value outInit = emptyLike(rewriter, loc, op.getAcc(), outElt);
+    Value lseInit = emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type());
+    AffineMap tile = dimsMap(ctx, 2, {0, 1}), rows = dimsMap(ctx, 2, {0});
+    // The LSE is written once per row although the loop nest visits each
+    // row Dv times; every visit writes the same value.
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{op.getOutput().getType(), op.getLse().getType()},
+        ValueRange{op.getAcc(), op.getSum(), op.getMax()},
+        ValueRange{outInit, lseInit},
+        ArrayRef<AffineMap>{tile, rows, rows, tile, rows},
+        ArrayRef<IteratorType>{kPar, kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value o = a[0], l = a[1], m = a[2];
+          Value zero = f32Const(b, loc, 0.0);
+          Value nonEmpty =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+          Value out = arith::SelectOp::create(
+              b, loc, nonEmpty, arith::DivFOp::create(b, loc, o, l), zero);
+          if (!outElt.isF32())
+            out = arith::TruncFOp::create(b, loc, outElt, out);
+          Value lse = arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, m, f32Const(b, loc, scale)),
+              math::LogOp::create(b, loc, l));
+          lse = arith::SelectOp::create(b, loc, nonEmpty, lse,
+                                        f32Const(b, loc, -INFINITY));
+          linalg::YieldOp::create(b, loc, ValueRange{out, lse});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
+struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    populateFatDecomposePatterns(patterns);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
+  patterns.add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
+               DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize>(
+      patterns.getContext());
+}
