@@ -1,0 +1,143 @@
+"""Validation of user inputs before anything is launched.
+
+The functions take duck-typed tensors (torch tensors in practice) and raise
+TypeError / ValueError / NotImplementedError with messages that name the
+constraint and the values, e.g.
+``expected query.size(1) (32) to be a multiple of key.size(1) (6)``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any, Optional, Tuple
+
+from .config import HEAD_DIMS
+
+#: Element types the kernels take, by torch's name, and the config's name.
+DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16"}
+#: TMA moves 16-byte units.
+TMA_ALIGN = 16
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """The sizes of one attention call (logical BHSD)."""
+
+    B: int
+    Hq: int
+    Hkv: int
+    Sq: int
+    Skv: int
+    D: int
+    Dv: int
+    dtype: str  # "bf16" | "f16"
+
+
+def _is_tensor(x: Any) -> bool:
+    return all(hasattr(x, a) for a in ("shape", "stride", "data_ptr", "dtype", "device"))
+
+
+def check_tma_layout(t: Any, name: str) -> None:
+    """The strides TMA accepts: innermost stride 1, every other stride a
+    multiple of 16 bytes, data pointer 16-byte aligned. Dimensions of extent 1
+    are exempt from the stride rules (they are never stepped over)."""
+    esize = t.element_size()
+    last = t.dim() - 1
+    if t.shape[last] > 1 and t.stride(last) != 1:
+        raise ValueError(f"expected {name}.stride({last}) ({t.stride(last)}) to be 1: the last "
+                         f"dimension must be contiguous (call .contiguous())")
+    for d in range(last):
+        if t.shape[d] > 1 and (t.stride(d) * esize) % TMA_ALIGN:
+            raise ValueError(
+                f"expected {name}.stride({d}) ({t.stride(d)}) times the element size ({esize}) "
+                f"= {t.stride(d) * esize} bytes to be a multiple of {TMA_ALIGN} bytes, as TMA "
+                f"requires (call .contiguous())")
+    if t.data_ptr() % TMA_ALIGN:
+        raise ValueError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be {TMA_ALIGN}-byte "
+                         f"aligned, as TMA requires (call .clone())")
+
+
+def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query", "key", "value"),
+                 gqa: bool = True) -> Problem:
+    """Checks Q, K, V (logical BHSD) for a kernel launch and returns the sizes.
+
+    ``gqa`` False requires equal head counts (SDPA with enable_gqa=False).
+    """
+    tensors = (q, k, v)
+    for t, name in zip(tensors, names):
+        if not _is_tensor(t):
+            raise TypeError(f"expected {name} to be a torch.Tensor, got {type(t).__name__}")
+    for t, name in zip(tensors, names):
+        if t.dim() != 4:
+            raise ValueError(f"expected {name} to be 4-D (batch, heads, seq, head_dim), "
+                             f"got {t.dim()}-D with shape {tuple(t.shape)}")
+    for t, name in zip(tensors, names):
+        if str(t.dtype) not in DTYPE_NAMES:
+            raise TypeError(f"expected {name}.dtype to be torch.bfloat16 or torch.float16, "
+                            f"got {t.dtype}")
+    for t, name in zip(tensors[1:], names[1:]):
+        if t.dtype != q.dtype:
+            raise TypeError(f"expected {name}.dtype ({t.dtype}) to equal {names[0]}.dtype "
+                            f"({q.dtype})")
+    for t, name in zip(tensors, names):
+        if getattr(t.device, "type", None) != "cuda":
+            raise ValueError(f"expected {name} to be on a CUDA device, got {t.device}")
+    for t, name in zip(tensors[1:], names[1:]):
+        if t.device != q.device:
+            raise ValueError(f"expected {name}.device ({t.device}) to equal {names[0]}.device "
+                             f"({q.device})")
+
+    qn, kn, vn = names
+    B, Hq, Sq, D = (int(s) for s in q.shape)
+    Bk, Hkv, Skv, Dk = (int(s) for s in k.shape)
+    Bv, Hv, Sv, Dv = (int(s) for s in v.shape)
+    pairs = [(f"{kn}.size(0)", Bk, f"{qn}.size(0)", B),
+             (f"{vn}.size(0)", Bv, f"{qn}.size(0)", B),
+             (f"{kn}.size(3)", Dk, f"{qn}.size(3)", D),
+             (f"{vn}.size(1)", Hv, f"{kn}.size(1)", Hkv),
+             (f"{vn}.size(2)", Sv, f"{kn}.size(2)", Skv)]
+    for a, av, b, bv in pairs:
+        if av != bv:
+            raise ValueError(f"expected {a} ({av}) to equal {b} ({bv})")
+    if not gqa and Hq != Hkv:
+        raise ValueError(f"expected {qn}.size(1) ({Hq}) to equal {kn}.size(1) ({Hkv}); "
+                         f"pass enable_gqa=True for grouped-query attention")
+    if Hkv == 0 or Hq % Hkv:
+        raise ValueError(f"expected {qn}.size(1) ({Hq}) to be a multiple of {kn}.size(1) ({Hkv})")
+    for value, what in ((D, f"{qn}.size(3)"), (Dv, f"{vn}.size(3)")):
+        if value not in HEAD_DIMS:
+            raise NotImplementedError(
+                f"expected {what} ({value}) to be one of the supported head dims "
+                f"{', '.join(map(str, HEAD_DIMS))}")
+    for t, name in zip(tensors, names):
+        if t.numel() > 0:
+            check_tma_layout(t, name)
+    return Problem(B, Hq, Hkv, Sq, Skv, D, Dv, DTYPE_NAMES[str(q.dtype)])
+
+
+def check_scale(scale: Optional[float], head_dim: int) -> float:
+    """The softmax scale: ``scale`` if given (a finite number), else 1/sqrt(D)."""
+    if scale is None:
+        return 1.0 / math.sqrt(head_dim)
+    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+        raise TypeError(f"expected scale to be a float or None, got {type(scale).__name__}")
+    if not math.isfinite(scale):
+        raise ValueError(f"expected scale to be finite, got {scale}")
+    return float(scale)
+
+
+def check_window(window: Any) -> Tuple[int, int]:
+    """``window`` as (left, right), each >= 0 or -1 for unbounded; None is (-1, -1)."""
+    if window is None:
+        return (-1, -1)
+    try:
+        left, right = window
+    except (TypeError, ValueError):
+        raise TypeError(f"expected window to be a pair (left, right), got {window!r}") from None
+    for side, value in (("left", left), ("right", right)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"expected window {side} to be an int, got {value!r}")
+        if value < -1:
+            raise ValueError(f"expected window {side} ({value}) to be >= 0, or -1 for unbounded")
+    return (left, right)

@@ -1,0 +1,222 @@
+"""Just-in-time kernels: running ``fa-t-opt`` and caching what it writes.
+
+``fa-t-opt`` is found at ``$FA_T_OPT`` or on PATH. Kernels land in
+``$FA_T_CACHE_DIR`` (default ``~/.cache/fa-t``), one folder per
+:func:`cache_key` of (config, tuning, compiler version), so a new compiler
+build never reuses an old kernel. The command line is built in one place,
+:func:`fat_opt_command`, and its input in :func:`jit_input_mlir`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from .config import KernelConfig
+from .errors import CompileError, ManifestError
+from .manifest import Manifest, load_manifest
+
+#: Target of every kernel (Hopper with the wgmma/TMA features).
+SM = "sm_90a"
+#: Seconds fa-t-opt may take for one kernel before it is considered stuck.
+COMPILE_TIMEOUT_S = 600
+#: Entry-point name given to JIT kernels; the manifest states the real one.
+JIT_FUNCTION = "fat_attention_fwd"
+
+
+def find_fat_opt() -> Optional[str]:
+    """Path of fa-t-opt (``$FA_T_OPT``, else PATH), or None when absent."""
+    env = os.environ.get("FA_T_OPT")
+    if env:
+        if not os.access(env, os.X_OK):
+            raise CompileError(f"FA_T_OPT={env!r} is not an executable file")
+        return env
+    return shutil.which("fa-t-opt")
+
+
+_versions: Dict[tuple, str] = {}
+
+
+def compiler_version(fat_opt: str) -> str:
+    """The output of ``fa-t-opt --version`` (cached per binary and mtime)."""
+    key = (fat_opt, os.stat(fat_opt).st_mtime_ns)
+    if key not in _versions:
+        try:
+            done = subprocess.run([fat_opt, "--version"], capture_output=True, text=True,
+                                  timeout=60)
+        except OSError as e:
+            raise CompileError(f"cannot run {fat_opt} --version: {e}") from None
+        if done.returncode != 0:
+            raise CompileError(f"{fat_opt} --version exited with {done.returncode}: "
+                               f"{done.stderr.strip()}")
+        _versions[key] = done.stdout.strip()
+    return _versions[key]
+
+
+def cache_dir() -> Path:
+    """Root of the kernel cache: ``$FA_T_CACHE_DIR`` or ``~/.cache/fa-t``."""
+    env = os.environ.get("FA_T_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "fa-t"
+
+
+def default_tuning(config: KernelConfig) -> Dict[str, int]:
+    """Tile sizes for a JIT kernel.
+
+    128 x 128 tiles as FlashAttention-3 uses for D <= 128; for D = 256 the
+    K and V tiles are halved (block_n = 64) so two pipeline stages still fit
+    the 227 KiB of shared memory: Q 128x256 + 2 x (K + V) 64x256, 2 bytes
+    each, is 64 + 128 = 192 KiB.
+    """
+    block_n = 64 if max(config.head_dim, config.head_dim_v) > 128 else 128
+    return {"block_m": 128, "block_n": block_n}
+
+
+def cache_key(config: KernelConfig, tuning: Dict[str, int], compiler: str) -> str:
+    """A stable hash of what determines a JIT kernel's bytes."""
+    blob = json.dumps({"config": config.to_dict(), "tuning": tuning, "compiler": compiler,
+                       "sm": SM}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _tensor_type(dims: List[Optional[int]], elem: str) -> str:
+    return "tensor<" + "x".join("?" if d is None else str(d) for d in dims) + f"x{elem}>"
+
+
+def jit_input_mlir(config: KernelConfig) -> str:
+    """The ``fat.attention`` function fa-t-opt compiles for ``config``.
+
+    B and the sequence lengths are dynamic; heads and head dims static. The
+    diagonal is an operand (the launcher passes it as ``diag``) and the scale
+    is left at its default: the kernel takes both at run time (ABI params).
+    """
+    elem = config.dtype
+    bshd = config.layout == "bshd"
+
+    def shape(heads, dim):  # physical order of a 4-D operand under the layout
+        return [None, None, heads, dim] if bshd else [None, heads, None, dim]
+
+    tq = _tensor_type(shape(config.num_heads_q, config.head_dim), elem)
+    tk = _tensor_type(shape(config.num_heads_kv, config.head_dim), elem)
+    tv = _tensor_type(shape(config.num_heads_kv, config.head_dim_v), elem)
+    to = _tensor_type(shape(config.num_heads_q, config.head_dim_v), elem)
+    tl = _tensor_type([None, config.num_heads_q, None], "f32")
+    args = [f"%q: {tq}", f"%k: {tk}", f"%v: {tv}", f"%o: {to}"]
+    results = [to]
+    clauses = [f"    outs(%o : {to})"]
+    if config.lse:
+        args.append(f"%lse: {tl}")
+        results.append(tl)
+        clauses.append(f"    lse(%lse : {tl})")
+    if config.masked:
+        args.append("%diag: index")
+        clauses.append("    diagonal(%diag)")
+    if config.causal:
+        clauses.append("    causal")
+    if config.window != (-1, -1):
+        clauses.append(f"    window [{config.window[0]}, {config.window[1]}]")
+    if bshd:
+        clauses.append("    layout(bshd)")
+    names = "%r:2" if config.lse else "%r"
+    rets = "%r#0, %r#1" if config.lse else "%r"
+    return "\n".join([
+        f"// fa-t JIT input for {json.dumps(config.to_dict(), sort_keys=True)}",
+        f"func.func @{JIT_FUNCTION}({', '.join(args)}) -> ({', '.join(results)}) {{",
+        f"  {names} = fat.attention",
+        f"    ins(%q, %k, %v : {tq}, {tk}, {tv})",
+        *clauses,
+        f"    -> {', '.join(results)}",
+        f"  return {rets} : {', '.join(results)}",
+        "}",
+        "",
+    ])
+
+
+def _pass_option(value: str) -> str:
+    """Quotes a pass-option value that contains spaces (MLIR's option syntax)."""
+    return f'"{value}"' if any(c.isspace() for c in value) else value
+
+
+def fat_opt_command(fat_opt: str, input_path: Path, output_dir: Path,
+                    tuning: Dict[str, int]) -> List[str]:
+    """The fa-t-opt command line that compiles ``input_path`` into ``output_dir``.
+
+    The problem itself is in the input; the options carry the target and tile
+    sizes. fa-t-opt writes ``<name>.ptx`` and ``<name>.json`` into output_dir.
+    """
+    options = [f"sm={SM}", f"block-m={tuning['block_m']}", f"block-n={tuning['block_n']}",
+               f"output-dir={_pass_option(str(output_dir))}"]
+    return [fat_opt, str(input_path), f"--fat-to-ptx={' '.join(options)}"]
+
+
+def _single_manifest(directory: Path) -> Path:
+    manifests = sorted(directory.glob("*.json"))
+    if len(manifests) != 1:
+        raise CompileError(f"expected fa-t-opt to write one manifest (*.json) into {directory}, "
+                           f"found {len(manifests)}")
+    return manifests[0]
+
+
+def _check_compiled(manifest: Manifest, config: KernelConfig, where: Path) -> None:
+    if manifest.config != config:
+        raise CompileError(f"{where}: fa-t-opt compiled config {manifest.config.to_dict()} "
+                           f"where {config.to_dict()} was asked for")
+
+
+def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manifest:
+    """The cached JIT kernel for ``config``, compiling it on a cache miss.
+
+    Compilation happens in a temporary folder inside the cache that is renamed
+    into place only when complete, so concurrent processes and interrupted
+    runs never leave a half-written kernel behind.
+    """
+    fat_opt = fat_opt or find_fat_opt()
+    if not fat_opt:
+        raise CompileError("fa-t-opt not found: set FA_T_OPT or put it on PATH")
+    tuning = default_tuning(config)
+    key = cache_key(config, tuning, compiler_version(fat_opt))
+    root = cache_dir()
+    final = root / key
+    if final.is_dir():
+        try:
+            manifest = load_manifest(_single_manifest(final))
+            _check_compiled(manifest, config, final)
+            return manifest
+        except (ManifestError, CompileError):
+            # A damaged cache entry is rebuilt rather than trusted.
+            shutil.rmtree(final, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
+    try:
+        source = work / "input.mlir"
+        source.write_text(jit_input_mlir(config))
+        out = work / "kernel"
+        out.mkdir()
+        command = fat_opt_command(fat_opt, source, out, tuning)
+        try:
+            done = subprocess.run(command, capture_output=True, text=True,
+                                  timeout=COMPILE_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            raise CompileError(f"fa-t-opt took more than {COMPILE_TIMEOUT_S} s: "
+                               f"{' '.join(command)}") from None
+        if done.returncode != 0:
+            raise CompileError(f"fa-t-opt exited with {done.returncode} compiling "
+                               f"{config.to_dict()}\ncommand: {' '.join(command)}\n"
+                               f"{done.stderr.strip()}")
+        manifest = load_manifest(_single_manifest(out))
+        _check_compiled(manifest, config, out)
+        # Keep the input beside the kernel, for whoever debugs it later.
+        shutil.copy(source, out / "input.mlir")
+        try:
+            out.rename(final)
+        except OSError:
+            if not final.is_dir():  # not a lost race with another process
+                raise
+        return load_manifest(_single_manifest(final))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

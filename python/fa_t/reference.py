@@ -1,0 +1,54 @@
+"""A float64 attention reference for testing kernels.
+
+Written directly from the semantics in docs/kernel-abi.md, sharing no code
+with the kernel path (no fa_t.checks, params or config), so an error in one
+is not mirrored in the other.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=None):
+    """Attention in float64 on q's device; returns (O, LSE), both float64.
+
+    q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], Hq a multiple
+    of Hkv. ``diag`` is the key index aligned with query row 0; default
+    Skv - Sq (bottom-right), pass 0 for torch's top-left ``is_causal``.
+    Key j is visible from query i iff (not causal or j <= i + diag) and
+    (i + diag - left <= j if left >= 0) and (j <= i + diag + right if right >= 0).
+    A row with no visible key gets O = 0 and LSE = -inf.
+    """
+    import torch
+
+    q64, k64, v64 = (t.detach().to(torch.float64) for t in (q, k, v))
+    sq, skv = q64.shape[2], k64.shape[2]
+    group = q64.shape[1] // k64.shape[1]
+    k64 = k64.repeat_interleave(group, dim=1)
+    v64 = v64.repeat_interleave(group, dim=1)
+    if scale is None:
+        scale = 1.0 / math.sqrt(q64.shape[-1])
+    if diag is None:
+        diag = skv - sq
+
+    rows = torch.arange(sq, device=q64.device).unsqueeze(1)
+    cols = torch.arange(skv, device=q64.device).unsqueeze(0)
+    visible = torch.ones(sq, skv, dtype=torch.bool, device=q64.device)
+    if causal:
+        visible &= cols <= rows + diag
+    if window is not None:
+        left, right = window
+        if left >= 0:
+            visible &= cols >= rows + diag - left
+        if right >= 0:
+            visible &= cols <= rows + diag + right
+
+    scores = torch.einsum("bhid,bhjd->bhij", q64, k64) * scale
+    scores = scores.masked_fill(~visible, float("-inf"))
+    lse = torch.logsumexp(scores, dim=-1)
+    empty = torch.isneginf(lse).unsqueeze(-1)
+    # exp(-inf - (-inf)) is NaN on empty rows; those rows are defined as zero.
+    probs = torch.where(empty, torch.zeros_like(scores), torch.exp(scores - lse.unsqueeze(-1)))
+    out = torch.einsum("bhij,bhjd->bhid", probs, v64)
+    return out, lse

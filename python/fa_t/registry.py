@@ -1,0 +1,112 @@
+"""Finding the kernel for a configuration and loading it onto a device.
+
+Lookup order: the ahead-of-time kernel directories (the ``kernel_dir=``
+argument, else ``$FA_T_KERNEL_DIR``, a ``os.pathsep``-separated list), then a
+just-in-time compile with fa-t-opt (:mod:`fa_t.jit`). In a directory every
+``*.json`` whose ``format`` is ``fa-t-kernel`` is a kernel; the first, by file
+name, whose config equals the requested one and whose target is sm_90a wins.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple, Union
+
+from . import jit
+from .config import KernelConfig
+from .errors import CompileError, KernelNotFoundError
+from .manifest import FORMAT, Manifest, load_manifest
+
+PathLike = Union[str, os.PathLike]
+
+
+def kernel_dirs(kernel_dir: Union[None, PathLike, Sequence[PathLike]] = None) -> List[Path]:
+    """The AOT directories to search: ``kernel_dir`` if given, else $FA_T_KERNEL_DIR."""
+    if kernel_dir is None:
+        env = os.environ.get("FA_T_KERNEL_DIR", "")
+        return [Path(p) for p in env.split(os.pathsep) if p]
+    if isinstance(kernel_dir, (str, os.PathLike)):
+        return [Path(kernel_dir)]
+    return [Path(p) for p in kernel_dir]
+
+
+_scan_cache: Dict[Tuple[str, int], List[Manifest]] = {}
+
+
+def scan_kernel_dir(directory: Path) -> List[Manifest]:
+    """Every kernel manifest in ``directory``, sorted by file name.
+
+    JSON files of another format are skipped; a file that claims the fa-t
+    format but breaks the ABI raises ManifestError, naming it. Results are
+    cached until the directory's mtime changes (files added or removed).
+    """
+    if not directory.is_dir():
+        raise KernelNotFoundError(f"kernel directory {directory} does not exist")
+    key = (str(directory.resolve()), directory.stat().st_mtime_ns)
+    if key not in _scan_cache:
+        manifests = []
+        for path in sorted(directory.glob("*.json")):
+            try:
+                head = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if isinstance(head, dict) and head.get("format") == FORMAT:
+                manifests.append(load_manifest(path))
+        _scan_cache[key] = manifests
+    return _scan_cache[key]
+
+
+def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True) -> Manifest:
+    """The kernel for ``config``; see the module doc for the search order."""
+    dirs = kernel_dirs(kernel_dir)
+    for directory in dirs:
+        for manifest in scan_kernel_dir(directory):
+            if manifest.config == config and manifest.sm == jit.SM:
+                return manifest
+    searched = ", ".join(str(d) for d in dirs) or "none (set FA_T_KERNEL_DIR)"
+    if not allow_jit:
+        raise KernelNotFoundError(f"no kernel for {config.to_dict()} in kernel directories: "
+                                  f"{searched}")
+    fat_opt = jit.find_fat_opt()
+    if fat_opt is None:
+        raise KernelNotFoundError(
+            f"no kernel for {config.to_dict()}: none in the kernel directories ({searched}), "
+            f"and fa-t-opt, which would compile one, is not available (set FA_T_OPT or put "
+            f"it on PATH)")
+    return jit.compile_kernel(config, fat_opt)
+
+
+class LoadedKernel:
+    """A kernel's module and function in one device's primary context."""
+
+    def __init__(self, manifest: Manifest, module: int, function: int):
+        self.manifest = manifest
+        self.module = module
+        self.function = function
+
+
+_loaded: Dict[Tuple[str, int], LoadedKernel] = {}
+_loaded_lock = threading.Lock()
+
+
+def load_kernel(manifest: Manifest, device: int, runtime) -> LoadedKernel:
+    """Loads ``manifest``'s PTX on ``device`` once and opts it into its shared memory.
+
+    ``runtime`` is a :class:`~fa_t.runtime.Runtime`; the device's context must
+    be current (Runtime.set_device). Loaded kernels are kept for the process.
+    """
+    key = (str(manifest.ptx_path), device)
+    with _loaded_lock:
+        kernel = _loaded.get(key)
+        if kernel is None:
+            try:
+                module = runtime.load_file(manifest.ptx_path)
+            except Exception as e:
+                raise CompileError(f"loading {manifest.ptx_path} on cuda:{device}: {e}") from None
+            function = runtime.get_function(module, manifest.entry)
+            runtime.set_max_dynamic_smem(function, manifest.dynamic_smem_bytes)
+            kernel = _loaded[key] = LoadedKernel(manifest, module, function)
+        return kernel
