@@ -22,7 +22,6 @@ config.test_exec_root = os.path.join(config.fat_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "README.md", "lit.cfg.py", "Inputs", "Python"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
-config.substitutions.append(("%shlibext", config.llvm_shlib_ext))
 config.substitutions.append(("%fat_src_root", config.fat_src_root))
 config.substitutions.append(("%python", config.python_executable))
 

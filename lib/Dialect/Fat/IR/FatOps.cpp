@@ -191,7 +191,9 @@ LogicalResult AttentionOp::verify() {
   int64_t hq = q.dim(kHeadDim), hkv = k.dim(kHeadDim);
   if (hq % hkv != 0)
     return emitOpError() << "expected Hq (" << hq
-                         << ") to be a multiple of Hkv (" << hkv << ")";
+                         << ") to be a multiple of Hkv (" << hkv
+                         << ") (heads are dim " << physicalDim(layout, kHeadDim)
+                         << " under layout " << layoutName << ")";
 
   // LSE: [B, Hq, Sq] in f32, always in logical order.
   if (Value lse = getLse()) {

@@ -1,0 +1,307 @@
+// RUN: fa-t-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier rule of fat.attention and of the tile ops.
+
+func.func @unranked(%q: tensor<*xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected query to be a ranked tensor or a memref, got 'tensor<*xbf16>'}}
+  %r = fat.attention ins(%q, %k, %v : tensor<*xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @mixed_tensor_memref(%q: tensor<1x1x8x64xbf16>, %k: memref<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected key to be a tensor like query ('tensor<1x1x8x64xbf16>'), got 'memref<1x1x8x64xbf16>'}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, memref<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @rank(%q: tensor<1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected query to have rank 4 ([B, H, S, D] under layout bhsd), got rank 3}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @element_type(%q: tensor<1x1x8x64xi8>, %k: tensor<1x1x8x64xi8>, %v: tensor<1x1x8x64xi8>, %o: tensor<1x1x8x64xi8>) {
+  // expected-error @+1 {{expected query element type to be f16, bf16 or f32, got 'i8'}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xi8>, tensor<1x1x8x64xi8>, tensor<1x1x8x64xi8>) outs(%o : tensor<1x1x8x64xi8>) -> tensor<1x1x8x64xi8>
+  return
+}
+
+// -----
+
+func.func @mixed_element_types(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected key element type ('f16') to match query's ('bf16')}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @dynamic_head_dim(%q: tensor<1x1x8x?xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected query head dim (dim 3 under layout bhsd) to be static}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x?xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @dynamic_heads_bshd(%q: tensor<1x8x?x64xbf16>, %k: tensor<1x8x1x64xbf16>, %v: tensor<1x8x1x64xbf16>, %o: tensor<1x8x1x64xbf16>) {
+  // expected-error @+1 {{expected query head count (dim 2 under layout bshd) to be static}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x8x?x64xbf16>, tensor<1x8x1x64xbf16>, tensor<1x8x1x64xbf16>) outs(%o : tensor<1x8x1x64xbf16>) layout(bshd) -> tensor<1x8x1x64xbf16>
+  return
+}
+
+// -----
+
+func.func @zero_head_dim(%q: tensor<1x1x8x0xbf16>, %k: tensor<1x1x8x0xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected query head dim to be positive}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x0xbf16>, tensor<1x1x8x0xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @batch(%q: tensor<2x1x8x64xbf16>, %k: tensor<3x1x8x64xbf16>, %v: tensor<3x1x8x64xbf16>, %o: tensor<2x1x8x64xbf16>) {
+  // expected-error @+1 {{expected key batch size B (3) to match query's (2)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<2x1x8x64xbf16>, tensor<3x1x8x64xbf16>, tensor<3x1x8x64xbf16>) outs(%o : tensor<2x1x8x64xbf16>) -> tensor<2x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @head_dim_qk(%q: tensor<1x1x8x128xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected key head dim D (64) to match query's (128)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x128xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @kv_heads(%q: tensor<1x4x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x4x8x64xbf16>) {
+  // expected-error @+1 {{expected value head count Hkv (1) to match key's (2)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x4x8x64xbf16>) -> tensor<1x4x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @kv_length(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x16x64xbf16>, %v: tensor<1x1x12x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected value sequence length Skv (12) to match key's (16)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x16x64xbf16>, tensor<1x1x12x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @output_heads(%q: tensor<1x4x8x64xbf16>, %k: tensor<1x2x8x64xbf16>, %v: tensor<1x2x8x64xbf16>, %o: tensor<1x2x8x64xbf16>) {
+  // expected-error @+1 {{expected output head count Hq (2) to match query's (4)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x8x64xbf16>, tensor<1x2x8x64xbf16>, tensor<1x2x8x64xbf16>) outs(%o : tensor<1x2x8x64xbf16>) -> tensor<1x2x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @output_length(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x9x64xbf16>) {
+  // expected-error @+1 {{expected output sequence length Sq (9) to match query's (8)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x9x64xbf16>) -> tensor<1x1x9x64xbf16>
+  return
+}
+
+// -----
+
+func.func @output_head_dim(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x32xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected output head dim Dv (64) to match value's (32)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x32xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @gqa_group(%q: tensor<1x32x8x64xbf16>, %k: tensor<1x6x8x64xbf16>, %v: tensor<1x6x8x64xbf16>, %o: tensor<1x32x8x64xbf16>) {
+  // expected-error @+1 {{expected Hq (32) to be a multiple of Hkv (6) (heads are dim 1 under layout bhsd)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x32x8x64xbf16>, tensor<1x6x8x64xbf16>, tensor<1x6x8x64xbf16>) outs(%o : tensor<1x32x8x64xbf16>) -> tensor<1x32x8x64xbf16>
+  return
+}
+
+// -----
+
+// A BSHD-shaped operand under the default BHSD layout: the heads (dim 1) now
+// read as 256 KV heads for 16 query heads.
+func.func @layout_disagreement(%q: tensor<2x16x256x128xbf16>, %k: tensor<2x256x4x128xbf16>, %v: tensor<2x256x4x128xbf16>, %o: tensor<2x16x256x128xbf16>) {
+  // expected-error @+1 {{expected Hq (16) to be a multiple of Hkv (256) (heads are dim 1 under layout bhsd)}}
+  %r = fat.attention ins(%q, %k, %v : tensor<2x16x256x128xbf16>, tensor<2x256x4x128xbf16>, tensor<2x256x4x128xbf16>) outs(%o : tensor<2x16x256x128xbf16>) -> tensor<2x16x256x128xbf16>
+  return
+}
+
+// -----
+
+func.func @lse_element_type(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %l: tensor<1x1x8xbf16>) {
+  // expected-error @+1 {{expected lse element type to be f32, got 'bf16'}}
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) lse(%l : tensor<1x1x8xbf16>) -> tensor<1x1x8x64xbf16>, tensor<1x1x8xbf16>
+  return
+}
+
+// -----
+
+func.func @lse_rank(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %l: tensor<1x8xf32>) {
+  // expected-error @+1 {{expected lse to have rank 3 ([B, Hq, Sq]), got rank 2}}
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) lse(%l : tensor<1x8xf32>) -> tensor<1x1x8x64xbf16>, tensor<1x8xf32>
+  return
+}
+
+// -----
+
+func.func @lse_shape(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %l: tensor<1x1x64xf32>) {
+  // expected-error @+1 {{expected lse shape [B, Hq, Sq] = [1, 1, 8], got 'tensor<1x1x64xf32>'}}
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) lse(%l : tensor<1x1x64xf32>) -> tensor<1x1x8x64xbf16>, tensor<1x1x64xf32>
+  return
+}
+
+// -----
+
+func.func @lse_kind(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %l: memref<1x1x8xf32>) {
+  // expected-error @+1 {{expected lse to be a tensor like query}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) lse(%l : memref<1x1x8xf32>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_scale(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected scale to be positive and finite, got -1}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) scale -1.0 -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @infinite_scale(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected scale to be positive and finite, got INF}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) scale 0x7F800000 -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @window_arity(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected window to have 2 entries [left, right], got 3}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) window [1, 2, 3] -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @negative_window(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected window bounds to be >= 0, or -1 for unbounded, got [-2, 0]}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) window [-2, 0] -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @diagonal_without_mask(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %d: index) {
+  // expected-error @+1 {{has a diagonal operand but no mask}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) diagonal(%d) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @memref_with_results(%q: memref<1x1x8x64xbf16>, %k: memref<1x1x8x64xbf16>, %v: memref<1x1x8x64xbf16>, %o: memref<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected no results in the memref form, got 1}}
+  %r = fat.attention ins(%q, %k, %v : memref<1x1x8x64xbf16>, memref<1x1x8x64xbf16>, memref<1x1x8x64xbf16>) outs(%o : memref<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
+func.func @tensor_without_results(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected 1 results (one per outs/lse operand), got 0}}
+  fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @result_type(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected result #0 type ('tensor<1x1x8x64xf16>') to match its init ('tensor<1x1x8x64xbf16>')}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xf16>
+  return
+}
+
+// -----
+
+func.func @qk_head_dim(%q: tensor<64x128xbf16>, %k: tensor<32x64xbf16>) {
+  // expected-error @+1 {{expected dim 1 of key (64) to match dim 1 of query (128)}}
+  %s = fat.qk %q, %k : tensor<64x128xbf16>, tensor<32x64xbf16> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @qk_result_f32(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>) {
+  // expected-error @+1 {{expected scores to have f32 elements, got 'tensor<64x32xbf16>'}}
+  %s = fat.qk %q, %k : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xbf16>
+  return
+}
+
+// -----
+
+func.func @mask_window(%s: tensor<64x32xf32>, %i: index) {
+  // expected-error @+1 {{expected window to be [left, right] with each >= -1}}
+  %m = fat.mask %s at(%i, %i) kv_len(%i) diagonal(%i) window [-3, 0] : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @row_max_rows(%s: tensor<64x32xf32>, %m: tensor<32xf32>) {
+  // expected-error @+1 {{expected dim 0 of init (32) to match dim 0 of scores (64)}}
+  %r = fat.row_max %s, %m : tensor<64x32xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @exp2_rank(%s: tensor<2x64x32xf32>, %m: tensor<2xf32>) {
+  // expected-error @+1 {{expected input to be an f32 tile or row vector}}
+  %r = fat.exp2 %s, %m scale 1.0 : tensor<2x64x32xf32>, tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @rescale_factor(%o: tensor<64x128xf32>, %a: tensor<64x1xf32>) {
+  // expected-error @+1 {{expected factor to be a rank-1 tensor, got 'tensor<64x1xf32>'}}
+  %r = fat.rescale %o, %a : tensor<64x128xf32>, tensor<64x1xf32>
+  return
+}
+
+// -----
+
+func.func @pv_shapes(%p: tensor<64x32xf32>, %v: tensor<16x128xbf16>, %o: tensor<64x128xf32>) {
+  // expected-error @+1 {{expected dim 0 of value (16) to match dim 1 of probs (32)}}
+  %r = fat.pv %p, %v, %o : tensor<64x32xf32>, tensor<16x128xbf16>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @row_sum_f32(%p: tensor<64x32xbf16>, %l: tensor<64xf32>) {
+  // expected-error @+1 {{expected input to have f32 elements, got 'tensor<64x32xbf16>'}}
+  %r = fat.row_sum %p, %l : tensor<64x32xbf16>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_shape(%o: tensor<64x128xf32>, %l: tensor<64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected output shape to match acc, got 'tensor<64x64xbf16>' and 'tensor<64x128xf32>'}}
+  %r:2 = fat.finalize %o, %l, %m scale 1.0 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xbf16>, tensor<64xf32>
+  return
+}

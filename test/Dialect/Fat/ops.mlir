@@ -1,0 +1,88 @@
+// RUN: fa-t-opt %s | FileCheck %s
+// RUN: fa-t-opt %s | fa-t-opt | FileCheck %s
+// RUN: fa-t-opt %s --mlir-print-op-generic | fa-t-opt | FileCheck %s
+
+// Round trip of every form and attribute of fat.attention and of the tile
+// ops. The custom form elides the defaults: layout(bhsd), no scale (then
+// 1/sqrt(D)), no diagonal (then Skv - Sq).
+
+// CHECK-LABEL: func.func @tensor_defaults
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x16x256x128xbf16>, %[[K:.+]]: tensor<2x4x256x128xbf16>, %[[V:.+]]: tensor<2x4x256x128xbf16>, %[[O:.+]]: tensor<2x16x256x128xbf16>)
+// CHECK:         %[[R:.+]] = fat.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<2x16x256x128xbf16>, tensor<2x4x256x128xbf16>, tensor<2x4x256x128xbf16>) outs(%[[O]] : tensor<2x16x256x128xbf16>) -> tensor<2x16x256x128xbf16>
+// CHECK-NEXT:    return %[[R]]
+func.func @tensor_defaults(%q: tensor<2x16x256x128xbf16>, %k: tensor<2x4x256x128xbf16>,
+                           %v: tensor<2x4x256x128xbf16>, %o: tensor<2x16x256x128xbf16>)
+    -> tensor<2x16x256x128xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<2x16x256x128xbf16>, tensor<2x4x256x128xbf16>,
+                                      tensor<2x4x256x128xbf16>)
+                     outs(%o : tensor<2x16x256x128xbf16>) -> tensor<2x16x256x128xbf16>
+  return %r : tensor<2x16x256x128xbf16>
+}
+
+// CHECK-LABEL: func.func @tensor_all_attributes
+// CHECK:         %{{.+}}:2 = fat.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<?x8x?x64xf16>, tensor<?x1x?x64xf16>, tensor<?x1x?x32xf16>) outs(%{{.+}} : tensor<?x8x?x32xf16>) lse(%{{.+}} : tensor<?x8x?xf32>) diagonal(%[[D:.+]]) scale 1.250000e-01 causal window [128, 0] -> tensor<?x8x?x32xf16>, tensor<?x8x?xf32>
+func.func @tensor_all_attributes(%q: tensor<?x8x?x64xf16>, %k: tensor<?x1x?x64xf16>,
+                                 %v: tensor<?x1x?x32xf16>, %o: tensor<?x8x?x32xf16>,
+                                 %l: tensor<?x8x?xf32>, %d: index)
+    -> (tensor<?x8x?x32xf16>, tensor<?x8x?xf32>) {
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<?x8x?x64xf16>, tensor<?x1x?x64xf16>, tensor<?x1x?x32xf16>)
+                       outs(%o : tensor<?x8x?x32xf16>) lse(%l : tensor<?x8x?xf32>)
+                       diagonal(%d) scale 0.125 causal window [128, 0]
+                       -> tensor<?x8x?x32xf16>, tensor<?x8x?xf32>
+  return %r#0, %r#1 : tensor<?x8x?x32xf16>, tensor<?x8x?xf32>
+}
+
+// BSHD: Q is [B, Sq, Hq, D] in memory; here Hq = 4, Hkv = 2.
+// CHECK-LABEL: func.func @tensor_bshd_window
+// CHECK:         fat.attention {{.*}} window [-1, 32] layout(bshd) -> tensor<1x64x4x128xf32>
+func.func @tensor_bshd_window(%q: tensor<1x64x4x128xf32>, %k: tensor<1x80x2x128xf32>,
+                              %v: tensor<1x80x2x128xf32>, %o: tensor<1x64x4x128xf32>)
+    -> tensor<1x64x4x128xf32> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x64x4x128xf32>, tensor<1x80x2x128xf32>, tensor<1x80x2x128xf32>)
+                     outs(%o : tensor<1x64x4x128xf32>) window [-1, 32] layout(bshd)
+                     -> tensor<1x64x4x128xf32>
+  return %r : tensor<1x64x4x128xf32>
+}
+
+// The memref form writes in place and has no results; strided memrefs are
+// accepted (a BSHD view of a packed QKV buffer, say).
+// CHECK-LABEL: func.func @memref_form
+// CHECK:         fat.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : memref<2x4x100x64xbf16, strided<[76800, 64, 768, 1]>>, memref<2x4x100x64xbf16>, memref<2x4x100x64xbf16>) outs(%{{.+}} : memref<2x4x100x64xbf16>) lse(%{{.+}} : memref<2x4x100xf32>) causal
+// CHECK-NOT:     ->
+func.func @memref_form(%q: memref<2x4x100x64xbf16, strided<[76800, 64, 768, 1]>>,
+                       %k: memref<2x4x100x64xbf16>, %v: memref<2x4x100x64xbf16>,
+                       %o: memref<2x4x100x64xbf16>, %l: memref<2x4x100xf32>) {
+  fat.attention ins(%q, %k, %v : memref<2x4x100x64xbf16, strided<[76800, 64, 768, 1]>>,
+                                 memref<2x4x100x64xbf16>, memref<2x4x100x64xbf16>)
+                outs(%o : memref<2x4x100x64xbf16>) lse(%l : memref<2x4x100xf32>) causal
+  return
+}
+
+// Tile ops, in the order one online-softmax step uses them.
+// CHECK-LABEL: func.func @tile_ops
+// CHECK:         %[[S:.+]] = fat.qk %{{.+}}, %{{.+}} : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xf32>
+// CHECK:         %[[SM:.+]] = fat.mask %[[S]] at(%{{.+}}, %{{.+}}) kv_len(%{{.+}}) diagonal(%{{.+}}) causal window [8, 0] : tensor<64x32xf32>
+// CHECK:         %[[M1:.+]] = fat.row_max %[[SM]], %[[M0:.+]] : tensor<64x32xf32>, tensor<64xf32>
+// CHECK:         %[[P:.+]] = fat.exp2 %[[SM]], %[[M1]] scale 1.275160e-01 : tensor<64x32xf32>, tensor<64xf32>
+// CHECK:         %[[A:.+]] = fat.exp2 %[[M0]], %[[M1]] scale 1.275160e-01 : tensor<64xf32>, tensor<64xf32>
+// CHECK:         %[[L1:.+]] = fat.rescale %{{.+}}, %[[A]] : tensor<64xf32>, tensor<64xf32>
+// CHECK:         %[[L2:.+]] = fat.row_sum %[[P]], %[[L1]] : tensor<64x32xf32>, tensor<64xf32>
+// CHECK:         %[[O1:.+]] = fat.rescale %{{.+}}, %[[A]] : tensor<64x128xf32>, tensor<64xf32>
+// CHECK:         %[[O2:.+]] = fat.pv %[[P]], %{{.+}}, %[[O1]] : tensor<64x32xf32>, tensor<32x128xbf16>, tensor<64x128xf32>
+// CHECK:         fat.finalize %[[O2]], %[[L2]], %[[M1]] scale 8.838830e-02 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+func.func @tile_ops(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>, %v: tensor<32x128xbf16>,
+                    %o: tensor<64x128xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>,
+                    %i0: index, %j0: index, %n: index, %d: index)
+    -> (tensor<64x128xbf16>, tensor<64xf32>) {
+  %s = fat.qk %q, %k : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xf32>
+  %sm = fat.mask %s at(%i0, %j0) kv_len(%n) diagonal(%d) causal window [8, 0] : tensor<64x32xf32>
+  %m1 = fat.row_max %sm, %m : tensor<64x32xf32>, tensor<64xf32>
+  %p = fat.exp2 %sm, %m1 scale 0.127516 : tensor<64x32xf32>, tensor<64xf32>
+  %a = fat.exp2 %m, %m1 scale 0.127516 : tensor<64xf32>, tensor<64xf32>
+  %l1 = fat.rescale %l, %a : tensor<64xf32>, tensor<64xf32>
+  %l2 = fat.row_sum %p, %l1 : tensor<64x32xf32>, tensor<64xf32>
+  %o1 = fat.rescale %o, %a : tensor<64x128xf32>, tensor<64xf32>
+  %o2 = fat.pv %p, %v, %o1 : tensor<64x32xf32>, tensor<32x128xbf16>, tensor<64x128xf32>
+  %out, %lse = fat.finalize %o2, %l2, %m1 scale 0.0883883 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+  return %out, %lse : tensor<64x128xbf16>, tensor<64xf32>
+}
