@@ -1,0 +1,77 @@
+"""Ahead-of-time kernel directories: scanning and lookup by config. CPU only."""
+
+import json
+import os
+
+import pytest
+
+from fa_t import KernelConfig, KernelNotFoundError, ManifestError, find_kernel
+from fa_t.registry import kernel_dirs, scan_kernel_dir
+
+
+def write_kernel(directory, name, manifest):
+    manifest = dict(manifest, ptx=f"{name}.ptx")
+    (directory / f"{name}.ptx").write_text("// ptx")
+    (directory / f"{name}.json").write_text(json.dumps(manifest))
+
+
+@pytest.fixture
+def kernel_dir(tmp_path, manifest_dict):
+    d = tmp_path / "kernels"
+    d.mkdir()
+    write_kernel(d, "b_causal", manifest_dict)
+    plain = json.loads(json.dumps(manifest_dict))
+    plain["config"]["causal"] = False
+    plain["params"] = [p for p in plain["params"] if p.get("symbol") != "diag"]
+    write_kernel(d, "a_plain", plain)
+    (d / "configs.json").write_text(json.dumps([{"dtype": "bf16"}]))  # not a kernel
+    return d
+
+
+CAUSAL = KernelConfig("bf16", 128, 128, 16, 4, causal=True, lse=True)
+
+
+def test_scan_skips_other_json(kernel_dir):
+    names = [m.path.name for m in scan_kernel_dir(kernel_dir)]
+    assert names == ["a_plain.json", "b_causal.json"]
+
+
+def test_find_by_config(kernel_dir):
+    assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "b_causal.json"
+    plain = KernelConfig("bf16", 128, 128, 16, 4, lse=True)
+    assert find_kernel(plain, str(kernel_dir), allow_jit=False).path.name == "a_plain.json"
+
+
+def test_env_kernel_dirs(kernel_dir, tmp_path, monkeypatch):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    monkeypatch.setenv("FA_T_KERNEL_DIR", f"{empty}{os.pathsep}{kernel_dir}")
+    assert kernel_dirs() == [empty, kernel_dir]
+    assert find_kernel(CAUSAL, allow_jit=False).path.name == "b_causal.json"
+    assert kernel_dirs([empty]) == [empty]
+
+
+def test_no_match(kernel_dir):
+    other = KernelConfig("f16", 128, 128, 16, 4, causal=True, lse=True)
+    with pytest.raises(KernelNotFoundError, match=r"no kernel for .*'dtype': 'f16'.* in kernel "
+                                                  r"directories: .*kernels"):
+        find_kernel(other, kernel_dir, allow_jit=False)
+
+
+def test_missing_dir(tmp_path):
+    with pytest.raises(KernelNotFoundError, match=r"kernel directory .*nowhere does not exist"):
+        find_kernel(CAUSAL, tmp_path / "nowhere", allow_jit=False)
+
+
+def test_broken_kernel_in_dir_is_reported(kernel_dir, manifest_dict):
+    manifest_dict["block"] = [0, 1, 1]
+    write_kernel(kernel_dir, "c_broken", manifest_dict)
+    with pytest.raises(ManifestError, match=r"c_broken.json: block\[0\]"):
+        find_kernel(CAUSAL, kernel_dir, allow_jit=False)
+
+
+def test_other_target_is_not_used(tmp_path, manifest_dict):
+    manifest_dict["sm"] = "sm_100a"
+    write_kernel(tmp_path, "blackwell", manifest_dict)
+    with pytest.raises(KernelNotFoundError):
+        find_kernel(CAUSAL, tmp_path, allow_jit=False)
