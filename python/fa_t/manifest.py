@@ -263,14 +263,17 @@ def _parse_param(r: _Reader, p: Any, at: str, tensor_maps) -> ParamSpec:
 
 def _check_params(r: _Reader, params, tensor_maps, config: KernelConfig) -> None:
     """Cross-field rules: what the config promises, the parameters must carry."""
-    tensors = {p.tensor for p in params if p.tensor}
+    # A tensor's data reaches the kernel as a tensor map or a pointer; a
+    # stride alone does not pass it.
+    passed = {p.tensor for p in params if p.kind in ("tensor_map", "ptr")}
+    mentioned = {p.tensor for p in params if p.tensor}
     symbols = {p.symbol for p in params if p.symbol}
     for name in ("q", "k", "v", "o"):
-        if name not in tensors:
+        if name not in passed:
             raise r.error("params", f"no parameter passes tensor {name!r}")
-    if "lse" in tensors and not config.lse:
+    if "lse" in mentioned and not config.lse:
         raise r.error("params", "passes tensor 'lse' but config.lse is false")
-    if config.lse and "lse" not in tensors:
+    if config.lse and "lse" not in passed:
         raise r.error("params", "config.lse is true but no parameter passes tensor 'lse'")
     if config.masked and "diag" not in symbols:
         raise r.error("params", "the config has a mask but no parameter passes 'diag'")
