@@ -27,8 +27,7 @@ constexpr const char *kDefaultDriver = "libcuda.so.1";
 
 std::mutex gInitMutex;
 DriverApi gApi;
-std::string gLoadedPath;
-void *gHandle = nullptr;
+std::string gLoadedPath; // the driver stays loaded for the process' life
 /// Published after gApi is complete, so readers need no lock.
 std::atomic<const DriverApi *> gDriver{nullptr};
 
@@ -160,7 +159,6 @@ extern "C" int fat_runtime_init(const char *driverPath) {
     return fail(message);
   }
   gApi = api;
-  gHandle = handle;
   gLoadedPath = path;
   gDriver.store(&gApi, std::memory_order_release);
   return 0;

@@ -13,11 +13,10 @@ import math
 from typing import Any, Optional, Tuple
 
 from .config import HEAD_DIMS
+from .params import TMA_ALIGN
 
 #: Element types the kernels take, by torch's name, and the config's name.
 DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16"}
-#: TMA moves 16-byte units.
-TMA_ALIGN = 16
 
 
 @dataclasses.dataclass(frozen=True)

@@ -118,8 +118,7 @@ class _Reader:
             return default
         value = obj[key]
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            names = kind.__name__ if isinstance(kind, type) else "/".join(k.__name__ for k in kind)
-            raise self.error(f"{where}{key}", f"expected {names}, got {value!r}")
+            raise self.error(f"{where}{key}", f"expected {kind.__name__}, got {value!r}")
         return value
 
     def choice(self, obj, key, choices, where, default=dataclasses.MISSING):

@@ -13,11 +13,11 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple, Union
+from typing import Dict, List, Sequence, Tuple, Union
 
 from . import jit
 from .config import KernelConfig
-from .errors import CompileError, KernelNotFoundError
+from .errors import CompileError, CudaError, KernelNotFoundError
 from .manifest import FORMAT, Manifest, load_manifest
 
 PathLike = Union[str, os.PathLike]
@@ -104,7 +104,7 @@ def load_kernel(manifest: Manifest, device: int, runtime) -> LoadedKernel:
         if kernel is None:
             try:
                 module = runtime.load_file(manifest.ptx_path)
-            except Exception as e:
+            except CudaError as e:
                 raise CompileError(f"loading {manifest.ptx_path} on cuda:{device}: {e}") from None
             function = runtime.get_function(module, manifest.entry)
             runtime.set_max_dynamic_smem(function, manifest.dynamic_smem_bytes)

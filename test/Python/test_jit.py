@@ -2,7 +2,6 @@
 the on-disk cache, with a stand-in fa-t-opt script. CPU only."""
 
 import json
-import os
 import stat
 import sys
 import textwrap
