@@ -1,0 +1,95 @@
+// RUN: fa-t-opt %s --fat-decompose | FileCheck %s
+
+// Each tile op becomes one linalg.generic whose body is its formula.
+// Loops: (i, j) over a [M, N] tile, (i, j, d) for the two contractions.
+// CHECK-DAG: #[[QA:.+]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// CHECK-DAG: #[[KB:.+]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// CHECK-DAG: #[[MN:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[TILE:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[VEC:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[VB:.+]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// CHECK-LABEL: func.func @step
+// CHECK-SAME:    (%[[Q:.+]]: tensor<64x128xbf16>, %[[K:.+]]: tensor<32x128xbf16>, %[[V:.+]]: tensor<32x128xbf16>, %[[O:.+]]: tensor<64x128xf32>, %[[M:.+]]: tensor<64xf32>, %[[L:.+]]: tensor<64xf32>, %[[I0:.+]]: index, %[[J0:.+]]: index, %[[N:.+]]: index, %[[DIAG:.+]]: index)
+
+// s_ij = Σ_d q_id · k_jd   (bf16 widened to f32, f32 accumulation)
+// CHECK:     %[[Z:.+]] = linalg.fill
+// CHECK:     %[[S:.+]] = linalg.generic {indexing_maps = [#[[QA]], #[[KB]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[Q]], %[[K]] : {{.+}}) outs(%[[Z]] : tensor<64x32xf32>)
+// CHECK:       %[[QF:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK:       %[[KF:.+]] = arith.extf %{{.+}} : bf16 to f32
+// CHECK:       %[[PR:.+]] = arith.mulf %[[QF]], %[[KF]]
+// CHECK:       %[[AC:.+]] = arith.addf %{{.+}}, %[[PR]]
+// CHECK:       linalg.yield %[[AC]]
+
+// visible = k < kv_len ∧ k ≤ q + δ ∧ k ≥ q + δ − 8   (q = i0 + i, k = j0 + j)
+// CHECK:     %[[SM:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[TILE]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]] : tensor<64x32xf32>)
+// CHECK:       %[[II:.+]] = linalg.index 0
+// CHECK:       %[[JJ:.+]] = linalg.index 1
+// CHECK:       %[[QQ:.+]] = arith.addi %[[I0]], %[[II]]
+// CHECK:       %[[KK:.+]] = arith.addi %[[J0]], %[[JJ]]
+// CHECK:       %[[QD:.+]] = arith.addi %[[QQ]], %[[DIAG]]
+// CHECK:       %[[INB:.+]] = arith.cmpi slt, %[[KK]], %[[N]]
+// CHECK:       %[[CAU:.+]] = arith.cmpi sle, %[[KK]], %[[QD]]
+// CHECK:       %[[V1:.+]] = arith.andi %[[INB]], %[[CAU]]
+// CHECK:       %[[LEFT:.+]] = arith.subi %[[QD]], %{{.+}}
+// CHECK:       %[[WL:.+]] = arith.cmpi sge, %[[KK]], %[[LEFT]]
+// CHECK:       %[[V2:.+]] = arith.andi %[[V1]], %[[WL]]
+// CHECK:       arith.select %[[V2]], %{{.+}}, %{{.+}} : f32
+
+// m'_i = max(m_i, max_j s_ij)
+// CHECK:     %[[M1:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[SM]] : tensor<64x32xf32>) outs(%[[M]] : tensor<64xf32>)
+// CHECK:       arith.maximumf
+
+// p_ij = m'_i == −inf ? 0 : exp2(0.5 · (s_ij − m'_i))
+// CHECK:     %[[P:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]], #[[TILE]]], iterator_types = ["parallel", "parallel"]} ins(%[[SM]], %[[M1]] : {{.+}})
+// CHECK:       %[[D:.+]] = arith.subf
+// CHECK:       %[[T:.+]] = arith.mulf %[[D]], %{{.+}}
+// CHECK:       %[[E:.+]] = math.exp2 %[[T]]
+// CHECK:       %[[EMPTY:.+]] = arith.cmpf oeq
+// CHECK:       arith.select %[[EMPTY]], %{{.+}}, %[[E]]
+
+// α_i = exp2(0.5 · (m_i − m'_i)), the same formula on row vectors
+// CHECK:     %[[A:.+]] = linalg.generic {indexing_maps = [#[[VEC]], #[[VEC]], #[[VEC]]], iterator_types = ["parallel"]} ins(%[[M]], %[[M1]] : {{.+}})
+// CHECK:       math.exp2
+
+// l'_i = α_i · l_i + Σ_j p_ij
+// CHECK:     %[[LR:.+]] = linalg.generic {indexing_maps = [#[[VEC]], #[[VEC]], #[[VEC]]], iterator_types = ["parallel"]} ins(%[[L]], %[[A]] : {{.+}})
+// CHECK:       arith.mulf
+// CHECK:     %[[L2:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]]], iterator_types = ["parallel", "reduction"]} ins(%[[P]] : tensor<64x32xf32>) outs(%[[LR]] : tensor<64xf32>)
+// CHECK:       arith.addf
+
+// o'_id = α_i · o_id + Σ_j bf16(p_ij) · v_jd
+// CHECK:     %[[OR:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]], #[[TILE]]], iterator_types = ["parallel", "parallel"]} ins(%[[O]], %[[A]] : {{.+}})
+// CHECK:     %[[O2:.+]] = linalg.generic {indexing_maps = [#[[QA]], #[[VB]], #[[MN]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[P]], %[[V]] : {{.+}}) outs(%[[OR]] : tensor<64x128xf32>)
+// CHECK:       %[[PB:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK:       %[[PF:.+]] = arith.extf %[[PB]] : bf16 to f32
+
+// O_i = l_i > 0 ? o_i / l_i : 0;  LSE_i = l_i > 0 ? 0.25 · m_i + ln l_i : −inf
+// CHECK:     %[[F:.+]]:2 = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]], #[[ROW]], #[[TILE]], #[[ROW]]], iterator_types = ["parallel", "parallel"]} ins(%[[O2]], %[[L2]], %[[M1]] : {{.+}})
+// CHECK:       %[[NE:.+]] = arith.cmpf ogt
+// CHECK:       %[[DIV:.+]] = arith.divf
+// CHECK:       %[[SEL:.+]] = arith.select %[[NE]], %[[DIV]]
+// CHECK:       %[[OUT:.+]] = arith.truncf %[[SEL]] : f32 to bf16
+// CHECK:       %[[SM2:.+]] = arith.mulf
+// CHECK:       %[[LN:.+]] = math.log
+// CHECK:       %[[LSE:.+]] = arith.addf %[[SM2]], %[[LN]]
+// CHECK:       %[[LSE2:.+]] = arith.select %[[NE]], %[[LSE]]
+// CHECK:       linalg.yield %[[OUT]], %[[LSE2]]
+// CHECK:     return %[[F]]#0, %[[F]]#1
+// CHECK-NOT: fat.
+func.func @step(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>, %v: tensor<32x128xbf16>,
+                %o: tensor<64x128xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>,
+                %i0: index, %j0: index, %n: index, %d: index)
+    -> (tensor<64x128xbf16>, tensor<64xf32>) {
+  %s = fat.qk %q, %k : tensor<64x128xbf16>, tensor<32x128xbf16> -> tensor<64x32xf32>
+  %sm = fat.mask %s at(%i0, %j0) kv_len(%n) diagonal(%d) causal window [8, -1] : tensor<64x32xf32>
+  %m1 = fat.row_max %sm, %m : tensor<64x32xf32>, tensor<64xf32>
+  %p = fat.exp2 %sm, %m1 scale 0.5 : tensor<64x32xf32>, tensor<64xf32>
+  %a = fat.exp2 %m, %m1 scale 0.5 : tensor<64xf32>, tensor<64xf32>
+  %l1 = fat.rescale %l, %a : tensor<64xf32>, tensor<64xf32>
+  %l2 = fat.row_sum %p, %l1 : tensor<64x32xf32>, tensor<64xf32>
+  %o1 = fat.rescale %o, %a : tensor<64x128xf32>, tensor<64xf32>
+  %o2 = fat.pv %p, %v, %o1 : tensor<64x32xf32>, tensor<32x128xbf16>, tensor<64x128xf32>
+  %out, %lse = fat.finalize %o2, %l2, %m1 scale 0.25 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+  return %out, %lse : tensor<64x128xbf16>, tensor<64xf32>
+}
