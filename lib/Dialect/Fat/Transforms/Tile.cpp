@@ -73,10 +73,12 @@ Value loadRows(ImplicitLocOpBuilder &b, AttentionOp op, Value src,
   auto srcType = cast<RankedTensorType>(src.getType());
   int64_t width = srcType.getDimSize(op.getPhysicalDim(AttentionOp::kFeatureDim));
   SmallVector<OpFoldResult> offs(4, b.getIndexAttr(0)), szs(4, b.getIndexAttr(1));
+  std::optional<int64_t> staticSize = getConstantIntValue(size);
+  if (staticSize)
+    size = b.getIndexAttr(*staticSize);
   offs[op.getPhysicalDim(AttentionOp::kSeqDim)] = start;
   szs[op.getPhysicalDim(AttentionOp::kSeqDim)] = size;
   szs[op.getPhysicalDim(AttentionOp::kFeatureDim)] = b.getIndexAttr(width);
-  std::optional<int64_t> staticSize = getConstantIntValue(size);
   auto sliceType = RankedTensorType::get(
       {staticSize ? *staticSize : ShapedType::kDynamic, width},
       srcType.getElementType());
