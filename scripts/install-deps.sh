@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what fa-t needs on Debian 12: LLVM/MLIR 22 (Debian's packages),
+# clang-22, CMake, Ninja, and a Python venv (.venv) with numpy and pytest.
+# Idempotent: skips what is already there.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+need_pkgs=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+           ninja-build cmake python3 python3-venv python3-pip)
+missing=()
+for p in "${need_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "fa-t: installing ${missing[*]}"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -q
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -q "${missing[@]}"
+fi
+
+# Debian's python is externally managed: Python packages go into a venv.
+if [ ! -x "$root/.venv/bin/python" ]; then
+  /usr/bin/python3 -m venv "$root/.venv"
+fi
+if ! "$root/.venv/bin/python" -c "import numpy, pytest" 2>/dev/null; then
+  "$root/.venv/bin/python" -m pip install -q --upgrade pip
+  "$root/.venv/bin/python" -m pip install -q "numpy>=1.24" "pytest>=7"
+fi
+echo "fa-t: dependencies ready"
