@@ -5,6 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 #include "fa-t/Dialect/Fat/IR/FatDialect.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
@@ -20,6 +21,8 @@ int main(int argc, char **argv) {
   mlir::registerAllPasses();
   mlir::fat::registerFatPasses();
   mlir::fat::registerFatPipelines();
+  mlir::fat::registerFatToNVVMPasses();
+  mlir::fat::registerFatToPTXPipeline();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);

@@ -1,0 +1,112 @@
+//===- FatToNVVM.h - fat.attention to Hopper kernels ------------*- C++ -*-===//
+//
+// The first GPU path of fa-t: every fat.attention becomes a gpu.module with
+// one warp-specialized FlashAttention kernel for sm_90a (TMA + mbarrier ring,
+// wgmma for both GEMMs, online softmax in registers), launched by the runtime
+// through the manifest of docs/kernel-abi.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FAT_CONVERSION_FATTONVVM_FATTONVVM_H
+#define FAT_CONVERSION_FATTONVVM_FATTONVVM_H
+
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+#include <string>
+
+namespace mlir {
+namespace fat {
+
+#define GEN_PASS_DECL
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+
+/// Target choices of the Hopper kernel: the pass options.
+struct HopperKernelOptions {
+  std::string sm = "sm_90a";
+  int64_t blockM = 128;
+  /// 0 = 128 for head dims up to 128, 64 above.
+  int64_t blockN = 0;
+  int64_t stages = 2;
+  int64_t ptxVersion = 80;
+};
+
+/// Everything the generated kernel depends on. Two fat.attention ops with
+/// equal configurations share one kernel.
+struct AttentionKernelConfig {
+  bool isF16 = false; ///< else bf16
+  int64_t headDim = 0, headDimV = 0;
+  int64_t numHeadsQ = 0, numHeadsKV = 0;
+  Layout layout = Layout::BHSD;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1;
+  bool lse = false;
+  int64_t blockM = 128, blockN = 128, stages = 2;
+  std::string sm = "sm_90a";
+  int64_t ptxVersion = 80;
+
+  /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
+  /// warpgroup is the TMA producer.
+  int64_t numConsumerWarpgroups() const { return blockM / 64; }
+  int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
+  int64_t elementBytes() const { return 2; }
+
+  /// Shared-memory layout (byte offsets from a 1024-byte aligned base):
+  ///
+  ///   [ Q: D/64 chunks of blockM x 128 B ]
+  ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
+  ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
+  ///   [ mbarriers: q, full[stages], empty[stages] (8 B each) ]
+  ///
+  /// Every chunk is one 128B-swizzled TMA box whose rows are 128 bytes, so
+  /// each starts on a 1024-byte boundary as the swizzle and the wgmma
+  /// descriptors (base_offset 0) require.
+  int64_t qBytes() const { return blockM * headDim * elementBytes(); }
+  int64_t kStageBytes() const { return blockN * headDim * elementBytes(); }
+  int64_t vStageBytes() const { return blockN * headDimV * elementBytes(); }
+  int64_t kOffset() const { return qBytes(); }
+  int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
+  int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
+  int64_t numBarriers() const { return 1 + 2 * stages; }
+  /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
+  /// for aligning the base at run time.
+  int64_t dynamicSmemBytes() const {
+    return barrierOffset() + 8 * numBarriers() + 1024;
+  }
+
+  /// The kernel's name: entry symbol, gpu.module name and file stem.
+  std::string kernelName() const;
+  /// The manifest of docs/kernel-abi.md as JSON text.
+  std::string manifestJson() const;
+};
+
+/// Largest dynamic shared memory one block may use on sm_90 (227 KB).
+constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
+
+/// Reads the static configuration of `op` under `options`. Emits an error at
+/// the op naming what is supported and fails when the kernel cannot handle
+/// the op (dtype, head dims, dynamic heads, block sizes, shared memory).
+FailureOr<AttentionKernelConfig>
+getAttentionKernelConfig(AttentionOp op, const HopperKernelOptions &options);
+
+/// Builds `gpu.module @<config.kernelName()>` holding the kernel as an
+/// `llvm.func` with NVVM ops, at the end of `parent`.
+gpu::GPUModuleOp buildAttentionKernelModule(OpBuilder &builder, Location loc,
+                                            ModuleOp parent,
+                                            const AttentionKernelConfig &config);
+
+/// Registers the `fat-to-ptx` pipeline.
+void registerFatToPTXPipeline();
+
+#define GEN_PASS_REGISTRATION
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+
+} // namespace fat
+} // namespace mlir
+
+#endif // FAT_CONVERSION_FATTONVVM_FATTONVVM_H

@@ -1,0 +1,68 @@
+//===- Passes.td - fat.attention to Hopper kernels ---------*- tablegen -*-===//
+#ifndef FAT_CONVERSION_FATTONVVM_PASSES_TD
+#define FAT_CONVERSION_FATTONVVM_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
+  let summary = "Build a Hopper FlashAttention kernel for every fat.attention";
+  let description = [{
+    For each `fat.attention` (tensor or memref form) this pass builds a
+    `gpu.module` holding one `llvm.func` kernel written in NVVM/LLVM ops for
+    sm_90a, following docs/kernel-abi.md. The kernel depends only on the op's
+    static configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE)
+    and the pass options, so identical configurations share one module. The
+    op itself stays (the host calls the kernel through the runtime) and is
+    tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
+    kernel is recorded in the module attribute `fat.kernels`.
+
+    One CTA computes `block-m` query rows of one (head, batch):
+    ```
+    warpgroup 0 (producer, 1 thread): TMA Q once, then K_j, V_j into a
+        `stages`-deep ring, full[s] / empty[s] mbarriers
+    warpgroups 1..block-m/64 (consumers, 64 query rows each):
+        S = Q·K_jᵀ (wgmma, smem descriptors)      mask edges, ragged tail
+        m' = max(m, rowmax S)   P = exp2(c·S − c·m')   α = exp2(c·m − c·m')
+        l = α·l + rowsum P      O = α·O + P·V_j (wgmma, P in registers)
+    end: O /= l (0 for an empty row), LSE = (c·m + log2 l)·ln 2, or −inf
+    ```
+    with c = scale·log2(e) a kernel parameter.
+
+    Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
+  }];
+  let options = [
+    Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
+           "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
+           "Query rows per CTA: 64 (one consumer warpgroup) or 128 (two)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per KV block: 64 or 128; 0 picks 128 for head dims up to "
+           "128 and 64 above (shared-memory limit)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Depth of the K/V shared-memory ring (1..4)">,
+    Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
+           "PTX ISA version the kernel is built for (80 = PTX 8.0)">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def FatEmitKernels : Pass<"fat-emit-kernels", "::mlir::ModuleOp"> {
+  let summary = "Write each serialized fat kernel as <name>.ptx + <name>.json";
+  let description = [{
+    Runs after `gpu-module-to-binary{format=isa}`: for every `gpu.binary`
+    named in the module attribute `fat.kernels` it writes the PTX text of its
+    object to `<output-dir>/<name>.ptx` and the launch manifest
+    (docs/kernel-abi.md) to `<output-dir>/<name>.json`. Without
+    `output-dir` nothing is written and the IR is unchanged.
+  }];
+  let options = [
+    Option<"outputDir", "output-dir", "std::string", /*default=*/"\"\"",
+           "Directory the .ptx and .json files are written to">
+  ];
+}
+
+#endif // FAT_CONVERSION_FATTONVVM_PASSES_TD

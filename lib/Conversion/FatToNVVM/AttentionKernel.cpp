@@ -1,0 +1,623 @@
+//===- AttentionKernel.cpp - the Hopper FlashAttention forward kernel -----===//
+//
+// Builds the kernel of one AttentionKernelConfig as an `llvm.func` inside a
+// `gpu.module`, written with arith/scf on i32/f32 plus LLVM and NVVM ops; the
+// fat-to-ptx pipeline lowers the rest. Parameters follow docs/kernel-abi.md.
+//
+// CTA = 1 producer warpgroup + block-m/64 consumer warpgroups.
+//
+//   producer (thread 0)                 consumers (64 query rows each)
+//   ------------------                  ------------------------------
+//   TMA Q  ---------------------------> wait q
+//   for j: wait empty[s] (parity ^ 1)   for j: wait full[s]
+//          TMA K_j, V_j -> full[s] ---->        S = Q·K_jᵀ, softmax, O += P·V_j
+//                       <----------------        arrive empty[s]
+//
+// with s = (j − j0) mod stages and the parity flipping each time s wraps.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HopperBuilders.h"
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
+
+namespace {
+
+/// The values of the kernel that every stage of it reads.
+struct KernelValues {
+  // Parameters.
+  Value qMap, kMap, vMap;
+  Value oPtr, oStrideB, oStrideH, oStrideS;
+  Value lsePtr, lseStrideB, lseStrideH;
+  Value seqQ, seqKV, diag, scaleLog2e;
+  // Thread coordinates.
+  Value tid, warpgroup, warp, lane;
+  // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
+  Value smem, smemAddr;
+  // CTA coordinates and its KV block range [kvLo, kvHi).
+  Value mBlock, head, kvHead, batch, rowFirst, rowLast, kvLo, kvHi;
+};
+
+/// Builds the kernel body; one method per stage of the kernel.
+class AttentionKernelBuilder {
+public:
+  AttentionKernelBuilder(ImplicitLocOpBuilder &b,
+                         const AttentionKernelConfig &cfg)
+      : b(b), cfg(cfg) {}
+
+  void build(LLVM::LLVMFuncOp func, LLVM::GlobalOp dynamicSmem);
+
+private:
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value c32(int64_t v) { return i32Const(b, v); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+
+  /// A shared-memory barrier pointer: 0 = q, then full[s], then empty[s].
+  Value barrier(Value index);
+  Value fullBarrier(Value stage) { return barrier(add(stage, c32(1))); }
+  Value emptyBarrier(Value stage) {
+    return barrier(add(stage, c32(1 + cfg.stages)));
+  }
+  /// Byte offset of K (or V) stage `stage` from the shared-memory base.
+  Value stageOffset(Value stage, bool isV);
+
+  void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
+  void buildBlockCoordinates();
+  void buildProducer();
+  void buildConsumer();
+
+  /// S = Q·K_sᵀ for this warpgroup's 64 rows: D/16 wgmma k-steps.
+  SmallVector<Value> buildQK(Value consumer, Value stage);
+  /// Sets S to −inf where the mask or the ragged KV tail hides the key.
+  SmallVector<Value> buildMaskedScores(ValueRange s, Value kvBlock,
+                                       Value rowBase);
+  /// O += P·V_s with P in registers: N/16 register-A wgmma k-steps.
+  SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage);
+  /// Writes O / l (and the LSE) of this thread's two rows.
+  void buildEpilogue(ValueRange o, ArrayRef<Value> m, ArrayRef<Value> l,
+                     Value rowBase, Value quadLane);
+
+  ImplicitLocOpBuilder &b;
+  const AttentionKernelConfig &cfg;
+  KernelValues v;
+};
+
+} // namespace
+
+Value AttentionKernelBuilder::barrier(Value index) {
+  Value offset =
+      add(c32(cfg.barrierOffset()), mul(index, c32(8)));
+  return buildByteOffset(b, v.smem, offset);
+}
+
+Value AttentionKernelBuilder::stageOffset(Value stage, bool isV) {
+  int64_t base = isV ? cfg.vOffset() : cfg.kOffset();
+  int64_t size = isV ? cfg.vStageBytes() : cfg.kStageBytes();
+  return add(c32(base), mul(stage, c32(size)));
+}
+
+void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
+    LLVM::GlobalOp dynamicSmem) {
+  // Align the dynamic shared memory base to 1024 bytes at run time: the
+  // 128B swizzle pattern and the wgmma descriptors (base_offset 0) assume
+  // tiles start on 1024-byte boundaries. The manifest requests 1024 bytes of
+  // slack for this.
+  Value raw = LLVM::AddressOfOp::create(b, dynamicSmem);
+  Value rawAddr = LLVM::PtrToIntOp::create(b, b.getI64Type(), raw);
+  Value pad = arith::AndIOp::create(
+      b, arith::SubIOp::create(b, i64Const(b, 1024),
+                               arith::AndIOp::create(b, rawAddr,
+                                                     i64Const(b, 1023))),
+      i64Const(b, 1023));
+  v.smem = buildByteOffset(b, raw, pad);
+  v.smemAddr = arith::AddIOp::create(b, rawAddr, pad);
+
+  // Thread 0 initializes the barriers: q and full[s] expect one arrival (the
+  // producer's arrive.expect_tx) plus the TMA bytes; empty[s] expects every
+  // consumer thread.
+  Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
+  auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildMBarrierInit(b, barrier(c32(0)), 1);
+    for (int64_t s = 0; s < cfg.stages; ++s) {
+      buildMBarrierInit(b, fullBarrier(c32(s)), 1);
+      buildMBarrierInit(b, emptyBarrier(c32(s)),
+                        128 * cfg.numConsumerWarpgroups());
+    }
+    // Make the initialization visible to the async proxy (TMA) before use.
+    NVVM::FenceMbarrierInitOp::create(b);
+  }
+  NVVM::BarrierOp::create(b);
+}
+
+void AttentionKernelBuilder::buildBlockCoordinates() {
+  Value ctaX = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  // Causal: the last query blocks see the most keys; launch them first
+  // (block x = 0 takes the last query block) so the long CTAs start early.
+  if (cfg.causal) {
+    Value gridX = NVVM::GridDimXOp::create(b, b.getI32Type());
+    v.mBlock = sub(sub(gridX, c32(1)), ctaX);
+  } else {
+    v.mBlock = ctaX;
+  }
+  v.head = NVVM::BlockIdYOp::create(b, b.getI32Type());
+  v.batch = NVVM::BlockIdZOp::create(b, b.getI32Type());
+  // GQA: query head h reads KV head h / (Hq / Hkv).
+  v.kvHead = arith::DivUIOp::create(
+      b, v.head, c32(cfg.numHeadsQ / cfg.numHeadsKV));
+
+  // Rows [rowFirst, rowLast] of this CTA that exist (rowLast < Sq).
+  v.rowFirst = mul(v.mBlock, c32(cfg.blockM));
+  v.rowLast = sub(
+      arith::MinSIOp::create(b, add(v.rowFirst, c32(cfg.blockM)), v.seqQ),
+      c32(1));
+
+  // KV blocks any row of the CTA can see:
+  //   kvHi = min(⌈Skv/N⌉, ⌈(rowLast + diag + right + 1)/N⌉)  (causal: right 0)
+  //   kvLo = ⌊max(rowFirst + diag − left, 0)/N⌋
+  // Blocks outside are never loaded; a CTA whose range is empty writes O = 0
+  // and LSE = −inf.
+  int64_t n = cfg.blockN;
+  auto ceilDivNonNeg = [&](Value x) {
+    return arith::DivUIOp::create(b, add(x, c32(n - 1)), c32(n));
+  };
+  Value hi = ceilDivNonNeg(v.seqKV);
+  int64_t right = cfg.causal ? 0 : cfg.windowRight;
+  if (cfg.causal || cfg.windowRight >= 0) {
+    Value kEnd = add(add(v.rowLast, v.diag), c32(right + 1));
+    kEnd = arith::MaxSIOp::create(b, kEnd, c32(0));
+    hi = arith::MinSIOp::create(b, hi, ceilDivNonNeg(kEnd));
+  }
+  Value lo = c32(0);
+  if (cfg.windowLeft >= 0) {
+    Value kStart = sub(add(v.rowFirst, v.diag), c32(cfg.windowLeft));
+    kStart = arith::MaxSIOp::create(b, kStart, c32(0));
+    lo = arith::DivUIOp::create(b, kStart, c32(n));
+  }
+  v.kvLo = lo;
+  v.kvHi = arith::MaxSIOp::create(b, hi, lo);
+}
+
+void AttentionKernelBuilder::buildProducer() {
+  // One thread issues every TMA copy; the other producer threads only give
+  // their registers away (setmaxnreg) and exit.
+  Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
+  auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+
+  // Q: D/64 boxes of [blockM rows][64 columns], once.
+  int64_t rowBytes = 128;
+  Value qBar = barrier(c32(0));
+  buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
+  for (int64_t c = 0; c < cfg.headDim / 64; ++c)
+    buildTmaLoad(b, buildByteOffset(b, v.smem, c * cfg.blockM * rowBytes),
+                 v.qMap, {c32(64 * c), v.rowFirst, v.head, v.batch}, qBar);
+
+  // K_j and V_j into stage s once the consumers released it. The first pass
+  // over the ring waits on parity 1, which a fresh barrier reports complete.
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
+  b.setInsertionPointToStart(loop.getBody());
+  Value kvBlock = loop.getInductionVar();
+  Value iter = sub(kvBlock, v.kvLo);
+  Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
+  Value parity = arith::AndIOp::create(
+      b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
+  buildMBarrierWait(b, emptyBarrier(stage),
+                    arith::XOrIOp::create(b, parity, c32(1)));
+  Value full = fullBarrier(stage);
+  buildMBarrierArriveExpectTx(b, full, cfg.kStageBytes() + cfg.vStageBytes());
+  Value kvRow = mul(kvBlock, c32(cfg.blockN));
+  Value kBase = buildByteOffset(b, v.smem, stageOffset(stage, /*isV=*/false));
+  for (int64_t c = 0; c < cfg.headDim / 64; ++c)
+    buildTmaLoad(b, buildByteOffset(b, kBase, c * cfg.blockN * rowBytes),
+                 v.kMap, {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+  Value vBase = buildByteOffset(b, v.smem, stageOffset(stage, /*isV=*/true));
+  for (int64_t c = 0; c < cfg.headDimV / 64; ++c)
+    buildTmaLoad(b, buildByteOffset(b, vBase, c * cfg.blockN * rowBytes),
+                 v.vMap, {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
+                                                   Value stage) {
+  // Q chunk c of this warpgroup: rows [64·consumer, +64) of the
+  // [blockM][64] box c; K chunk c: the [blockN][64] box c of the stage. Both
+  // K-major with 128-byte rows; a k16 step advances 32 bytes inside a row
+  // (the swizzle is applied by the hardware on the final address).
+  Value qAddr = arith::AddIOp::create(
+      b, v.smemAddr, ext64(mul(consumer, c32(64 * 128))));
+  Value kAddr =
+      arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, false)));
+  Value qDesc = buildWgmmaDescriptor(b, qAddr, 16, 1024);
+  Value kDesc = buildWgmmaDescriptor(b, kAddr, 16, 1024);
+  auto advance = [&](Value desc, int64_t bytes) -> Value {
+    if (bytes == 0)
+      return desc;
+    // The address field holds addr >> 4 and cannot carry out: every tile
+    // lies below 228 KB.
+    return arith::AddIOp::create(b, desc, i64Const(b, bytes >> 4));
+  };
+  buildWgmmaFence(b);
+  SmallVector<Value> s;
+  for (int64_t c = 0; c < cfg.headDim / 64; ++c) {
+    for (int64_t kk = 0; kk < 4; ++kk) {
+      Value a = advance(qDesc, c * cfg.blockM * 128 + kk * 32);
+      Value bDesc = advance(kDesc, c * cfg.blockN * 128 + kk * 32);
+      s = buildWgmmaSS(b, s, a, bDesc, cfg.blockN, cfg.isF16);
+    }
+  }
+  buildWgmmaCommitAndWait(b, 0);
+  return s;
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
+                                                             Value kvBlock,
+                                                             Value rowBase) {
+  // Element d[4i + 2r + e] is (row rowBase + 8r, key kvBlock·N + 8i + 2t + e).
+  Value t = arith::RemUIOp::create(b, v.lane, c32(4));
+  Value colBase = add(mul(kvBlock, c32(cfg.blockN)), mul(t, c32(2)));
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  Value rowDiag[2];
+  for (int r = 0; r < 2; ++r)
+    rowDiag[r] = add(add(rowBase, c32(8 * r)), v.diag);
+  SmallVector<Value> out(s.begin(), s.end());
+  for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
+    for (int e = 0; e < 2; ++e) {
+      Value col = add(colBase, c32(8 * i + e));
+      Value inRange = cmp(arith::CmpIPredicate::slt, col, v.seqKV);
+      for (int r = 0; r < 2; ++r) {
+        Value visible = inRange;
+        auto both = [&](Value cond) {
+          visible = arith::AndIOp::create(b, visible, cond);
+        };
+        // causal: j ≤ i + diag; window: i + diag − left ≤ j ≤ i + diag + right
+        if (cfg.causal)
+          both(cmp(arith::CmpIPredicate::sle, col, rowDiag[r]));
+        if (cfg.windowLeft >= 0)
+          both(cmp(arith::CmpIPredicate::sge, col,
+                   sub(rowDiag[r], c32(cfg.windowLeft))));
+        if (cfg.windowRight >= 0)
+          both(cmp(arith::CmpIPredicate::sle, col,
+                   add(rowDiag[r], c32(cfg.windowRight))));
+        int64_t idx = 4 * i + 2 * r + e;
+        out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
+      }
+    }
+  }
+  return out;
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
+                                                   ArrayRef<Value> p,
+                                                   Value stage) {
+  // V_s is MN-major for this GEMM: box c holds columns [64c, 64c+64) of the
+  // blockN key rows, one 128-byte row per key. A k16 step covers 16 key rows
+  // = 2048 bytes; SBO = 1024 (8 key rows), LBO = blockN·128 (the next 64
+  // output columns).
+  Value vAddr =
+      arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, true)));
+  Value vDesc = buildWgmmaDescriptor(b, vAddr, cfg.blockN * 128, 1024);
+  buildWgmmaFence(b);
+  SmallVector<Value> acc(o.begin(), o.end());
+  for (int64_t kk = 0; kk < cfg.blockN / 16; ++kk) {
+    Value desc = kk == 0 ? vDesc
+                         : Value(arith::AddIOp::create(
+                               b, vDesc, i64Const(b, (kk * 2048) >> 4)));
+    acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.headDimV,
+                       cfg.isF16);
+  }
+  buildWgmmaCommitAndWait(b, 0);
+  return acc;
+}
+
+void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
+                                           ArrayRef<Value> l, Value rowBase,
+                                           Value quadLane) {
+  Value zero = f32Const(b, 0.0);
+  Value one = f32Const(b, 1.0);
+  Value ln2 = f32Const(b, M_LN2);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  for (int r = 0; r < 2; ++r) {
+    // l was a per-thread partial sum: finish it across the quad.
+    Value sum = buildQuadReduce(b, l[r], /*isMax=*/false);
+    Value nonEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum,
+                                           zero);
+    // An empty row (no visible key) has l = 0: O = 0, LSE = −inf.
+    Value inv = arith::SelectOp::create(
+        b, nonEmpty, arith::DivFOp::create(b, one, sum), zero);
+    Value row = add(rowBase, c32(8 * r));
+    Value inRange = cmp(arith::CmpIPredicate::slt, row, v.seqQ);
+    auto ifRow = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+
+    // O[b, h, row, 8i + 2t + {0, 1}] as one 32-bit store per pair.
+    Value rowOffset = arith::AddIOp::create(
+        b,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, ext64(v.batch), v.oStrideB),
+                              arith::MulIOp::create(b, ext64(v.head), v.oStrideH)),
+        arith::MulIOp::create(b, ext64(row), v.oStrideS));
+    Value colBase = mul(quadLane, c32(2));
+    for (int64_t i = 0; i < cfg.headDimV / 8; ++i) {
+      Value lo = arith::MulFOp::create(b, o[4 * i + 2 * r], inv);
+      Value hi = arith::MulFOp::create(b, o[4 * i + 2 * r + 1], inv);
+      Value packed = buildPackPair(b, lo, hi, cfg.isF16);
+      Value index = arith::AddIOp::create(
+          b, rowOffset, ext64(add(colBase, c32(8 * i))));
+      Value ptr = LLVM::GEPOp::create(b, v.oPtr.getType(), b.getI16Type(),
+                                      v.oPtr, ValueRange{index});
+      LLVM::StoreOp::create(b, packed, ptr, /*alignment=*/4);
+    }
+    if (!cfg.lse)
+      continue;
+    // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
+    Value lse = arith::MulFOp::create(
+        b,
+        arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], v.scaleLog2e),
+                              buildLog2(b, sum)),
+        ln2);
+    lse = arith::SelectOp::create(b, nonEmpty, lse, negInf);
+    Value firstOfQuad = cmp(arith::CmpIPredicate::eq, quadLane, c32(0));
+    auto ifLane = scf::IfOp::create(b, firstOfQuad, /*withElseRegion=*/false);
+    b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+    Value index = arith::AddIOp::create(
+        b,
+        arith::AddIOp::create(
+            b, arith::MulIOp::create(b, ext64(v.batch), v.lseStrideB),
+            arith::MulIOp::create(b, ext64(v.head), v.lseStrideH)),
+        ext64(row));
+    Value ptr = LLVM::GEPOp::create(b, v.lsePtr.getType(), b.getF32Type(),
+                                    v.lsePtr, ValueRange{index});
+    LLVM::StoreOp::create(b, lse, ptr, /*alignment=*/4);
+  }
+}
+
+void AttentionKernelBuilder::buildConsumer() {
+  Value consumer = sub(v.warpgroup, c32(1));
+  Value g = arith::DivUIOp::create(b, v.lane, c32(4));
+  Value t = arith::RemUIOp::create(b, v.lane, c32(4));
+  // This thread's first row (the second is +8), see HopperBuilders.h.
+  Value rowBase = add(add(v.rowFirst, mul(consumer, c32(64))),
+                      add(mul(v.warp, c32(16)), g));
+
+  buildMBarrierWait(b, barrier(c32(0)), c32(0));
+
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  int64_t oRegs = cfg.headDimV / 2;
+  // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
+  SmallVector<Value> init(oRegs, zero);
+  init.append({negInf, negInf, zero, zero});
+
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kvBlock = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> o(carried.take_front(oRegs));
+    Value mOld[2] = {carried[oRegs], carried[oRegs + 1]};
+    Value lOld[2] = {carried[oRegs + 2], carried[oRegs + 3]};
+
+    Value iter = sub(kvBlock, v.kvLo);
+    Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
+    Value parity = arith::AndIOp::create(
+        b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
+    buildMBarrierWait(b, fullBarrier(stage), parity);
+
+    SmallVector<Value> s = buildQK(consumer, stage);
+
+    // Only blocks on a mask edge or the ragged tail pay for the mask; the
+    // test is uniform over the CTA:
+    //   (j+1)·N > Skv                                  ragged tail
+    //   (j+1)·N − 1 > rowFirst + diag + right          causal / right edge
+    //   j·N < rowLast + diag − left                    left edge
+    Value blockEnd = mul(add(kvBlock, c32(1)), c32(cfg.blockN));
+    Value needMask = cmp(arith::CmpIPredicate::sgt, blockEnd, v.seqKV);
+    int64_t right = cfg.causal ? 0 : cfg.windowRight;
+    if (cfg.causal || cfg.windowRight >= 0)
+      needMask = arith::OrIOp::create(
+          b, needMask,
+          cmp(arith::CmpIPredicate::sgt, sub(blockEnd, c32(1)),
+              add(add(v.rowFirst, v.diag), c32(right))));
+    if (cfg.windowLeft >= 0)
+      needMask = arith::OrIOp::create(
+          b, needMask,
+          cmp(arith::CmpIPredicate::slt, mul(kvBlock, c32(cfg.blockN)),
+              sub(add(v.rowLast, v.diag), c32(cfg.windowLeft))));
+    auto maskIf = scf::IfOp::create(
+        b, needMask,
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder nb(loc, nested);
+          AttentionKernelBuilder inner(nb, cfg);
+          inner.v = v;
+          scf::YieldOp::create(nb,
+                               inner.buildMaskedScores(s, kvBlock, rowBase));
+        },
+        [&](OpBuilder &nested, Location loc) {
+          scf::YieldOp::create(nested, loc, s);
+        });
+    s.assign(maskIf.getResults().begin(), maskIf.getResults().end());
+
+    // Online softmax, per row r of the thread (c = scale·log2 e):
+    //   m' = max(m, rowmax S)                    (quad shuffles xor 1, 2)
+    //   ĉm = c·m', or 0 when m' = −inf (a row with nothing visible yet)
+    //   P  = exp2(c·S − ĉm)                      one FMA + MUFU.EX2
+    //   α  = exp2(c·m − ĉm)                      0 when m = −inf
+    //   l' = α·l + Σ P   (per-thread partial; the quad sum is taken at the end)
+    //   O' = α·O
+    Value c = v.scaleLog2e;
+    // (LLVM's maxnum, not arith.maxnumf: convert-gpu-to-nvvm would turn the
+    // latter into a libdevice call.)
+    Value mNew[2], lNew[2], alpha[2];
+    for (int r = 0; r < 2; ++r) {
+      Value mx = mOld[r];
+      for (int64_t i = 0; i < cfg.blockN / 8; ++i)
+        for (int e = 0; e < 2; ++e)
+          mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
+      mNew[r] = buildQuadReduce(b, mx, /*isMax=*/true);
+      Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                             mNew[r], negInf);
+      Value scaledMax = arith::SelectOp::create(
+          b, isNegInf, zero, arith::MulFOp::create(b, mNew[r], c));
+      Value negScaledMax = arith::NegFOp::create(b, scaledMax);
+      alpha[r] = buildExp2(
+          b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
+      Value rowSum = zero;
+      for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
+        for (int e = 0; e < 2; ++e) {
+          int64_t idx = 4 * i + 2 * r + e;
+          s[idx] = buildExp2(b, LLVM::FMAOp::create(b, s[idx], c, negScaledMax));
+          rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
+        }
+      }
+      lNew[r] = LLVM::FMAOp::create(b, lOld[r], alpha[r], rowSum);
+    }
+    for (int64_t i = 0; i < cfg.headDimV / 8; ++i)
+      for (int r = 0; r < 2; ++r)
+        for (int e = 0; e < 2; ++e)
+          o[4 * i + 2 * r + e] =
+              arith::MulFOp::create(b, o[4 * i + 2 * r + e], alpha[r]);
+
+    // P as the A operand: registers d[8kk .. 8kk+7] in pairs are a0..a3 of
+    // k-step kk (HopperBuilders.h).
+    SmallVector<Value> p;
+    for (int64_t j = 0; j < cfg.blockN / 4; ++j)
+      p.push_back(buildPackPair(b, s[2 * j], s[2 * j + 1], cfg.isF16));
+    o = buildPV(o, p, stage);
+
+    // Every consumer thread has its wgmma reads of stage s completed:
+    // release the stage to the producer.
+    buildMBarrierArrive(b, emptyBarrier(stage));
+
+    SmallVector<Value> next(o);
+    next.append({mNew[0], mNew[1], lNew[0], lNew[1]});
+    scf::YieldOp::create(b, next);
+  }
+  ValueRange results = loop.getResults();
+  buildEpilogue(results.take_front(oRegs),
+                {results[oRegs], results[oRegs + 1]},
+                {results[oRegs + 2], results[oRegs + 3]}, rowBase, t);
+}
+
+void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
+                                   LLVM::GlobalOp dynamicSmem) {
+  Block &entry = func.getBody().front();
+  auto args = entry.getArguments();
+  unsigned a = 0;
+  v.qMap = args[a++];
+  v.kMap = args[a++];
+  v.vMap = args[a++];
+  v.oPtr = args[a++];
+  v.oStrideB = args[a++];
+  v.oStrideH = args[a++];
+  v.oStrideS = args[a++];
+  if (cfg.lse) {
+    v.lsePtr = args[a++];
+    v.lseStrideB = args[a++];
+    v.lseStrideH = args[a++];
+  }
+  v.seqQ = args[a++];
+  v.seqKV = args[a++];
+  v.diag = args[a++];
+  v.scaleLog2e = args[a++];
+
+  v.tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+  // The warpgroup index, broadcast from lane 0 so that the role branch is
+  // warp-uniform for ptxas.
+  v.warpgroup =
+      buildWarpBroadcast(b, arith::DivUIOp::create(b, v.tid, c32(128)));
+  v.warp = arith::RemUIOp::create(
+      b, arith::DivUIOp::create(b, v.tid, c32(32)), c32(4));
+  v.lane = arith::RemUIOp::create(b, v.tid, c32(32));
+
+  buildSharedMemoryAndBarriers(dynamicSmem);
+  buildBlockCoordinates();
+
+  // Register split (setmaxnreg): with two consumer warpgroups the 384
+  // threads start with 168 registers each; the producer drops to 24 so the
+  // consumers can rise to 240 (128·24 + 256·240 ≤ 65536). With one consumer
+  // warpgroup every thread already has up to 255.
+  bool splitRegisters = cfg.numConsumerWarpgroups() == 2;
+  Value isProducer = cmp(arith::CmpIPredicate::eq, v.warpgroup, c32(0));
+  auto roleIf = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(roleIf.thenBlock()->getTerminator());
+    if (splitRegisters)
+      NVVM::SetMaxRegisterOp::create(b, 24, NVVM::SetMaxRegisterAction::decrease);
+    buildProducer();
+    b.setInsertionPoint(roleIf.elseBlock()->getTerminator());
+    if (splitRegisters)
+      NVVM::SetMaxRegisterOp::create(b, 240,
+                                     NVVM::SetMaxRegisterAction::increase);
+    buildConsumer();
+  }
+  LLVM::ReturnOp::create(b, ValueRange{});
+}
+
+gpu::GPUModuleOp
+mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
+                                      ModuleOp parent,
+                                      const AttentionKernelConfig &cfg) {
+  OpBuilder::InsertionGuard guard(builder);
+  MLIRContext *ctx = builder.getContext();
+  builder.setInsertionPointToEnd(parent.getBody());
+  std::string name = cfg.kernelName();
+  auto module = gpu::GPUModuleOp::create(builder, loc, name);
+  builder.setInsertionPointToStart(module.getBody());
+
+  // Dynamic shared memory: an external zero-sized array in address space 3.
+  auto dynamicSmem = LLVM::GlobalOp::create(
+      builder, loc, LLVM::LLVMArrayType::get(builder.getI8Type(), 0),
+      /*isConstant=*/false, LLVM::Linkage::External, "__fat_dynamic_smem",
+      Attribute(), /*alignment=*/1024, kSharedSpace);
+
+  // Parameters, in the order of the manifest (KernelConfig.cpp).
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  auto globalPtr = LLVM::LLVMPointerType::get(ctx, kGlobalSpace);
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  SmallVector<Type> params{ptr, ptr, ptr, globalPtr, i64, i64, i64};
+  if (cfg.lse)
+    params.append({globalPtr, i64, i64});
+  params.append({i32, i32, i32, builder.getF32Type()});
+  auto funcType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
+  auto func = LLVM::LLVMFuncOp::create(builder, loc, name, funcType);
+  func->setAttr(NVVM::NVVMDialect::getKernelFuncAttrName(),
+                builder.getUnitAttr());
+  func->setAttr(NVVM::NVVMDialect::getMaxntidAttrName(),
+                builder.getDenseI32ArrayAttr(
+                    {static_cast<int32_t>(cfg.numThreads()), 1, 1}));
+  // minctasm = 1 (with maxntid) lets ptxas honour setmaxnreg.
+  func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
+                builder.getI32IntegerAttr(1));
+  // Tensor maps: 128-byte CUtensorMaps passed by value as grid constants
+  // (`.param .align 64 .b8 [128]`), which cp.async.bulk.tensor reads in place.
+  for (unsigned i = 0; i < 3; ++i) {
+    func.setArgAttr(i, LLVM::LLVMDialect::getByValAttrName(),
+                    TypeAttr::get(LLVM::LLVMArrayType::get(i64, 16)));
+    func.setArgAttr(i, LLVM::LLVMDialect::getAlignAttrName(),
+                    builder.getI64IntegerAttr(64));
+    func.setArgAttr(i, NVVM::NVVMDialect::getGridConstantAttrName(),
+                    builder.getUnitAttr());
+  }
+  Block *entry = func.addEntryBlock(builder);
+  ImplicitLocOpBuilder b(loc, builder);
+  b.setInsertionPointToStart(entry);
+  AttentionKernelBuilder(b, cfg).build(func, dynamicSmem);
+  return module;
+}

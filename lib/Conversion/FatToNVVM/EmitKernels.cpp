@@ -1,0 +1,82 @@
+//===- EmitKernels.cpp - fat-emit-kernels ---------------------------------===//
+//
+// Writes the PTX of each fat kernel and its manifest next to it. Runs after
+// gpu-module-to-binary{format=isa}, whose gpu.binary object holds the PTX
+// text (the escapes MLIR prints are only in the textual IR; the attribute
+// holds the raw bytes).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace mlir {
+namespace fat {
+#define GEN_PASS_DEF_FATEMITKERNELS
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+} // namespace fat
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fat;
+
+/// Writes `text` to `path`, reporting failures at `loc`.
+static LogicalResult writeFile(Location loc, StringRef path, StringRef text) {
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec, llvm::sys::fs::OF_Text);
+  if (ec)
+    return emitError(loc) << "cannot write '" << path << "': " << ec.message();
+  os << text;
+  return success();
+}
+
+namespace {
+struct FatEmitKernelsPass
+    : public fat::impl::FatEmitKernelsBase<FatEmitKernelsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (outputDir.empty())
+      return;
+    ModuleOp top = getOperation();
+    auto manifests = top->getAttrOfType<DictionaryAttr>("fat.kernels");
+    if (!manifests)
+      return;
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      top.emitError() << "cannot create output directory '" << outputDir
+                      << "': " << ec.message();
+      return signalPassFailure();
+    }
+    for (NamedAttribute entry : manifests) {
+      StringRef name = entry.getName();
+      auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
+          top, StringAttr::get(&getContext(), name));
+      if (!binary) {
+        top.emitError() << "kernel '" << name
+                        << "' has no gpu.binary: run gpu-module-to-binary "
+                           "{format=isa} before fat-emit-kernels";
+        return signalPassFailure();
+      }
+      auto object = dyn_cast<gpu::ObjectAttr>(binary.getObjects()[0]);
+      if (!object || object.getFormat() != gpu::CompilationTarget::Assembly) {
+        binary.emitError() << "kernel '" << name
+                           << "' was not serialized as PTX (format=isa)";
+        return signalPassFailure();
+      }
+      SmallString<256> ptxPath(outputDir), jsonPath(outputDir);
+      llvm::sys::path::append(ptxPath, name + ".ptx");
+      llvm::sys::path::append(jsonPath, name + ".json");
+      if (failed(writeFile(binary.getLoc(), ptxPath,
+                           object.getObject().getValue())) ||
+          failed(writeFile(binary.getLoc(), jsonPath,
+                           (cast<StringAttr>(entry.getValue()).getValue() +
+                            "\n")
+                               .str())))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

@@ -1,0 +1,89 @@
+//===- FatToNVVM.cpp - convert-fat-to-nvvm --------------------------------===//
+//
+// Builds one gpu.module kernel per distinct kernel configuration of the
+// fat.attention ops in a module and tags each op with the kernel it uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
+namespace mlir {
+namespace fat {
+#define GEN_PASS_DEF_CONVERTFATTONVVM
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+} // namespace fat
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fat;
+
+namespace {
+struct ConvertFatToNVVMPass
+    : public fat::impl::ConvertFatToNVVMBase<ConvertFatToNVVMPass> {
+  using Base::Base;
+
+  /// The kernel is meant to reach gpu-module-to-binary, which translates the
+  /// gpu.module to LLVM IR: register those translations with the dialects.
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerBuiltinDialectTranslation(registry);
+    registerGPUDialectTranslation(registry);
+    registerLLVMDialectTranslation(registry);
+    registerNVVMDialectTranslation(registry);
+  }
+
+  void runOnOperation() override {
+    ModuleOp top = getOperation();
+    MLIRContext *ctx = &getContext();
+    HopperKernelOptions options;
+    options.sm = sm;
+    options.blockM = blockM;
+    options.blockN = blockN;
+    options.stages = stages;
+    options.ptxVersion = ptxVersion;
+
+    // Ops already inside device code (a gpu.module) are not host calls.
+    SmallVector<AttentionOp> ops;
+    top.walk([&](AttentionOp op) {
+      if (!op->getParentOfType<gpu::GPUModuleOp>())
+        ops.push_back(op);
+    });
+
+    // The manifests built so far, by kernel name (kept across runs).
+    NamedAttrList manifests;
+    if (auto existing = top->getAttrOfType<DictionaryAttr>("fat.kernels"))
+      manifests.append(existing.getValue());
+
+    OpBuilder builder(ctx);
+    bool failedAny = false;
+    for (AttentionOp op : ops) {
+      FailureOr<AttentionKernelConfig> config =
+          getAttentionKernelConfig(op, options);
+      if (failed(config)) {
+        failedAny = true;
+        continue;
+      }
+      std::string name = config->kernelName();
+      if (!SymbolTable::lookupSymbolIn(top, name)) {
+        buildAttentionKernelModule(builder, op.getLoc(), top, *config);
+        manifests.set(name, StringAttr::get(ctx, config->manifestJson()));
+      }
+      op->setAttr("fat.kernel",
+                  SymbolRefAttr::get(ctx, name,
+                                     {FlatSymbolRefAttr::get(ctx, name)}));
+    }
+    if (failedAny)
+      return signalPassFailure();
+    if (!manifests.empty()) {
+      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                   UnitAttr::get(ctx));
+      top->setAttr("fat.kernels", manifests.getDictionary(ctx));
+    }
+  }
+};
+} // namespace

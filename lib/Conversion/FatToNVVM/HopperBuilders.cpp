@@ -1,0 +1,232 @@
+//===- HopperBuilders.cpp - NVVM/LLVM building blocks for sm_90a ----------===//
+//
+// See HopperBuilders.h for the fragment layouts these builders assume.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HopperBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
+
+Value hopper::i32Const(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, b.getI32Type(), v);
+}
+Value hopper::i64Const(ImplicitLocOpBuilder &b, int64_t v) {
+  return arith::ConstantIntOp::create(b, b.getI64Type(), v);
+}
+Value hopper::f32Const(ImplicitLocOpBuilder &b, double v) {
+  return arith::ConstantFloatOp::create(b, b.getF32Type(),
+                                        llvm::APFloat(static_cast<float>(v)));
+}
+
+Value hopper::buildByteOffset(ImplicitLocOpBuilder &b, Value base,
+                              Value byteOffset) {
+  return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
+                             ValueRange{byteOffset});
+}
+Value hopper::buildByteOffset(ImplicitLocOpBuilder &b, Value base,
+                              int64_t byteOffset) {
+  if (byteOffset == 0)
+    return base;
+  return LLVM::GEPOp::create(b, base.getType(), b.getI8Type(), base,
+                             ArrayRef<LLVM::GEPArg>{byteOffset});
+}
+
+/// Emits `asmText` as an inline-asm statement with the given constraints and
+/// returns its results one by one (extracted from the struct LLVM uses for
+/// several outputs).
+static SmallVector<Value> buildInlineAsm(ImplicitLocOpBuilder &b,
+                                         ArrayRef<Type> resultTypes,
+                                         ValueRange operands, StringRef asmText,
+                                         StringRef constraints,
+                                         bool sideEffects) {
+  // (Callers pass named Type variables: a TypeRange built from a temporary
+  // IntegerType/FloatType would point at a destroyed Type.)
+  Type resType;
+  if (resultTypes.size() == 1)
+    resType = resultTypes.front();
+  else if (resultTypes.size() > 1)
+    resType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                               SmallVector<Type>(resultTypes));
+  auto op = LLVM::InlineAsmOp::create(
+      b, resType ? TypeRange{resType} : TypeRange{}, operands, asmText,
+      constraints, sideEffects, /*is_align_stack=*/false,
+      LLVM::tailcallkind::TailCallKind::None,
+      LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+      /*operand_attrs=*/ArrayAttr());
+  SmallVector<Value> results;
+  if (resultTypes.size() == 1) {
+    results.push_back(op.getResult(0));
+  } else {
+    for (int64_t i = 0, e = resultTypes.size(); i < e; ++i)
+      results.push_back(LLVM::ExtractValueOp::create(b, op.getResult(0), i));
+  }
+  return results;
+}
+
+Value hopper::buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
+                                   int64_t leadingByteOffset,
+                                   int64_t strideByteOffset) {
+  // The start address field holds bits 4..17 of the shared-window address.
+  Value addrField = arith::ShRUIOp::create(
+      b, arith::AndIOp::create(b, smemAddr, i64Const(b, 0x3FFFF)),
+      i64Const(b, 4));
+  uint64_t fixed = (uint64_t((leadingByteOffset >> 4) & 0x3FFF) << 16) |
+                   (uint64_t((strideByteOffset >> 4) & 0x3FFF) << 32) |
+                   (uint64_t(1) << 62); // 128B swizzle
+  return arith::OrIOp::create(b, addrField,
+                              i64Const(b, static_cast<int64_t>(fixed)));
+}
+
+/// "{$first, $first+1, ..., $first+count-1}" for an asm register list.
+static std::string asmRegList(int64_t first, int64_t count) {
+  std::string s = "{";
+  for (int64_t i = 0; i < count; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+/// Constraints for `count` f32 outputs followed by the inputs `ins` and, if
+/// `tied`, `count` inputs tied to the outputs.
+static std::string wgmmaConstraints(int64_t count, StringRef ins, bool tied) {
+  std::string s;
+  for (int64_t i = 0; i < count; ++i)
+    s += (i ? ",=f" : "=f");
+  s += "," + ins.str();
+  if (tied)
+    for (int64_t i = 0; i < count; ++i)
+      s += "," + std::to_string(i);
+  return s;
+}
+
+SmallVector<Value> hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
+                                        Value descA, Value descB, int64_t n,
+                                        bool isF16) {
+  int64_t regs = n / 2;
+  bool accumulate = !acc.empty();
+  const char *t = isF16 ? "f16" : "bf16";
+  // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d, then
+  // (when accumulating) the tied accumulator inputs.
+  std::string text = llvm::formatv(
+      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, ${5}, "
+      "p, 1, 1, 0, 0;\n}",
+      regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
+  SmallVector<Value> operands{descA, descB, i32Const(b, accumulate ? 1 : 0)};
+  operands.append(acc.begin(), acc.end());
+  SmallVector<Type> types(regs, b.getF32Type());
+  return buildInlineAsm(b, types, operands, text,
+                        wgmmaConstraints(regs, "l,l,r", accumulate),
+                        /*sideEffects=*/true);
+}
+
+SmallVector<Value> hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
+                                        ValueRange a, Value descB, int64_t n,
+                                        bool isF16) {
+  int64_t regs = n / 2;
+  const char *t = isF16 ? "f16" : "bf16";
+  // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, tied inputs.
+  std::string text = llvm::formatv(
+      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, ${5}, "
+      "p, 1, 1, 1;\n}",
+      regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
+  SmallVector<Value> operands(a.begin(), a.end());
+  operands.push_back(descB);
+  operands.push_back(i32Const(b, 1));
+  operands.append(acc.begin(), acc.end());
+  SmallVector<Type> types(regs, b.getF32Type());
+  return buildInlineAsm(b, types, operands, text,
+                        wgmmaConstraints(regs, "r,r,r,r,l,r", /*tied=*/true),
+                        /*sideEffects=*/true);
+}
+
+void hopper::buildWgmmaFence(ImplicitLocOpBuilder &b) {
+  NVVM::WgmmaFenceAlignedOp::create(b);
+}
+
+void hopper::buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b,
+                                     int64_t pending) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+}
+
+Value hopper::buildPackPair(ImplicitLocOpBuilder &b, Value lo, Value hi,
+                            bool isF16) {
+  // cvt.rn.bf16x2.f32 d, a, b puts a in the upper half and b in the lower.
+  StringRef text = isF16 ? "cvt.rn.f16x2.f32 $0, $1, $2;"
+                         : "cvt.rn.bf16x2.f32 $0, $1, $2;";
+  Type i32 = b.getI32Type();
+  return buildInlineAsm(b, i32, ValueRange{hi, lo}, text, "=r,f,f",
+                        /*sideEffects=*/false)[0];
+}
+
+Value hopper::buildExp2(ImplicitLocOpBuilder &b, Value x) {
+  Type f32 = b.getF32Type();
+  return buildInlineAsm(b, f32, x, "ex2.approx.ftz.f32 $0, $1;",
+                        "=f,f", /*sideEffects=*/false)[0];
+}
+
+Value hopper::buildLog2(ImplicitLocOpBuilder &b, Value x) {
+  Type f32 = b.getF32Type();
+  return buildInlineAsm(b, f32, x, "lg2.approx.ftz.f32 $0, $1;",
+                        "=f,f", /*sideEffects=*/false)[0];
+}
+
+Value hopper::buildQuadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
+  Value fullMask = i32Const(b, -1);
+  Value clamp = i32Const(b, 0x1f);
+  for (int64_t offset : {1, 2}) {
+    Value other = NVVM::ShflOp::create(b, v.getType(), fullMask, v,
+                                       i32Const(b, offset), clamp,
+                                       NVVM::ShflKind::bfly, UnitAttr());
+    v = isMax ? Value(LLVM::MaxNumOp::create(b, v, other))
+              : Value(arith::AddFOp::create(b, v, other));
+  }
+  return v;
+}
+
+Value hopper::buildWarpBroadcast(ImplicitLocOpBuilder &b, Value v) {
+  return NVVM::ShflOp::create(b, v.getType(), i32Const(b, -1), v,
+                              i32Const(b, 0), i32Const(b, 0x1f),
+                              NVVM::ShflKind::idx, UnitAttr());
+}
+
+void hopper::buildMBarrierInit(ImplicitLocOpBuilder &b, Value bar,
+                               int64_t count) {
+  NVVM::MBarrierInitOp::create(b, bar, i32Const(b, count), Value());
+}
+
+void hopper::buildMBarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value bar,
+                                         int64_t bytes) {
+  NVVM::MBarrierArriveExpectTxOp::create(b, Type(), bar, i32Const(b, bytes),
+                                         NVVM::MemScopeKind::CTA,
+                                         /*relaxed=*/false, Value());
+}
+
+void hopper::buildMBarrierArrive(ImplicitLocOpBuilder &b, Value bar) {
+  NVVM::MBarrierArriveOp::create(b, Type(), bar, Value());
+}
+
+void hopper::buildMBarrierWait(ImplicitLocOpBuilder &b, Value bar,
+                               Value parity) {
+  // A generous suspend-time hint; the op loops until the phase completes.
+  NVVM::MBarrierTryWaitParityOp::create(b, bar, parity, i32Const(b, 0x989680));
+}
+
+void hopper::buildTmaLoad(ImplicitLocOpBuilder &b, Value dst, Value tensorMap,
+                          ValueRange coords, Value bar) {
+  // The .shared::cluster destination wants an address-space-7 pointer.
+  Value dstCluster = LLVM::AddrSpaceCastOp::create(
+      b, LLVM::LLVMPointerType::get(b.getContext(), kSharedClusterSpace), dst);
+  NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+      b, dstCluster, tensorMap, coords, bar, ValueRange{}, Value(), Value(),
+      NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
+      NVVM::CTAGroupKindAttr(), Value());
+}

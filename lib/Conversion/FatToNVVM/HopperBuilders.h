@@ -1,0 +1,124 @@
+//===- HopperBuilders.h - NVVM/LLVM building blocks for sm_90a --*- C++ -*-===//
+//
+// Small builders the attention kernel is written with: integer and float
+// constants, wgmma shared-memory descriptors, the two wgmma forms (both
+// operands in shared memory; A in registers), mbarriers, TMA loads, quad
+// reductions on the accumulator layout and the MUFU exp2/log2.
+//
+// Fragment layout of a wgmma m64nNk16 accumulator (f32), as seen by the
+// thread with warp w = (tid % 128) / 32 inside its warpgroup, g = lane / 4,
+// t = lane % 4 (PTX ISA "wgmma .m64nNk16 register fragment D"):
+//
+//            col 8i+2t  8i+2t+1        (i = 0 .. N/8-1)
+//   row 16w+g   d[4i]    d[4i+1]
+//   row 16w+g+8 d[4i+2]  d[4i+3]
+//
+// so a thread holds 2 rows x N/4 columns, and the other 3 threads of its
+// quad (same g) hold the rest of those two rows: a row reduction is an
+// in-thread reduction followed by shuffles xor 1 and xor 2.
+//
+// The A fragment of m64nNk16 (16-bit elements, 4 x 32-bit registers):
+//
+//   a0 = A[16w+g  ][2t, 2t+1]     a2 = A[16w+g  ][2t+8, 2t+9]
+//   a1 = A[16w+g+8][2t, 2t+1]     a3 = A[16w+g+8][2t+8, 2t+9]
+//
+// (low half = lower column). For k-step kk of P·V the accumulator values
+// d[8kk .. 8kk+7] of S are exactly a0..a3 packed in pairs: P never leaves
+// the registers.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
+#define FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/ImplicitLocOpBuilder.h"
+
+namespace mlir {
+namespace fat {
+namespace hopper {
+
+/// Address space numbers of NVPTX.
+constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3, kSharedClusterSpace = 7;
+
+Value i32Const(ImplicitLocOpBuilder &b, int64_t v);
+Value i64Const(ImplicitLocOpBuilder &b, int64_t v);
+Value f32Const(ImplicitLocOpBuilder &b, double v);
+
+/// `base + byteOffset` on an i8-addressed pointer (any address space).
+Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, Value byteOffset);
+Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, int64_t byteOffset);
+
+/// The 64-bit wgmma shared-memory matrix descriptor of a 128B-swizzled tile
+/// starting at shared-window address `smemAddr` (i64, 1024-byte aligned
+/// pattern base; k-steps inside a swizzle row add 32 B to it):
+///
+///   bits  0-13  start address >> 4
+///   bits 16-29  leading-dimension byte offset >> 4 (LBO)
+///   bits 32-45  stride-dimension byte offset >> 4  (SBO)
+///   bits 49-51  base offset (0: patterns start on 1024-byte boundaries)
+///   bits 62-63  swizzle mode, 1 = 128B
+///
+/// K-major (rows of 64 K-elements = 128 B): SBO = 1024 (the 8-row pattern),
+/// LBO unused (1). MN-major (rows of 64 MN-elements, one row per k): SBO =
+/// 1024 (8 k-rows), LBO = byte distance between consecutive 64-element MN
+/// blocks.
+Value buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
+                           int64_t leadingByteOffset, int64_t strideByteOffset);
+
+/// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` with both operands
+/// given by descriptors, A K-major, B K-major (trans-b = 0). With an empty
+/// `acc` the accumulator starts from zero (scale-d = 0). Returns the N/2
+/// accumulator registers of this thread.
+SmallVector<Value> buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
+                                Value descA, Value descB, int64_t n,
+                                bool isF16);
+
+/// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` with A from the
+/// four 32-bit registers `a` (the A fragment above) and B an MN-major
+/// descriptor (trans-b = 1). Accumulates into `acc`.
+SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
+                                ValueRange a, Value descB, int64_t n,
+                                bool isF16);
+
+/// wgmma.fence / commit_group / wait_group.
+void buildWgmmaFence(ImplicitLocOpBuilder &b);
+void buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b, int64_t pending);
+
+/// `cvt.rn.{bf16x2,f16x2}.f32`: packs two f32 into one 32-bit register,
+/// `lo` in the low half (the lower column of an A fragment pair).
+Value buildPackPair(ImplicitLocOpBuilder &b, Value lo, Value hi, bool isF16);
+
+/// MUFU `ex2.approx.ftz.f32` (2^x; -inf gives +0) and `lg2.approx.ftz.f32`.
+Value buildExp2(ImplicitLocOpBuilder &b, Value x);
+Value buildLog2(ImplicitLocOpBuilder &b, Value x);
+
+/// Reduces `v` over the 4 threads of a quad (lanes 4g .. 4g+3): the threads
+/// holding one accumulator row. Shuffles xor 1 then xor 2 (butterfly), so
+/// every thread of the quad ends with the result.
+Value buildQuadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax);
+
+/// Broadcasts lane 0's value to the warp, making a value derived from the
+/// thread id provably warp-uniform (ptxas C7520 wants the warpgroup-role
+/// branch uniform before wgmma).
+Value buildWarpBroadcast(ImplicitLocOpBuilder &b, Value v);
+
+/// mbarrier helpers; `bar` is an `!llvm.ptr<3>`.
+void buildMBarrierInit(ImplicitLocOpBuilder &b, Value bar, int64_t count);
+void buildMBarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value bar,
+                                 int64_t bytes);
+void buildMBarrierArrive(ImplicitLocOpBuilder &b, Value bar);
+/// Blocks until the phase of parity `parity` (i32 0/1) has completed.
+void buildMBarrierWait(ImplicitLocOpBuilder &b, Value bar, Value parity);
+
+/// TMA tile load `cp.async.bulk.tensor.4d.shared::cluster.global` of the box
+/// at `coords` (innermost first) into `dst` (`!llvm.ptr<3>`), completing on
+/// `bar`.
+void buildTmaLoad(ImplicitLocOpBuilder &b, Value dst, Value tensorMap,
+                  ValueRange coords, Value bar);
+
+} // namespace hopper
+} // namespace fat
+} // namespace mlir
+
+#endif // FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H

@@ -1,0 +1,197 @@
+//===- KernelConfig.cpp - static configuration and manifest of a kernel ---===//
+//
+// What a fat.attention op asks of the Hopper kernel, the checks that say
+// which ops it can serve, and the launch manifest of docs/kernel-abi.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+
+#ifndef FAT_VERSION_STRING
+#error "FAT_VERSION_STRING must be defined by the build"
+#endif
+
+FailureOr<AttentionKernelConfig>
+mlir::fat::getAttentionKernelConfig(AttentionOp op,
+                                    const HopperKernelOptions &options) {
+  AttentionKernelConfig config;
+  auto qType = cast<ShapedType>(op.getQuery().getType());
+  auto kType = cast<ShapedType>(op.getKey().getType());
+  auto vType = cast<ShapedType>(op.getValue().getType());
+  auto oType = cast<ShapedType>(op.getOutput().getType());
+
+  if (options.sm != "sm_90a")
+    return op.emitOpError("the Hopper kernel targets sm_90a only (got sm='")
+           << options.sm << "'): it needs wgmma and setmaxnreg";
+  if (options.ptxVersion < 80)
+    return op.emitOpError("the Hopper kernel needs PTX ISA 8.0 or newer (got ptx=")
+           << options.ptxVersion << ")";
+
+  Type elt = qType.getElementType();
+  if (!elt.isBF16() && !elt.isF16())
+    return op.emitOpError("the GPU path supports bf16 and f16 inputs, got ")
+           << elt << " (f32 is served by the reference path, --fat-to-cpu)";
+  for (ShapedType t : {kType, vType, oType})
+    if (t.getElementType() != elt)
+      return op.emitOpError("the GPU path needs Q, K, V and O of one element "
+                            "type, got ")
+             << elt << " and " << t.getElementType();
+  config.isF16 = elt.isF16();
+
+  unsigned headPos = op.getPhysicalDim(AttentionOp::kHeadDim);
+  unsigned featPos = op.getPhysicalDim(AttentionOp::kFeatureDim);
+  config.numHeadsQ = qType.getDimSize(headPos);
+  config.numHeadsKV = kType.getDimSize(headPos);
+  config.headDim = qType.getDimSize(featPos);
+  config.headDimV = vType.getDimSize(featPos);
+  if (ShapedType::isDynamic(config.numHeadsQ) ||
+      ShapedType::isDynamic(config.numHeadsKV))
+    return op.emitOpError("the GPU kernel needs static head counts Hq and Hkv "
+                          "(they fix the grid and the GQA group size)");
+  auto supportedHeadDim = [](int64_t d) {
+    return d == 64 || d == 128 || d == 256;
+  };
+  if (!supportedHeadDim(config.headDim) || !supportedHeadDim(config.headDimV))
+    return op.emitOpError("head dims D = ")
+           << config.headDim << ", Dv = " << config.headDimV
+           << " are not supported by the Hopper kernel; supported: 64, 128, "
+              "256 (whole 128-byte swizzle rows of 16-bit elements)";
+
+  config.layout = op.getLayout();
+  config.causal = op.getCausal();
+  config.windowLeft = op.getWindowLeft();
+  config.windowRight = op.getWindowRight();
+  config.lse = static_cast<bool>(op.getLse());
+
+  if (options.blockM != 64 && options.blockM != 128)
+    return op.emitOpError("block-m = ")
+           << options.blockM
+           << " is not supported; supported: 64 or 128 (64 rows per consumer "
+              "warpgroup)";
+  int64_t blockN = options.blockN;
+  if (blockN == 0)
+    blockN = std::max(config.headDim, config.headDimV) > 128 ? 64 : 128;
+  if (blockN != 64 && blockN != 128)
+    return op.emitOpError("block-n = ")
+           << blockN << " is not supported; supported: 64 or 128";
+  if (options.stages < 1 || options.stages > 4)
+    return op.emitOpError("stages = ")
+           << options.stages << " is not supported; supported: 1 to 4";
+  config.blockM = options.blockM;
+  config.blockN = blockN;
+  config.stages = options.stages;
+  config.sm = options.sm;
+  config.ptxVersion = options.ptxVersion;
+
+  if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+    return op.emitOpError("the kernel for D = ")
+           << config.headDim << ", Dv = " << config.headDimV
+           << ", block-m = " << config.blockM << ", block-n = " << blockN
+           << ", stages = " << config.stages << " needs "
+           << config.dynamicSmemBytes()
+           << " bytes of shared memory, more than the " << kMaxSharedMemoryPerBlock
+           << " a block may use; lower block-n or stages";
+  return config;
+}
+
+std::string AttentionKernelConfig::kernelName() const {
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  os << "fat_attention_fwd_" << (isF16 ? "f16" : "bf16") << "_d" << headDim;
+  if (headDimV != headDim)
+    os << "_dv" << headDimV;
+  os << "_h" << numHeadsQ << "_" << numHeadsKV << "_"
+     << stringifyLayout(layout);
+  if (causal)
+    os << "_causal";
+  if (windowLeft >= 0 || windowRight >= 0)
+    os << "_w" << (windowLeft < 0 ? std::string("inf") : std::to_string(windowLeft))
+       << "_" << (windowRight < 0 ? std::string("inf") : std::to_string(windowRight));
+  if (lse)
+    os << "_lse";
+  os << "_m" << blockM << "n" << blockN << "s" << stages;
+  return name;
+}
+
+/// One tensor-map entry of the manifest: dims innermost first, by symbol,
+/// and the TMA box (64 elements = one 128-byte swizzle row, `rows` rows).
+static llvm::json::Object tensorMapSpec(StringRef tensor,
+                                        ArrayRef<StringRef> dims,
+                                        int64_t rows) {
+  llvm::json::Array dimsJson;
+  for (StringRef d : dims)
+    dimsJson.push_back(d.str());
+  return llvm::json::Object{
+      {"tensor", tensor.str()},
+      {"dims", std::move(dimsJson)},
+      {"box", llvm::json::Array{64, rows, 1, 1}},
+      {"swizzle", "128B"},
+      {"l2_promotion", "256B"},
+      {"oob_fill", "zero"},
+      {"interleave", "none"}};
+}
+
+std::string AttentionKernelConfig::manifestJson() const {
+  using llvm::json::Array;
+  using llvm::json::Object;
+  std::string name = kernelName();
+
+  Array params{Object{{"kind", "tensor_map"}, {"tensor", "q"}},
+               Object{{"kind", "tensor_map"}, {"tensor", "k"}},
+               Object{{"kind", "tensor_map"}, {"tensor", "v"}},
+               Object{{"kind", "ptr"}, {"tensor", "o"}}};
+  for (int dim = 0; dim < 3; ++dim)
+    params.push_back(Object{{"kind", "stride"}, {"tensor", "o"}, {"dim", dim}});
+  if (lse) {
+    params.push_back(Object{{"kind", "ptr"}, {"tensor", "lse"}});
+    for (int dim = 0; dim < 2; ++dim)
+      params.push_back(
+          Object{{"kind", "stride"}, {"tensor", "lse"}, {"dim", dim}});
+  }
+  for (StringRef sym : {"Sq", "Skv", "diag"})
+    params.push_back(Object{{"kind", "i32"}, {"symbol", sym.str()}});
+  params.push_back(Object{{"kind", "f32"}, {"symbol", "scale_log2e"}});
+
+  Object manifest{
+      {"format", "fa-t-kernel"},
+      {"version", 1},
+      {"entry", name},
+      {"ptx", name + ".ptx"},
+      {"sm", sm},
+      {"ptx_version", ptxVersion},
+      {"compiler", FAT_VERSION_STRING},
+      {"config",
+       Object{{"dtype", isF16 ? "f16" : "bf16"},
+              {"head_dim", headDim},
+              {"head_dim_v", headDimV},
+              {"num_heads_q", numHeadsQ},
+              {"num_heads_kv", numHeadsKV},
+              {"layout", stringifyLayout(layout).str()},
+              {"causal", causal},
+              {"window", Array{windowLeft, windowRight}},
+              {"lse", lse},
+              {"block_m", blockM},
+              {"block_n", blockN},
+              {"stages", stages}}},
+      {"block", Array{numThreads(), 1, 1}},
+      {"grid", Array{Object{{"symbol", "Sq"}, {"ceildiv", blockM}},
+                     Object{{"symbol", "Hq"}}, Object{{"symbol", "B"}}}},
+      {"dynamic_smem_bytes", dynamicSmemBytes()},
+      {"tensor_maps",
+       Array{tensorMapSpec("q", {"D", "Sq", "Hq", "B"}, blockM),
+             tensorMapSpec("k", {"D", "Skv", "Hkv", "B"}, blockN),
+             tensorMapSpec("v", {"Dv", "Skv", "Hkv", "B"}, blockN)}},
+      {"params", std::move(params)}};
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)));
+  return text;
+}
