@@ -46,7 +46,6 @@ AffineMap rowsOrTile(MLIRContext *ctx, int64_t rank) {
 
 /// An empty tensor shaped like `like` (with its dynamic sizes).
 Value emptyLike(OpBuilder &b, Location loc, Value like, Type elementType) {
-  auto t = cast<RankedTensorType>(like.getType());
   SmallVector<OpFoldResult> sizes = tensor::getMixedSizes(b, loc, like);
   return tensor::EmptyOp::create(b, loc, sizes, elementType);
 }
@@ -142,20 +141,26 @@ struct DecomposeMask : OpRewritePattern<MaskOp> {
   }
 };
 
+/// Replaces `op` by the row reduction init_i = combine(init_i, x_ij) over j:
+/// loops (i, j), j a reduction, the row vector `init` as the accumulator.
+template <typename CombineOp>
+void replaceWithRowReduction(PatternRewriter &rewriter, Operation *op, Value tile,
+                             Value init) {
+  MLIRContext *ctx = op->getContext();
+  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+      op, init.getType(), ValueRange{tile}, ValueRange{init},
+      ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+      ArrayRef<IteratorType>{kPar, kRed},
+      [](OpBuilder &b, Location loc, ValueRange a) {
+        linalg::YieldOp::create(b, loc, Value(CombineOp::create(b, loc, a[0], a[1])));
+      });
+}
+
 /// fat.row_max: m'_i = max(m_i, max_j s_ij).
 struct DecomposeRowMax : OpRewritePattern<RowMaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RowMaxOp op, PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = op.getContext();
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getScores()},
-        ValueRange{op.getInit()},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
-        ArrayRef<IteratorType>{kPar, kRed},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          linalg::YieldOp::create(
-              b, loc, Value(arith::MaximumFOp::create(b, loc, a[0], a[1])));
-        });
+    replaceWithRowReduction<arith::MaximumFOp>(rewriter, op, op.getScores(), op.getInit());
     return success();
   }
 };
@@ -193,16 +198,7 @@ struct DecomposeExp2 : OpRewritePattern<Exp2Op> {
 struct DecomposeRowSum : OpRewritePattern<RowSumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RowSumOp op, PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = op.getContext();
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getInput()},
-        ValueRange{op.getInit()},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
-        ArrayRef<IteratorType>{kPar, kRed},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::AddFOp::create(b, loc, a[0], a[1])));
-        });
+    replaceWithRowReduction<arith::AddFOp>(rewriter, op, op.getInput(), op.getInit());
     return success();
   }
 };
