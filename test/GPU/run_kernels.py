@@ -1,0 +1,370 @@
+#!/usr/bin/env python3
+"""Builds, checks and times fa-t Hopper attention kernels (the GPU tier).
+
+Two steps, because the GPU machine has no LLVM:
+
+  here:  python3 test/GPU/run_kernels.py build --fa-t-opt build-gpu/bin/fa-t-opt --out .kernels
+         (writes one fat.attention per kernel config and compiles it with
+          `fa-t-opt --fat-to-ptx` into <name>.ptx + <name>.json)
+  GPU:   python3 test/GPU/run_kernels.py run --kernels .kernels [--bench]
+
+`run` is self-contained: torch for tensors and the float64 reference, and
+the CUDA driver through ctypes (libcuda.so.1) to load the PTX, encode the
+tensor maps (cuTensorMapEncodeTiled) and launch as the manifest says
+(docs/kernel-abi.md). Outputs are poisoned with NaN before each launch, so a
+row the kernel never writes fails the check.
+"""
+import argparse
+import ctypes
+import json
+import math
+import os
+import subprocess
+import sys
+
+# Kernel configs: (key, dtype, D, Hq, Hkv, causal, window, lse, layout).
+KERNELS = [
+    ("bf16_d128", "bf16", 128, 16, 16, False, None, True, "bhsd"),
+    ("bf16_d128_causal", "bf16", 128, 16, 16, True, None, True, "bhsd"),
+    ("bf16_d128_gqa_causal", "bf16", 128, 16, 4, True, None, True, "bhsd"),
+    ("bf16_d128_bshd", "bf16", 128, 8, 2, False, None, False, "bshd"),
+    ("bf16_d64", "bf16", 64, 16, 16, False, None, True, "bhsd"),
+    ("bf16_d64_causal", "bf16", 64, 16, 16, True, None, True, "bhsd"),
+    ("bf16_d64_window", "bf16", 64, 8, 8, False, (100, 30), True, "bhsd"),
+    ("bf16_d256", "bf16", 256, 8, 8, False, None, True, "bhsd"),
+    ("bf16_d256_causal", "bf16", 256, 8, 8, True, None, True, "bhsd"),
+    ("f16_d128", "f16", 128, 16, 16, False, None, True, "bhsd"),
+    ("f16_d128_causal", "f16", 128, 16, 16, True, None, True, "bhsd"),
+]
+
+# Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
+CASES = [
+    ("bf16_d128", 2, 1000, 1000, None),
+    ("bf16_d128", 1, 17, 17, None),
+    ("bf16_d128", 1, 4097, 4097, None),
+    ("bf16_d128", 2, 300, 1000, None),
+    ("bf16_d128_causal", 2, 1000, 1000, None),
+    ("bf16_d128_causal", 1, 17, 17, None),
+    ("bf16_d128_causal", 1, 4097, 4097, None),
+    ("bf16_d128_causal", 2, 300, 1000, None),   # bottom-right
+    ("bf16_d128_causal", 1, 1000, 300, None),   # rows with no key
+    ("bf16_d128_causal", 2, 1000, 1000, 0),     # top-left (torch is_causal)
+    ("bf16_d128_gqa_causal", 3, 1000, 1000, None),
+    ("bf16_d128_bshd", 2, 1000, 777, None),
+    ("bf16_d64", 2, 1000, 1000, None),
+    ("bf16_d64_causal", 2, 4097, 4097, None),
+    ("bf16_d64_window", 2, 1000, 1000, None),
+    ("bf16_d256", 2, 1000, 1000, None),
+    ("bf16_d256_causal", 1, 4097, 4097, None),
+    ("f16_d128", 2, 1000, 1000, None),
+    ("f16_d128_causal", 1, 4097, 4097, None),
+]
+
+# Timing: (kernel key, B, H, S) against torch SDPA.
+BENCH = [
+    ("bf16_d128", 4, 16, 4096),
+    ("bf16_d128", 1, 16, 16384),
+    ("bf16_d128_causal", 4, 16, 4096),
+    ("bf16_d128_causal", 1, 16, 16384),
+]
+
+
+def mlir_for(dtype, d, hq, hkv, causal, window, lse, layout):
+    """One fat.attention (memref form) with static heads, dynamic B and S."""
+    def t(h):
+        return (f"memref<?x?x{h}x{d}x{dtype}>" if layout == "bshd"
+                else f"memref<?x{h}x?x{d}x{dtype}>")
+    q, kv = t(hq), t(hkv)
+    lse_t = f"memref<?x{hq}x?xf32>"
+    args = f"%q: {q}, %k: {kv}, %v: {kv}, %o: {q}" + (f", %l: {lse_t}" if lse else "")
+    attrs = ""
+    if lse:
+        attrs += f" lse(%l : {lse_t})"
+    if causal:
+        attrs += " causal"
+    if window:
+        attrs += f" window [{window[0]}, {window[1]}]"
+    if layout == "bshd":
+        attrs += " layout(bshd)"
+    return (f"func.func @attn({args}) {{\n"
+            f"  fat.attention ins(%q, %k, %v : {q}, {kv}, {kv}) outs(%o : {q}){attrs}\n"
+            f"  return\n}}\n")
+
+
+def build(args):
+    os.makedirs(args.out, exist_ok=True)
+    index = {}
+    for key, dtype, d, hq, hkv, causal, window, lse, layout in KERNELS:
+        src = os.path.join(args.out, key + ".mlir")
+        with open(src, "w") as f:
+            f.write(mlir_for(dtype, d, hq, hkv, causal, window, lse, layout))
+        kdir = os.path.join(args.out, key)
+        subprocess.run([args.fa_t_opt, src, f"--fat-to-ptx=output-dir={kdir}",
+                        "-o", os.devnull], check=True)
+        (manifest,) = [f for f in os.listdir(kdir) if f.endswith(".json")]
+        index[key] = os.path.join(key, manifest)
+    with open(os.path.join(args.out, "index.json"), "w") as f:
+        json.dump(index, f, indent=1)
+    print(f"built {len(index)} kernels into {args.out}")
+
+
+# ---------------------------------------------------------------- driver --
+class Driver:
+    """The few CUDA driver calls a launch needs, through ctypes."""
+
+    def __init__(self):
+        self.lib = ctypes.CDLL("libcuda.so.1")
+
+    def check(self, err, what):
+        if err != 0:
+            name = ctypes.c_char_p()
+            self.lib.cuGetErrorName(err, ctypes.byref(name))
+            raise RuntimeError(f"{what} failed: {name.value.decode()} ({err})")
+
+    def load(self, ptx, entry, smem):
+        mod, fn = ctypes.c_void_p(), ctypes.c_void_p()
+        log = ctypes.create_string_buffer(8192)
+        # JIT options: error log buffer (5) and its size (6).
+        opts = (ctypes.c_int * 2)(5, 6)
+        vals = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p), 8192)
+        err = self.lib.cuModuleLoadDataEx(ctypes.byref(mod), ctypes.c_char_p(ptx + b"\0"),
+                                          2, opts, vals)
+        if err:
+            print(log.value.decode(errors="replace"))
+        self.check(err, "cuModuleLoadDataEx")
+        self.check(self.lib.cuModuleGetFunction(ctypes.byref(fn), mod, entry.encode()),
+                   "cuModuleGetFunction")
+        # CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+        self.check(self.lib.cuFuncSetAttribute(fn, 8, smem), "cuFuncSetAttribute")
+        return fn
+
+    def tensor_map(self, dtype, addr, dims, strides, box):
+        """A 64-byte aligned 128-byte CUtensorMap; returns (keepalive, pointer)."""
+        buf = ctypes.create_string_buffer(128 + 64)
+        ptr = (ctypes.addressof(buf) + 63) // 64 * 64
+        u64, u32 = ctypes.c_uint64, ctypes.c_uint32
+        rank = len(dims)
+        err = self.lib.cuTensorMapEncodeTiled(
+            ctypes.c_void_p(ptr), {"bf16": 9, "f16": 6}[dtype], rank,
+            ctypes.c_void_p(addr), (u64 * rank)(*dims), (u64 * (rank - 1))(*strides),
+            (u32 * rank)(*box), (u32 * rank)(*([1] * rank)),
+            0,  # interleave none
+            3,  # swizzle 128B
+            3,  # L2 promotion 256B
+            0)  # OOB fill zeros
+        self.check(err, f"cuTensorMapEncodeTiled(dims={dims}, strides={strides}, box={box})")
+        return buf, ptr
+
+    def launch(self, fn, grid, block, smem, params, stream):
+        arr = (ctypes.c_void_p * len(params))(*params)
+        self.check(self.lib.cuLaunchKernel(fn, *grid, *block, smem, ctypes.c_void_p(stream),
+                                           arr, None), "cuLaunchKernel")
+
+
+class Kernel:
+    """A compiled kernel and its manifest; call() launches it on torch tensors."""
+
+    def __init__(self, driver, path):
+        self.drv = driver
+        with open(path) as f:
+            self.m = json.load(f)
+        with open(os.path.join(os.path.dirname(path), self.m["ptx"]), "rb") as f:
+            ptx = f.read()
+        self.fn = driver.load(ptx, self.m["entry"], self.m["dynamic_smem_bytes"])
+
+    def prepare(self, q, k, v, o, lse, diag, scale):
+        """Builds the launch of O = attention(q, k, v) (logical BHSD views)."""
+        import torch
+        cfg = self.m["config"]
+        sym = {"B": q.shape[0], "Hq": q.shape[1], "Sq": q.shape[2], "D": q.shape[3],
+               "Hkv": k.shape[1], "Skv": k.shape[2], "Dv": v.shape[3],
+               "diag": diag, "scale_log2e": scale * math.log2(math.e)}
+        tensors = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+        keep, params = [], []
+        maps = {}
+        for spec in self.m["tensor_maps"]:
+            t = tensors[spec["tensor"]]
+            # dims innermost first name the logical dims (d, s, h, b).
+            dims = [sym[s] for s in spec["dims"]]
+            strides = [t.stride(i) * t.element_size() for i in (2, 1, 0)]
+            maps[spec["tensor"]] = self.drv.tensor_map(cfg["dtype"], t.data_ptr(), dims,
+                                                       strides, spec["box"])
+        for p in self.m["params"]:
+            kind = p["kind"]
+            if kind == "tensor_map":
+                buf, ptr = maps[p["tensor"]]
+                keep.append(buf)
+                params.append(ptr)
+                continue
+            if kind == "ptr":
+                c = ctypes.c_uint64(tensors[p["tensor"]].data_ptr())
+            elif kind == "stride":
+                c = ctypes.c_int64(tensors[p["tensor"]].stride(p["dim"]))
+            elif kind == "i32":
+                c = ctypes.c_int32(sym[p["symbol"]])
+            elif kind == "f32":
+                c = ctypes.c_float(sym[p["symbol"]])
+            else:
+                raise ValueError(f"unknown parameter kind {kind}")
+            keep.append(c)
+            params.append(ctypes.addressof(c))
+        grid = [(sym[g["symbol"]] + g["ceildiv"] - 1) // g["ceildiv"] if "ceildiv" in g
+                else sym[g["symbol"]] for g in self.m["grid"]]
+        stream = torch.cuda.current_stream().cuda_stream
+        return lambda: self.drv.launch(self.fn, grid, self.m["block"],
+                                       self.m["dynamic_smem_bytes"], params, stream), keep
+
+
+def reference(q, k, v, diag, causal, window, scale):
+    """float64 attention with fa-t's mask semantics; empty rows give O = 0, LSE = -inf."""
+    import torch
+    q, k, v = (x.double() for x in (q, k, v))
+    g = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(g, dim=1), v.repeat_interleave(g, dim=1)
+    s = (q @ k.transpose(-1, -2)) * scale
+    i = torch.arange(q.shape[2], device=q.device)[:, None]
+    j = torch.arange(k.shape[2], device=q.device)[None, :]
+    vis = torch.ones_like(s[0, 0], dtype=torch.bool)
+    if causal:
+        vis &= j <= i + diag
+    if window:
+        if window[0] >= 0:
+            vis &= j >= i + diag - window[0]
+        if window[1] >= 0:
+            vis &= j <= i + diag + window[1]
+    s = s.masked_fill(~vis, -math.inf)
+    lse = torch.logsumexp(s, dim=-1)
+    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
+    return p @ v, lse
+
+
+def make_inputs(key, b, sq, skv, dtype, d, hq, hkv, layout):
+    import torch
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+
+    def rnd(bb, h, s):
+        if layout == "bshd":
+            return torch.randn(bb, s, h, d, device="cuda", dtype=tdt).permute(0, 2, 1, 3)
+        return torch.randn(bb, h, s, d, device="cuda", dtype=tdt)
+    q, k, v = rnd(b, hq, sq), rnd(b, hkv, skv), rnd(b, hkv, skv)
+    if layout == "bshd":
+        o = torch.full((b, sq, hq, d), math.nan, device="cuda", dtype=tdt).permute(0, 2, 1, 3)
+    else:
+        o = torch.full((b, hq, sq, d), math.nan, device="cuda", dtype=tdt)
+    lse = torch.full((b, hq, sq), math.nan, device="cuda", dtype=torch.float32)
+    return q, k, v, o, lse
+
+
+def run(args):
+    import torch
+    torch.manual_seed(0)
+    torch.cuda.init()
+    torch.empty(1, device="cuda")  # makes the primary context current
+    drv = Driver()
+    with open(os.path.join(args.kernels, "index.json")) as f:
+        index = json.load(f)
+    configs = {k[0]: k for k in KERNELS}
+    kernels = {}
+    results = {"cases": [], "bench": []}
+    failures = 0
+    for key, b, sq, skv, diag in CASES:
+        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key]
+        if key not in kernels:
+            kernels[key] = Kernel(drv, os.path.join(args.kernels, index[key]))
+        kern = kernels[key]
+        diag = skv - sq if diag is None else diag
+        scale = 1.0 / math.sqrt(d)
+        q, k, v, o, lse = make_inputs(key, b, sq, skv, dtype, d, hq, hkv, layout)
+        launch, keep = kern.prepare(q, k, v, o, lse, diag, scale)
+        launch()
+        torch.cuda.synchronize()
+        ref_o, ref_lse = reference(q, k, v, diag, causal, window, scale)
+        err_o = (o.double() - ref_o).abs().nan_to_num(math.inf).max().item()
+        tol = 2e-2 if dtype == "bf16" else 4e-3
+        ok = err_o <= tol
+        err_l = 0.0
+        if lse_on:
+            finite = torch.isfinite(ref_lse)
+            same_inf = torch.equal(torch.isneginf(lse), torch.isneginf(ref_lse))
+            err_l = (lse.double() - ref_lse)[finite].abs().nan_to_num(math.inf).max().item() \
+                if finite.any() else 0.0
+            ok = ok and same_inf and err_l <= 1e-3 and not torch.isnan(lse).any().item()
+        failures += not ok
+        line = (f"{'PASS' if ok else 'FAIL'} {key:22s} B={b} Sq={sq:5d} Skv={skv:5d} "
+                f"diag={diag:5d}  max|dO|={err_o:.3e}  max|dLSE|={err_l:.3e}")
+        print(line, flush=True)
+        results["cases"].append({"kernel": key, "B": b, "Sq": sq, "Skv": skv, "diag": diag,
+                                 "err_o": err_o, "err_lse": err_l, "ok": ok})
+        del keep
+    if args.bench:
+        bench(drv, kernels, configs, index, args, results)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    print(f"{failures} failures")
+    return 1 if failures else 0
+
+
+def time_ms(fn, iters=20, warmup=3):
+    import torch
+    for _ in range(warmup):
+        fn()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(iters):
+        fn()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / iters
+
+
+def bench(drv, kernels, configs, index, args, results):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    F = torch.nn.functional
+    print(f"\n{'config':34s} {'fa-t':>8s} {'flash':>8s} {'cuDNN':>8s}  TFLOP/s  fa-t/cuDNN")
+    for key, b, h, s in BENCH:
+        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key]
+        if key not in kernels:
+            kernels[key] = Kernel(drv, os.path.join(args.kernels, index[key]))
+        q, k, v, o, lse = make_inputs(key, b, s, s, dtype, d, h, h, layout)
+        launch, keep = kernels[key].prepare(q, k, v, o, lse, 0, 1.0 / math.sqrt(d))
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        row = {"kernel": key, "B": b, "H": h, "S": s, "D": d, "causal": causal}
+        t = {"fa-t": time_ms(launch)}
+        for name, backend in (("flash", SDPBackend.FLASH_ATTENTION),
+                              ("cudnn", SDPBackend.CUDNN_ATTENTION)):
+            try:
+                with sdpa_kernel(backend):
+                    t[name] = time_ms(lambda: F.scaled_dot_product_attention(
+                        q, k, v, is_causal=causal))
+            except RuntimeError as e:
+                print(f"  {name}: {e}".splitlines()[0])
+                t[name] = math.nan
+        tf = {n: flops / (ms * 1e-3) / 1e12 for n, ms in t.items()}
+        row.update({f"tflops_{n}": x for n, x in tf.items()})
+        results["bench"].append(row)
+        label = f"{key} B={b} H={h} S={s}"
+        print(f"{label:34s} {tf['fa-t']:8.1f} {tf['flash']:8.1f} {tf['cudnn']:8.1f}"
+              f"          {tf['fa-t'] / tf['cudnn']:.2f}", flush=True)
+        del keep
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    b = sub.add_parser("build", help="compile the kernels with fa-t-opt (no GPU)")
+    b.add_argument("--fa-t-opt", default="build/bin/fa-t-opt")
+    b.add_argument("--out", default=".kernels")
+    r = sub.add_parser("run", help="check (and time) the kernels on the GPU")
+    r.add_argument("--kernels", default=".kernels")
+    r.add_argument("--bench", action="store_true")
+    r.add_argument("--json", help="write the results here")
+    a = ap.parse_args()
+    return build(a) if a.cmd == "build" else run(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
