@@ -1,0 +1,121 @@
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=128 block-n=128 stages=2" -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=64 block-n=64 stages=3" -split-input-file | FileCheck %s --check-prefix=M64
+
+// The op stays on the host, tagged with its kernel; the kernel is an
+// llvm.func in a gpu.module named after the configuration, and the manifest
+// is recorded on the module.
+
+// CHECK:       module attributes {fat.kernels = {[[NAME:fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2]] = "{
+// CHECK-SAME:    gpu.container_module
+// CHECK-LABEL: func.func @gqa
+// CHECK:         fat.attention
+// CHECK-SAME:      {fat.kernel = @[[NAME]]::@[[NAME]]}
+// CHECK:       gpu.module @[[NAME]]
+// CHECK:         llvm.mlir.global external @__fat_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
+
+// Parameters of docs/kernel-abi.md: three tensor maps by value as grid
+// constants, O and its (b, h, s) strides, Sq, Skv, diag, scale·log2 e.
+// CHECK:         llvm.func @[[NAME]](
+// CHECK-SAME:      %{{.+}}: !llvm.ptr {llvm.align = 64 : i64, llvm.byval = !llvm.array<16 x i64>, nvvm.grid_constant},
+// CHECK-SAME:      %[[O:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[SQ:.+]]: i32, %[[SKV:.+]]: i32, %[[DIAG:.+]]: i32, %[[C:.+]]: f32)
+// CHECK-SAME:      attributes {nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
+
+// Barriers: q and full[0..1] wait for one arrival + TMA bytes, empty[0..1]
+// for the 256 consumer threads.
+// CHECK-COUNT-3: nvvm.mbarrier.init %{{.+}}, %c1_i32
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
+// CHECK:         nvvm.fence.mbarrier.init
+// CHECK:         nvvm.barrier
+
+// GQA: KV head = h / (16 / 4).
+// CHECK:         %[[H:.+]] = nvvm.read.ptx.sreg.ctaid.y
+// CHECK:         arith.divui %[[H]], %c4_i32
+
+// Producer: 24 registers; Q is D/64 = 2 boxes; per KV block K and V are 2
+// boxes each, completing on full[s] after empty[s] was released.
+// CHECK:         nvvm.setmaxregister decrease 24
+// CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:         scf.for
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c65536_i32
+// CHECK-COUNT-4:   nvvm.cp.async.bulk.tensor.shared.cluster.global
+
+// Consumers: 240 registers; S = Q·Kᵀ is D/16 = 8 k-steps of m64n128k16 with
+// both operands in shared memory (trans-b 0), the first with scale-d 0.
+// CHECK:         nvvm.setmaxregister increase 240
+// CHECK:         scf.for
+// CHECK:           nvvm.wgmma.fence.aligned
+// CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 0, 0;
+// CHECK:           nvvm.wgmma.commit.group.sync.aligned
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
+// Edge blocks only: keys ≥ Skv are masked.
+// CHECK:           scf.if
+// CHECK:             arith.cmpi slt, %{{.+}}, %[[SKV]]
+// Row max over the quad: shuffles xor 1 and xor 2.
+// CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c1_i32
+// CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c2_i32
+// CHECK:           ex2.approx.ftz.f32
+// P packed to bf16 pairs, then O += P·V: N/16 = 8 register-A k-steps with an
+// MN-major V (trans-b 1).
+// CHECK:           cvt.rn.bf16x2.f32
+// CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 1;
+// CHECK:           nvvm.mbarrier.arrive
+// Epilogue: rows < Sq stored as bf16 pairs.
+// CHECK:         arith.cmpi slt, %{{.+}}, %[[SQ]]
+// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+
+// With block-m = 64 there is one consumer warpgroup and no register split.
+// M64-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m64n64s3
+// M64-SAME:    nvvm.maxntid = array<i32: 256, 1, 1>
+// M64-NOT:     nvvm.setmaxregister
+// M64-COUNT-8: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {{.+}}p, 1, 1, 0, 0;
+// M64-COUNT-4: wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 1;
+func.func @gqa(%q: memref<?x16x?x128xbf16>, %k: memref<?x4x?x128xbf16>,
+               %v: memref<?x4x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
+  fat.attention ins(%q, %k, %v : memref<?x16x?x128xbf16>, memref<?x4x?x128xbf16>,
+                                 memref<?x4x?x128xbf16>)
+      outs(%o : memref<?x16x?x128xbf16>)
+  return
+}
+
+// -----
+
+// Causal with LSE (tensor form): the LSE pointer and its (b, h) strides join
+// the parameters; the masked branch tests j ≤ i + diag.
+// CHECK-LABEL: func.func @causal_lse
+// CHECK:         fat.attention
+// CHECK-SAME:      {fat.kernel = @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]]}
+// CHECK:       gpu.module @[[NAME]]
+// CHECK:         llvm.func @[[NAME]](
+// CHECK-SAME:      %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[LSE:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: f32)
+// CHECK:           wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
+// CHECK:           arith.cmpi sle
+// CHECK:           cvt.rn.f16x2.f32
+// CHECK:         lg2.approx.ftz.f32
+// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
+func.func @causal_lse(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>,
+                      %v: tensor<2x8x256x64xf16>, %o: tensor<2x8x256x64xf16>,
+                      %l: tensor<2x8x256xf32>) -> (tensor<2x8x256x64xf16>, tensor<2x8x256xf32>) {
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<2x8x256x64xf16>, tensor<2x8x256x64xf16>,
+                                        tensor<2x8x256x64xf16>)
+      outs(%o : tensor<2x8x256x64xf16>) lse(%l : tensor<2x8x256xf32>) causal
+      -> tensor<2x8x256x64xf16>, tensor<2x8x256xf32>
+  return %r#0, %r#1 : tensor<2x8x256x64xf16>, tensor<2x8x256xf32>
+}
+
+// -----
+
+// Two ops of one configuration share one kernel.
+// CHECK-LABEL: func.func @shared
+// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME:.+]]::@[[NAME]]}
+// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME]]::@[[NAME]]}
+// CHECK:       gpu.module @[[NAME]]
+// CHECK-NOT:   gpu.module
+func.func @shared(%q: memref<1x2x64x64xbf16>, %o1: memref<1x2x64x64xbf16>,
+                  %o2: memref<1x2x64x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>,
+                                 memref<1x2x64x64xbf16>) outs(%o1 : memref<1x2x64x64xbf16>)
+  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>,
+                                 memref<1x2x64x64xbf16>) outs(%o2 : memref<1x2x64x64xbf16>)
+  return
+}

@@ -1,0 +1,36 @@
+// RUN: fa-t-opt %s --convert-fat-to-nvvm -split-input-file -verify-diagnostics
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
+
+// One case per configuration the Hopper kernel cannot serve; each error
+// names what is supported.
+
+// BLOCKM: block-m = 96 is not supported; supported: 64 or 128
+// SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
+// SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use
+
+func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
+  // expected-error @+1 {{head dims D = 96, Dv = 96 are not supported by the Hopper kernel; supported: 64, 128, 256}}
+  fat.attention ins(%q, %q, %q : memref<1x2x64x96xbf16>, memref<1x2x64x96xbf16>,
+                                 memref<1x2x64x96xbf16>) outs(%o : memref<1x2x64x96xbf16>)
+  return
+}
+
+// -----
+
+func.func @f32_inputs(%q: memref<1x2x64x64xf32>, %o: memref<1x2x64x64xf32>) {
+  // expected-error @+1 {{the GPU path supports bf16 and f16 inputs, got 'f32' (f32 is served by the reference path, --fat-to-cpu)}}
+  fat.attention ins(%q, %q, %q : memref<1x2x64x64xf32>, memref<1x2x64x64xf32>,
+                                 memref<1x2x64x64xf32>) outs(%o : memref<1x2x64x64xf32>)
+  return
+}
+
+// -----
+
+func.func @d256_block_n_128(%q: memref<1x2x64x256xbf16>, %o: memref<1x2x64x256xbf16>) {
+  // With the default block-n (0) D = 256 picks 64 keys per block and fits.
+  fat.attention ins(%q, %q, %q : memref<1x2x64x256xbf16>, memref<1x2x64x256xbf16>,
+                                 memref<1x2x64x256xbf16>) outs(%o : memref<1x2x64x256xbf16>)
+  return
+}
