@@ -23,7 +23,7 @@ echo "== lit"
 echo "== runtime unit test (ctest)"
 ctest --test-dir "$root/build" --output-on-failure --output-junit "$results/ctest.xml"
 echo "== CPU numerics against float64 (pytest test/CPU)"
-"$py" -m pytest -q "$root/test/CPU" --junitxml="$results/cpu.xml"
+"$py" -m pytest -q -s -o junit_family=legacy "$root/test/CPU" --junitxml="$results/cpu.xml"
 echo "== Python package (pytest test/Python)"
 "$py" -m pytest -q "$root/test/Python" --junitxml="$results/python.xml"
 
