@@ -22,7 +22,8 @@ import os
 import subprocess
 import sys
 
-# Kernel configs: (key, dtype, D, Hq, Hkv, causal, window, lse, layout).
+# Kernel configs: (key, dtype, D, Hq, Hkv, causal, window, lse, layout[,
+# fat-to-ptx tuning options]).
 KERNELS = [
     ("bf16_d128", "bf16", 128, 16, 16, False, None, True, "bhsd"),
     ("bf16_d128_causal", "bf16", 128, 16, 16, True, None, True, "bhsd"),
@@ -35,6 +36,13 @@ KERNELS = [
     ("bf16_d256_causal", "bf16", 256, 8, 8, True, None, True, "bhsd"),
     ("f16_d128", "f16", 128, 16, 16, False, None, True, "bhsd"),
     ("f16_d128_causal", "f16", 128, 16, 16, True, None, True, "bhsd"),
+    ("bf16_d128_mqa_m64", "bf16", 128, 8, 1, True, None, True, "bhsd", "block-m=64"),
+    ("bf16_d128_n64_s3", "bf16", 128, 16, 16, False, None, True, "bhsd",
+     "block-n=64 stages=3"),
+    ("bf16_d128_s3", "bf16", 128, 16, 16, False, None, False, "bhsd", "stages=3"),
+    ("bf16_d128_causal_s1", "bf16", 128, 16, 16, True, None, True, "bhsd", "stages=1"),
+    ("bf16_d128_left_window", "bf16", 128, 4, 4, True, (256, -1), True, "bhsd"),
+    ("bf16_d64_right_window", "bf16", 64, 4, 2, False, (-1, 40), True, "bshd"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -58,6 +66,14 @@ CASES = [
     ("bf16_d256_causal", 1, 4097, 4097, None),
     ("f16_d128", 2, 1000, 1000, None),
     ("f16_d128_causal", 1, 4097, 4097, None),
+    ("bf16_d128_mqa_m64", 2, 1000, 1000, None),
+    ("bf16_d128_mqa_m64", 1, 1, 513, None),       # one query row
+    ("bf16_d128_n64_s3", 2, 1000, 1000, None),
+    ("bf16_d128_s3", 1, 4097, 4097, None),
+    ("bf16_d128_causal_s1", 2, 1000, 1000, 5),
+    ("bf16_d128_left_window", 2, 2000, 2000, None),
+    ("bf16_d128_left_window", 1, 700, 1500, 0),
+    ("bf16_d64_right_window", 2, 1000, 1000, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.
@@ -66,6 +82,10 @@ BENCH = [
     ("bf16_d128", 1, 16, 16384),
     ("bf16_d128_causal", 4, 16, 4096),
     ("bf16_d128_causal", 1, 16, 16384),
+    ("bf16_d128_s3", 4, 16, 4096),
+    ("bf16_d128_n64_s3", 4, 16, 4096),
+    ("bf16_d64", 4, 16, 4096),
+    ("bf16_d256", 4, 8, 4096),
 ]
 
 
@@ -94,12 +114,13 @@ def mlir_for(dtype, d, hq, hkv, causal, window, lse, layout):
 def build(args):
     os.makedirs(args.out, exist_ok=True)
     index = {}
-    for key, dtype, d, hq, hkv, causal, window, lse, layout in KERNELS:
+    for key, dtype, d, hq, hkv, causal, window, lse, layout, *tuning in KERNELS:
         src = os.path.join(args.out, key + ".mlir")
         with open(src, "w") as f:
             f.write(mlir_for(dtype, d, hq, hkv, causal, window, lse, layout))
         kdir = os.path.join(args.out, key)
-        subprocess.run([args.fa_t_opt, src, f"--fat-to-ptx=output-dir={kdir}",
+        opts = " ".join(tuning + [f"output-dir={kdir}"])
+        subprocess.run([args.fa_t_opt, src, f"--fat-to-ptx={opts}",
                         "-o", os.devnull], check=True)
         (manifest,) = [f for f in os.listdir(kdir) if f.endswith(".json")]
         index[key] = os.path.join(key, manifest)
@@ -268,7 +289,7 @@ def run(args):
     results = {"cases": [], "bench": []}
     failures = 0
     for key, b, sq, skv, diag in CASES:
-        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key]
+        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key][:9]
         if key not in kernels:
             kernels[key] = Kernel(drv, os.path.join(args.kernels, index[key]))
         kern = kernels[key]
@@ -325,10 +346,11 @@ def bench(drv, kernels, configs, index, args, results):
     F = torch.nn.functional
     print(f"\n{'config':34s} {'fa-t':>8s} {'flash':>8s} {'cuDNN':>8s}  TFLOP/s  fa-t/cuDNN")
     for key, b, h, s in BENCH:
-        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key]
+        _, dtype, d, hq, hkv, causal, window, lse_on, layout = configs[key][:9]
         if key not in kernels:
             kernels[key] = Kernel(drv, os.path.join(args.kernels, index[key]))
         q, k, v, o, lse = make_inputs(key, b, s, s, dtype, d, h, h, layout)
+        label = f"{key} B={b} H={h} S={s}"
         launch, keep = kernels[key].prepare(q, k, v, o, lse, 0, 1.0 / math.sqrt(d))
         flops = 4 * b * h * s * s * d / (2 if causal else 1)
         row = {"kernel": key, "B": b, "H": h, "S": s, "D": d, "causal": causal}
@@ -345,7 +367,6 @@ def bench(drv, kernels, configs, index, args, results):
         tf = {n: flops / (ms * 1e-3) / 1e12 for n, ms in t.items()}
         row.update({f"tflops_{n}": x for n, x in tf.items()})
         results["bench"].append(row)
-        label = f"{key} B={b} H={h} S={s}"
         print(f"{label:34s} {tf['fa-t']:8.1f} {tf['flash']:8.1f} {tf['cudnn']:8.1f}"
               f"          {tf['fa-t'] / tf['cudnn']:.2f}", flush=True)
         del keep
