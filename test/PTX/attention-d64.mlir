@@ -40,8 +40,13 @@
 // JSON:      "causal": true,
 // JSON:      "head_dim": 64,
 // JSON:      "entry": "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2",
+// Causal: heads in x, query blocks (longest first) in y.
 // JSON:      "grid": [
-// JSON:          "ceildiv": 128,
+// JSON-NEXT:   {
+// JSON-NEXT:     "symbol": "Hq"
+// JSON-NEXT:   },
+// JSON-NEXT:   {
+// JSON-NEXT:     "ceildiv": 128,
 // JSON-NEXT:     "symbol": "Sq"
 // JSON:      "params": [
 // JSON:          "kind": "tensor_map",

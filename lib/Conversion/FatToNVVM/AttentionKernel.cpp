@@ -145,15 +145,20 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
 
 void AttentionKernelBuilder::buildBlockCoordinates() {
   Value ctaX = NVVM::BlockIdXOp::create(b, b.getI32Type());
-  // Causal: the last query blocks see the most keys; launch them first
-  // (block x = 0 takes the last query block) so the long CTAs start early.
+  Value ctaY = NVVM::BlockIdYOp::create(b, b.getI32Type());
   if (cfg.causal) {
-    Value gridX = NVVM::GridDimXOp::create(b, b.getI32Type());
-    v.mBlock = sub(sub(gridX, c32(1)), ctaX);
+    // Causal: the last query blocks see the most keys. The grid is
+    // (Hq, ⌈Sq/M⌉, B) and block y = 0 takes the last query block, so the
+    // CTAs launch longest first across all heads and the short ones fill the
+    // tail of the last wave.
+    Value gridY = NVVM::GridDimYOp::create(b, b.getI32Type());
+    v.mBlock = sub(sub(gridY, c32(1)), ctaY);
+    v.head = ctaX;
   } else {
+    // Grid (⌈Sq/M⌉, Hq, B): CTAs that run together share one head's K/V in L2.
     v.mBlock = ctaX;
+    v.head = ctaY;
   }
-  v.head = NVVM::BlockIdYOp::create(b, b.getI32Type());
   v.batch = NVVM::BlockIdZOp::create(b, b.getI32Type());
   // GQA: query head h reads KV head h / (Hq / Hkv).
   v.kvHead = arith::DivUIOp::create(

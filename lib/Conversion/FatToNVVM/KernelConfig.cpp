@@ -159,6 +159,16 @@ std::string AttentionKernelConfig::manifestJson() const {
     params.push_back(Object{{"kind", "i32"}, {"symbol", sym.str()}});
   params.push_back(Object{{"kind", "f32"}, {"symbol", "scale_log2e"}});
 
+  // Causal kernels put the head in x and the (reversed) query block in y:
+  // see AttentionKernel.cpp, buildBlockCoordinates.
+  Object qBlocks{{"symbol", "Sq"}, {"ceildiv", blockM}};
+  Object heads{{"symbol", "Hq"}};
+  Array grid;
+  if (causal)
+    grid = Array{std::move(heads), std::move(qBlocks), Object{{"symbol", "B"}}};
+  else
+    grid = Array{std::move(qBlocks), std::move(heads), Object{{"symbol", "B"}}};
+
   Object manifest{
       {"format", "fa-t-kernel"},
       {"version", 1},
@@ -181,8 +191,7 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"block_n", blockN},
               {"stages", stages}}},
       {"block", Array{numThreads(), 1, 1}},
-      {"grid", Array{Object{{"symbol", "Sq"}, {"ceildiv", blockM}},
-                     Object{{"symbol", "Hq"}}, Object{{"symbol", "B"}}}},
+      {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},
       {"tensor_maps",
        Array{tensorMapSpec("q", {"D", "Sq", "Hq", "B"}, blockM),

@@ -16,7 +16,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
     kernel is recorded in the module attribute `fat.kernels`.
 
-    One CTA computes `block-m` query rows of one (head, batch):
+    One CTA computes `block-m` query rows of one (head, batch); the grid is
+    (⌈Sq/block-m⌉, Hq, B), or (Hq, ⌈Sq/block-m⌉, B) with the query blocks in
+    reverse (longest first) for causal kernels:
     ```
     warpgroup 0 (producer, 1 thread): TMA Q once, then K_j, V_j into a
         `stages`-deep ring, full[s] / empty[s] mbarriers
