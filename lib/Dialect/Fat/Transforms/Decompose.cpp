@@ -165,30 +165,39 @@ struct DecomposeRowMax : OpRewritePattern<RowMaxOp> {
   }
 };
 
+/// Replaces `op` by the elementwise y_ij = f(x_ij, r_i) over a tile or row
+/// vector `x`, the row vector `r` broadcast along the columns.
+void replaceWithRowBroadcast(
+    PatternRewriter &rewriter, Operation *op, Value x, Value r,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> f) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = op->getContext();
+  int64_t rank = cast<RankedTensorType>(x.getType()).getRank();
+  AffineMap tile = rowsOrTile(ctx, rank);
+  AffineMap rows = AffineMap::get(rank, 0, getAffineDimExpr(0, ctx), ctx);
+  Value init = emptyLike(rewriter, loc, x, rewriter.getF32Type());
+  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+      op, x.getType(), ValueRange{x, r}, ValueRange{init},
+      ArrayRef<AffineMap>{tile, rows, tile}, SmallVector<IteratorType>(rank, kPar),
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        linalg::YieldOp::create(b, loc, f(b, loc, a[0], a[1]));
+      });
+}
+
 /// fat.exp2: y = m == −inf ? 0 : exp2(c · (x − m)).
 struct DecomposeExp2 : OpRewritePattern<Exp2Op> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(Exp2Op op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
-    int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
-    Value init = emptyLike(rewriter, loc, op.getInput(), rewriter.getF32Type());
     double c = op.getScale().convertToDouble();
-    SmallVector<IteratorType> iters(rank, kPar);
-    AffineMap tile = rowsOrTile(ctx, rank);
-    AffineMap rows = AffineMap::get(rank, 0, getAffineDimExpr(0, ctx), ctx);
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getInput(), op.getMax()},
-        ValueRange{init}, ArrayRef<AffineMap>{tile, rows, tile}, iters,
-        [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value diff = arith::SubFOp::create(b, loc, a[0], a[1]);
+    replaceWithRowBroadcast(
+        rewriter, op, op.getInput(), op.getMax(),
+        [&](OpBuilder &b, Location loc, Value x, Value m) -> Value {
+          Value diff = arith::SubFOp::create(b, loc, x, m);
           Value e = math::Exp2Op::create(
               b, loc, arith::MulFOp::create(b, loc, diff, f32Const(b, loc, c)));
           Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                              a[1], f32Const(b, loc, -INFINITY));
-          linalg::YieldOp::create(
-              b, loc,
-              Value(arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), e)));
+                                              m, f32Const(b, loc, -INFINITY));
+          return arith::SelectOp::create(b, loc, empty, f32Const(b, loc, 0.0), e);
         });
     return success();
   }
@@ -207,20 +216,10 @@ struct DecomposeRowSum : OpRewritePattern<RowSumOp> {
 struct DecomposeRescale : OpRewritePattern<RescaleOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RescaleOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
-    int64_t rank = cast<RankedTensorType>(op.getInput().getType()).getRank();
-    AffineMap tile = rowsOrTile(ctx, rank);
-    AffineMap rows = AffineMap::get(rank, 0, getAffineDimExpr(0, ctx), ctx);
-    Value init = emptyLike(rewriter, loc, op.getInput(), rewriter.getF32Type());
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getInput(), op.getFactor()},
-        ValueRange{init}, ArrayRef<AffineMap>{tile, rows, tile},
-        SmallVector<IteratorType>(rank, kPar),
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::MulFOp::create(b, loc, a[0], a[1])));
-        });
+    replaceWithRowBroadcast(rewriter, op, op.getInput(), op.getFactor(),
+                            [](OpBuilder &b, Location loc, Value x, Value alpha) -> Value {
+                              return arith::MulFOp::create(b, loc, x, alpha);
+                            });
     return success();
   }
 };
