@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Installs what fa-t needs on Debian 12: LLVM/MLIR 22 (Debian's packages),
-# clang-22, CMake, Ninja, and a Python venv (.venv) with numpy and pytest.
+# clang-22, CMake, Ninja, and a Python venv (.venv) with numpy, pytest and
+# torch (PyPI's wheel; on a machine without a GPU it runs on the CPU, which the
+# torch-level tests — reference, torch.library registration, gloo ring
+# attention — need).
 # Idempotent: skips what is already there.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,5 +29,9 @@ fi
 if ! "$root/.venv/bin/python" -c "import numpy, pytest" 2>/dev/null; then
   "$root/.venv/bin/python" -m pip install -q --upgrade pip
   "$root/.venv/bin/python" -m pip install -q "numpy>=1.24" "pytest>=7"
+fi
+if ! "$root/.venv/bin/python" -c "import torch" 2>/dev/null; then
+  echo "fa-t: installing torch into .venv (about 5 GB with its CUDA libraries)"
+  "$root/.venv/bin/python" -m pip install -q "torch>=2.5"
 fi
 echo "fa-t: dependencies ready"
