@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what fa-t needs on Debian 12: LLVM/MLIR 22 (Debian's packages),
-# clang-22, CMake, Ninja, and a Python venv (.venv) with numpy, pytest and
+# clang-22 (and libclang-rt-22-dev: its sanitizer and libFuzzer runtimes),
+# CMake, Ninja, and a Python venv (.venv) with numpy, pytest and
 # torch (PyPI's wheel; on a machine without a GPU it runs on the CPU, which the
 # torch-level tests — reference, torch.library registration, gloo ring
 # attention — need).
@@ -8,7 +9,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
-need_pkgs=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22
+need_pkgs=(llvm-22-dev libmlir-22-dev mlir-22-tools llvm-22-tools clang-22 libclang-rt-22-dev
            ninja-build cmake python3 python3-venv python3-pip)
 missing=()
 for p in "${need_pkgs[@]}"; do
