@@ -77,11 +77,31 @@ def _forward(q, k, v, problem: checks.Problem, *, causal: bool, window: Tuple[in
             lse_out.fill_(float("-inf"))
         return out, lse_out
 
+    launch = _plan(q, k, v, out, lse_out, problem, causal=causal, window=window, diag=diag,
+                   scale=scale, kernel_dir=kernel_dir)
+    launch()
+    return out, lse_out
+
+
+def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
+          window: Tuple[int, int], diag: int, scale: float, kernel_dir=None, manifest=None):
+    """Everything a launch needs, resolved once; returns ``launch()``.
+
+    Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
+    the parameters; the returned callable only enqueues the kernel on the
+    current stream of q's device. The benchmark times that callable, so its
+    numbers are the kernel's, not Python's. ``manifest`` picks a specific
+    kernel (an ablation variant) instead of looking one up by config.
+    """
+    import torch
+
+    p = problem
     device = _check_device(torch, q.device)
-    config = KernelConfig(dtype=p.dtype, head_dim=p.D, head_dim_v=p.Dv, num_heads_q=p.Hq,
-                          num_heads_kv=p.Hkv, layout="bhsd", causal=causal, window=window,
-                          lse=want_lse)
-    manifest = registry.find_kernel(config, kernel_dir)
+    if manifest is None:
+        config = KernelConfig(dtype=p.dtype, head_dim=p.D, head_dim_v=p.Dv, num_heads_q=p.Hq,
+                              num_heads_kv=p.Hkv, layout="bhsd", causal=causal, window=window,
+                              lse=lse_out is not None)
+        manifest = registry.find_kernel(config, kernel_dir)
     symbols = problem_symbols(q.shape, k.shape, v.shape, diag=diag, scale=scale)
     grid = launch_grid(manifest.grid, symbols)
 
@@ -96,10 +116,13 @@ def _forward(q, k, v, problem: checks.Problem, *, causal: bool, window: Tuple[in
         rt.set_device(device)
         kernel = registry.load_kernel(manifest, device, rt)
         params = build_params(manifest, tensors, symbols, rt.encode_tensor_map)
-        stream = torch.cuda.current_stream(device).cuda_stream
-        rt.launch(kernel.function, grid, manifest.block, manifest.dynamic_smem_bytes,
-                  stream, params)
-    return out, lse_out
+
+    def launch():
+        with torch.cuda.device(device):
+            stream = torch.cuda.current_stream(device).cuda_stream
+            rt.launch(kernel.function, grid, manifest.block, manifest.dynamic_smem_bytes,
+                      stream, params)
+    return launch
 
 
 def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,

@@ -149,8 +149,10 @@ def fat_opt_command(fat_opt: str, input_path: Path, output_dir: Path,
     The problem itself is in the input; the options carry the target and tile
     sizes. fa-t-opt writes ``<name>.ptx`` and ``<name>.json`` into output_dir.
     """
-    options = [f"sm={SM}", f"block-m={tuning['block_m']}", f"block-n={tuning['block_n']}",
-               f"output-dir={_pass_option(str(output_dir))}"]
+    # Tuning keys are the pass's option names with '_' for '-' (block_m -> block-m).
+    options = [f"sm={SM}"] + [f"{key.replace('_', '-')}={_pass_option(str(value))}"
+                              for key, value in sorted(tuning.items())]
+    options.append(f"output-dir={_pass_option(str(output_dir))}")
     return [fat_opt, str(input_path), f"--fat-to-ptx={' '.join(options)}"]
 
 

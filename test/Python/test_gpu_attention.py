@@ -24,6 +24,7 @@ if torch.cuda.get_device_capability() != (9, 0):
 
 import fa_t  # noqa: E402
 from fa_t import api, checks  # noqa: E402
+from gpu_configs import CUDNN_SHAPE, HEAD_DIMS, MASKS, SHAPES, mask_args  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
@@ -63,26 +64,15 @@ def assert_matches(o, lse, ref_o, ref_lse):
         assert lerr <= LSE_ATOL, f"max |LSE - ref| = {lerr:.3g} > {LSE_ATOL}"
 
 
-SHAPES = [  # (B, Hq, Hkv, Sq, Skv)
-    (1, 1, 1, 128, 128),
-    (2, 8, 8, 1, 1),
-    (2, 8, 2, 129, 257),
-    (1, 16, 1, 1000, 1000),
-    (2, 4, 4, 384, 77),    # Sq > Skv: bottom-right causal leaves empty rows
-    (1, 4, 2, 63, 2048),
-]
-
-
 @pytest.mark.parametrize("dtype", list(DTYPES))
-@pytest.mark.parametrize("d", [64, 128, 256])
+@pytest.mark.parametrize("d", HEAD_DIMS)
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
-@pytest.mark.parametrize("mask", ["none", "causal", "window", "causal+window"])
+@pytest.mark.parametrize("mask", MASKS)
 def test_forward(dtype, d, shape, mask):
     b, hq, hkv, sq, skv = shape
     dt = DTYPES[dtype]
     q, k, v = rand(b, hq, sq, d, dt), rand(b, hkv, skv, d, dt), rand(b, hkv, skv, d, dt)
-    causal = "causal" in mask
-    window = (48, 16) if "window" in mask else None
+    causal, window = mask_args(mask)
     diag = skv - sq
     o, lse = run_poisoned(q, k, v, causal=causal, window=window, diag=diag)
     ref_o, ref_lse = attention_reference(q, k, v, causal=causal, window=window, diag=diag)
@@ -147,3 +137,30 @@ def test_empty_and_keyless_problems():
     o, lse = fa_t.attention(q, k, k, return_lse=True)
     assert torch.all(o == 0) and torch.all(torch.isneginf(lse))
     assert math.isinf(lse[0, 0, 0].item())
+
+
+def rel_error(x, ref):
+    """Relative Frobenius error ||x - ref|| / ||ref|| in float64."""
+    return ((x.double() - ref).norm() / ref.norm()).item()
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("d", HEAD_DIMS)
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_error_within_cudnn_bar(dtype, d, is_causal, record_property):
+    """Our relative error is at most 1.5x cuDNN SDPA's on the same inputs."""
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    b, h, s = CUDNN_SHAPE
+    dt = DTYPES[dtype]
+    q, k, v = rand(b, h, s, d, dt), rand(b, h, s, d, dt), rand(b, h, s, d, dt)
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        q.double(), k.double(), v.double(), is_causal=is_causal)
+    ours = rel_error(fa_t.scaled_dot_product_attention(q, k, v, is_causal=is_causal), ref)
+    with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+        cudnn = rel_error(torch.nn.functional.scaled_dot_product_attention(
+            q, k, v, is_causal=is_causal), ref)
+    record_property("fa_t_rel_err", ours)
+    record_property("cudnn_rel_err", cudnn)
+    print(f"\n{dtype} D{d} causal={is_causal}: fa-t {ours:.3e}  cuDNN {cudnn:.3e}  "
+          f"ratio {ours / cudnn:.2f}")
+    assert ours <= 1.5 * cudnn, f"fa-t rel. error {ours:.3e} > 1.5 x cuDNN's {cudnn:.3e}"

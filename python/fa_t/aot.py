@@ -1,0 +1,152 @@
+"""Ahead-of-time kernel directories: compile a list of configs with fa-t-opt.
+
+A GPU machine without LLVM cannot compile kernels just in time, so the
+kernels it needs are built where fa-t-opt lives and the folder is carried
+over. One command builds the folder from a list of configs::
+
+    python -m fa_t.aot --out .kernels-py test/Python/gpu_configs.py:all_configs
+    FA_T_KERNEL_DIR=.kernels-py python -m pytest test/Python -m gpu   # on the GPU
+
+A config list is ``FILE.json`` (a JSON list) or ``FILE.py:NAME`` (a list or a
+function returning one, in a Python file). Each entry is a manifest
+``config`` object (:class:`~fa_t.config.KernelConfig` fields), optionally with
+tuning keys (``block_m``, ``block_n``, ``stages``, or any other ``--fat-to-ptx``
+option spelled with '_' for '-'); in Python files entries may also be
+``KernelConfig`` objects or ``(KernelConfig, tuning dict)`` pairs. Untuned
+entries get :func:`fa_t.jit.default_tuning`. The folder is flat: every
+kernel's ``<name>.ptx`` and ``<name>.json`` side by side, names unique per
+config and tuning (fa-t-opt derives them from both), which is the layout
+:mod:`fa_t.registry` scans.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Tuple
+
+from . import jit
+from .config import TUNING_KEYS, KernelConfig
+from .errors import CompileError
+from .manifest import load_manifest
+
+Entry = Tuple[KernelConfig, Dict[str, Any]]
+
+
+def _entry(item: Any, where: str) -> Entry:
+    """One (config, tuning) pair from any of the accepted spellings."""
+    if isinstance(item, KernelConfig):
+        return item, jit.default_tuning(item)
+    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], KernelConfig):
+        config, tuning = item
+        return config, {**jit.default_tuning(config), **tuning}
+    if isinstance(item, dict):
+        fields = dict(item)
+        tuning = dict(fields.pop("tuning", {}))
+        tuning.update({k: fields.pop(k) for k in TUNING_KEYS if k in fields})
+        config = KernelConfig.from_dict(fields, where)  # names unknown keys
+        return config, {**jit.default_tuning(config), **tuning}
+    raise ValueError(f"{where}: expected a config object, a KernelConfig or a "
+                     f"(KernelConfig, tuning) pair, got {item!r}")
+
+
+def load_config_list(spec: str) -> List[Entry]:
+    """The entries named by ``FILE.json`` or ``FILE.py:NAME``, duplicates removed."""
+    if spec.endswith(".json"):
+        items = json.loads(Path(spec).read_text(encoding="utf-8"))
+    else:
+        path, sep, name = spec.rpartition(":")
+        if not sep or not path.endswith(".py"):
+            raise ValueError(f"expected FILE.json or FILE.py:NAME, got {spec!r}")
+        module_spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+        if module_spec is None or module_spec.loader is None:
+            raise ValueError(f"cannot load {path}")
+        module = importlib.util.module_from_spec(module_spec)
+        module_spec.loader.exec_module(module)
+        if not hasattr(module, name):
+            raise ValueError(f"{path} has no {name!r}")
+        items = getattr(module, name)
+        items = items() if callable(items) else items
+    if not isinstance(items, Iterable):
+        raise ValueError(f"{spec}: expected a list of configs")
+    entries: List[Entry] = []
+    seen = set()
+    for i, item in enumerate(items):
+        config, tuning = _entry(item, f"{spec}[{i}]")
+        key = (config, tuple(sorted(tuning.items())))
+        if key not in seen:
+            seen.add(key)
+            entries.append((config, tuning))
+    return entries
+
+
+def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_opt: str) -> Path:
+    """Compiles one kernel into ``out``; returns its manifest path."""
+    with tempfile.TemporaryDirectory(prefix=".fa-t-aot-", dir=out) as tmp:
+        work = Path(tmp)
+        source = work / "input.mlir"
+        source.write_text(jit.jit_input_mlir(config))
+        kernel = work / "kernel"
+        kernel.mkdir()
+        command = jit.fat_opt_command(fat_opt, source, kernel, tuning)
+        done = subprocess.run(command, capture_output=True, text=True,
+                              timeout=jit.COMPILE_TIMEOUT_S)
+        if done.returncode != 0:
+            raise CompileError(f"fa-t-opt exited with {done.returncode} compiling "
+                               f"{config.to_dict()} {tuning}\ncommand: {' '.join(command)}\n"
+                               f"{done.stderr.strip()}")
+        (manifest_path,) = kernel.glob("*.json")
+        manifest = load_manifest(manifest_path)
+        if manifest.config != config:
+            raise CompileError(f"fa-t-opt compiled {manifest.config.to_dict()} where "
+                               f"{config.to_dict()} was asked for")
+        for f in kernel.iterdir():
+            shutil.move(str(f), out / f.name)
+        return out / manifest_path.name
+
+
+def build(entries: List[Entry], out: Path, fat_opt: str, log=print) -> List[Path]:
+    """Compiles every entry into the flat folder ``out``; returns the manifests."""
+    out.mkdir(parents=True, exist_ok=True)
+    manifests = []
+    for config, tuning in entries:
+        start = time.perf_counter()
+        path = build_kernel(config, tuning, out, fat_opt)
+        log(f"{path.name}  ({time.perf_counter() - start:.2f} s)")
+        manifests.append(path)
+    return manifests
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fa_t.aot", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("lists", nargs="+", metavar="FILE.json|FILE.py:NAME",
+                    help="config lists to compile")
+    ap.add_argument("--out", required=True, type=Path, help="the kernel directory to fill")
+    ap.add_argument("--fa-t-opt", help="the compiler (default: $FA_T_OPT, else PATH)")
+    args = ap.parse_args(argv)
+    fat_opt = args.fa_t_opt or jit.find_fat_opt()
+    if not fat_opt:
+        ap.error("fa-t-opt not found: pass --fa-t-opt or set FA_T_OPT")
+    entries: List[Entry] = []
+    for spec in args.lists:
+        entries += [e for e in load_config_list(spec) if e not in entries]
+    start = time.perf_counter()
+    try:
+        build(entries, args.out, fat_opt)
+    except (CompileError, ValueError) as e:
+        print(f"fa_t.aot: {e}", file=sys.stderr)
+        return 1
+    print(f"built {len(entries)} kernels into {args.out} in {time.perf_counter() - start:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

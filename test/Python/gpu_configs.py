@@ -1,0 +1,58 @@
+"""The kernel configs the GPU tests use, in one place.
+
+test_gpu_attention.py parametrizes over these constants, and the
+ahead-of-time build of its kernels reads ``all_configs`` from here::
+
+    python -m fa_t.aot --out .kernels-py test/Python/gpu_configs.py:all_configs
+
+so the kernel folder carried to the GPU machine always covers the tests.
+"""
+
+import itertools
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
+
+from fa_t.config import KernelConfig  # noqa: E402
+
+DTYPES = ("bf16", "f16")
+HEAD_DIMS = (64, 128, 256)
+#: (B, Hq, Hkv, Sq, Skv): one head, MQA, GQA, Sq = Skv = 1, ragged lengths,
+#: Sq > Skv (bottom-right causal leaves rows with no key) and Sq << Skv.
+SHAPES = [
+    (1, 1, 1, 128, 128),
+    (2, 8, 8, 1, 1),
+    (2, 8, 2, 129, 257),
+    (1, 16, 1, 1000, 1000),
+    (2, 4, 4, 384, 77),
+    (1, 4, 2, 63, 2048),
+]
+MASKS = ("none", "causal", "window", "causal+window")
+WINDOW = (48, 16)
+#: The accuracy-bar comparison with cuDNN: (B, H, S) per (dtype, D, causal).
+CUDNN_SHAPE = (2, 8, 2048)
+
+
+def mask_args(mask):
+    """(causal, window) of a MASKS entry."""
+    return "causal" in mask, (WINDOW if "window" in mask else (-1, -1))
+
+
+def all_configs():
+    """Every KernelConfig some GPU test launches."""
+    configs = []
+    for dtype, d, shape, mask in itertools.product(DTYPES, HEAD_DIMS, SHAPES, MASKS):
+        causal, window = mask_args(mask)
+        configs.append(KernelConfig(dtype=dtype, head_dim=d, head_dim_v=d, num_heads_q=shape[1],
+                                    num_heads_kv=shape[2], causal=causal, window=window,
+                                    lse=True))
+    # test_attention_api_defaults_and_scale: GQA 8/4, with and without LSE.
+    configs += [KernelConfig("bf16", 128, 128, 8, 4, causal=True, lse=True),
+                KernelConfig("bf16", 128, 128, 8, 4)]
+    # test_sdpa_matches_torch: f16 D64 GQA 8/2, no LSE.
+    configs += [KernelConfig("f16", 64, 64, 8, 2, causal=c) for c in (False, True)]
+    # test_error_within_cudnn_bar: through scaled_dot_product_attention, no LSE.
+    configs += [KernelConfig(dtype, d, d, CUDNN_SHAPE[1], CUDNN_SHAPE[1], causal=c)
+                for dtype, d, c in itertools.product(DTYPES, HEAD_DIMS, (False, True))]
+    return configs
