@@ -57,6 +57,44 @@ def check_tma_layout(t: Any, name: str) -> None:
                          f"aligned, as TMA requires (call .clone())")
 
 
+def _check_4d(tensors, names) -> None:
+    for t, name in zip(tensors, names):
+        if t.dim() != 4:
+            raise ValueError(f"expected {name} to be 4-D (batch, heads, seq, head_dim), "
+                             f"got {t.dim()}-D with shape {tuple(t.shape)}")
+
+
+def check_shapes(q: Any, k: Any, v: Any,
+                 names: Tuple[str, str, str] = ("query", "key", "value"),
+                 gqa: bool = True) -> Tuple[Any, ...]:
+    """The shape rules alone: 4-D Q, K, V that agree on B, D and the KV length,
+    Hq a multiple of Hkv (equal to it when ``gqa`` is False).
+
+    Returns (B, Hq, Hkv, Sq, Skv, D, Dv) as the tensors give them (ints, or
+    SymInts while torch.compile traces). It reads only shapes, so it serves
+    the CPU path and traced code too; :func:`check_inputs` adds the rest.
+    """
+    _check_4d((q, k, v), names)
+    qn, kn, vn = names
+    B, Hq, Sq, D = q.shape
+    Bk, Hkv, Skv, Dk = k.shape
+    Bv, Hv, Sv, Dv = v.shape
+    pairs = [(f"{kn}.size(0)", Bk, f"{qn}.size(0)", B),
+             (f"{vn}.size(0)", Bv, f"{qn}.size(0)", B),
+             (f"{kn}.size(3)", Dk, f"{qn}.size(3)", D),
+             (f"{vn}.size(1)", Hv, f"{kn}.size(1)", Hkv),
+             (f"{vn}.size(2)", Sv, f"{kn}.size(2)", Skv)]
+    for a, av, b, bv in pairs:
+        if av != bv:
+            raise ValueError(f"expected {a} ({av}) to equal {b} ({bv})")
+    if not gqa and Hq != Hkv:
+        raise ValueError(f"expected {qn}.size(1) ({Hq}) to equal {kn}.size(1) ({Hkv}); "
+                         f"pass enable_gqa=True for grouped-query attention")
+    if Hkv == 0 or Hq % Hkv:
+        raise ValueError(f"expected {qn}.size(1) ({Hq}) to be a multiple of {kn}.size(1) ({Hkv})")
+    return B, Hq, Hkv, Sq, Skv, D, Dv
+
+
 def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query", "key", "value"),
                  gqa: bool = True) -> Problem:
     """Checks Q, K, V (logical BHSD) for a kernel launch and returns the sizes.
@@ -67,10 +105,7 @@ def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query",
     for t, name in zip(tensors, names):
         if not _is_tensor(t):
             raise TypeError(f"expected {name} to be a torch.Tensor, got {type(t).__name__}")
-    for t, name in zip(tensors, names):
-        if t.dim() != 4:
-            raise ValueError(f"expected {name} to be 4-D (batch, heads, seq, head_dim), "
-                             f"got {t.dim()}-D with shape {tuple(t.shape)}")
+    _check_4d(tensors, names)
     for t, name in zip(tensors, names):
         if str(t.dtype) not in DTYPE_NAMES:
             raise TypeError(f"expected {name}.dtype to be torch.bfloat16 or torch.float16, "
@@ -87,24 +122,8 @@ def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query",
             raise ValueError(f"expected {name}.device ({t.device}) to equal {names[0]}.device "
                              f"({q.device})")
 
-    qn, kn, vn = names
-    B, Hq, Sq, D = (int(s) for s in q.shape)
-    Bk, Hkv, Skv, Dk = (int(s) for s in k.shape)
-    Bv, Hv, Sv, Dv = (int(s) for s in v.shape)
-    pairs = [(f"{kn}.size(0)", Bk, f"{qn}.size(0)", B),
-             (f"{vn}.size(0)", Bv, f"{qn}.size(0)", B),
-             (f"{kn}.size(3)", Dk, f"{qn}.size(3)", D),
-             (f"{vn}.size(1)", Hv, f"{kn}.size(1)", Hkv),
-             (f"{vn}.size(2)", Sv, f"{kn}.size(2)", Skv)]
-    for a, av, b, bv in pairs:
-        if av != bv:
-            raise ValueError(f"expected {a} ({av}) to equal {b} ({bv})")
-    if not gqa and Hq != Hkv:
-        raise ValueError(f"expected {qn}.size(1) ({Hq}) to equal {kn}.size(1) ({Hkv}); "
-                         f"pass enable_gqa=True for grouped-query attention")
-    if Hkv == 0 or Hq % Hkv:
-        raise ValueError(f"expected {qn}.size(1) ({Hq}) to be a multiple of {kn}.size(1) ({Hkv})")
-    for value, what in ((D, f"{qn}.size(3)"), (Dv, f"{vn}.size(3)")):
+    B, Hq, Hkv, Sq, Skv, D, Dv = (int(s) for s in check_shapes(q, k, v, names, gqa))
+    for value, what in ((D, f"{names[0]}.size(3)"), (Dv, f"{names[2]}.size(3)")):
         if value not in HEAD_DIMS:
             raise NotImplementedError(
                 f"expected {what} ({value}) to be one of the supported head dims "
