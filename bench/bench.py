@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""fa-t against torch SDPA (cuDNN and flash backends) over the standard grid.
+
+The grid of ../shared/PERFORMANCE.md, the one FlashAttention papers use:
+B·S = 16384 tokens, Hq·D = 2048, S in {512, 1k, 2k, 4k, 8k, 16k},
+D in {64, 128, 256}, causal and not (top-left, Sq = Skv, as torch's
+``is_causal``), bf16 (``--dtype f16`` for f16). FLOPs = 4·B·H·S²·D, halved
+for causal. Every point is timed side by side in this one process: fa-t's
+kernel through libfat_runtime (a launch resolved once, so the number is the
+kernel's, not Python's), then SDPA under ``sdpa_kernel(CUDNN_ATTENTION)`` and
+``sdpa_kernel(FLASH_ATTENTION)`` on the same tensors. Each time is the
+median of ``--reps`` launches timed one by one with CUDA events, after
+warm-up. Each point also reports the relative error of fa-t and of cuDNN
+against a float64 reference, on the first batch entry's first two heads.
+
+Two steps, because the GPU machine has no LLVM:
+
+  here:  python -m fa_t.aot --out .kernels-bench bench/bench.py:grid_configs
+  GPU:   FA_T_RUNTIME_LIB=build/lib/libfat_runtime.so \\
+         python3 bench/bench.py --kernels .kernels-bench --json out.json --png out.png
+
+"""
+import argparse
+import json
+import math
+import os
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+
+from fa_t.config import KernelConfig  # noqa: E402
+
+TOKENS, HIDDEN = 16384, 2048
+SEQ_LENS = (512, 1024, 2048, 4096, 8192, 16384)
+HEAD_DIMS = (64, 128, 256)
+
+
+def grid(dtype="bf16"):
+    """The standard grid: (dtype, D, causal, B, H, S) points."""
+    return [(dtype, d, causal, TOKENS // s, HIDDEN // d, s)
+            for d in HEAD_DIMS for causal in (False, True) for s in SEQ_LENS]
+
+
+def point_config(dtype, d, causal):
+    h = HIDDEN // d
+    return KernelConfig(dtype=dtype, head_dim=d, head_dim_v=d, num_heads_q=h, num_heads_kv=h,
+                        causal=causal)
+
+
+def grid_configs():
+    """The kernels the grid needs (bf16 and f16), for ``python -m fa_t.aot``."""
+    return sorted({point_config(t, d, c) for t in ("bf16", "f16")
+                   for t, d, c, *_ in grid(t)}, key=str)
+
+
+def median_ms(fn, reps, warmup=5):
+    """Median of ``reps`` launches of ``fn``, each timed with its own CUDA events."""
+    import torch
+    for _ in range(warmup):
+        fn()
+    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+              for _ in range(reps)]
+    torch.cuda.synchronize()
+    for start, end in events:
+        start.record()
+        fn()
+        end.record()
+    torch.cuda.synchronize()
+    return statistics.median(s.elapsed_time(e) for s, e in events)
+
+
+def rel_error(out, q, k, v, causal, heads=2):
+    """||O − O_ref|| / ||O_ref|| on batch 0, heads [0, heads), O_ref in float64."""
+    import torch
+    sl = (slice(0, 1), slice(0, heads))
+    ref = torch.nn.functional.scaled_dot_product_attention(
+        q[sl].double(), k[sl].double(), v[sl].double(), is_causal=causal)
+    return ((out[sl].double() - ref).norm() / ref.norm()).item()
+
+
+def run_point(point, kernel_dir, reps, variants):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from fa_t import api, checks
+    F = torch.nn.functional
+    dtype, d, causal, b, h, s = point
+    tdt = {"bf16": torch.bfloat16, "f16": torch.float16}[dtype]
+    q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=tdt) for _ in range(3))
+    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+    problem = checks.check_inputs(q, k, v)
+    scale = 1 / math.sqrt(d)
+    row = {"dtype": dtype, "D": d, "causal": causal, "B": b, "H": h, "S": s, "tflops": {},
+           "rel_err": {}}
+
+    def record(name, fn, out):
+        out.fill_(float("nan"))
+        fn()
+        torch.cuda.synchronize()
+        row["rel_err"][name] = rel_error(out, q, k, v, causal)
+        row["tflops"][name] = flops / (median_ms(fn, reps) * 1e-3) / 1e12
+
+    o = torch.empty_like(q)
+    launch = api._plan(q, k, v, o, None, problem, causal=causal, window=(-1, -1), diag=0,
+                       scale=scale, kernel_dir=kernel_dir)
+    record("fa-t", launch, o)
+    for label, manifest in variants:
+        vo = torch.empty_like(q)
+        record(label, api._plan(q, k, v, vo, None, problem, causal=causal, window=(-1, -1),
+                                diag=0, scale=scale, manifest=manifest), vo)
+    for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                          ("flash", SDPBackend.FLASH_ATTENTION)):
+        try:
+            with sdpa_kernel(backend):
+                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            torch.cuda.synchronize()
+            row["rel_err"][name] = rel_error(out, q, k, v, causal)
+            with sdpa_kernel(backend):
+                ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v,
+                                                                      is_causal=causal), reps)
+            row["tflops"][name] = flops / (ms * 1e-3) / 1e12
+        except RuntimeError as e:  # a backend that refuses the shape
+            row["tflops"][name] = math.nan
+            row["rel_err"][name] = math.nan
+            row.setdefault("notes", []).append(f"{name}: {str(e).splitlines()[0]}")
+    return row
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else math.nan
+
+
+def print_table(rows, names):
+    head = f"{'D':>4s} {'causal':>6s} {'S':>6s} " + " ".join(f"{n:>9s}" for n in names)
+    print(head + "   fa-t/cuDNN  fa-t/flash   err fa-t   err cuDNN")
+    for r in rows:
+        t = r["tflops"]
+        print(f"{r['D']:4d} {str(r['causal']):>6s} {r['S']:6d} "
+              + " ".join(f"{t.get(n, math.nan):9.1f}" for n in names)
+              + f"   {t['fa-t'] / t['cudnn']:10.3f}  {t['fa-t'] / t['flash']:10.3f}"
+              + f"   {r['rel_err']['fa-t']:.2e}   {r['rel_err'].get('cudnn', math.nan):.2e}")
+    print(f"geomean fa-t/cuDNN {geomean(r['tflops']['fa-t'] / r['tflops']['cudnn'] for r in rows):.3f}"
+          f"   fa-t/flash {geomean(r['tflops']['fa-t'] / r['tflops']['flash'] for r in rows):.3f}")
+
+
+def plot(rows, names, path):
+    """TFLOP/s vs S, one panel per (D, mask)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, len(HEAD_DIMS), figsize=(5 * len(HEAD_DIMS), 8), sharex=True)
+    for col, d in enumerate(HEAD_DIMS):
+        for line, causal in enumerate((False, True)):
+            ax = axes[line][col]
+            sel = [r for r in rows if r["D"] == d and r["causal"] == causal]
+            for n in names:
+                ax.plot([r["S"] for r in sel], [r["tflops"].get(n, math.nan) for r in sel],
+                        marker="o", label=n)
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"D={d}, {'causal' if causal else 'non-causal'}")
+            ax.set_xlabel("sequence length")
+            ax.set_ylabel("TFLOP/s")
+            ax.grid(alpha=0.3)
+    axes[0][0].legend()
+    fig.suptitle(f"{rows[0]['dtype']} forward, B·S = {TOKENS}, H·D = {HIDDEN}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", default=os.environ.get("FA_T_KERNEL_DIR", ".kernels-bench"))
+    ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"))
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--only", help="comma-separated D values or 'causal'/'noncausal' filters")
+    ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--png", help="plot TFLOP/s vs S here (needs matplotlib)")
+    a = ap.parse_args()
+    import torch
+    torch.manual_seed(0)
+    points = grid(a.dtype)
+    if a.only:
+        keep = a.only.split(",")
+        ds = {int(x) for x in keep if x.isdigit()}
+        points = [p for p in points if (not ds or p[1] in ds)
+                  and not ("causal" in keep and not p[2]) and not ("noncausal" in keep and p[2])]
+    rows = []
+    for p in points:
+        rows.append(run_point(p, a.kernels, a.reps, []))
+        r = rows[-1]
+        print(f"D{r['D']} causal={r['causal']} S={r['S']}: "
+              + "  ".join(f"{n} {x:.1f}" for n, x in r["tflops"].items()), flush=True)
+    names = ["fa-t", "cudnn", "flash"]
+    print()
+    print_table(rows, names)
+    meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
+            "cudnn": torch.backends.cudnn.version(), "reps": a.reps}
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"meta": meta, "rows": rows}, f, indent=1)
+    if a.png:
+        try:
+            plot(rows, names, a.png)
+        except ImportError:
+            print("matplotlib not available: no plot (bench/plot.py draws one from the JSON)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

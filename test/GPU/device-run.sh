@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# The whole GPU tier in one command, for a Hopper machine without LLVM.
+#
+# Build here first (fa-t-opt and the runtime library live here):
+#   bash scripts/build.sh
+#   python3 test/GPU/run_kernels.py build --fa-t-opt build/bin/fa-t-opt --out .kernels
+#   PYTHONPATH=python python3 -m fa_t.aot --fa-t-opt build/bin/fa-t-opt \
+#       --out .kernels-py test/Python/gpu_configs.py:all_configs
+#   PYTHONPATH=python python3 -m fa_t.aot --fa-t-opt build/bin/fa-t-opt \
+#       --out .kernels-bench bench/bench.py:grid_configs
+# then on the GPU machine, with build/lib/libfat_runtime.so and the three
+# kernel folders beside the tree:
+#   bash test/GPU/device-run.sh OUTDIR [phases...]
+# Phases (default: all, in this order):
+#   sass    ptxas -v (registers, spills) and the SASS of one kernel per head
+#           dim: HGMMA count, no local memory (LDL/STL)
+#   kernels test/GPU/run_kernels.py: the kernel ABI checked directly (ctypes)
+#   pytest  the fa_t package's gpu tests (pytest -m gpu), incl. 1.5x cuDNN's error
+#   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:?usage: device-run.sh OUTDIR [sass|kernels|pytest|bench ...]}
+shift
+phases=${*:-sass kernels pytest bench}
+mkdir -p "$out"
+cd "$root"
+export PYTHONPATH="$root/python:$root/test/Python${PYTHONPATH:+:$PYTHONPATH}"
+export FA_T_RUNTIME_LIB="$root/build/lib/libfat_runtime.so"
+status=0
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+
+for phase in $phases; do
+  echo "=== $phase"
+  case $phase in
+    sass)
+      for d in 64 128 256; do
+        ptx=$(ls .kernels-bench/*bf16_d${d}_*bhsd_m*.ptx | grep -v causal | head -1)
+        cubin="$out/$(basename "$ptx" .ptx).cubin"
+        ptxas -arch=sm_90a -v "$ptx" -o "$cubin" 2>&1 | grep -E "registers|spill" | sed "s/^/D$d: /"
+        sass="$out/$(basename "$ptx" .ptx).sass"
+        cuobjdump --dump-sass "$cubin" > "$sass"
+        echo "D$d: HGMMA $(grep -c HGMMA "$sass")  LDL/STL $(grep -cE '\b(LDL|STL)\b' "$sass")" \
+             " MUFU.EX2 $(grep -c 'MUFU.EX2' "$sass")  BAR $(grep -cE '\bBAR\b' "$sass")"
+      done ;;
+    kernels)
+      python3 test/GPU/run_kernels.py run --kernels .kernels --json "$out/kernels.json" \
+        || status=1 ;;
+    pytest)
+      FA_T_KERNEL_DIR="$root/.kernels-py" python3 -m pytest -q -m gpu -p no:cacheprovider \
+        test/Python --junitxml="$out/gpu-pytest.xml" -o junit_family=legacy -rs 2>&1 \
+        | tail -40 || status=1
+      python3 - "$out/gpu-pytest.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+rows = []
+for case in ET.parse(sys.argv[1]).getroot().iter("testcase"):
+    props = {p.get("name"): float(p.get("value")) for p in case.iter("property")}
+    if "fa_t_rel_err" in props:
+        rows.append((case.get("name"), props["fa_t_rel_err"], props["cudnn_rel_err"]))
+for name, ours, cudnn in rows:
+    print(f"{name:50s} fa-t {ours:.3e}  cuDNN {cudnn:.3e}  ratio {ours / cudnn:.2f}")
+PY
+      ;;
+    bench)
+      FA_T_KERNEL_DIR="$root/.kernels-bench" python3 bench/bench.py --kernels .kernels-bench \
+        --json "$out/bench.json" --png "$out/bench.png" || status=1 ;;
+    *) echo "unknown phase $phase"; status=1 ;;
+  esac
+done
+exit $status
