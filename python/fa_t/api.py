@@ -134,7 +134,8 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
         q: [B, Hq, Sq, D], k: [B, Hkv, Skv, D], v: [B, Hkv, Skv, Dv]; torch CUDA
             tensors, bf16 or f16, any strides TMA accepts (so BSHD memory viewed
             as BHSD with ``.transpose(1, 2)`` works). Hq must be a multiple of
-            Hkv (GQA/MQA). D and Dv in {64, 128, 256}.
+            Hkv (GQA/MQA). D and Dv in {64, 128, 256}. CPU tensors (any float
+            dtype, any D) run a torch implementation instead (fa_t.torch_ops).
         causal: key j is visible from query i iff j <= i + Skv - Sq (the
             bottom-right alignment of FlashAttention >= 2.1).
         scale: softmax scale, default 1/sqrt(D).
@@ -148,17 +149,27 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
 
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
+
+    The launch goes through the custom op ``torch.ops.fa_t.attention_fwd``, so
+    the call compiles into ``torch.compile`` graphs without a break (except
+    with ``kernel_dir``, which launches directly).
     """
-    problem = checks.check_inputs(q, k, v, names=("q", "k", "v"))
+    from . import torch_ops  # imports torch; registers torch.ops.fa_t.attention_fwd
+    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
     window = checks.check_window(window)
-    scale = checks.check_scale(scale, problem.D)
+    scale = checks.check_scale(scale, q.shape[3])
     import torch
     _check_no_grad(torch, (q, k, v), ("q", "k", "v"))
-    o, lse = _forward(q, k, v, problem, causal=causal, window=window,
-                      diag=problem.Skv - problem.Sq, scale=scale, want_lse=return_lse,
-                      kernel_dir=kernel_dir)
+    diag = k.shape[2] - q.shape[2]
+    if kernel_dir is not None:  # a directory cannot cross the op's schema: launch directly
+        o, lse = _forward(q, k, v, checks.check_inputs(q, k, v, names=("q", "k", "v")),
+                          causal=causal, window=window, diag=diag, scale=scale,
+                          want_lse=return_lse, kernel_dir=kernel_dir)
+    else:
+        o, lse = torch_ops.attention_fwd(q, k, v, causal, scale, window[0], window[1], diag,
+                                         return_lse)
     return (o, lse) if return_lse else o
 
 
@@ -172,7 +183,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask: Any = None,
     iff j <= i); ``enable_gqa`` allows key/value with fewer heads than query
     (query.size(1) a multiple of key.size(1)), otherwise the head counts must
     be equal. Inputs must be 4-D [B, H, S, D]. ``attn_mask`` and a non-zero
-    ``dropout_p`` are not implemented and raise NotImplementedError.
+    ``dropout_p`` are not implemented and raise NotImplementedError. Like
+    :func:`attention`, it runs through ``torch.ops.fa_t.attention_fwd`` (CPU
+    tensors: the torch implementation); :func:`fa_t.patch_sdpa` routes torch's
+    own SDPA calls here.
     """
     if attn_mask is not None:
         raise NotImplementedError("fa_t.scaled_dot_product_attention does not support "
@@ -185,10 +199,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask: Any = None,
             raise NotImplementedError(
                 f"fa_t.scaled_dot_product_attention supports only 4-D (batch, heads, seq, "
                 f"head_dim) inputs, got {name} of shape {tuple(t.shape)}")
-    problem = checks.check_inputs(query, key, value, gqa=bool(enable_gqa))
-    scale = checks.check_scale(scale, problem.D)
+    from . import torch_ops  # imports torch; registers torch.ops.fa_t.attention_fwd
+    torch_ops.check_inputs(query, key, value, gqa=bool(enable_gqa))
+    scale = checks.check_scale(scale, query.shape[3])
     import torch
     _check_no_grad(torch, (query, key, value), ("query", "key", "value"))
-    o, _ = _forward(query, key, value, problem, causal=bool(is_causal), window=(-1, -1),
-                    diag=0, scale=scale, want_lse=False, kernel_dir=kernel_dir)
+    if kernel_dir is not None:  # a directory cannot cross the op's schema: launch directly
+        o, _ = _forward(query, key, value, checks.check_inputs(query, key, value),
+                        causal=bool(is_causal), window=(-1, -1), diag=0, scale=scale,
+                        want_lse=False, kernel_dir=kernel_dir)
+    else:
+        o, _ = torch_ops.attention_fwd(query, key, value, bool(is_causal), scale, -1, -1, 0,
+                                       False)
     return o
