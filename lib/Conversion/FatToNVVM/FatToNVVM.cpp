@@ -7,6 +7,7 @@
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
@@ -28,9 +29,12 @@ struct ConvertFatToNVVMPass
   using Base::Base;
 
   /// The kernel is meant to reach gpu-module-to-binary, which translates the
-  /// gpu.module to LLVM IR: register those translations with the dialects.
+  /// gpu.module to LLVM IR and serializes it through the #nvvm.target's
+  /// interface: register those with the dialects (a tool that registers only
+  /// the dialects of its input would otherwise crash in serialization).
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
+    NVVM::registerNVVMTargetInterfaceExternalModels(registry);
     registerBuiltinDialectTranslation(registry);
     registerGPUDialectTranslation(registry);
     registerLLVMDialectTranslation(registry);
