@@ -6,6 +6,13 @@ on torch CUDA tensors. Kernels come from an ahead-of-time directory
 PATH) into a cache ($FA_T_CACHE_DIR, default ~/.cache/fa-t). The launcher is
 libfat_runtime.so ($FA_T_RUNTIME_LIB). Importing this package needs neither
 torch nor a GPU; see docs/kernel-abi.md for the kernel ABI.
+
+With torch: ``fa_t.patch_sdpa()`` (and ``enable_sdpa_override`` /
+``disable_sdpa_override`` / ``sdpa_override_stats``) route torch's own
+``scaled_dot_product_attention`` to fa-t (:mod:`fa_t.sdpa_override`), the
+custom op ``torch.ops.fa_t.attention_fwd`` lives in :mod:`fa_t.torch_ops`,
+and ring attention over torch.distributed in :mod:`fa_t.distributed`. These
+load torch on first use. Logging goes to the ``fa_t`` logger.
 """
 
 from .api import attention, scaled_dot_product_attention
@@ -15,6 +22,19 @@ from .manifest import Manifest, load_manifest, parse_manifest
 from .registry import find_kernel
 
 __version__ = "0.1.0"
+
+#: Names that import torch, loaded on first access.
+_TORCH_NAMES = {"patch_sdpa": "sdpa_override", "enable_sdpa_override": "sdpa_override",
+                "disable_sdpa_override": "sdpa_override", "sdpa_override_stats": "sdpa_override",
+                "distributed": None, "torch_ops": None, "sdpa_override": None}
+
+
+def __getattr__(name):
+    if name not in _TORCH_NAMES:
+        raise AttributeError(f"module 'fa_t' has no attribute {name!r}")
+    import importlib
+    module = importlib.import_module(f".{_TORCH_NAMES[name] or name}", __name__)
+    return module if _TORCH_NAMES[name] is None else getattr(module, name)
 
 __all__ = [
     "attention",

@@ -4,23 +4,28 @@
 ``$FA_T_CACHE_DIR`` (default ``~/.cache/fa-t``), one folder per
 :func:`cache_key` of (config, tuning, compiler version), so a new compiler
 build never reuses an old kernel. The command line is built in one place,
-:func:`fat_opt_command`, and its input in :func:`jit_input_mlir`.
+:func:`fat_opt_command`, and its input in :func:`jit_input_mlir`. Each
+compile is logged (INFO, logger ``fa_t.jit``) with its kernel and time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
 from .config import KernelConfig
 from .errors import CompileError, ManifestError
 from .manifest import Manifest, load_manifest
+
+log = logging.getLogger(__name__)
 
 #: Target of every kernel (Hopper with the wgmma/TMA features).
 SM = "sm_90a"
@@ -188,6 +193,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manif
         try:
             manifest = load_manifest(_single_manifest(final))
             _check_compiled(manifest, config, final)
+            log.debug("kernel cache hit: %s (%s)", manifest.entry, final)
             return manifest
         except (ManifestError, CompileError):
             # A damaged cache entry is rebuilt rather than trusted.
@@ -200,6 +206,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manif
         out = work / "kernel"
         out.mkdir()
         command = fat_opt_command(fat_opt, source, out, tuning)
+        start = time.perf_counter()
         try:
             done = subprocess.run(command, capture_output=True, text=True,
                                   timeout=COMPILE_TIMEOUT_S)
@@ -212,6 +219,8 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manif
                                f"{done.stderr.strip()}")
         manifest = load_manifest(_single_manifest(out))
         _check_compiled(manifest, config, out)
+        log.info("compiled %s in %.2f s into %s", manifest.entry, time.perf_counter() - start,
+                 final)
         # Keep the input beside the kernel, for whoever debugs it later.
         shutil.copy(source, out / "input.mlir")
         try:
