@@ -34,6 +34,10 @@ void populateFatTilePatterns(RewritePatternSet &patterns,
 /// fat tile ops -> linalg.generic with arith/math bodies.
 void populateFatDecomposePatterns(RewritePatternSet &patterns);
 
+/// linalg attention (Q·Kᵀ, scale, causal mask, softmax, ·V on tensors) ->
+/// fat.attention, rooted at the P·V contraction.
+void populateFatRaiseAttentionPatterns(RewritePatternSet &patterns);
+
 /// Registers the named pipelines (`fat-to-cpu`).
 void registerFatPipelines();
 

@@ -65,4 +65,73 @@ def FatDecompose : Pass<"fat-decompose"> {
   ];
 }
 
+def FatRaiseAttention : Pass<"fat-raise-attention"> {
+  let summary = "Raise attention written in linalg (Q·Kᵀ, scale, mask, "
+                "softmax, ·V) to fat.attention";
+  let description = [{
+    Finds scaled dot-product attention as frameworks lower it to linalg on
+    tensors (torch-mlir, StableHLO→linalg, IREE input) and replaces it by one
+    `fat.attention` (tensor form):
+
+    ```
+    S  = Q·Kᵀ                 linalg.matmul / batch_matmul (with or without
+                              indexing_maps), linalg.contract, or a generic
+    S' = c·S  (+ M)           c a scalar constant (on S, or on Q and K before
+                              the matmul); M a causal mask
+    P  = softmax_j(S')        linalg.softmax, or exp(S' − max_j S') / Σ_j exp(…)
+    O  = P·V                  as for Q·Kᵀ
+    →  fat.attention ins(Q4, K4, V4) scale c [causal [diagonal(δ)]]
+    ```
+
+    The chain is read element by element (elementwise generics and named ops,
+    linalg.broadcast / transpose, reshapes, casts are looked through), so the
+    op boundaries a framework chooses do not matter. It is raised only when
+    it is exactly attention:
+
+    - the softmax normalizes over the keys that P·V sums over; the row sum
+      starts at 0; the shift, if any, is the row max of the same scores;
+    - the scale is one positive scalar constant (factors on S, Q and K
+      multiply);
+    - the mask is causal: a constant tensor or an index comparison
+      (`linalg.index`, `arith.cmpi`, `arith.select`) keeping keys
+      `j ≤ i + δ` with δ ≥ 0, hidden entries −inf or any value ≤ −1e4
+      (exp of it underflows to 0 unless a row's visible scores spread over
+      more than 9 896); δ becomes `diagonal(δ)` unless it is the default
+      Skv − Sq;
+    - Q, K, V are (views of) tensors read as `[batch…, S, D]` whose batch
+      index maps onto the output's batch index: Q one to one, K and V as
+      `flat(β) floordiv g` (heads broadcast with repeat_interleave: GQA with
+      g = Hq / Hkv, taken from before the broadcast).
+
+    Operands are reshaped to `[B, H, S, D]` (collapse/expand_shape, a
+    transpose when K is stored as Kᵀ) and O back to the original shape.
+    Element types: Q, K, V, O of one type (f16, bf16, f32); the scores may be
+    computed in f32 from 16-bit inputs (`extf`), P may be rounded back to 16
+    bits for P·V, and an f32 P·V result is accepted when it is rounded to the
+    input type right after (O is then that rounding).
+
+    Example: torch-mlir's `softmax(q @ k.transpose(-2, -1) / 8) @ v` on
+    `[2, 8, 128, 64]` tensors (batch_matmul on collapsed `[16, 128, 64]`)
+    becomes
+
+    ```mlir
+    %o = fat.attention ins(%q, %k, %v : tensor<2x8x128x64xf32>, ...)
+                       outs(%init : tensor<2x8x128x64xf32>) scale 1.250000e-01
+                       -> tensor<2x8x128x64xf32>
+    ```
+
+    Every contraction that is fed by a softmax but is not raised says why with
+    `remarks=1`. Example: `fa-t-opt --fat-raise-attention="remarks=1" in.mlir`
+  }];
+  let options = [
+    Option<"remarks", "remarks", "bool", /*default=*/"false",
+           "Emit a remark at each softmax·V contraction that is not raised, "
+           "saying why">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::fat::FatDialect",
+    "::mlir::linalg::LinalgDialect", "::mlir::tensor::TensorDialect"
+  ];
+}
+
 #endif // FAT_DIALECT_FAT_TRANSFORMS_PASSES_TD
