@@ -308,3 +308,29 @@ def test_errors_without_a_process_group():
         fd.ring_attention(x, x, x, layout="ring")
     with pytest.raises(ValueError, match=r"needs an initialised"):
         fd.gather_sequence(x)
+
+
+def test_ring_bench_cpu_dry_run(tmp_path):
+    # bench/ring_attention.py's whole path (correctness, the three timings, the
+    # JSON) on 2 gloo ranks; on the GPU machine the same runs over NCCL.
+    import importlib.util
+    path = Path(__file__).resolve().parents[2] / "bench" / "ring_attention.py"
+    spec = importlib.util.spec_from_file_location("ring_bench", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    out = tmp_path / "ring.json"
+    args = bench.parse_args(["--device", "cpu", "--dry-run", "--nproc", "2", "--json", str(out),
+                             "--heads", "4", "--kv-heads", "2", "--gqa-kv-heads", "1",
+                             "--head-dim", "16"])
+    method = "fork" if "fork" in mp.get_all_start_methods() else "spawn"
+    bench.launch(args, start_method=method)
+    result = json.loads(out.read_text())
+    assert result["ok"] and result["meta"]["world_size"] == 2
+    assert result["meta"]["nccl_nvls_enable"] == "0"
+    assert len(result["correctness"]) == 16  # 2 lengths x 2 head sets x 2 layouts x 2 masks
+    rows = result["throughput"]
+    assert [(r["S"], r["layout"]) for r in rows] == [(96, "contiguous"), (96, "zigzag"),
+                                                    (192, "contiguous"), (192, "zigzag")]
+    for r in rows:
+        assert r["ring_s"] > 0 and r["comm_only_s"] > 0 and len(r["compute_per_rank_s"]) == 2
+        assert 0.0 <= r["overlap_fraction"] <= 1.0 and r["speedup"] > 0
