@@ -50,7 +50,7 @@ from typing import Callable, List, Optional, Sequence, Tuple
 import torch
 import torch.distributed as dist
 
-from . import checks, torch_ops
+from . import api, checks, torch_ops
 
 LAYOUTS = ("contiguous", "zigzag")
 #: dtypes by the code they travel under in the metadata exchange.
@@ -297,6 +297,7 @@ class _Ring:
         error = None
         try:
             torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+            api._check_no_grad(torch, (q, k, v), ("q", "k", "v"))
             if k.shape[2] != q.shape[2]:
                 raise ValueError(f"expected k.size(2) ({k.shape[2]}) to equal q.size(2) "
                                  f"({q.shape[2]}): ring attention shards q, k and v alike")
@@ -372,6 +373,7 @@ class _Ring:
         v = buffer[self.k_numel:self.k_numel + B * H * n * Dv].view(B, H, n, Dv)
         return k, v
 
+    @torch.no_grad()
     def run(self, communicate: bool = True, compute: bool = True):
         """The ring; returns (O in q's dtype, LSE float32, or float64 for float64 q)."""
         q = self.q

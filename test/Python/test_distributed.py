@@ -306,6 +306,8 @@ def test_errors_without_a_process_group():
         fd.ring_attention(x, x[:, :, :3], x[:, :, :3])
     with pytest.raises(ValueError, match=r"expected layout to be one of"):
         fd.ring_attention(x, x, x, layout="ring")
+    with pytest.raises(NotImplementedError, match=r"no backward pass"):
+        fd.ring_attention(x.requires_grad_(), x, x)
     with pytest.raises(ValueError, match=r"needs an initialised"):
         fd.gather_sequence(x)
 
