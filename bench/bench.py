@@ -44,6 +44,14 @@ def grid(dtype="bf16"):
             for d in HEAD_DIMS for causal in (False, True) for s in SEQ_LENS]
 
 
+#: Ablation variants: label -> --fat-to-ptx schedule options. A variant's
+#: kernels carry the label as their name suffix (KernelConfig.cpp).
+VARIANTS = {
+    "n": {"overlap": 0},
+    "op": {"overlap": 1, "pingpong": 1},
+}
+
+
 def point_config(dtype, d, causal):
     h = HIDDEN // d
     return KernelConfig(dtype=dtype, head_dim=d, head_dim_v=d, num_heads_q=h, num_heads_kv=h,
@@ -54,6 +62,21 @@ def grid_configs():
     """The kernels the grid needs (bf16 and f16), for ``python -m fa_t.aot``."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")
                    for t, d, c, *_ in grid(t)}, key=str)
+
+
+def variant_configs():
+    """Every grid kernel in every ablation variant (bf16), for ``python -m fa_t.aot``."""
+    return [(c, dict(t)) for c in grid_configs() if c.dtype == "bf16"
+            for t in VARIANTS.values()]
+
+
+def find_variant(kernel_dir, config, label):
+    """The manifest of ``config`` compiled as variant ``label`` (name suffix)."""
+    from fa_t import registry
+    for m in registry.scan_kernel_dir(Path(kernel_dir)):
+        if m.config == config and m.entry.endswith("_" + label):
+            return m
+    raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 
 
 def median_ms(fn, reps, warmup=5):
@@ -142,8 +165,14 @@ def print_table(rows, names):
               + " ".join(f"{t.get(n, math.nan):9.1f}" for n in names)
               + f"   {t['fa-t'] / t['cudnn']:10.3f}  {t['fa-t'] / t['flash']:10.3f}"
               + f"   {r['rel_err']['fa-t']:.2e}   {r['rel_err'].get('cudnn', math.nan):.2e}")
-    print(f"geomean fa-t/cuDNN {geomean(r['tflops']['fa-t'] / r['tflops']['cudnn'] for r in rows):.3f}"
-          f"   fa-t/flash {geomean(r['tflops']['fa-t'] / r['tflops']['flash'] for r in rows):.3f}")
+    for n in names:
+        if n in ("cudnn", "flash"):
+            continue
+        print(f"{n:>6s}: geomean /cuDNN "
+              f"{geomean([r['tflops'][n] / r['tflops']['cudnn'] for r in rows]):.3f}"
+              f"   /flash {geomean([r['tflops'][n] / r['tflops']['flash'] for r in rows]):.3f}"
+              f"   max rel. err {max(r['rel_err'][n] for r in rows):.2e}"
+              f" (cuDNN {max(r['rel_err']['cudnn'] for r in rows):.2e})")
 
 
 def plot(rows, names, path):
@@ -177,6 +206,7 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"))
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", help="comma-separated D values or 'causal'/'noncausal' filters")
+    ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--png", help="plot TFLOP/s vs S here (needs matplotlib)")
     a = ap.parse_args()
@@ -189,12 +219,15 @@ def main():
         points = [p for p in points if (not ds or p[1] in ds)
                   and not ("causal" in keep and not p[2]) and not ("noncausal" in keep and p[2])]
     rows = []
+    labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
-        rows.append(run_point(p, a.kernels, a.reps, []))
+        variants = [(label, find_variant(a.kernels, point_config(*p[:3]), label))
+                    for label in labels]
+        rows.append(run_point(p, a.kernels, a.reps, variants))
         r = rows[-1]
         print(f"D{r['D']} causal={r['causal']} S={r['S']}: "
               + "  ".join(f"{n} {x:.1f}" for n, x in r["tflops"].items()), flush=True)
-    names = ["fa-t", "cudnn", "flash"]
+    names = ["fa-t", *labels, "cudnn", "flash"]
     print()
     print_table(rows, names)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,

@@ -9,11 +9,23 @@
 //   producer (thread 0)                 consumers (64 query rows each)
 //   ------------------                  ------------------------------
 //   TMA Q  ---------------------------> wait q
-//   for j: wait empty[s] (parity ^ 1)   for j: wait full[s]
-//          TMA K_j, V_j -> full[s] ---->        S = Q·K_jᵀ, softmax, O += P·V_j
-//                       <----------------        arrive empty[s]
+//   for j: wait emptyK[s], TMA K_j ---> S_j = Q·K_jᵀ      then arrive emptyK[s]
+//          wait emptyV[s], TMA V_j ---> O += P_j·V_j      then arrive emptyV[s]
 //
 // with s = (j − j0) mod stages and the parity flipping each time s wraps.
+// K and V have barriers of their own, so K_{j+1} can land while V_j is read.
+//
+// Consumer schedules (KernelSchedule):
+//   plain     for j: S_j = QK_j; wait; softmax_j; O = α·O; O += P_j·V_j; wait
+//   overlap   S_0 = QK_0; wait; softmax_0
+//             for j ≥ 1: issue S_j = QK_j, issue O += P_{j−1}·V_{j−1}
+//                        wait S_j (wait_group 1); softmax_j (the P·V runs)
+//                        wait P·V (wait_group 0); O = α_j·O
+//             O += P_last·V_last
+//   pingpong  (with overlap) the two consumer warpgroups issue their GEMMs
+//             in turns — bar.sync on their own named barrier before issuing,
+//             bar.arrive on the other's after — so the tensor cores work
+//             for one warpgroup while the other runs its softmax.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,12 +75,20 @@ private:
   }
   Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
 
-  /// A shared-memory barrier pointer: 0 = q, then full[s], then empty[s].
+  /// A shared-memory barrier pointer: 0 = q, then fullK[s], fullV[s],
+  /// emptyK[s], emptyV[s].
   Value barrier(Value index);
-  Value fullBarrier(Value stage) { return barrier(add(stage, c32(1))); }
-  Value emptyBarrier(Value stage) {
-    return barrier(add(stage, c32(1 + cfg.stages)));
+  Value ringBarrier(int64_t group, Value stage) {
+    return barrier(add(stage, c32(1 + group * cfg.stages)));
   }
+  Value fullBarrier(Value stage, bool isV) {
+    return ringBarrier(isV ? 1 : 0, stage);
+  }
+  Value emptyBarrier(Value stage, bool isV) {
+    return ringBarrier(isV ? 3 : 2, stage);
+  }
+  /// Ring slot and phase parity of KV block `kvBlock`.
+  std::pair<Value, Value> ringSlot(Value kvBlock);
   /// Byte offset of K (or V) stage `stage` from the shared-memory base.
   Value stageOffset(Value stage, bool isV);
 
@@ -77,13 +97,35 @@ private:
   void buildProducer();
   void buildConsumer();
 
-  /// S = Q·K_sᵀ for this warpgroup's 64 rows: D/16 wgmma k-steps.
+  /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
+  /// as one commit group; the caller waits.
   SmallVector<Value> buildQK(Value consumer, Value stage);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key.
   SmallVector<Value> buildMaskedScores(ValueRange s, Value kvBlock,
                                        Value rowBase);
-  /// O += P·V_s with P in registers: N/16 register-A wgmma k-steps.
+  /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
+  SmallVector<Value> buildMaskIfNeeded(ValueRange s, Value kvBlock,
+                                       Value rowBase);
+  /// Issues O += P·V_s with P in registers (N/16 register-A wgmma k-steps)
+  /// as one commit group; the caller waits.
   SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage);
+  /// The online-softmax step on the scores of one block: turns `s` into P
+  /// (f32), returns m', l' and α for the thread's two rows.
+  struct SoftmaxStep {
+    Value m[2], l[2], alpha[2];
+  };
+  SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
+                           ValueRange lOld);
+  /// P (f32, accumulator layout) packed into the A fragments of P·V.
+  SmallVector<Value> buildPackP(ArrayRef<Value> s);
+  /// O = α·O on the accumulator layout.
+  void buildRescale(SmallVectorImpl<Value> &o, const Value alpha[2]);
+  /// The two consumer loops; both return (O, m[2], l[2]).
+  SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
+  SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
+  /// Ping-pong turn taking around one GEMM issue phase (no-ops without it).
+  void buildTurnBegin(Value consumer);
+  void buildTurnEnd(Value consumer, bool lastTurn);
   /// Writes O / l (and the LSE) of this thread's two rows.
   void buildEpilogue(ValueRange o, ArrayRef<Value> m, ArrayRef<Value> l,
                      Value rowBase, Value quadLane);
@@ -99,6 +141,14 @@ Value AttentionKernelBuilder::barrier(Value index) {
   Value offset =
       add(c32(cfg.barrierOffset()), mul(index, c32(8)));
   return buildByteOffset(b, v.smem, offset);
+}
+
+std::pair<Value, Value> AttentionKernelBuilder::ringSlot(Value kvBlock) {
+  Value iter = sub(kvBlock, v.kvLo);
+  Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
+  Value parity = arith::AndIOp::create(
+      b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
+  return {stage, parity};
 }
 
 Value AttentionKernelBuilder::stageOffset(Value stage, bool isV) {
@@ -123,9 +173,9 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   v.smem = buildByteOffset(b, raw, pad);
   v.smemAddr = arith::AddIOp::create(b, rawAddr, pad);
 
-  // Thread 0 initializes the barriers: q and full[s] expect one arrival (the
-  // producer's arrive.expect_tx) plus the TMA bytes; empty[s] expects every
-  // consumer thread.
+  // Thread 0 initializes the barriers: q and full*[s] expect one arrival
+  // (the producer's arrive.expect_tx) plus the TMA bytes; empty*[s] expect
+  // every consumer thread.
   Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   {
@@ -133,9 +183,11 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
     buildMBarrierInit(b, barrier(c32(0)), 1);
     for (int64_t s = 0; s < cfg.stages; ++s) {
-      buildMBarrierInit(b, fullBarrier(c32(s)), 1);
-      buildMBarrierInit(b, emptyBarrier(c32(s)),
-                        128 * cfg.numConsumerWarpgroups());
+      for (bool isV : {false, true}) {
+        buildMBarrierInit(b, fullBarrier(c32(s), isV), 1);
+        buildMBarrierInit(b, emptyBarrier(c32(s), isV),
+                          128 * cfg.numConsumerWarpgroups());
+      }
     }
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
@@ -212,28 +264,27 @@ void AttentionKernelBuilder::buildProducer() {
     buildTmaLoad(b, buildByteOffset(b, v.smem, c * cfg.blockM * rowBytes),
                  v.qMap, {c32(64 * c), v.rowFirst, v.head, v.batch}, qBar);
 
-  // K_j and V_j into stage s once the consumers released it. The first pass
-  // over the ring waits on parity 1, which a fresh barrier reports complete.
+  // K_j and V_j into stage s once the consumers released it (each on its
+  // own barriers). The first pass over the ring waits on parity 1, which a
+  // fresh barrier reports complete.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
-  Value iter = sub(kvBlock, v.kvLo);
-  Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
-  Value parity = arith::AndIOp::create(
-      b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
-  buildMBarrierWait(b, emptyBarrier(stage),
-                    arith::XOrIOp::create(b, parity, c32(1)));
-  Value full = fullBarrier(stage);
-  buildMBarrierArriveExpectTx(b, full, cfg.kStageBytes() + cfg.vStageBytes());
+  auto [stage, parity] = ringSlot(kvBlock);
   Value kvRow = mul(kvBlock, c32(cfg.blockN));
-  Value kBase = buildByteOffset(b, v.smem, stageOffset(stage, /*isV=*/false));
-  for (int64_t c = 0; c < cfg.headDim / 64; ++c)
-    buildTmaLoad(b, buildByteOffset(b, kBase, c * cfg.blockN * rowBytes),
-                 v.kMap, {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
-  Value vBase = buildByteOffset(b, v.smem, stageOffset(stage, /*isV=*/true));
-  for (int64_t c = 0; c < cfg.headDimV / 64; ++c)
-    buildTmaLoad(b, buildByteOffset(b, vBase, c * cfg.blockN * rowBytes),
-                 v.vMap, {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+  for (bool isV : {false, true}) {
+    buildMBarrierWait(b, emptyBarrier(stage, isV),
+                      arith::XOrIOp::create(b, parity, c32(1)));
+    Value full = fullBarrier(stage, isV);
+    buildMBarrierArriveExpectTx(b, full,
+                                isV ? cfg.vStageBytes() : cfg.kStageBytes());
+    Value base = buildByteOffset(b, v.smem, stageOffset(stage, isV));
+    int64_t dim = isV ? cfg.headDimV : cfg.headDim;
+    for (int64_t c = 0; c < dim / 64; ++c)
+      buildTmaLoad(b, buildByteOffset(b, base, c * cfg.blockN * rowBytes),
+                   isV ? v.vMap : v.kMap,
+                   {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+  }
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
@@ -264,7 +315,7 @@ SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
       s = buildWgmmaSS(b, s, a, bDesc, cfg.blockN, cfg.isF16);
     }
   }
-  buildWgmmaCommitAndWait(b, 0);
+  buildWgmmaCommit(b);
   return s;
 }
 
@@ -324,7 +375,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
     acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.headDimV,
                        cfg.isF16);
   }
-  buildWgmmaCommitAndWait(b, 0);
+  buildWgmmaCommit(b);
   return acc;
 }
 
@@ -390,6 +441,268 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
   }
 }
 
+SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
+                                                             Value kvBlock,
+                                                             Value rowBase) {
+  // Only blocks on a mask edge or the ragged tail pay for the mask; the
+  // test is uniform over the CTA:
+  //   (j+1)·N > Skv                                  ragged tail
+  //   (j+1)·N − 1 > rowFirst + diag + right          causal / right edge
+  //   j·N < rowLast + diag − left                    left edge
+  Value blockEnd = mul(add(kvBlock, c32(1)), c32(cfg.blockN));
+  Value needMask = cmp(arith::CmpIPredicate::sgt, blockEnd, v.seqKV);
+  int64_t right = cfg.causal ? 0 : cfg.windowRight;
+  if (cfg.causal || cfg.windowRight >= 0)
+    needMask = arith::OrIOp::create(
+        b, needMask,
+        cmp(arith::CmpIPredicate::sgt, sub(blockEnd, c32(1)),
+            add(add(v.rowFirst, v.diag), c32(right))));
+  if (cfg.windowLeft >= 0)
+    needMask = arith::OrIOp::create(
+        b, needMask,
+        cmp(arith::CmpIPredicate::slt, mul(kvBlock, c32(cfg.blockN)),
+            sub(add(v.rowLast, v.diag), c32(cfg.windowLeft))));
+  auto maskIf = scf::IfOp::create(
+      b, needMask,
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        AttentionKernelBuilder inner(nb, cfg);
+        inner.v = v;
+        scf::YieldOp::create(nb, inner.buildMaskedScores(s, kvBlock, rowBase));
+      },
+      [&](OpBuilder &nested, Location loc) {
+        scf::YieldOp::create(nested, loc, s);
+      });
+  return SmallVector<Value>(maskIf.getResults());
+}
+
+AttentionKernelBuilder::SoftmaxStep
+AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
+                                     ValueRange mOld, ValueRange lOld) {
+  // Online softmax, per row r of the thread (c = scale·log2 e):
+  //   m' = max(m, rowmax S)                    (quad shuffles xor 1, 2)
+  //   ĉm = c·m', or 0 when m' = −inf (a row with nothing visible yet)
+  //   P  = exp2(c·S − ĉm)                      one FMA + MUFU.EX2
+  //   α  = exp2(c·m − ĉm)                      0 when m = −inf
+  //   l' = α·l + Σ P   (per-thread partial; the quad sum is taken at the end)
+  // (LLVM's maxnum, not arith.maxnumf: convert-gpu-to-nvvm would turn the
+  // latter into a libdevice call.)
+  Value c = v.scaleLog2e;
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  SoftmaxStep step;
+  for (int r = 0; r < 2; ++r) {
+    Value mx = mOld[r];
+    for (int64_t i = 0; i < cfg.blockN / 8; ++i)
+      for (int e = 0; e < 2; ++e)
+        mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
+    step.m[r] = buildQuadReduce(b, mx, /*isMax=*/true);
+    Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
+                                           step.m[r], negInf);
+    Value scaledMax = arith::SelectOp::create(
+        b, isNegInf, zero, arith::MulFOp::create(b, step.m[r], c));
+    Value negScaledMax = arith::NegFOp::create(b, scaledMax);
+    step.alpha[r] =
+        buildExp2(b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
+    Value rowSum = zero;
+    for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
+      for (int e = 0; e < 2; ++e) {
+        int64_t idx = 4 * i + 2 * r + e;
+        s[idx] = buildExp2(b, LLVM::FMAOp::create(b, s[idx], c, negScaledMax));
+        rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
+      }
+    }
+    step.l[r] = LLVM::FMAOp::create(b, lOld[r], step.alpha[r], rowSum);
+  }
+  return step;
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPackP(ArrayRef<Value> s) {
+  // P as the A operand: registers d[8kk .. 8kk+7] in pairs are a0..a3 of
+  // k-step kk (HopperBuilders.h).
+  SmallVector<Value> p;
+  for (int64_t j = 0; j < cfg.blockN / 4; ++j)
+    p.push_back(buildPackPair(b, s[2 * j], s[2 * j + 1], cfg.isF16));
+  return p;
+}
+
+void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
+                                          const Value alpha[2]) {
+  for (int64_t i = 0; i < cfg.headDimV / 8; ++i)
+    for (int r = 0; r < 2; ++r)
+      for (int e = 0; e < 2; ++e)
+        o[4 * i + 2 * r + e] =
+            arith::MulFOp::create(b, o[4 * i + 2 * r + e], alpha[r]);
+}
+
+void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
+  // Consumer c waits on named barrier 1 + c: 128 of its own threads sync,
+  // the other warpgroup's 128 arrive when it has issued its GEMMs.
+  if (cfg.schedule.pingpong)
+    buildNamedBarrierSync(b, add(consumer, c32(1)), 256);
+}
+
+void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
+  if (!cfg.schedule.pingpong)
+    return;
+  // Hand the turn to the other warpgroup (barrier 2 − c). Consumer 1 opened
+  // the game with one extra arrive on consumer 0's barrier, so its last
+  // turn hands nothing over: every barrier phase completes exactly.
+  Value other = sub(c32(2), consumer);
+  if (!lastTurn) {
+    buildNamedBarrierArrive(b, other, 256);
+    return;
+  }
+  Value isFirst = cmp(arith::CmpIPredicate::eq, consumer, c32(0));
+  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  buildNamedBarrierArrive(b, other, 256);
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
+                                                          Value rowBase) {
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  int64_t oRegs = cfg.headDimV / 2;
+  // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
+  SmallVector<Value> init(oRegs, zero);
+  init.append({negInf, negInf, zero, zero});
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kvBlock = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  SmallVector<Value> o(carried.take_front(oRegs));
+  auto [stage, parity] = ringSlot(kvBlock);
+
+  buildMBarrierWait(b, fullBarrier(stage, false), parity);
+  SmallVector<Value> s = buildQK(consumer, stage);
+  buildWgmmaWait(b, 0);
+  s = buildFenceOperands(b, s);
+  // Every consumer thread has its reads of K_j completed: release it.
+  buildMBarrierArrive(b, emptyBarrier(stage, false));
+  s = buildMaskIfNeeded(s, kvBlock, rowBase);
+  SoftmaxStep step = buildSoftmax(s, carried.slice(oRegs, 2),
+                                  carried.slice(oRegs + 2, 2));
+  buildRescale(o, step.alpha);
+  SmallVector<Value> p = buildPackP(s);
+  buildMBarrierWait(b, fullBarrier(stage, true), parity);
+  o = buildPV(o, p, stage);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildMBarrierArrive(b, emptyBarrier(stage, true));
+
+  SmallVector<Value> next(o);
+  next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
+  scf::YieldOp::create(b, next);
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
+                                                               Value rowBase) {
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  int64_t oRegs = cfg.headDimV / 2;
+  SmallVector<Value> empty(oRegs, zero);
+  empty.append({negInf, negInf, zero, zero});
+
+  // The software pipeline needs a first block: CTAs with an empty KV range
+  // (all rows masked out) skip straight to the epilogue with O = 0, l = 0.
+  Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  SmallVector<Type> types(oRegs + 4, b.getF32Type());
+  auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(work.elseBlock());
+  scf::YieldOp::create(b, empty);
+  b.setInsertionPointToStart(work.thenBlock());
+
+  if (cfg.schedule.pingpong) {
+    // Consumer 1 opens the game: consumer 0 issues first.
+    Value isSecond = cmp(arith::CmpIPredicate::eq, consumer, c32(1));
+    auto ifOp = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    buildNamedBarrierArrive(b, c32(1), 256);
+  }
+
+  // Prologue, block kvLo (ring slot 0, parity 0): S_0 and its softmax.
+  buildMBarrierWait(b, fullBarrier(c32(0), false), c32(0));
+  buildTurnBegin(consumer);
+  SmallVector<Value> s = buildQK(consumer, c32(0));
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 0);
+  s = buildFenceOperands(b, s);
+  buildMBarrierArrive(b, emptyBarrier(c32(0), false));
+  s = buildMaskIfNeeded(s, v.kvLo, rowBase);
+  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
+  SoftmaxStep first =
+      buildSoftmax(s, ArrayRef<Value>(mInit), ArrayRef<Value>(lInit));
+  SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
+  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
+  llvm::append_range(init, buildPackP(s));
+
+  // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
+  auto loop = scf::ForOp::create(b, add(v.kvLo, c32(1)), v.kvHi, c32(1), init);
+  {
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kvBlock = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> o(carried.take_front(oRegs));
+    SmallVector<Value> pPrev(carried.drop_front(oRegs + 4));
+    auto [stage, parity] = ringSlot(kvBlock);
+    auto [prevStage, prevParity] = ringSlot(sub(kvBlock, c32(1)));
+
+    buildMBarrierWait(b, fullBarrier(stage, false), parity);
+    buildMBarrierWait(b, fullBarrier(prevStage, true), prevParity);
+    buildTurnBegin(consumer);
+    s = buildQK(consumer, stage);
+    o = buildPV(o, pPrev, prevStage);
+    buildTurnEnd(consumer, /*lastTurn=*/false);
+    // Groups retire in order: one left pending means S_j is ready while
+    // P_{j−1}·V_{j−1} may still run under the softmax below.
+    buildWgmmaWait(b, 1);
+    s = buildFenceOperands(b, s);
+    buildMBarrierArrive(b, emptyBarrier(stage, false));
+    s = buildMaskIfNeeded(s, kvBlock, rowBase);
+    SoftmaxStep step = buildSoftmax(s, carried.slice(oRegs, 2),
+                                    carried.slice(oRegs + 2, 2));
+    SmallVector<Value> p = buildPackP(s);
+    buildWgmmaWait(b, 0);
+    o = buildFenceOperands(b, o);
+    // P_{j−1} is read by the in-flight wgmma until here. Using it after the
+    // wait keeps its PTX registers live, so the loop-carried P_j cannot be
+    // coalesced into them (ptxas would see the wgmma's A operand redefined
+    // mid-flight and serialize every wgmma, C7513).
+    buildFenceOperands(b, pPrev);
+    buildMBarrierArrive(b, emptyBarrier(prevStage, true));
+    // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
+    buildRescale(o, step.alpha);
+    SmallVector<Value> next(o);
+    next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
+    llvm::append_range(next, p);
+    scf::YieldOp::create(b, next);
+  }
+
+  // Drain: O += P_last·V_last.
+  ValueRange last = loop.getResults();
+  SmallVector<Value> o(last.take_front(oRegs));
+  auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
+  buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
+  buildTurnBegin(consumer);
+  o = buildPV(o, SmallVector<Value>(last.drop_front(oRegs + 4)), lastStage);
+  buildTurnEnd(consumer, /*lastTurn=*/true);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildMBarrierArrive(b, emptyBarrier(lastStage, true));
+  SmallVector<Value> result(o);
+  result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
+                 last[oRegs + 3]});
+  scf::YieldOp::create(b, result);
+  return SmallVector<Value>(work.getResults());
+}
+
 void AttentionKernelBuilder::buildConsumer() {
   Value consumer = sub(v.warpgroup, c32(1));
   Value g = arith::DivUIOp::create(b, v.lane, c32(4));
@@ -399,123 +712,13 @@ void AttentionKernelBuilder::buildConsumer() {
                       add(mul(v.warp, c32(16)), g));
 
   buildMBarrierWait(b, barrier(c32(0)), c32(0));
-
-  Value zero = f32Const(b, 0.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  SmallVector<Value> results = cfg.schedule.overlap
+                                   ? buildOverlappedLoop(consumer, rowBase)
+                                   : buildPlainLoop(consumer, rowBase);
   int64_t oRegs = cfg.headDimV / 2;
-  // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
-  SmallVector<Value> init(oRegs, zero);
-  init.append({negInf, negInf, zero, zero});
-
-  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kvBlock = loop.getInductionVar();
-    ValueRange carried = loop.getRegionIterArgs();
-    SmallVector<Value> o(carried.take_front(oRegs));
-    Value mOld[2] = {carried[oRegs], carried[oRegs + 1]};
-    Value lOld[2] = {carried[oRegs + 2], carried[oRegs + 3]};
-
-    Value iter = sub(kvBlock, v.kvLo);
-    Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
-    Value parity = arith::AndIOp::create(
-        b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
-    buildMBarrierWait(b, fullBarrier(stage), parity);
-
-    SmallVector<Value> s = buildQK(consumer, stage);
-
-    // Only blocks on a mask edge or the ragged tail pay for the mask; the
-    // test is uniform over the CTA:
-    //   (j+1)·N > Skv                                  ragged tail
-    //   (j+1)·N − 1 > rowFirst + diag + right          causal / right edge
-    //   j·N < rowLast + diag − left                    left edge
-    Value blockEnd = mul(add(kvBlock, c32(1)), c32(cfg.blockN));
-    Value needMask = cmp(arith::CmpIPredicate::sgt, blockEnd, v.seqKV);
-    int64_t right = cfg.causal ? 0 : cfg.windowRight;
-    if (cfg.causal || cfg.windowRight >= 0)
-      needMask = arith::OrIOp::create(
-          b, needMask,
-          cmp(arith::CmpIPredicate::sgt, sub(blockEnd, c32(1)),
-              add(add(v.rowFirst, v.diag), c32(right))));
-    if (cfg.windowLeft >= 0)
-      needMask = arith::OrIOp::create(
-          b, needMask,
-          cmp(arith::CmpIPredicate::slt, mul(kvBlock, c32(cfg.blockN)),
-              sub(add(v.rowLast, v.diag), c32(cfg.windowLeft))));
-    auto maskIf = scf::IfOp::create(
-        b, needMask,
-        [&](OpBuilder &nested, Location loc) {
-          ImplicitLocOpBuilder nb(loc, nested);
-          AttentionKernelBuilder inner(nb, cfg);
-          inner.v = v;
-          scf::YieldOp::create(nb,
-                               inner.buildMaskedScores(s, kvBlock, rowBase));
-        },
-        [&](OpBuilder &nested, Location loc) {
-          scf::YieldOp::create(nested, loc, s);
-        });
-    s.assign(maskIf.getResults().begin(), maskIf.getResults().end());
-
-    // Online softmax, per row r of the thread (c = scale·log2 e):
-    //   m' = max(m, rowmax S)                    (quad shuffles xor 1, 2)
-    //   ĉm = c·m', or 0 when m' = −inf (a row with nothing visible yet)
-    //   P  = exp2(c·S − ĉm)                      one FMA + MUFU.EX2
-    //   α  = exp2(c·m − ĉm)                      0 when m = −inf
-    //   l' = α·l + Σ P   (per-thread partial; the quad sum is taken at the end)
-    //   O' = α·O
-    Value c = v.scaleLog2e;
-    // (LLVM's maxnum, not arith.maxnumf: convert-gpu-to-nvvm would turn the
-    // latter into a libdevice call.)
-    Value mNew[2], lNew[2], alpha[2];
-    for (int r = 0; r < 2; ++r) {
-      Value mx = mOld[r];
-      for (int64_t i = 0; i < cfg.blockN / 8; ++i)
-        for (int e = 0; e < 2; ++e)
-          mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
-      mNew[r] = buildQuadReduce(b, mx, /*isMax=*/true);
-      Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                             mNew[r], negInf);
-      Value scaledMax = arith::SelectOp::create(
-          b, isNegInf, zero, arith::MulFOp::create(b, mNew[r], c));
-      Value negScaledMax = arith::NegFOp::create(b, scaledMax);
-      alpha[r] = buildExp2(
-          b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
-      Value rowSum = zero;
-      for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
-        for (int e = 0; e < 2; ++e) {
-          int64_t idx = 4 * i + 2 * r + e;
-          s[idx] = buildExp2(b, LLVM::FMAOp::create(b, s[idx], c, negScaledMax));
-          rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
-        }
-      }
-      lNew[r] = LLVM::FMAOp::create(b, lOld[r], alpha[r], rowSum);
-    }
-    for (int64_t i = 0; i < cfg.headDimV / 8; ++i)
-      for (int r = 0; r < 2; ++r)
-        for (int e = 0; e < 2; ++e)
-          o[4 * i + 2 * r + e] =
-              arith::MulFOp::create(b, o[4 * i + 2 * r + e], alpha[r]);
-
-    // P as the A operand: registers d[8kk .. 8kk+7] in pairs are a0..a3 of
-    // k-step kk (HopperBuilders.h).
-    SmallVector<Value> p;
-    for (int64_t j = 0; j < cfg.blockN / 4; ++j)
-      p.push_back(buildPackPair(b, s[2 * j], s[2 * j + 1], cfg.isF16));
-    o = buildPV(o, p, stage);
-
-    // Every consumer thread has its wgmma reads of stage s completed:
-    // release the stage to the producer.
-    buildMBarrierArrive(b, emptyBarrier(stage));
-
-    SmallVector<Value> next(o);
-    next.append({mNew[0], mNew[1], lNew[0], lNew[1]});
-    scf::YieldOp::create(b, next);
-  }
-  ValueRange results = loop.getResults();
-  buildEpilogue(results.take_front(oRegs),
-                {results[oRegs], results[oRegs + 1]},
-                {results[oRegs + 2], results[oRegs + 3]}, rowBase, t);
+  ArrayRef<Value> res(results);
+  buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
+                {res[oRegs + 2], res[oRegs + 3]}, rowBase, t);
 }
 
 void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,

@@ -50,6 +50,8 @@ struct ConvertFatToNVVMPass
     options.blockN = blockN;
     options.stages = stages;
     options.ptxVersion = ptxVersion;
+    options.schedule.overlap = overlap;
+    options.schedule.pingpong = pingpong;
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

@@ -151,10 +151,41 @@ void hopper::buildWgmmaFence(ImplicitLocOpBuilder &b) {
   NVVM::WgmmaFenceAlignedOp::create(b);
 }
 
+void hopper::buildWgmmaCommit(ImplicitLocOpBuilder &b) {
+  NVVM::WgmmaGroupSyncAlignedOp::create(b);
+}
+
+void hopper::buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending) {
+  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+}
+
 void hopper::buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b,
                                      int64_t pending) {
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+  buildWgmmaCommit(b);
+  buildWgmmaWait(b, pending);
+}
+
+SmallVector<Value> hopper::buildFenceOperands(ImplicitLocOpBuilder &b,
+                                              ValueRange vals) {
+  SmallVector<Value> out;
+  for (Value v : vals) {
+    Type t = v.getType();
+    StringRef constraint = t.isF32() ? "=f,0" : "=r,0";
+    out.push_back(buildInlineAsm(b, t, v, "", constraint,
+                                 /*sideEffects=*/true)[0]);
+  }
+  return out;
+}
+
+void hopper::buildNamedBarrierSync(ImplicitLocOpBuilder &b, Value id,
+                                   int64_t count) {
+  NVVM::BarrierOp::create(b, TypeRange{}, id, i32Const(b, count),
+                          NVVM::BarrierReductionAttr(), Value());
+}
+
+void hopper::buildNamedBarrierArrive(ImplicitLocOpBuilder &b, Value id,
+                                     int64_t count) {
+  NVVM::BarrierArriveOp::create(b, id, i32Const(b, count));
 }
 
 Value hopper::buildPackPair(ImplicitLocOpBuilder &b, Value lo, Value hi,

@@ -83,7 +83,21 @@ SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
 
 /// wgmma.fence / commit_group / wait_group.
 void buildWgmmaFence(ImplicitLocOpBuilder &b);
+void buildWgmmaCommit(ImplicitLocOpBuilder &b);
+void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
 void buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b, int64_t pending);
+
+/// Pins registers written by an in-flight wgmma behind the preceding
+/// wgmma.wait_group: each value passes through an empty volatile asm with a
+/// tied operand. The accumulators are SSA results of the (asynchronous)
+/// wgmma, so without this nothing orders their first use after the wait,
+/// and LLVM may move arithmetic on them above it. Emits no instruction.
+SmallVector<Value> buildFenceOperands(ImplicitLocOpBuilder &b, ValueRange vals);
+
+/// Named barrier `bar.sync id, count` / `bar.arrive id, count` (ids 1..15;
+/// 0 is __syncthreads').
+void buildNamedBarrierSync(ImplicitLocOpBuilder &b, Value id, int64_t count);
+void buildNamedBarrierArrive(ImplicitLocOpBuilder &b, Value id, int64_t count);
 
 /// `cvt.rn.{bf16x2,f16x2}.f32`: packs two f32 into one 32-bit register,
 /// `lo` in the low half (the lower column of an A fragment pair).

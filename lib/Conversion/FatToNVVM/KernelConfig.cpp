@@ -84,9 +84,17 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (options.stages < 1 || options.stages > 4)
     return op.emitOpError("stages = ")
            << options.stages << " is not supported; supported: 1 to 4";
+  if (options.schedule.pingpong && !options.schedule.overlap)
+    return op.emitOpError("pingpong needs overlap: the turns are the GEMM "
+                          "issue phases of the overlapped schedule");
+  if (options.schedule.pingpong && options.blockM != 128)
+    return op.emitOpError("pingpong needs two consumer warpgroups to take "
+                          "turns, i.e. block-m = 128 (got block-m = ")
+           << options.blockM << ")";
   config.blockM = options.blockM;
   config.blockN = blockN;
   config.stages = options.stages;
+  config.schedule = options.schedule;
   config.sm = options.sm;
   config.ptxVersion = options.ptxVersion;
 
@@ -117,6 +125,11 @@ std::string AttentionKernelConfig::kernelName() const {
   if (lse)
     os << "_lse";
   os << "_m" << blockM << "n" << blockN << "s" << stages;
+  // A schedule other than the default is spelled out, one letter per
+  // choice: o(verlap) or n(o overlap), then p(ing-pong).
+  if (!(schedule == KernelSchedule()))
+    os << "_" << (schedule.overlap ? "o" : "n")
+       << (schedule.pingpong ? "p" : "");
   return name;
 }
 
@@ -190,6 +203,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"block_m", blockM},
               {"block_n", blockN},
               {"stages", stages}}},
+      {"schedule",
+       Object{{"overlap", schedule.overlap}, {"pingpong", schedule.pingpong}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},

@@ -29,6 +29,12 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                          llvm::cl::desc("Depth of the K/V ring (1..4)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
                       llvm::cl::desc("PTX ISA version (80 = 8.0)")};
+  Option<bool> overlap{
+      *this, "overlap", llvm::cl::init(true),
+      llvm::cl::desc("Intra-warpgroup overlap of softmax and P·V")};
+  Option<bool> pingpong{
+      *this, "pingpong", llvm::cl::init(false),
+      llvm::cl::desc("Consumer warpgroups take turns issuing GEMMs")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -52,6 +58,8 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.blockN = opts.blockN;
   convert.stages = opts.stages;
   convert.ptxVersion = opts.ptx;
+  convert.overlap = opts.overlap;
+  convert.pingpong = opts.pingpong;
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm,reconcile-unrealized-casts,"

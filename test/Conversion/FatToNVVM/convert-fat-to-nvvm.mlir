@@ -1,5 +1,8 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=128 block-n=128 stages=2" -split-input-file | FileCheck %s
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=64 block-n=64 stages=3" -split-input-file | FileCheck %s --check-prefix=M64
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="overlap=false" -split-input-file | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="pingpong=true" -split-input-file | FileCheck %s --check-prefix=PP
+// RUN: not fa-t-opt %s --convert-fat-to-nvvm="overlap=false pingpong=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
 
 // The op stays on the host, tagged with its kernel; the kernel is an
 // llvm.func in a gpu.module named after the configuration, and the manifest
@@ -20,9 +23,12 @@
 // CHECK-SAME:      %[[O:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[SQ:.+]]: i32, %[[SKV:.+]]: i32, %[[DIAG:.+]]: i32, %[[C:.+]]: f32)
 // CHECK-SAME:      attributes {nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 
-// Barriers: q and full[0..1] wait for one arrival + TMA bytes, empty[0..1]
-// for the 256 consumer threads.
-// CHECK-COUNT-3: nvvm.mbarrier.init %{{.+}}, %c1_i32
+// Barriers: q, then per stage fullK, emptyK, fullV, emptyV; full ones wait
+// for one arrival + TMA bytes, empty ones for the 256 consumer threads.
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
+// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
 // CHECK:         nvvm.fence.mbarrier.init
 // CHECK:         nvvm.barrier
@@ -31,19 +37,23 @@
 // CHECK:         %[[H:.+]] = nvvm.read.ptx.sreg.ctaid.y
 // CHECK:         arith.divui %[[H]], %c4_i32
 
-// Producer: 24 registers; Q is D/64 = 2 boxes; per KV block K and V are 2
-// boxes each, completing on full[s] after empty[s] was released.
+// Producer: 24 registers; Q is D/64 = 2 boxes; per KV block K then V, 2
+// boxes (32 KiB) each, each on its own full barrier after its empty one.
 // CHECK:         nvvm.setmaxregister decrease 24
 // CHECK-COUNT-2: nvvm.cp.async.bulk.tensor.shared.cluster.global
 // CHECK:         scf.for
 // CHECK:           nvvm.mbarrier.try_wait.parity
-// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c65536_i32
-// CHECK-COUNT-4:   nvvm.cp.async.bulk.tensor.shared.cluster.global
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c32768_i32
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           nvvm.mbarrier.arrive.expect_tx %{{.+}}, %c32768_i32
+// CHECK-COUNT-2:   nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg2
 
-// Consumers: 240 registers; S = Q·Kᵀ is D/16 = 8 k-steps of m64n128k16 with
-// both operands in shared memory (trans-b 0), the first with scale-d 0.
+// Consumers: 240 registers, then the overlapped schedule. A CTA with KV
+// blocks runs the prologue — S_0 = Q·K_0ᵀ, D/16 = 8 k-steps of m64n128k16
+// with both operands in shared memory (trans-b 0) — and its softmax.
 // CHECK:         nvvm.setmaxregister increase 240
-// CHECK:         scf.for
+// CHECK:         scf.if
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 0, 0;
 // CHECK:           nvvm.wgmma.commit.group.sync.aligned
@@ -51,18 +61,59 @@
 // Edge blocks only: keys ≥ Skv are masked.
 // CHECK:           scf.if
 // CHECK:             arith.cmpi slt, %{{.+}}, %[[SKV]]
-// Row max over the quad: shuffles xor 1 and xor 2.
+// Row max over the quad: shuffles xor 1 and xor 2; P packed to bf16 pairs.
 // CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c1_i32
 // CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c2_i32
 // CHECK:           ex2.approx.ftz.f32
-// P packed to bf16 pairs, then O += P·V: N/16 = 8 register-A k-steps with an
-// MN-major V (trans-b 1).
 // CHECK:           cvt.rn.bf16x2.f32
+// Steady state: S_j and O += P_{j−1}·V_{j−1} (N/16 = 8 register-A k-steps,
+// MN-major V, trans-b 1) issued back to back as two commit groups; the
+// softmax of S_j runs after wait_group 1, with the P·V still in flight.
+// CHECK:           scf.for
+// CHECK-COUNT-8:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 0, 0;
+// CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK-COUNT-8:     wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 1;
+// CHECK:             nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT:        nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK:             ex2.approx.ftz.f32
+// CHECK:             cvt.rn.bf16x2.f32
+// CHECK:             nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK:             nvvm.mbarrier.arrive
+// Drain: the last block's P·V.
+// CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 1;
-// CHECK:           nvvm.mbarrier.arrive
+// CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
 // Epilogue: rows < Sq stored as bf16 pairs.
 // CHECK:         arith.cmpi slt, %{{.+}}, %[[SQ]]
 // CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+
+// overlap=false: one loop, each GEMM waited for before the next step.
+// PLAIN-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2_n(
+// PLAIN:         nvvm.setmaxregister increase 240
+// PLAIN:         scf.for
+// PLAIN-COUNT-8:   p, 1, 1, 0, 0;
+// PLAIN:           nvvm.wgmma.wait.group.sync.aligned 0
+// PLAIN:           ex2.approx.ftz.f32
+// PLAIN-COUNT-8:   p, 1, 1, 1;
+// PLAIN:           nvvm.wgmma.wait.group.sync.aligned 0
+// PLAIN-NOT:     nvvm.wgmma.wait.group.sync.aligned 1
+
+// pingpong: consumer 1 opens with an arrive on barrier 1; every GEMM issue
+// phase is bracketed by bar.sync on the own barrier (1 + c) and bar.arrive
+// on the other's (2 − c), 256 threads each.
+// PP-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2_op(
+// PP:         nvvm.barrier.arrive id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// PP:         nvvm.barrier id = %{{.+}} number_of_threads = %c256_i32
+// PP-COUNT-8: p, 1, 1, 0, 0;
+// PP:         nvvm.barrier.arrive id = %{{.+}} number_of_threads = %c256_i32
+// PP:         scf.for
+// PP:           nvvm.barrier id = %{{.+}} number_of_threads = %c256_i32
+// PP-COUNT-8:   p, 1, 1, 0, 0;
+// PP-COUNT-8:   p, 1, 1, 1;
+// PP:           nvvm.barrier.arrive id = %{{.+}} number_of_threads = %c256_i32
+// PP:           nvvm.wgmma.wait.group.sync.aligned 1
+
+// BAD: error: 'fat.attention' op pingpong needs overlap
 
 // With block-m = 64 there is one consumer warpgroup and no register split.
 // M64-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m64n64s3

@@ -26,6 +26,23 @@ namespace fat {
 #define GEN_PASS_DECL
 #include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
 
+/// How the consumer warpgroups schedule their work (pass options; the
+/// defaults are the measured-best choices, docs/perf-log.md).
+struct KernelSchedule {
+  /// Intra-warpgroup overlap: iteration j issues S_j = Q·K_jᵀ and
+  /// O += P_{j−1}·V_{j−1} back to back, waits only for S_j, and runs the
+  /// softmax of S_j while the P·V wgmma of the previous block still runs.
+  bool overlap = true;
+  /// Ping-pong: the two consumer warpgroups take turns issuing their GEMMs
+  /// (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs.
+  /// Needs two consumer warpgroups (block-m = 128).
+  bool pingpong = false;
+
+  bool operator==(const KernelSchedule &o) const {
+    return overlap == o.overlap && pingpong == o.pingpong;
+  }
+};
+
 /// Target choices of the Hopper kernel: the pass options.
 struct HopperKernelOptions {
   std::string sm = "sm_90a";
@@ -34,6 +51,7 @@ struct HopperKernelOptions {
   int64_t blockN = 0;
   int64_t stages = 2;
   int64_t ptxVersion = 80;
+  KernelSchedule schedule;
 };
 
 /// Everything the generated kernel depends on. Two fat.attention ops with
@@ -47,6 +65,7 @@ struct AttentionKernelConfig {
   int64_t windowLeft = -1, windowRight = -1;
   bool lse = false;
   int64_t blockM = 128, blockN = 128, stages = 2;
+  KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;
 
@@ -61,7 +80,11 @@ struct AttentionKernelConfig {
   ///   [ Q: D/64 chunks of blockM x 128 B ]
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
-  ///   [ mbarriers: q, full[stages], empty[stages] (8 B each) ]
+  ///   [ mbarriers: q, fullK[stages], fullV[stages], emptyK[stages],
+  ///     emptyV[stages] (8 B each) ]
+  ///
+  /// K and V of a stage have barriers of their own: the consumers release
+  /// K_j as soon as S_j is computed, long before they are done with V_j.
   ///
   /// Every chunk is one 128B-swizzled TMA box whose rows are 128 bytes, so
   /// each starts on a 1024-byte boundary as the swizzle and the wgmma
@@ -72,7 +95,7 @@ struct AttentionKernelConfig {
   int64_t kOffset() const { return qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
   int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
-  int64_t numBarriers() const { return 1 + 2 * stages; }
+  int64_t numBarriers() const { return 1 + 4 * stages; }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.
   int64_t dynamicSmemBytes() const {

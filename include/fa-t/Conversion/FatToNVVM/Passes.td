@@ -43,7 +43,13 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
-           "PTX ISA version the kernel is built for (80 = PTX 8.0)">
+           "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
+    Option<"overlap", "overlap", "bool", /*default=*/"true",
+           "Intra-warpgroup overlap: softmax of block j runs while the P·V "
+           "wgmma of block j−1 is in flight">,
+    Option<"pingpong", "pingpong", "bool", /*default=*/"false",
+           "The two consumer warpgroups take turns issuing GEMMs (named "
+           "barriers), so one's softmax hides behind the other's GEMMs">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
