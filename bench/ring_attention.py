@@ -261,41 +261,47 @@ def _err(a, b):
     return (a.double() - b.double()).abs().max().item() if a.numel() else 0.0
 
 
-def throughput(r, results, save):
-    from fa_t import distributed as fd
+def time_single(r, seq, causal):
+    """Seconds of fa-t on one GPU over the whole sequence (rank 0; the others wait)."""
     from fa_t import torch_ops
+    a = r.args
+    seconds = 0.0
+    if r.rank == 0:
+        q, k, v = (r.randn(a.batch, h, seq, a.head_dim) for h in (a.heads, a.kv_heads, a.kv_heads))
+        seconds = r.timed(lambda: torch_ops.attention_forward(
+            q, k, v, causal=causal, scale=1.0 / math.sqrt(a.head_dim), diag=0, want_lse=True),
+            barrier=False)
+    return r.all_values(seconds)[0]
+
+
+def time_ring(r, seq, causal, layout):
+    """(overlapped, communication only, computation only per rank) seconds of the ring."""
+    from fa_t import distributed as fd
+    a = r.args
+    n = fd.shard_lengths(seq, r.world, layout)[r.rank]
+    q, k, v = (r.randn(a.batch, h, n, a.head_dim) for h in (a.heads, a.kv_heads, a.kv_heads))
+    ring = fd._Ring(q, k, v, causal=causal, group=None, scale=None, layout=layout,
+                    seq_len=seq, local_attention=None)
+    t_ring = r.timed(ring.run)
+    t_comm = r.timed(lambda: ring.run(compute=False))
+    # Computation alone, each rank's own (the ranks start together, then run free).
+    r.dist.barrier()
+    per_rank = r.all_values(r.timed(lambda: ring.run(communicate=False), barrier=False))
+    return t_ring, t_comm, per_rank
+
+
+def throughput(r, results, save):
     torch, a = r.torch, r.args
-    scale = 1.0 / math.sqrt(a.head_dim)
     for seq in a.seq_lens:
         for mask in a.masks:
             causal = mask == "causal"
             tokens = a.batch * seq
             flops = 4 * a.batch * a.heads * seq * seq * a.head_dim / (2 if causal else 1)
-            single = None
-            if seq <= a.single_max_seq:
-                # One GPU, the whole sequence: rank 0 computes, the others wait.
-                if r.rank == 0:
-                    q, k, v = (r.randn(a.batch, h, seq, a.head_dim)
-                               for h in (a.heads, a.kv_heads, a.kv_heads))
-                    single = r.timed(lambda: torch_ops.attention_forward(
-                        q, k, v, causal=causal, scale=scale, diag=0, want_lse=True),
-                        barrier=False)
-                    del q, k, v
-                    if r.cuda:
-                        torch.cuda.empty_cache()
-                single = r.all_values(single or 0.0)[0]
+            single = time_single(r, seq, causal) if seq <= a.single_max_seq else None
             for layout in a.layouts:
-                n = fd.shard_lengths(seq, r.world, layout)[r.rank]
-                q, k, v = (r.randn(a.batch, h, n, a.head_dim)
-                           for h in (a.heads, a.kv_heads, a.kv_heads))
-                ring = fd._Ring(q, k, v, causal=causal, group=None, scale=scale, layout=layout,
-                                seq_len=seq, local_attention=None)
-                t_ring = r.timed(ring.run)
-                t_comm = r.timed(lambda: ring.run(compute=False))
-                # Compute alone, per rank (no barrier inside: each rank's own work).
-                r.dist.barrier()
-                per_rank = r.all_values(r.timed(lambda: ring.run(communicate=False),
-                                                barrier=False))
+                if r.cuda:
+                    torch.cuda.empty_cache()
+                t_ring, t_comm, per_rank = time_ring(r, seq, causal, layout)
                 t_comp = max(per_rank)
                 hidden = t_comm + t_comp - t_ring
                 row = {"S": seq, "B": a.batch, "Hq": a.heads, "Hkv": a.kv_heads,
@@ -322,9 +328,6 @@ def throughput(r, results, save):
                       + (f"  | 1 GPU {single:.3f} s, speedup {row['speedup']:.2f}x"
                          if single else ""))
                 save()
-                del ring, q, k, v
-                if r.cuda:
-                    torch.cuda.empty_cache()
 
 
 def worker(local_rank, world, args, env):

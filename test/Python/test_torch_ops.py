@@ -16,7 +16,8 @@ torch = pytest.importorskip("torch")
 import fa_t  # noqa: E402
 from fa_t import sdpa_override, torch_ops  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from test_jit import CONFIG as JIT_CONFIG, fake_opt  # noqa: E402,F401 (a fixture)
+from test_jit import CONFIG as JIT_CONFIG  # noqa: E402
+from test_jit import fake_opt  # noqa: E402,F401 (a fixture, used by name)
 from torch._subclasses.fake_tensor import FakeTensorMode  # noqa: E402
 
 OP = torch.ops.fa_t.attention_fwd.default
