@@ -50,7 +50,9 @@ _lock = threading.Lock()
 _original = None            # torch's function while the override is on, else None
 _routed = 0                 # calls fa-t ran
 _fallbacks: Counter = Counter()   # reason -> calls given to torch
-_hopper_devices: frozenset = frozenset()   # CUDA device indices with sm_90
+_hopper_devices: tuple = ()   # CUDA device indices with sm_90
+#: The device type fa-t runs on (a constant; the tests trace the rules on the CPU).
+_DEVICE_TYPE = "cuda"
 _kernels: Dict[KernelConfig, bool] = {}     # config -> a kernel can be had
 
 
@@ -67,7 +69,7 @@ def _unsupported(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
     tensors = (query, key, value)
     if not all(isinstance(t, torch.Tensor) for t in tensors):
         return "shape"
-    if any(t.device.type != "cuda" for t in tensors):
+    if any(t.device.type != _DEVICE_TYPE for t in tensors):
         return "not cuda"
     if any(t.dim() != 4 for t in tensors):
         return "not 4-D"
@@ -151,11 +153,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return o
 
 
-def _find_hopper_devices() -> frozenset:
+def _find_hopper_devices() -> tuple:
     if not torch.cuda.is_available():
-        return frozenset()
-    return frozenset(i for i in range(torch.cuda.device_count())
-                     if tuple(torch.cuda.get_device_capability(i)) == api.REQUIRED_CAPABILITY)
+        return ()
+    return tuple(i for i in range(torch.cuda.device_count())
+                 if tuple(torch.cuda.get_device_capability(i)) == api.REQUIRED_CAPABILITY)
 
 
 def enable_sdpa_override() -> None:

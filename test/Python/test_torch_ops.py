@@ -241,7 +241,7 @@ def test_override_routing_decisions(clean_override, monkeypatch):
         q, k, v = _fake_cuda_qkv()
         # No Hopper device found (this machine has no GPU at all).
         assert reason(q, k, v, None, 0.0, True, False) == "not sm_90"
-        monkeypatch.setattr(sdpa_override, "_hopper_devices", frozenset({0}))
+        monkeypatch.setattr(sdpa_override, "_hopper_devices", (0,))
         assert reason(q, k, v, None, 0.0, True, False) is None
         assert reason(q, k, v, torch.empty(256, 256, device="cuda"), 0.0, False, False) == \
             "attn_mask"
@@ -273,11 +273,30 @@ def test_override_routes_supported_calls_to_the_op(clean_override, monkeypatch):
     with FakeTensorMode():
         q, k, v = _fake_cuda_qkv(hkv=2)
         with fa_t.patch_sdpa() as stats:
-            monkeypatch.setattr(sdpa_override, "_hopper_devices", frozenset({0}))
+            monkeypatch.setattr(sdpa_override, "_hopper_devices", (0,))
             o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
     assert o.shape == (2, 8, 256, 128) and o.device.type == "cuda"
     assert calls == [(True, 1.0 / 128 ** 0.5, -1, -1, 0, False)]
     assert stats == {"fa_t": 1, "fallback": {}}
+
+
+def test_override_rules_trace_without_graph_break(monkeypatch):
+    # The routing rules run while torch.compile traces a CUDA call. Traced here
+    # on CPU tensors posing as the supported device, every rule is exercised.
+    monkeypatch.setattr(sdpa_override, "_DEVICE_TYPE", "cpu")
+    monkeypatch.setattr(sdpa_override, "_hopper_devices", (None,))
+    torch._dynamo.reset()
+
+    def f(q, k, v, enable_gqa):
+        reason = sdpa_override._unsupported(q, k, v, None, 0.0, True, enable_gqa)
+        return q + (0 if reason is None else 1)
+
+    q, k, v = (t.to(torch.bfloat16) for t in qkv(hq=4, hkv=2, sq=16, skv=16, d=64, dv=64))
+    compiled = torch.compile(f, fullgraph=True, backend="eager")
+    assert torch.equal(compiled(q, k, v, True), q)              # supported
+    assert torch.equal(compiled(q, k, v, False), q + 1)         # "shape": needs enable_gqa
+    wide = torch.zeros(2, 4, 16, 128, dtype=torch.bfloat16)
+    assert torch.equal(compiled(wide[..., ::2], k, v, True), wide[..., ::2] + 1)  # "layout"
 
 
 def test_override_compiles_without_graph_break(clean_override):
