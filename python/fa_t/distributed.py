@@ -416,7 +416,8 @@ def ring_attention(q, k, v, *, causal: bool = False, group=None, scale: Optional
     Args:
         q: this rank's queries [B, Hq, S_local, D]; k, v: its keys and values
             [B, Hkv, S_local, D] / [B, Hkv, S_local, Dv], Hq a multiple of Hkv.
-            CUDA tensors (bf16/f16, the fa-t kernel's head dims; NCCL) or CPU
+            CUDA tensors (bf16/f16, the fa-t kernel's head dims; NCCL, with
+            ``torch.cuda.set_device`` called for this rank's GPU) or CPU
             tensors (float32/float64/bf16/f16; gloo). Shards as
             :func:`shard_sequence` cuts them, for ``layout``.
         causal: query i sees key j iff j <= i, in global positions.
