@@ -30,8 +30,14 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.fat_tools_dir, config.llvm_tools_dir]
-tools = ["fa-t-opt", "mlir-runner", "mlir-translate"]
+tools = ["fa-t-opt", "fat-capi-test", "mlir-opt", "mlir-runner", "mlir-translate"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# fa-t as a plugin of stock mlir-opt (--load-dialect-plugin, --load-pass-plugin);
+# sanitized builds do not build it.
+if os.path.exists(config.fat_plugin):
+    config.available_features.add("fat-plugin")
+config.substitutions.append(("%fat_plugin", config.fat_plugin))
 
 # CPU execution through mlir-runner.
 runner_libs = [
