@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# fa-t embedded in other MLIR-based projects, end to end, from an installed
+# build: installs build/ into a temporary prefix, builds the consumer project
+# test/Integration/consumer against it (find_package(FaT)), runs its C++ and
+# C programs, the installed fa-t-opt, and Debian's stock mlir-opt with the
+# installed plugin. One JUnit testcase per check.
+#
+#   scripts/test-integration.sh REPORT.xml     (FAT_BUILD_DIR: default build/)
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+report=${1:?usage: $0 REPORT.xml}
+build=${FAT_BUILD_DIR:-$root/build}
+llvm_bin=/usr/lib/llvm-22/bin
+source_dir=$root/test/Integration/consumer
+input=$source_dir/attention.mlir
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+consumer=$work/consumer
+plugin=$prefix/lib/FatPlugin.so
+
+passed=0
+failed=0
+cases=""
+
+# Escapes text for an XML attribute or element, dropping control characters.
+xml_escape() {
+  tr -d '\000-\010\013\014\016-\037' |
+    sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'
+}
+
+# check NAME EXPECTED... -- COMMAND...
+# Runs COMMAND; the check passes when it exits 0 and its output (stdout and
+# stderr) contains every EXPECTED string.
+check() {
+  local name=$1 expected=() log start rc why=""
+  shift
+  while [ "$1" != "--" ]; do expected+=("$1"); shift; done
+  shift
+  log="$work/$name.log"
+  start=$(date +%s%N)
+  "$@" >"$log" 2>&1
+  rc=$?
+  local ms=$((($(date +%s%N) - start) / 1000000)) seconds
+  seconds=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
+  if [ "$rc" -ne 0 ]; then
+    why="exit status $rc"
+  else
+    for text in "${expected[@]}"; do
+      grep -qF -- "$text" "$log" || { why="output lacks '$text'"; break; }
+    done
+  fi
+  cases+="  <testcase classname=\"integration\" name=\"$name\" time=\"$seconds\""
+  if [ -z "$why" ]; then
+    passed=$((passed + 1))
+    echo "PASS: $name"
+    cases+="/>"$'\n'
+  else
+    failed=$((failed + 1))
+    echo "FAIL: $name ($why)"
+    tail -n 30 "$log" | sed 's/^/  | /'
+    cases+=">"$'\n'"    <failure message=\"$(printf '%s' "$why" | xml_escape)\">"
+    cases+="$(printf '$ %s\n' "$*"; tail -n 60 "$log" | xml_escape)</failure>"$'\n'
+    cases+="  </testcase>"$'\n'
+  fi
+}
+
+check install "FaTConfig.cmake" "FatPlugin.so" "libFatCAPI.so" -- \
+  cmake --install "$build" --prefix "$prefix"
+check configure-consumer "Using FaTConfig.cmake in: $prefix/lib/cmake/FaT" -- \
+  cmake -G Ninja -S "$source_dir" -B "$consumer" -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DCMAKE_PREFIX_PATH="$prefix"
+check build-consumer -- cmake --build "$consumer"
+# The consumer shares the one libMLIR.so with everything else, no static MLIR.
+check consumer-links-libMLIR "libMLIR.so" -- readelf -d "$consumer/fat-consumer"
+check consumer-cpp-fat-tile "scf.forall" "fat.qk" "fat.row_max" "fat.pv" "fat.finalize" -- \
+  "$consumer/fat-consumer" "$input" "fat-tile{block-m=64 block-n=64}"
+check consumer-c-fat-to-ptx "kernel fat_attention_fwd_bf16_d128_h8_2_bhsd_causal" \
+  ".target sm_90a" "wgmma.mma_async.sync.aligned" -- \
+  "$consumer/fat-consumer-c" "$input" "sm=sm_90a block-m=128"
+check installed-fa-t-opt "scf.forall" "fat.pv" -- \
+  "$prefix/bin/fa-t-opt" "$input" --fat-tile="block-m=128 block-n=128"
+check mlir-opt-plugin-fat-tile "scf.forall" "fat.pv" -- \
+  "$llvm_bin/mlir-opt" "$input" --load-dialect-plugin="$plugin" \
+    --load-pass-plugin="$plugin" \
+    --pass-pipeline="builtin.module(fat-tile{block-m=64 block-n=64})"
+check mlir-opt-plugin-fat-to-ptx "gpu.binary @fat_attention_fwd_bf16_d128" \
+  ".target sm_90a" -- \
+  "$llvm_bin/mlir-opt" "$input" --load-dialect-plugin="$plugin" \
+    --load-pass-plugin="$plugin" --pass-pipeline="builtin.module(fat-to-ptx)"
+
+mkdir -p "$(dirname "$report")"
+{
+  echo '<?xml version="1.0" encoding="UTF-8"?>'
+  echo "<testsuites>"
+  echo "<testsuite name=\"integration\" tests=\"$((passed + failed))\" failures=\"$failed\">"
+  printf '%s' "$cases"
+  echo "</testsuite>"
+  echo "</testsuites>"
+} >"$report"
+echo "integration: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
