@@ -26,6 +26,8 @@ echo "== CPU numerics against float64 (pytest test/CPU)"
 "$py" -m pytest -q -s -o junit_family=legacy "$root/test/CPU" --junitxml="$results/cpu.xml"
 echo "== Python package (pytest test/Python)"
 "$py" -m pytest -q "$root/test/Python" --junitxml="$results/python.xml"
+echo "== embedding: installed package, consumer project, mlir-opt plugin"
+bash "$root/scripts/test-integration.sh" "$results/integration.xml"
 
 # One total over all suites, from their JUnit reports.
 "$py" - "$results" <<'PY'
@@ -39,7 +41,7 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
             failed += 1
         elif "skipped" not in tags:
             passed += 1
-expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml"}
+expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "integration.xml"}
 missing = expected - {f.name for f in pathlib.Path(sys.argv[1]).glob("*.xml")}
 failed += len(missing)  # a suite that produced no report did not pass
 for m in sorted(missing):
