@@ -51,6 +51,11 @@ static void printKernel(MlirStringRef name, MlirStringRef ptx,
   printf("\nend of kernel\n");
 }
 
+static void printResult(const char *label, MlirLogicalResult result) {
+  printf("%s: %s\n", label,
+         mlirLogicalResultIsSuccess(result) ? "success" : "failure");
+}
+
 static MlirModule parse(MlirContext ctx, const char *text) {
   MlirModule module = mlirModuleCreateParse(ctx, mlirStringRefCreateFromCString(text));
   if (mlirModuleIsNull(module))
@@ -109,7 +114,7 @@ static int testCompileToPTX(MlirContext ctx) {
   MlirLogicalResult result = fatCompileModuleToPTX(
       module, mlirStringRefCreateFromCString("sm=sm_90a block-m=128 stages=2"),
       printKernel, printString, NULL);
-  printf("result %s\n", mlirLogicalResultIsSuccess(result) ? "success" : "failure");
+  printResult("compiled", result);
   mlirOperationPrint(mlirModuleGetOperation(module), printString, NULL);
   printf("\n");
   mlirModuleDestroy(module);
@@ -126,7 +131,7 @@ static int testCompileToPTX(MlirContext ctx) {
 // CHECK-DAG:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // CHECK-DAG:   setmaxnreg.inc.sync.aligned.u32
 // CHECK:       end of kernel
-// CHECK-NEXT:  result success
+// CHECK-NEXT:  compiled: success
 // CHECK:       fat.attention ins(
 // CHECK-NOT:   gpu.binary
 
@@ -138,10 +143,10 @@ static int testErrors(MlirContext ctx) {
     return 1;
   MlirLogicalResult unsupported = fatCompileModuleToPTX(
       module, mlirStringRefCreateFromCString(""), printKernel, printString, NULL);
-  printf("unsupported: %s\n", mlirLogicalResultIsSuccess(unsupported) ? "success" : "failure");
+  printResult("unsupported", unsupported);
   MlirLogicalResult badOption = fatCompileModuleToPTX(
       module, mlirStringRefCreateFromCString("block-q=64"), printKernel, printString, NULL);
-  printf("bad option: %s\n", mlirLogicalResultIsSuccess(badOption) ? "success" : "failure");
+  printResult("bad option", badOption);
   mlirModuleDestroy(module);
   return mlirLogicalResultIsSuccess(unsupported) || mlirLogicalResultIsSuccess(badOption);
 }
