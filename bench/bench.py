@@ -49,7 +49,16 @@ def grid(dtype="bf16"):
 VARIANTS = {
     "n": {"overlap": 0},
     "op": {"overlap": 1, "pingpong": 1},
+    "or": {"rowsum": "mma"},
+    "ol8": {"rescale": "lazy"},
+    "orl8": {"rowsum": "mma", "rescale": "lazy"},
+    "nrl8": {"overlap": 0, "rowsum": "mma", "rescale": "lazy"},
 }
+
+
+def variant_applies(label, d):
+    """rowsum=mma needs Dv + 8 <= 256: no 'r' variants at D = 256."""
+    return not ("r" in label and d + 8 > 256)
 
 
 def point_config(dtype, d, causal):
@@ -67,7 +76,7 @@ def grid_configs():
 def variant_configs():
     """Every grid kernel in every ablation variant (bf16), for ``python -m fa_t.aot``."""
     return [(c, dict(t)) for c in grid_configs() if c.dtype == "bf16"
-            for t in VARIANTS.values()]
+            for label, t in VARIANTS.items() if variant_applies(label, c.head_dim)]
 
 
 def find_variant(kernel_dir, config, label):
@@ -168,11 +177,13 @@ def print_table(rows, names):
     for n in names:
         if n in ("cudnn", "flash"):
             continue
-        print(f"{n:>6s}: geomean /cuDNN "
-              f"{geomean([r['tflops'][n] / r['tflops']['cudnn'] for r in rows]):.3f}"
-              f"   /flash {geomean([r['tflops'][n] / r['tflops']['flash'] for r in rows]):.3f}"
-              f"   max rel. err {max(r['rel_err'][n] for r in rows):.2e}"
-              f" (cuDNN {max(r['rel_err']['cudnn'] for r in rows):.2e})")
+        have = [r for r in rows if n in r["tflops"]]
+        print(f"{n:>6s} ({len(have)} pts): geomean /cuDNN "
+              f"{geomean([r['tflops'][n] / r['tflops']['cudnn'] for r in have]):.3f}"
+              f"   /flash {geomean([r['tflops'][n] / r['tflops']['flash'] for r in have]):.3f}"
+              f"   /fa-t {geomean([r['tflops'][n] / r['tflops']['fa-t'] for r in have]):.3f}"
+              f"   max rel. err {max(r['rel_err'][n] for r in have):.2e}"
+              f" (cuDNN {max(r['rel_err']['cudnn'] for r in have):.2e})")
 
 
 def plot(rows, names, path):
@@ -222,7 +233,7 @@ def main():
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
         variants = [(label, find_variant(a.kernels, point_config(*p[:3]), label))
-                    for label in labels]
+                    for label in labels if variant_applies(label, p[1])]
         rows.append(run_point(p, a.kernels, a.reps, variants))
         r = rows[-1]
         print(f"D{r['D']} causal={r['causal']} S={r['S']}: "

@@ -93,6 +93,10 @@ private:
   Value stageOffset(Value stage, bool isV);
 
   void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
+  /// rowsum=mma: fills the constant ones chunk after every V stage.
+  void buildOnesChunks();
+  /// Registers of the P·V accumulator (O, then the ones columns' l).
+  int64_t accRegs() const { return cfg.pvColumns() / 2; }
   void buildBlockCoordinates();
   void buildProducer();
   void buildConsumer();
@@ -113,13 +117,16 @@ private:
   /// (f32), returns m', l' and α for the thread's two rows.
   struct SoftmaxStep {
     Value m[2], l[2], alpha[2];
+    /// Lazy rescale: i1, true when some row of the warp moved its max.
+    Value anyMoved;
   };
   SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
                            ValueRange lOld);
   /// P (f32, accumulator layout) packed into the A fragments of P·V.
   SmallVector<Value> buildPackP(ArrayRef<Value> s);
-  /// O = α·O on the accumulator layout.
-  void buildRescale(SmallVectorImpl<Value> &o, const Value alpha[2]);
+  /// O = α·O on the accumulator layout (skipped by the warps whose rows
+  /// kept their max, under lazy rescale).
+  void buildRescale(SmallVectorImpl<Value> &o, const SoftmaxStep &step);
   /// The two consumer loops; both return (O, m[2], l[2]).
   SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
@@ -192,7 +199,40 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
   }
+  if (cfg.schedule.rowsumMma)
+    buildOnesChunks();
   NVVM::BarrierOp::create(b);
+}
+
+void AttentionKernelBuilder::buildOnesChunks() {
+  // Every thread fills its share of the ones chunk after each V stage with
+  // 16-byte stores of 1.0 pairs, then fences the generic-proxy writes
+  // against the async proxy that wgmma reads shared memory through. The
+  // swizzle is irrelevant: every byte of the chunk holds 1.0.
+  uint32_t one = cfg.isF16 ? 0x3C00u : 0x3F80u;
+  Value pair = c32(static_cast<int32_t>(one | (one << 16)));
+  auto vecType = VectorType::get({4}, b.getI32Type());
+  Value ones = LLVM::UndefOp::create(b, vecType);
+  for (int64_t i = 0; i < 4; ++i)
+    ones = LLVM::InsertElementOp::create(b, ones, pair, c32(i));
+  int64_t perStage = cfg.onesChunkBytes() / 16;
+  int64_t total = perStage * cfg.stages;
+  auto loop = scf::ForOp::create(b, v.tid, c32(total), c32(cfg.numThreads()));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value idx = loop.getInductionVar();
+    Value stage = arith::DivUIOp::create(b, idx, c32(perStage));
+    Value within = arith::RemUIOp::create(b, idx, c32(perStage));
+    Value offset = add(add(stageOffset(stage, /*isV=*/true),
+                           c32(cfg.vLoadBytes())),
+                       mul(within, c32(16)));
+    LLVM::StoreOp::create(b, ones, buildByteOffset(b, v.smem, offset),
+                          /*alignment=*/16);
+  }
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
 }
 
 void AttentionKernelBuilder::buildBlockCoordinates() {
@@ -277,7 +317,7 @@ void AttentionKernelBuilder::buildProducer() {
                       arith::XOrIOp::create(b, parity, c32(1)));
     Value full = fullBarrier(stage, isV);
     buildMBarrierArriveExpectTx(b, full,
-                                isV ? cfg.vStageBytes() : cfg.kStageBytes());
+                                isV ? cfg.vLoadBytes() : cfg.kStageBytes());
     Value base = buildByteOffset(b, v.smem, stageOffset(stage, isV));
     int64_t dim = isV ? cfg.headDimV : cfg.headDim;
     for (int64_t c = 0; c < dim / 64; ++c)
@@ -372,7 +412,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
     Value desc = kk == 0 ? vDesc
                          : Value(arith::AddIOp::create(
                                b, vDesc, i64Const(b, (kk * 2048) >> 4)));
-    acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.headDimV,
+    acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.pvColumns(),
                        cfg.isF16);
   }
   buildWgmmaCommit(b);
@@ -387,8 +427,11 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
   Value ln2 = f32Const(b, M_LN2);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   for (int r = 0; r < 2; ++r) {
-    // l was a per-thread partial sum: finish it across the quad.
-    Value sum = buildQuadReduce(b, l[r], /*isMax=*/false);
+    // rowsum=mma: every ones column of the accumulator holds the full row
+    // sum; rowsum=vector: l was a per-thread partial, finish it on the quad.
+    Value sum = cfg.schedule.rowsumMma
+                    ? o[4 * (cfg.headDimV / 8) + 2 * r]
+                    : buildQuadReduce(b, l[r], /*isMax=*/false);
     Value nonEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum,
                                            zero);
     // An empty row (no visible key) has l = 0: O = 0, LSE = −inf.
@@ -480,23 +523,48 @@ AttentionKernelBuilder::SoftmaxStep
 AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
                                      ValueRange mOld, ValueRange lOld) {
   // Online softmax, per row r of the thread (c = scale·log2 e):
-  //   m' = max(m, rowmax S)                    (quad shuffles xor 1, 2)
+  //   m̂ = max(m, rowmax S)                    (quad shuffles xor 1, 2)
+  //   m' = m̂                                  (rescale=always)
+  //   m' = m̂ if c·(m̂ − m) > τ or m = −inf, else m   (rescale=lazy)
   //   ĉm = c·m', or 0 when m' = −inf (a row with nothing visible yet)
   //   P  = exp2(c·S − ĉm)                      one FMA + MUFU.EX2
-  //   α  = exp2(c·m − ĉm)                      0 when m = −inf
-  //   l' = α·l + Σ P   (per-thread partial; the quad sum is taken at the end)
+  //   α  = exp2(c·m − ĉm)                      0 when m = −inf, 1 if m' = m
+  //   l' = α·l + Σ P   (rowsum=vector: a per-thread partial, the quad sum
+  //                     is taken at the end; rowsum=mma: the P·V wgmma's
+  //                     ones columns compute it, and l is not carried here)
+  // Lazy-rescale numerics: while m' lags the true max by at most τ, every
+  // P ≤ 2^τ (256 for τ = 8): exact in bf16/f16 up to the usual rounding,
+  // and O, l ≤ 2^τ·Σ|v|, Skv·2^τ stay far from f32 overflow. O/l and
+  // LSE = ln2·(ĉm + log2 l) are invariant to which m' was used.
   // (LLVM's maxnum, not arith.maxnumf: convert-gpu-to-nvvm would turn the
   // latter into a libdevice call.)
   Value c = v.scaleLog2e;
   Value zero = f32Const(b, 0.0);
+  Value one = f32Const(b, 1.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  bool lazy = cfg.schedule.lazyRescale;
   SoftmaxStep step;
+  Value moved[2];
   for (int r = 0; r < 2; ++r) {
     Value mx = mOld[r];
     for (int64_t i = 0; i < cfg.blockN / 8; ++i)
       for (int e = 0; e < 2; ++e)
         mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
-    step.m[r] = buildQuadReduce(b, mx, /*isMax=*/true);
+    Value mHat = buildQuadReduce(b, mx, /*isMax=*/true);
+    step.m[r] = mHat;
+    if (lazy) {
+      // mHat − m is +inf or NaN when m = −inf: the first visible block
+      // always moves the max (NaN compares false, hence the explicit test).
+      Value growth = arith::MulFOp::create(
+          b, arith::SubFOp::create(b, mHat, mOld[r]), c);
+      moved[r] = arith::OrIOp::create(
+          b,
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, growth,
+                                f32Const(b, cfg.schedule.rescaleThreshold)),
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mOld[r],
+                                negInf));
+      step.m[r] = arith::SelectOp::create(b, moved[r], mHat, mOld[r]);
+    }
     Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
                                            step.m[r], negInf);
     Value scaledMax = arith::SelectOp::create(
@@ -504,15 +572,27 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
     Value negScaledMax = arith::NegFOp::create(b, scaledMax);
     step.alpha[r] =
         buildExp2(b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
+    if (lazy)
+      step.alpha[r] = arith::SelectOp::create(b, moved[r], step.alpha[r], one);
     Value rowSum = zero;
     for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
       for (int e = 0; e < 2; ++e) {
         int64_t idx = 4 * i + 2 * r + e;
         s[idx] = buildExp2(b, LLVM::FMAOp::create(b, s[idx], c, negScaledMax));
-        rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
+        if (!cfg.schedule.rowsumMma)
+          rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
       }
     }
-    step.l[r] = LLVM::FMAOp::create(b, lOld[r], step.alpha[r], rowSum);
+    step.l[r] = cfg.schedule.rowsumMma
+                    ? lOld[r]
+                    : Value(LLVM::FMAOp::create(b, lOld[r], step.alpha[r],
+                                                rowSum));
+  }
+  if (lazy) {
+    Value either = arith::OrIOp::create(b, moved[0], moved[1]);
+    step.anyMoved = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), c32(-1), either,
+        NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
   }
   return step;
 }
@@ -527,12 +607,32 @@ SmallVector<Value> AttentionKernelBuilder::buildPackP(ArrayRef<Value> s) {
 }
 
 void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
-                                          const Value alpha[2]) {
-  for (int64_t i = 0; i < cfg.headDimV / 8; ++i)
-    for (int r = 0; r < 2; ++r)
-      for (int e = 0; e < 2; ++e)
-        o[4 * i + 2 * r + e] =
-            arith::MulFOp::create(b, o[4 * i + 2 * r + e], alpha[r]);
+                                          const SoftmaxStep &step) {
+  // O (and with rowsum=mma the l columns beside it) times α, row by row.
+  auto rescale = [&](ImplicitLocOpBuilder &nb, ValueRange acc) {
+    SmallVector<Value> out(acc);
+    for (int64_t i = 0; i < cfg.pvColumns() / 8; ++i)
+      for (int r = 0; r < 2; ++r)
+        for (int e = 0; e < 2; ++e)
+          out[4 * i + 2 * r + e] =
+              arith::MulFOp::create(nb, out[4 * i + 2 * r + e], step.alpha[r]);
+    return out;
+  };
+  if (!step.anyMoved) {
+    o = rescale(b, o);
+    return;
+  }
+  // Lazy rescale: α = 1 on every row of the warp unless one moved its max.
+  auto ifOp = scf::IfOp::create(
+      b, step.anyMoved,
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        scf::YieldOp::create(nb, rescale(nb, o));
+      },
+      [&](OpBuilder &nested, Location loc) {
+        scf::YieldOp::create(nested, loc, o);
+      });
+  o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
 void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
@@ -564,7 +664,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
                                                           Value rowBase) {
   Value zero = f32Const(b, 0.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  int64_t oRegs = cfg.headDimV / 2;
+  int64_t oRegs = accRegs();
   // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
   SmallVector<Value> init(oRegs, zero);
   init.append({negInf, negInf, zero, zero});
@@ -585,7 +685,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   s = buildMaskIfNeeded(s, kvBlock, rowBase);
   SoftmaxStep step = buildSoftmax(s, carried.slice(oRegs, 2),
                                   carried.slice(oRegs + 2, 2));
-  buildRescale(o, step.alpha);
+  buildRescale(o, step);
   SmallVector<Value> p = buildPackP(s);
   buildMBarrierWait(b, fullBarrier(stage, true), parity);
   o = buildPV(o, p, stage);
@@ -603,7 +703,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
                                                                Value rowBase) {
   Value zero = f32Const(b, 0.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  int64_t oRegs = cfg.headDimV / 2;
+  int64_t oRegs = accRegs();
   SmallVector<Value> empty(oRegs, zero);
   empty.append({negInf, negInf, zero, zero});
 
@@ -678,7 +778,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     buildFenceOperands(b, pPrev);
     buildMBarrierArrive(b, emptyBarrier(prevStage, true));
     // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
-    buildRescale(o, step.alpha);
+    buildRescale(o, step);
     SmallVector<Value> next(o);
     next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
     llvm::append_range(next, p);
@@ -715,7 +815,7 @@ void AttentionKernelBuilder::buildConsumer() {
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, rowBase)
                                    : buildPlainLoop(consumer, rowBase);
-  int64_t oRegs = cfg.headDimV / 2;
+  int64_t oRegs = accRegs();
   ArrayRef<Value> res(results);
   buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
                 {res[oRegs + 2], res[oRegs + 3]}, rowBase, t);

@@ -52,6 +52,21 @@ struct ConvertFatToNVVMPass
     options.ptxVersion = ptxVersion;
     options.schedule.overlap = overlap;
     options.schedule.pingpong = pingpong;
+    if (rowsum != "vector" && rowsum != "mma") {
+      top.emitError() << "convert-fat-to-nvvm: rowsum must be 'vector' or "
+                         "'mma', got '"
+                      << rowsum << "'";
+      return signalPassFailure();
+    }
+    if (rescale != "always" && rescale != "lazy") {
+      top.emitError() << "convert-fat-to-nvvm: rescale must be 'always' or "
+                         "'lazy', got '"
+                      << rescale << "'";
+      return signalPassFailure();
+    }
+    options.schedule.rowsumMma = rowsum == "mma";
+    options.schedule.lazyRescale = rescale == "lazy";
+    options.schedule.rescaleThreshold = rescaleThreshold;
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

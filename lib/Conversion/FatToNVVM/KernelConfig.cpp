@@ -18,6 +18,10 @@ using namespace mlir::fat;
 #error "FAT_VERSION_STRING must be defined by the build"
 #endif
 
+bool mlir::fat::isSupportedPTXVersion(int64_t version) {
+  return (version >= 80 && version <= 88) || version == 90;
+}
+
 FailureOr<AttentionKernelConfig>
 mlir::fat::getAttentionKernelConfig(AttentionOp op,
                                     const HopperKernelOptions &options) {
@@ -30,9 +34,11 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (options.sm != "sm_90a")
     return op.emitOpError("the Hopper kernel targets sm_90a only (got sm='")
            << options.sm << "'): it needs wgmma and setmaxnreg";
-  if (options.ptxVersion < 80)
-    return op.emitOpError("the Hopper kernel needs PTX ISA 8.0 or newer (got ptx=")
-           << options.ptxVersion << ")";
+  if (!isSupportedPTXVersion(options.ptxVersion))
+    return op.emitOpError("ptx = ")
+           << options.ptxVersion << " is not supported; supported: "
+           << kSupportedPTXVersions << " (PTX ISA 8.0 and newer, as far as "
+           << "LLVM's NVPTX backend knows them)";
 
   Type elt = qType.getElementType();
   if (!elt.isBF16() && !elt.isF16())
@@ -91,6 +97,17 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
     return op.emitOpError("pingpong needs two consumer warpgroups to take "
                           "turns, i.e. block-m = 128 (got block-m = ")
            << options.blockM << ")";
+  if (options.schedule.rowsumMma && config.headDimV + 8 > 256)
+    return op.emitOpError("rowsum=mma needs Dv + 8 <= 256 (the ones columns "
+                          "ride in the P·V wgmma, whose N is at most 256); "
+                          "got Dv = ")
+           << config.headDimV << ": use rowsum=vector";
+  if (options.schedule.lazyRescale &&
+      !(options.schedule.rescaleThreshold >= 0.0 &&
+        options.schedule.rescaleThreshold <= 16.0))
+    return op.emitOpError("rescale-threshold must be in [0, 16] (log2 units: "
+                          "P may reach 2^threshold), got ")
+           << llvm::formatv("{0}", options.schedule.rescaleThreshold).str();
   config.blockM = options.blockM;
   config.blockN = blockN;
   config.stages = options.stages;
@@ -127,9 +144,12 @@ std::string AttentionKernelConfig::kernelName() const {
   os << "_m" << blockM << "n" << blockN << "s" << stages;
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong).
-  if (!(schedule == KernelSchedule()))
+  if (!(schedule == KernelSchedule())) {
     os << "_" << (schedule.overlap ? "o" : "n")
-       << (schedule.pingpong ? "p" : "");
+       << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
+    if (schedule.lazyRescale)
+      os << "l" << static_cast<int64_t>(schedule.rescaleThreshold);
+  }
   return name;
 }
 
@@ -204,7 +224,11 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"block_n", blockN},
               {"stages", stages}}},
       {"schedule",
-       Object{{"overlap", schedule.overlap}, {"pingpong", schedule.pingpong}}},
+       Object{{"overlap", schedule.overlap},
+              {"pingpong", schedule.pingpong},
+              {"rowsum", schedule.rowsumMma ? "mma" : "vector"},
+              {"rescale", schedule.lazyRescale ? "lazy" : "always"},
+              {"rescale_threshold", schedule.rescaleThreshold}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},

@@ -35,6 +35,15 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<bool> pingpong{
       *this, "pingpong", llvm::cl::init(false),
       llvm::cl::desc("Consumer warpgroups take turns issuing GEMMs")};
+  Option<std::string> rowsum{
+      *this, "rowsum", llvm::cl::init("vector"),
+      llvm::cl::desc("Row sums on 'vector' units or by 'mma' (ones columns)")};
+  Option<std::string> rescale{
+      *this, "rescale", llvm::cl::init("always"),
+      llvm::cl::desc("Rescale O and l 'always' or 'lazy' (threshold)")};
+  Option<double> rescaleThreshold{
+      *this, "rescale-threshold", llvm::cl::init(8.0),
+      llvm::cl::desc("Lazy-rescale threshold, log2 units")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -60,6 +69,9 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.ptxVersion = opts.ptx;
   convert.overlap = opts.overlap;
   convert.pingpong = opts.pingpong;
+  convert.rowsum = opts.rowsum;
+  convert.rescale = opts.rescale;
+  convert.rescaleThreshold = opts.rescaleThreshold;
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm,reconcile-unrealized-casts,"
@@ -75,12 +87,47 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
 }
 } // namespace
 
+/// Checks the options that the pipeline splices into nvvm-attach-target
+/// (chip, +ptx<N> feature, O); convert-fat-to-nvvm checks the kernel's own
+/// options at each op. Without this, a value the pass text cannot hold
+/// (sm='a}b', O=-1) was a fatal error, and an unknown PTX version an LLVM
+/// warning and PTX of the wrong .version.
+static LogicalResult checkFatToPTXOptions(
+    const FatToPTXOptions &opts,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  if (opts.sm != "sm_90a")
+    return errorHandler("sm = '" + opts.sm +
+                        "' is not supported; supported: sm_90a (the Hopper "
+                        "kernel needs wgmma and setmaxnreg)");
+  if (!fat::isSupportedPTXVersion(opts.ptx))
+    return errorHandler("ptx = " + Twine(opts.ptx) +
+                        " is not supported; supported: " +
+                        fat::kSupportedPTXVersions +
+                        " (PTX ISA 8.0 and newer, as far as LLVM's NVPTX "
+                        "backend knows them)");
+  if (opts.optLevel < 0 || opts.optLevel > 3)
+    return errorHandler("O = " + Twine(opts.optLevel) +
+                        " is not supported; supported: 0 to 3");
+  return success();
+}
+
 void mlir::fat::registerFatToPTXPipeline() {
-  PassPipelineRegistration<FatToPTXOptions>(
+  registerPassPipeline(
       "fat-to-ptx",
       "Compile every fat.attention to a Hopper PTX kernel and its launch "
       "manifest: convert-fat-to-nvvm, NVVM/LLVM lowering in the gpu.module, "
       "nvvm-attach-target, gpu-module-to-binary{format=isa}, "
       "fat-emit-kernels",
-      buildFatToPTXPipeline);
+      [](OpPassManager &pm, StringRef text,
+         function_ref<LogicalResult(const Twine &)> errorHandler) {
+        FatToPTXOptions opts;
+        if (failed(opts.parseFromString(text)) ||
+            failed(checkFatToPTXOptions(opts, errorHandler)))
+          return failure();
+        buildFatToPTXPipeline(pm, opts);
+        return success();
+      },
+      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
+        optHandler(FatToPTXOptions());
+      });
 }

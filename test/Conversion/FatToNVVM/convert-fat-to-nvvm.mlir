@@ -3,6 +3,8 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="overlap=false" -split-input-file | FileCheck %s --check-prefix=PLAIN
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="pingpong=true" -split-input-file | FileCheck %s --check-prefix=PP
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="overlap=false pingpong=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="rowsum=mma rescale=lazy" -split-input-file | FileCheck %s --check-prefix=FAT
+// RUN: not fa-t-opt %s --convert-fat-to-nvvm="rowsum=tensor" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
 
 // The op stays on the host, tagged with its kernel; the kernel is an
 // llvm.func in a gpu.module named after the configuration, and the manifest
@@ -114,6 +116,25 @@
 // PP:           nvvm.wgmma.wait.group.sync.aligned 1
 
 // BAD: error: 'fat.attention' op pingpong needs overlap
+
+// FlashAttention-T primitives. rowsum=mma: every thread fills its share of
+// the ones chunk after each V stage (16-byte stores of 1.0 pairs, bf16
+// 0x3F80), fences them for the async proxy, and P·V becomes m64n136k16: 8
+// extra accumulator columns hold l = P·1. rescale=lazy: the warp votes
+// whether any row moved its max before rescaling O.
+// FAT-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2_orl8(
+// FAT:         %[[PAIR:.+]] = arith.constant 1065369472 : i32
+// FAT:         llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// FAT:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// FAT:         nvvm.barrier
+// FAT:         scf.for
+// FAT:           nvvm.vote.sync any %{{.+}}, %{{.+}} -> i1
+// FAT-COUNT-8:   wgmma.mma_async.sync.aligned.m64n136k16.f32.bf16.bf16
+// FAT:           nvvm.wgmma.wait.group.sync.aligned 0
+// FAT:           scf.if
+// FAT:             arith.mulf
+
+// BADROWSUM: error: convert-fat-to-nvvm: rowsum must be 'vector' or 'mma', got 'tensor'
 
 // With block-m = 64 there is one consumer warpgroup and no register split.
 // M64-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m64n64s3

@@ -2,6 +2,8 @@
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=64 pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="rescale=lazy rescale-threshold=40" 2>&1 | FileCheck %s --check-prefix=THRESHOLD
 
 // One case per configuration the Hopper kernel cannot serve; each error
 // names what is supported.
@@ -9,6 +11,8 @@
 // BLOCKM: block-m = 96 is not supported; supported: 64 or 128
 // SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
 // SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use
+// PINGPONG: pingpong needs two consumer warpgroups to take turns, i.e. block-m = 128 (got block-m = 64)
+// THRESHOLD: rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40
 
 func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
   // expected-error @+1 {{head dims D = 96, Dv = 96 are not supported by the Hopper kernel; supported: 64, 128, 256}}

@@ -37,9 +37,22 @@ struct KernelSchedule {
   /// (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs.
   /// Needs two consumer warpgroups (block-m = 128).
   bool pingpong = false;
+  /// FlashAttention-T row sums: l = rowsum(P) by the tensor cores. The P·V
+  /// wgmma gets 8 extra B columns of ones (a constant shared-memory chunk
+  /// beside each V stage), so its accumulator carries l = Σ_j P·1 next to O
+  /// and the rescale α·l rides along with α·O. Needs Dv + 8 ≤ 256.
+  bool rowsumMma = false;
+  /// Lazy rescale: a row's reference max m only moves when the block max
+  /// exceeds it by more than `rescaleThreshold` in log2 units; otherwise
+  /// P = exp2(c·S − c·m) ≤ 2^threshold and O, l are not rescaled. A warp
+  /// skips the O multiply when none of its rows moved.
+  bool lazyRescale = false;
+  double rescaleThreshold = 8.0;
 
   bool operator==(const KernelSchedule &o) const {
-    return overlap == o.overlap && pingpong == o.pingpong;
+    return overlap == o.overlap && pingpong == o.pingpong &&
+           rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
+           rescaleThreshold == o.rescaleThreshold;
   }
 };
 
@@ -91,7 +104,14 @@ struct AttentionKernelConfig {
   /// descriptors (base_offset 0) require.
   int64_t qBytes() const { return blockM * headDim * elementBytes(); }
   int64_t kStageBytes() const { return blockN * headDim * elementBytes(); }
-  int64_t vStageBytes() const { return blockN * headDimV * elementBytes(); }
+  /// Bytes TMA writes into one V stage, and the stage's footprint: with
+  /// rowsumMma one more 64-column chunk of constant ones follows the V
+  /// chunks, where the P·V wgmma's extra B columns read it.
+  int64_t vLoadBytes() const { return blockN * headDimV * elementBytes(); }
+  int64_t onesChunkBytes() const { return schedule.rowsumMma ? blockN * 128 : 0; }
+  int64_t vStageBytes() const { return vLoadBytes() + onesChunkBytes(); }
+  /// Columns of the P·V accumulator: Dv, plus the 8 ones columns.
+  int64_t pvColumns() const { return headDimV + (schedule.rowsumMma ? 8 : 0); }
   int64_t kOffset() const { return qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
   int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
@@ -110,6 +130,16 @@ struct AttentionKernelConfig {
 
 /// Largest dynamic shared memory one block may use on sm_90 (227 KB).
 constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
+
+/// Whether a kernel can be built for PTX ISA `version` (the `ptx` option,
+/// 80 = 8.0): 8.0 or newer (wgmma, setmaxnreg), and known to LLVM 22's NVPTX
+/// backend (+ptx80 ... +ptx88, +ptx90). Any other value would reach
+/// nvvm-attach-target as a feature LLVM ignores with a warning, and the PTX
+/// would declare an older `.version` than its instructions need.
+bool isSupportedPTXVersion(int64_t version);
+
+/// The supported `ptx` values, as diagnostics name them.
+constexpr const char *kSupportedPTXVersions = "80 to 88, or 90";
 
 /// Reads the static configuration of `op` under `options`. Emits an error at
 /// the op naming what is supported and fails when the kernel cannot handle

@@ -30,6 +30,16 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     ```
     with c = scale·log2(e) a kernel parameter.
 
+    Schedule options (measured per choice in docs/perf-log.md):
+    `overlap` (default on) issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
+    together and runs the softmax of S_j while the P·V still runs;
+    `pingpong` makes the two consumer warpgroups take turns issuing GEMMs;
+    `rowsum=mma` (FlashAttention-T) appends 8 columns of ones to the P·V
+    wgmma (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides
+    with α·O; `rescale=lazy` moves a row's reference max only when it grows
+    by more than `rescale-threshold` (log2 units), keeping P ≤ 2^τ, and
+    skips the O multiply in warps where no row moved.
+
     Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
   }];
   let options = [
@@ -49,7 +59,16 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "wgmma of block j−1 is in flight">,
     Option<"pingpong", "pingpong", "bool", /*default=*/"false",
            "The two consumer warpgroups take turns issuing GEMMs (named "
-           "barriers), so one's softmax hides behind the other's GEMMs">
+           "barriers), so one's softmax hides behind the other's GEMMs">,
+    Option<"rowsum", "rowsum", "std::string", /*default=*/"\"vector\"",
+           "Row sums l = rowsum(P): 'vector' (FADDs) or 'mma' (8 ones "
+           "columns appended to the P·V wgmma: the tensor cores sum)">,
+    Option<"rescale", "rescale", "std::string", /*default=*/"\"always\"",
+           "Rescale of O and l: 'always' (every block) or 'lazy' (only when "
+           "a row max grows by more than rescale-threshold, log2 units)">,
+    Option<"rescaleThreshold", "rescale-threshold", "double",
+           /*default=*/"8.0",
+           "Lazy rescale threshold τ in log2 units: P stays ≤ 2^τ">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
