@@ -8,6 +8,8 @@
 #       --out .kernels-py test/Python/gpu_configs.py:all_configs
 #   PYTHONPATH=python python3 -m fa_t.aot --fa-t-opt build/bin/fa-t-opt \
 #       --out .kernels-bench bench/bench.py:grid_configs
+#   PYTHONPATH=python python3 -m fa_t.aot --fa-t-opt build/bin/fa-t-opt \
+#       --out .kernels-compile test/GPU/check_torch_compile.py:kernel_configs
 # then on the GPU machine, with build/lib/libfat_runtime.so and the three
 # kernel folders beside the tree:
 #   bash test/GPU/device-run.sh OUTDIR [phases...]
@@ -16,12 +18,13 @@
 #           dim: HGMMA count, no local memory (LDL/STL)
 #   kernels test/GPU/run_kernels.py: the kernel ABI checked directly (ctypes)
 #   pytest  the fa_t package's gpu tests (pytest -m gpu), incl. 1.5x cuDNN's error
+#   compile torch.compile(fullgraph=True) of a model using the fa_t custom op
 #   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: device-run.sh OUTDIR [sass|kernels|pytest|bench ...]}
 shift
-phases=${*:-sass kernels pytest bench}
+phases=${*:-sass kernels pytest compile bench}
 mkdir -p "$out"
 cd "$root"
 export PYTHONPATH="$root/python:$root/test/Python${PYTHONPATH:+:$PYTHONPATH}"
@@ -34,10 +37,10 @@ for phase in $phases; do
   case $phase in
     sass)
       for d in 64 128 256; do
-        ptx=$(ls .kernels-bench/*bf16_d${d}_*bhsd_m*.ptx | grep -v causal | head -1)
-        cubin="$out/$(basename "$ptx" .ptx).cubin"
+        ptx=$(ls .kernels-bench/*bf16_d${d}_*bhsd_m*s2.ptx | grep -v causal | head -1)
+        cubin="/tmp/$(basename "$ptx" .ptx).cubin"
         ptxas -arch=sm_90a -v "$ptx" -o "$cubin" 2>&1 | grep -E "registers|spill" | sed "s/^/D$d: /"
-        sass="$out/$(basename "$ptx" .ptx).sass"
+        sass="/tmp/$(basename "$ptx" .ptx).sass"
         cuobjdump --dump-sass "$cubin" > "$sass"
         echo "D$d: HGMMA $(grep -c HGMMA "$sass")  LDL/STL $(grep -cE '\b(LDL|STL)\b' "$sass")" \
              " MUFU.EX2 $(grep -c 'MUFU.EX2' "$sass")  BAR $(grep -cE '\bBAR\b' "$sass")"
@@ -46,7 +49,8 @@ for phase in $phases; do
       python3 test/GPU/run_kernels.py run --kernels .kernels --json "$out/kernels.json" \
         || status=1 ;;
     pytest)
-      FA_T_KERNEL_DIR="$root/.kernels-py" python3 -m pytest -q -m gpu -p no:cacheprovider \
+      FA_T_KERNEL_DIR="$root/.kernels-py:$root/.kernels-compile:$root/.kernels-bench" \
+        python3 -m pytest -q -m gpu -p no:cacheprovider \
         test/Python --junitxml="$out/gpu-pytest.xml" -o junit_family=legacy -rs 2>&1 \
         | tail -40 || status=1
       python3 - "$out/gpu-pytest.xml" <<'PY'
@@ -60,6 +64,9 @@ for name, ours, cudnn in rows:
     print(f"{name:50s} fa-t {ours:.3e}  cuDNN {cudnn:.3e}  ratio {ours / cudnn:.2f}")
 PY
       ;;
+    compile)
+      FA_T_KERNEL_DIR="$root/.kernels-compile" python3 test/GPU/check_torch_compile.py \
+        --json "$out/compile.json" 2>&1 | tail -25 || status=1 ;;
     bench)
       FA_T_KERNEL_DIR="$root/.kernels-bench" python3 bench/bench.py --kernels .kernels-bench \
         --json "$out/bench.json" --png "$out/bench.png" || status=1 ;;
