@@ -311,7 +311,7 @@ const Term *Tracer::scalarIn(Value v, linalg::LinalgOp op, AffineMap loops,
     return element(t, op.getMatchingIndexingMap(operand).compose(loops), depth);
   }
   Operation *def = v.getDefiningOp();
-  if (def->getBlock() != body)
+  if (def->getBlock() != body || matchPattern(v, m_Constant()))
     return scalarOutside(v);
   if (auto index = dyn_cast<linalg::IndexOp>(def)) {
     AffineExpr e = loops.getResult(index.getDim());
@@ -390,12 +390,9 @@ std::optional<double> Tracer::fold(const Term &t) {
 // Shared helpers of the matchers
 //===----------------------------------------------------------------------===//
 
-/// Why a candidate was not raised (the first stage that refused says it), and
-/// whether it looked like attention at all (its P came from an exp or a
-/// linalg.softmax): only those get a remark.
+/// Why a candidate was not raised: the first stage that refused says it.
 struct Diagnosis {
   std::string reason;
-  bool attentionLike = false;
 
   LogicalResult fail(const Twine &why) {
     reason = why.str();
@@ -670,9 +667,6 @@ struct SoftmaxMatcher {
     // P rounded to 16 bits for the P·V GEMM: fat.attention does the same.
     while (p->is<arith::TruncFOp>() || p->is<arith::ExtFOp>())
       p = p->operand(0);
-    diag.attentionLike = anyOp(p, math::ExpOp::getOperationName()) ||
-                         (p->isElement() && isa_and_nonnull<linalg::SoftmaxOp>(
-                                                p->producer()));
     if (p->isElement())
       if (auto softmax = dyn_cast_or_null<linalg::SoftmaxOp>(p->producer()))
         return matchNamed(softmax, p->map);
@@ -1429,6 +1423,24 @@ Operation *findOutput(linalg::LinalgOp pv, Type elementType, Tracer &tracer,
   return nullptr;
 }
 
+/// Whether `op` is a two-input reduction (a contraction, roughly) with an
+/// input computed from an exp or a linalg.softmax: what a user expects to see
+/// raised.
+bool readsSoftmax(linalg::LinalgOp op, Tracer &tracer) {
+  if (op.getNumDpsInputs() != 2 || op.getNumReductionLoops() != 1)
+    return false;
+  return llvm::any_of(op.getDpsInputOperands(), [&](OpOperand *in) {
+    if (!isa<RankedTensorType>(in->get().getType()))
+      return false;
+    const Term *t = tracer.element(in->get(), op.getMatchingIndexingMap(in));
+    return anyOp(t, math::ExpOp::getOperationName()) ||
+           anyLeaf(t, [](const Term *l) {
+             return l->isElement() &&
+                    isa_and_nonnull<linalg::SoftmaxOp>(l->producer());
+           });
+  });
+}
+
 /// Runs the stages on a candidate P·V contraction.
 FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp op, Diagnosis &diag) {
   Tracer tracer;
@@ -1554,8 +1566,7 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
     Diagnosis diag;
     FailureOr<AttentionMatch> m = matchAttention(op, diag);
     if (failed(m)) {
-      LLVM_DEBUG(if (diag.attentionLike) llvm::dbgs()
-                 << "not raised: " << diag.reason << "\n");
+      LLVM_DEBUG(llvm::dbgs() << "not raised: " << diag.reason << "\n");
       return rewriter.notifyMatchFailure(op, diag.reason);
     }
     const OperandMatch &ops = m->operands;
@@ -1587,9 +1598,19 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
         rewriter, loc, TypeRange{init.getType()}, q, k, v, init, /*lse=*/Value(),
         diagonal, rewriter.getF32FloatAttr(float(s.scale)), s.causal,
         /*window=*/nullptr);
-    auto target = cast<RankedTensorType>(m->output->getResult(0).getType());
-    rewriter.replaceOp(m->output,
-                       fromBHSD(rewriter, loc, attention->getResult(0), target));
+    Value o = attention->getResult(0);
+
+    // torch-mlir expands a [B·H, Sq, Dv] P·V right back to [B, H, Sq, Dv]:
+    // replace that expand_shape by O rather than undo it with a collapse.
+    Operation *replaced = m->output;
+    if (replaced->hasOneUse())
+      if (auto expand = dyn_cast<tensor::ExpandShapeOp>(*replaced->user_begin()))
+        if (expand.getResultType() == o.getType() &&
+            expand.getReassociationIndices() ==
+                SmallVector<ReassociationIndices>{{0, 1}, {2}, {3}})
+          replaced = expand;
+    auto target = cast<RankedTensorType>(replaced->getResult(0).getType());
+    rewriter.replaceOp(replaced, fromBHSD(rewriter, loc, o, target));
     return success();
   }
 };
@@ -1609,8 +1630,9 @@ struct FatRaiseAttentionPass
     if (!remarks)
       return;
     getOperation()->walk([](linalg::LinalgOp op) {
+      Tracer tracer;
       Diagnosis diag;
-      if (failed(matchAttention(op, diag)) && diag.attentionLike)
+      if (readsSoftmax(op, tracer) && failed(matchAttention(op, diag)))
         op->emitRemark("not raised to fat.attention: ") << diag.reason;
     });
   }
