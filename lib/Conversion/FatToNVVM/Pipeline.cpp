@@ -96,17 +96,17 @@ static LogicalResult checkFatToPTXOptions(
     const FatToPTXOptions &opts,
     function_ref<LogicalResult(const Twine &)> errorHandler) {
   if (opts.sm != "sm_90a")
-    return errorHandler("sm = '" + opts.sm +
+    return errorHandler("fat-to-ptx: sm = '" + opts.sm +
                         "' is not supported; supported: sm_90a (the Hopper "
                         "kernel needs wgmma and setmaxnreg)");
   if (!fat::isSupportedPTXVersion(opts.ptx))
-    return errorHandler("ptx = " + Twine(opts.ptx) +
+    return errorHandler("fat-to-ptx: ptx = " + Twine(opts.ptx) +
                         " is not supported; supported: " +
                         fat::kSupportedPTXVersions +
                         " (PTX ISA 8.0 and newer, as far as LLVM's NVPTX "
                         "backend knows them)");
   if (opts.optLevel < 0 || opts.optLevel > 3)
-    return errorHandler("O = " + Twine(opts.optLevel) +
+    return errorHandler("fat-to-ptx: O = " + Twine(opts.optLevel) +
                         " is not supported; supported: 0 to 3");
   return success();
 }

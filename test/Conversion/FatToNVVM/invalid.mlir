@@ -2,6 +2,9 @@
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="stages=0" 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="ptx=89" 2>&1 | FileCheck %s --check-prefix=PTX
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=64 pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="rescale=lazy rescale-threshold=40" 2>&1 | FileCheck %s --check-prefix=THRESHOLD
 
@@ -11,6 +14,9 @@
 // BLOCKM: block-m = 96 is not supported; supported: 64 or 128
 // SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
 // SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use
+// BLOCKN: block-n = 32 is not supported; supported: 64 or 128
+// STAGES: stages = 0 is not supported; supported: 1 to 4
+// PTX: ptx = 89 is not supported; supported: 80 to 88, or 90
 // PINGPONG: pingpong needs two consumer warpgroups to take turns, i.e. block-m = 128 (got block-m = 64)
 // THRESHOLD: rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40
 
