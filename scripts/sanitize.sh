@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# The whole lit suite against an AddressSanitizer + UndefinedBehaviorSanitizer
+# build of fa-t, one test suite of scripts/test.sh.
+#
+#   bash scripts/sanitize.sh [REPORT.xml]
+#
+# Builds into build-asan/ with FAT_ENABLE_SANITIZERS=ON: our libraries, fa-t-opt
+# and the runtime with -fsanitize=address,undefined, -fno-sanitize-recover
+# (any UBSan report fails the test that hit it) and asserts on (no NDEBUG).
+# Debian's libMLIR.so / libLLVM.so are not instrumented: ASan still sees every
+# heap block they allocate (malloc is intercepted), but not their own
+# out-of-bounds accesses, and UBSan nothing of theirs. mlir-runner, FileCheck
+# and the other LLVM tools the tests call are Debian's, uninstrumented.
+# Leak checking is on; lsan.supp lists the suppressions and why.
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+report=${1:-"$root/build-asan/test-results/asan.xml"}
+build="$root/build-asan"
+py="$root/.venv/bin/python"
+[ -x "$py" ] || py=python3
+
+if [ ! -f "$build/build.ninja" ]; then
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
+    -DCMAKE_C_FLAGS_RELEASE=-O1 \
+    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DPython3_EXECUTABLE="$py" -DFAT_ENABLE_SANITIZERS=ON || exit 1
+fi
+ninja -C "$build" -j2 || exit 1
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1}
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/scripts/lsan.supp:print_suppressions=0}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+mkdir -p "$(dirname "$report")"
+/usr/lib/llvm-22/bin/lit -sv "$build/test" --xunit-xml-output="$report"
