@@ -239,7 +239,7 @@ func.func @scale_per_head(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
   %p = linalg.softmax dimension(2) ins(%sc : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   %o0 = tensor.empty() : tensor<2x8x16xf32>
   %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the scores are multiplied by a non-constant: only a scalar constant folds into fat.attention's scale}}
+  // expected-remark @below {{not raised to fat.attention: the scores are multiplied by a value that is not a scalar constant: only one folds into fat.attention's scale}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
 }
@@ -266,7 +266,7 @@ func.func @runtime_scale(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
   %p = linalg.softmax dimension(2) ins(%sc : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
   %o0 = tensor.empty() : tensor<2x8x16xf32>
   %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the scores are divided by a non-constant: only a scalar constant folds into fat.attention's scale}}
+  // expected-remark @below {{not raised to fat.attention: the scores are divided by a value that is not a scalar constant: only one folds into fat.attention's scale}}
   %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
 }

@@ -511,3 +511,33 @@ func.func @k_stored_transposed(%q: tensor<8x32x64xf32>, %kt: tensor<8x64x48xf32>
   %o = linalg.batch_matmul ins(%p, %v : tensor<8x32x48xf32>, tensor<8x48x64xf32>) outs(%o1 : tensor<8x32x64xf32>) -> tensor<8x32x64xf32>
   return %o : tensor<8x32x64xf32>
 }
+
+// -----
+
+// linalg.contract for both GEMMs and linalg.elementwise for the scale.
+// CHECK-LABEL: func.func @contract_elementwise
+// CHECK:         fat.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<8x1x32x64xf32>, tensor<8x1x48x64xf32>, tensor<8x1x48x64xf32>)
+// CHECK-SAME:      scale 1.250000e-01 -> tensor<8x1x32x64xf32>
+// CHECK-NOT:     linalg.
+func.func @contract_elementwise(%q: tensor<8x32x64xf32>, %k: tensor<8x48x64xf32>,
+                               %v: tensor<8x48x64xf32>) -> tensor<8x32x64xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %c = arith.constant dense<1.250000e-01> : tensor<8x32x48xf32>
+  %s0 = tensor.empty() : tensor<8x32x48xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<8x32x48xf32>) -> tensor<8x32x48xf32>
+  %s = linalg.contract
+      indexing_maps = [affine_map<(b, i, j, d) -> (b, i, d)>,
+                       affine_map<(b, i, j, d) -> (b, j, d)>,
+                       affine_map<(b, i, j, d) -> (b, i, j)>]
+      ins(%q, %k : tensor<8x32x64xf32>, tensor<8x48x64xf32>) outs(%s1 : tensor<8x32x48xf32>) -> tensor<8x32x48xf32>
+  %sc = linalg.elementwise kind=#linalg.elementwise_kind<mul> ins(%s, %c : tensor<8x32x48xf32>, tensor<8x32x48xf32>) outs(%s0 : tensor<8x32x48xf32>) -> tensor<8x32x48xf32>
+  %p = linalg.softmax dimension(2) ins(%sc : tensor<8x32x48xf32>) outs(%s0 : tensor<8x32x48xf32>) -> tensor<8x32x48xf32>
+  %o0 = tensor.empty() : tensor<8x32x64xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<8x32x64xf32>) -> tensor<8x32x64xf32>
+  %o = linalg.contract
+      indexing_maps = [affine_map<(b, i, e, j) -> (b, i, j)>,
+                       affine_map<(b, i, e, j) -> (b, j, e)>,
+                       affine_map<(b, i, e, j) -> (b, i, e)>]
+      ins(%p, %v : tensor<8x32x48xf32>, tensor<8x48x64xf32>) outs(%o1 : tensor<8x32x64xf32>) -> tensor<8x32x64xf32>
+  return %o : tensor<8x32x64xf32>
+}
