@@ -389,3 +389,42 @@ func.func @dropout(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
   %o = linalg.batch_matmul ins(%pd, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
 }
+
+// -----
+
+// A select that zeroes the rows with *some* hidden key (any_j(S == −inf)),
+// not only those with no visible key as torch's _safe_softmax does.
+// CHECK-LABEL: func.func @zero_rows_with_a_hidden_key
+// CHECK-NOT:     fat.attention
+func.func @zero_rows_with_a_hidden_key(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
+                                       %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %false = arith.constant false
+  %s0 = tensor.empty() : tensor<2x8x8xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %b0 = tensor.empty() : tensor<2x8xi1>
+  %b1 = linalg.fill ins(%false : i1) outs(%b0 : tensor<2x8xi1>) -> tensor<2x8xi1>
+  %any = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i)>],
+                         iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%b1 : tensor<2x8xi1>) {
+  ^bb0(%in: f32, %acc: i1):
+    %hidden = arith.cmpf oeq, %in, %ninf : f32
+    %r = arith.ori %hidden, %acc : i1
+    linalg.yield %r : i1
+  } -> tensor<2x8xi1>
+  %ps = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i)>, affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%any, %p : tensor<2x8xi1>, tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
+  ^bb0(%c: i1, %x: f32, %out: f32):
+    %r = arith.select %c, %zero, %x : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  // expected-remark @below {{not raised to fat.attention: P is zeroed on rows that have visible keys}}
+  %o = linalg.batch_matmul ins(%ps, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %o : tensor<2x8x16xf32>
+}

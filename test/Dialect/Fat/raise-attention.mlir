@@ -541,3 +541,202 @@ func.func @contract_elementwise(%q: tensor<8x32x64xf32>, %k: tensor<8x48x64xf32>
       ins(%p, %v : tensor<8x32x48xf32>, tensor<8x48x64xf32>) outs(%o1 : tensor<8x32x64xf32>) -> tensor<8x32x64xf32>
   return %o : tensor<8x32x64xf32>
 }
+
+// -----
+
+// What torch.export gives for scaled_dot_product_attention(q, k, v,
+// is_causal=True) (torch 2.x, decomposed), written as torch-mlir lowers it:
+// q and kᵀ each times √(1/√64); the mask where(tril & full(True), 0, −inf)
+// from two aranges (index·1 + 0, i64); _softmax decomposed; _safe_softmax's
+// where(not(any_j(not(S == −inf))), 0, P), which fat.attention's "a row
+// with no visible key gives 0" already is; the result permuted back.
+//   scale = f32(0.353553391)² = 0.124999993, causal with δ = 0
+// CHECK-LABEL: func.func @torch_export_sdpa_causal
+// CHECK-SAME:    (%[[Q:.+]]: tensor<2x8x16x64xf32>, %[[K:.+]]: tensor<2x8x16x64xf32>, %[[V:.+]]: tensor<2x8x16x64xf32>)
+// CHECK:         %[[O:.+]] = fat.attention ins(%[[Q]], %[[K]], %[[V]] :
+// CHECK-SAME:      scale 0.124999993 causal -> tensor<2x8x16x64xf32>
+// CHECK-NOT:     linalg.generic
+// CHECK-NOT:     linalg.batch_matmul
+// CHECK:         %[[T:.+]] = linalg.transpose ins(%[[O]] : tensor<2x8x16x64xf32>)
+// CHECK:         linalg.transpose ins(%[[T]]
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#ar = affine_map<(d0) -> (d0)>
+#row0 = affine_map<(d0, d1) -> (0, d1)>
+#col0 = affine_map<(d0, d1) -> (d0, 0)>
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#mask4 = affine_map<(d0, d1, d2, d3) -> (d2, d3)>
+#rows = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>
+#keep = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, 0)>
+func.func @torch_export_sdpa_causal(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16x64xf32>,
+                                    %v: tensor<2x8x16x64xf32>) -> tensor<2x8x16x64xf32> {
+  %c0_i64 = arith.constant 0 : i64
+  %c1_i64 = arith.constant 1 : i64
+  %true = arith.constant true
+  %false = arith.constant false
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %ninf64 = arith.constant 0xFFF0000000000000 : f64
+  %s64 = arith.constant 0.35355339059327379 : f64
+  // mul = q * 0.3535…
+  %e4 = tensor.empty() : tensor<2x8x16x64xf32>
+  %qs = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%q : tensor<2x8x16x64xf32>) outs(%e4 : tensor<2x8x16x64xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = arith.truncf %s64 : f64 to f32
+    %r = arith.mulf %in, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x64xf32>
+  // full([16, 16], True); arange(16) unsqueezed at -2 and -1; sub; le 0; logical_and
+  %eb = tensor.empty() : tensor<16x16xi1>
+  %full = linalg.fill ins(%true : i1) outs(%eb : tensor<16x16xi1>) -> tensor<16x16xi1>
+  %ea = tensor.empty() : tensor<16xi64>
+  %ar = linalg.generic {indexing_maps = [#ar], iterator_types = ["parallel"]} outs(%ea : tensor<16xi64>) {
+  ^bb0(%out: i64):
+    %i = linalg.index 0 : index
+    %i64 = arith.index_cast %i : index to i64
+    %m = arith.muli %i64, %c1_i64 : i64
+    %a = arith.addi %m, %c0_i64 : i64
+    linalg.yield %a : i64
+  } -> tensor<16xi64>
+  %u0 = tensor.expand_shape %ar [[0, 1]] output_shape [1, 16] : tensor<16xi64> into tensor<1x16xi64>
+  %u1 = tensor.expand_shape %ar [[0, 1]] output_shape [16, 1] : tensor<16xi64> into tensor<16x1xi64>
+  %ei = tensor.empty() : tensor<16x16xi64>
+  %sub = linalg.generic {indexing_maps = [#row0, #col0, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%u0, %u1 : tensor<1x16xi64>, tensor<16x1xi64>) outs(%ei : tensor<16x16xi64>) {
+  ^bb0(%a: i64, %b: i64, %out: i64):
+    %r = arith.subi %a, %b : i64
+    linalg.yield %r : i64
+  } -> tensor<16x16xi64>
+  %le = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%sub : tensor<16x16xi64>) outs(%eb : tensor<16x16xi1>) {
+  ^bb0(%in: i64, %out: i1):
+    %r = arith.cmpi sle, %in, %c0_i64 : i64
+    linalg.yield %r : i1
+  } -> tensor<16x16xi1>
+  %and = linalg.generic {indexing_maps = [#id2, #id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%le, %full : tensor<16x16xi1>, tensor<16x16xi1>) outs(%eb : tensor<16x16xi1>) {
+  ^bb0(%a: i1, %b: i1, %out: i1):
+    %r = arith.andi %a, %b : i1
+    linalg.yield %r : i1
+  } -> tensor<16x16xi1>
+  // where(logical_and, scalar_tensor(0.0), scalar_tensor(-inf))
+  %zt = tensor.from_elements %zero : tensor<f32>
+  %nt = tensor.from_elements %ninf : tensor<f32>
+  %ef = tensor.empty() : tensor<16x16xf32>
+  %where = linalg.generic {indexing_maps = [#id2, affine_map<(d0, d1) -> ()>, affine_map<(d0, d1) -> ()>, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%and, %zt, %nt : tensor<16x16xi1>, tensor<f32>, tensor<f32>) outs(%ef : tensor<16x16xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %out: f32):
+    %r = arith.select %c, %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<16x16xf32>
+  // permute(k, [0, 1, 3, 2]) * 0.3535…
+  %ekt = tensor.empty() : tensor<2x8x64x16xf32>
+  %kt = linalg.transpose ins(%k : tensor<2x8x16x64xf32>) outs(%ekt : tensor<2x8x64x16xf32>) permutation = [0, 1, 3, 2]
+  %ks = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%kt : tensor<2x8x64x16xf32>) outs(%ekt : tensor<2x8x64x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %c = arith.truncf %s64 : f64 to f32
+    %r = arith.mulf %in, %c : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x64x16xf32>
+  // bmm on views [16, 16, 64] x [16, 64, 16], viewed back to [2, 8, 16, 16]
+  %qv = tensor.collapse_shape %qs [[0, 1], [2], [3]] : tensor<2x8x16x64xf32> into tensor<16x16x64xf32>
+  %kv = tensor.collapse_shape %ks [[0, 1], [2], [3]] : tensor<2x8x64x16xf32> into tensor<16x64x16xf32>
+  %es = tensor.empty() : tensor<16x16x16xf32>
+  %zs = linalg.fill ins(%zero : f32) outs(%es : tensor<16x16x16xf32>) -> tensor<16x16x16xf32>
+  %bmm = linalg.batch_matmul ins(%qv, %kv : tensor<16x16x64xf32>, tensor<16x64x16xf32>) outs(%zs : tensor<16x16x16xf32>) -> tensor<16x16x16xf32>
+  %s = tensor.expand_shape %bmm [[0, 1], [2], [3]] output_shape [2, 8, 16, 16] : tensor<16x16x16xf32> into tensor<2x8x16x16xf32>
+  // add = s + where
+  %e44 = tensor.empty() : tensor<2x8x16x16xf32>
+  %add = linalg.generic {indexing_maps = [#id4, #mask4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%s, %where : tensor<2x8x16x16xf32>, tensor<16x16xf32>) outs(%e44 : tensor<2x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x16xf32>
+  // _softmax(add, -1): amax, sub, exp, sum, div (keepdim)
+  %er = tensor.empty() : tensor<2x8x16xf32>
+  %m0 = linalg.fill ins(%ninf : f32) outs(%er : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %amax = linalg.generic {indexing_maps = [#id4, #rows], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%add : tensor<2x8x16x16xf32>) outs(%m0 : tensor<2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16xf32>
+  %amaxk = tensor.expand_shape %amax [[0], [1], [2, 3]] output_shape [2, 8, 16, 1] : tensor<2x8x16xf32> into tensor<2x8x16x1xf32>
+  %sh = linalg.generic {indexing_maps = [#id4, #keep, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%add, %amaxk : tensor<2x8x16x16xf32>, tensor<2x8x16x1xf32>) outs(%e44 : tensor<2x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.subf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x16xf32>
+  %ex = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%sh : tensor<2x8x16x16xf32>) outs(%e44 : tensor<2x8x16x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = math.exp %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x16xf32>
+  %z0 = linalg.fill ins(%zero : f32) outs(%er : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %sum = linalg.generic {indexing_maps = [#id4, #rows], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ex : tensor<2x8x16x16xf32>) outs(%z0 : tensor<2x8x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.addf %in, %out : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16xf32>
+  %sumk = tensor.expand_shape %sum [[0], [1], [2, 3]] output_shape [2, 8, 16, 1] : tensor<2x8x16xf32> into tensor<2x8x16x1xf32>
+  %sm = linalg.generic {indexing_maps = [#id4, #keep, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%ex, %sumk : tensor<2x8x16x16xf32>, tensor<2x8x16x1xf32>) outs(%e44 : tensor<2x8x16x16xf32>) {
+  ^bb0(%a: f32, %b: f32, %out: f32):
+    %r = arith.divf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x16xf32>
+  // _safe_softmax: where(not(any(not(eq(add, -inf)), -1, keepdim)), 0, softmax)
+  %eb4 = tensor.empty() : tensor<2x8x16x16xi1>
+  %eq = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%add : tensor<2x8x16x16xf32>) outs(%eb4 : tensor<2x8x16x16xi1>) {
+  ^bb0(%in: f32, %out: i1):
+    %c = arith.truncf %ninf64 : f64 to f32
+    %r = arith.cmpf oeq, %in, %c : f32
+    linalg.yield %r : i1
+  } -> tensor<2x8x16x16xi1>
+  %ne = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%eq : tensor<2x8x16x16xi1>) outs(%eb4 : tensor<2x8x16x16xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    %r = arith.xori %in, %true : i1
+    linalg.yield %r : i1
+  } -> tensor<2x8x16x16xi1>
+  %ebr = tensor.empty() : tensor<2x8x16xi1>
+  %f0 = linalg.fill ins(%false : i1) outs(%ebr : tensor<2x8x16xi1>) -> tensor<2x8x16xi1>
+  %any = linalg.generic {indexing_maps = [#id4, #rows], iterator_types = ["parallel", "parallel", "parallel", "reduction"]}
+      ins(%ne : tensor<2x8x16x16xi1>) outs(%f0 : tensor<2x8x16xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    %r = arith.ori %in, %out : i1
+    linalg.yield %r : i1
+  } -> tensor<2x8x16xi1>
+  %anyk = tensor.expand_shape %any [[0], [1], [2, 3]] output_shape [2, 8, 16, 1] : tensor<2x8x16xi1> into tensor<2x8x16x1xi1>
+  %ebk = tensor.empty() : tensor<2x8x16x1xi1>
+  %none = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%anyk : tensor<2x8x16x1xi1>) outs(%ebk : tensor<2x8x16x1xi1>) {
+  ^bb0(%in: i1, %out: i1):
+    %r = arith.xori %in, %true : i1
+    linalg.yield %r : i1
+  } -> tensor<2x8x16x1xi1>
+  %zl = linalg.fill ins(%zero : f32) outs(%e44 : tensor<2x8x16x16xf32>) -> tensor<2x8x16x16xf32>
+  %safe = linalg.generic {indexing_maps = [#keep, #id4, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%none, %zl, %sm : tensor<2x8x16x1xi1>, tensor<2x8x16x16xf32>, tensor<2x8x16x16xf32>) outs(%e44 : tensor<2x8x16x16xf32>) {
+  ^bb0(%c: i1, %a: f32, %b: f32, %out: f32):
+    %r = arith.select %c, %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x16x16xf32>
+  // bmm(view(safe), view(v)), view back, permute [2, 0, 1, 3], permute [1, 2, 0, 3]
+  %pv = tensor.collapse_shape %safe [[0, 1], [2], [3]] : tensor<2x8x16x16xf32> into tensor<16x16x16xf32>
+  %vv = tensor.collapse_shape %v [[0, 1], [2], [3]] : tensor<2x8x16x64xf32> into tensor<16x16x64xf32>
+  %eo = tensor.empty() : tensor<16x16x64xf32>
+  %zo = linalg.fill ins(%zero : f32) outs(%eo : tensor<16x16x64xf32>) -> tensor<16x16x64xf32>
+  %bmm1 = linalg.batch_matmul ins(%pv, %vv : tensor<16x16x16xf32>, tensor<16x16x64xf32>) outs(%zo : tensor<16x16x64xf32>) -> tensor<16x16x64xf32>
+  %o4 = tensor.expand_shape %bmm1 [[0, 1], [2], [3]] output_shape [2, 8, 16, 64] : tensor<16x16x64xf32> into tensor<2x8x16x64xf32>
+  %ep1 = tensor.empty() : tensor<16x2x8x64xf32>
+  %p1 = linalg.transpose ins(%o4 : tensor<2x8x16x64xf32>) outs(%ep1 : tensor<16x2x8x64xf32>) permutation = [2, 0, 1, 3]
+  %p2 = linalg.transpose ins(%p1 : tensor<16x2x8x64xf32>) outs(%e4 : tensor<2x8x16x64xf32>) permutation = [1, 2, 0, 3]
+  return %p2 : tensor<2x8x16x64xf32>
+}

@@ -268,7 +268,43 @@ struct PVMatcher {
 //===----------------------------------------------------------------------===//
 
 /// What a row reduction combines.
-enum class Combiner { Sum, Max };
+enum class Combiner { Sum, Max, Or };
+
+/// The name of a row reduction in messages.
+StringRef rowReductionName(Combiner kind) {
+  switch (kind) {
+  case Combiner::Sum:
+    return "row sum";
+  case Combiner::Max:
+    return "row max";
+  case Combiner::Or:
+    return "row any";
+  }
+  llvm_unreachable("unknown combiner");
+}
+
+/// `c` without logical negations (xori with true, cmpi eq with false), and
+/// whether an odd number of them was stripped.
+std::pair<const Term *, bool> stripNot(const Term *c) {
+  bool negated = false;
+  while (true) {
+    const Term *inner = nullptr;
+    if (c->is<arith::XOrIOp>()) {
+      for (unsigned k : {0u, 1u})
+        if (c->operand(k)->isConstant(1.0))
+          inner = c->operand(1 - k);
+    } else if (c->is<arith::CmpIOp>() &&
+               arith::CmpIPredicate(c->predicate) == arith::CmpIPredicate::eq) {
+      for (unsigned k : {0u, 1u})
+        if (c->operand(k)->isConstant(0.0))
+          inner = c->operand(1 - k);
+    }
+    if (!inner)
+      return {c, negated};
+    c = inner;
+    negated = !negated;
+  }
+}
 
 /// Stage 2: P is a softmax over the keys j of the scores S; returns S.
 struct SoftmaxMatcher {
@@ -282,6 +318,8 @@ struct SoftmaxMatcher {
     // P rounded to 16 bits for the P·V GEMM: fat.attention does the same.
     while (p->is<arith::TruncFOp>() || p->is<arith::ExtFOp>())
       p = p->operand(0);
+    if (p->is<arith::SelectOp>())
+      return matchSafe(p);
     if (p->isElement())
       if (auto softmax = dyn_cast_or_null<linalg::SoftmaxOp>(p->producer()))
         return matchNamed(softmax, p->map);
@@ -323,6 +361,49 @@ struct SoftmaxMatcher {
   }
 
 private:
+  /// torch's _safe_softmax: select(row has no visible key, 0, softmax(S)).
+  /// fat.attention gives such a row O = 0 as well, so this is the same
+  /// attention when the condition is exactly "every S_ij of the row is −inf":
+  /// not(any_j(S_ij != −inf)), the form torch writes.
+  FailureOr<const Term *> matchSafe(const Term *sel) {
+    auto [cond, negated] = stripNot(sel->operand(0));
+    const Term *zeroArm = sel->operand(1), *inner = sel->operand(2);
+    bool zeroIfCond = true;
+    if (!zeroArm->isConstant(0.0)) {
+      std::swap(zeroArm, inner);
+      zeroIfCond = false;
+    }
+    if (!zeroArm->isConstant(0.0))
+      return diag.fail("P is a select that is not torch's _safe_softmax "
+                       "(neither arm is 0)");
+    FailureOr<const Term *> s = match(inner);
+    if (failed(s))
+      return failure();
+    // any_j(x) with x = "S_ij is not −inf", possibly negated.
+    FailureOr<const Term *> anyOf = matchRowReduction(cond, Combiner::Or);
+    if (failed(anyOf))
+      return diag.fail("P is zeroed where a condition holds that is not "
+                       "\"the row's scores are all −inf\"");
+    auto [test, testNegated] = stripNot(*anyOf);
+    using F = arith::CmpFPredicate;
+    bool isTest = test->is<arith::CmpFOp>() && test->operand(1)->isConstant() &&
+                  test->operand(1)->number == -INFINITY &&
+                  sameTerm(test->operand(0), *s);
+    auto pred = F(test->predicate);
+    bool eq = pred == F::OEQ || pred == F::UEQ;
+    if (!isTest || !(eq || pred == F::ONE || pred == F::UNE))
+      return diag.fail("P is zeroed where a condition holds that is not "
+                       "\"the row's scores are all −inf\"");
+    // The reduced test must be "S_ij is not −inf", so that any_j of it is
+    // "the row has a visible key"; the zero arm must be taken exactly when
+    // that is false.
+    bool visibleKeyTest = eq == testNegated;
+    bool zeroWhenVisible = zeroIfCond != negated;
+    if (!visibleKeyTest || zeroWhenVisible)
+      return diag.fail("P is zeroed on rows that have visible keys");
+    return s;
+  }
+
   /// linalg.softmax read at `map`: its dimension must be the key loop j
   /// (read as plain j), and no other dim may vary with j.
   FailureOr<const Term *> matchNamed(linalg::SoftmaxOp softmax, AffineMap map) {
@@ -340,7 +421,7 @@ private:
   /// `kind` from a constant init: the reduced term with the reduction loop
   /// identified with the key loop j, so that it compares with the numerator.
   FailureOr<const Term *> matchRowReduction(const Term *leaf, Combiner kind) {
-    StringRef what = kind == Combiner::Sum ? "row sum" : "row max";
+    StringRef what = rowReductionName(kind);
     auto op = leaf->isElement()
                   ? dyn_cast_or_null<linalg::LinalgOp>(leaf->producer())
                   : linalg::LinalgOp();
@@ -379,27 +460,27 @@ private:
     Value x;
     if (combine && combine->getBlock() == body &&
         combine->getNumOperands() == 2) {
-      bool ok = kind == Combiner::Sum
-                    ? isa<arith::AddFOp>(combine)
-                    : isa<arith::MaximumFOp, arith::MaxNumFOp>(combine);
+      bool ok = kind == Combiner::Sum ? isa<arith::AddFOp>(combine)
+                : kind == Combiner::Max
+                    ? isa<arith::MaximumFOp, arith::MaxNumFOp>(combine)
+                    : isa<arith::OrIOp>(combine);
       if (ok && combine->getOperand(1) == acc)
         x = combine->getOperand(0);
       else if (ok && combine->getOperand(0) == acc)
         x = combine->getOperand(1);
     }
     if (!x)
-      return diag.fail(
-          Twine("the softmax ") + what + " does not combine with " +
-          (kind == Combiner::Sum ? "arith.addf" : "arith.maximumf / maxnumf"));
-    // The sum starts at 0; the max at anything but +inf or NaN (a finite
-    // start only shifts the row, which softmax ignores).
+      return diag.fail(Twine("the softmax ") + what +
+                       " does not combine with the expected op");
+    // Sum and any start at 0 (false); the max at anything but +inf or NaN (a
+    // finite start only shifts the row, which softmax ignores).
     const Term *init =
         tracer.element(op.getDpsInitOperand(result.getResultNumber())->get(),
                        outMap.compose(loopMap));
     bool goodInit = init->isConstant() &&
-                    (kind == Combiner::Sum ? init->number == 0.0
-                                           : !std::isnan(init->number) &&
-                                                 init->number != INFINITY);
+                    (kind == Combiner::Max
+                         ? !std::isnan(init->number) && init->number != INFINITY
+                         : init->number == 0.0);
     if (!goodInit)
       return diag.fail(Twine("the softmax ") + what +
                        " starts from a wrong or non-constant init");
@@ -585,6 +666,15 @@ private:
         t->is<arith::ExtSIOp>() || t->is<arith::ExtUIOp>() ||
         t->is<arith::TruncIOp>())
       return linear(t->operand(0));
+    if (t->is<arith::MulIOp>()) { // arange's index · step
+      for (unsigned k : {0u, 1u})
+        if (t->operand(k)->isConstant())
+          if (std::optional<LinearForm> f = linear(t->operand(1 - k))) {
+            auto c = int64_t(t->operand(k)->number);
+            return LinearForm{f->i * c, f->j * c, f->c * c};
+          }
+      return std::nullopt;
+    }
     if (t->is<arith::AddIOp>() || t->is<arith::SubIOp>()) {
       std::optional<LinearForm> a = linear(t->operand(0)),
                                 b = linear(t->operand(1));
@@ -600,6 +690,10 @@ private:
   /// "visible ⇔ k·(j − i) + c ≤ 0", i.e. j ≤ i + floor(−c / k).
   LogicalResult causalFromPredicate(const Term *pred, bool visibleIf,
                                     ScoreMatch &m) {
+    // torch's causal mask is logical_and(tril, full(True)).
+    while (pred->is<arith::AndIOp>() && (pred->operand(0)->isConstant(1.0) ||
+                                         pred->operand(1)->isConstant(1.0)))
+      pred = pred->operand(pred->operand(0)->isConstant(1.0) ? 1 : 0);
     if (!pred->is<arith::CmpIOp>())
       return diag.fail("the mask condition is not one integer comparison of "
                        "the query and key indices");

@@ -166,6 +166,10 @@ const Term *Tracer::element(Value tensor, AffineMap map, unsigned depth) {
 
   if (auto cast = dyn_cast<tensor::CastOp>(def))
     return element(cast.getSource(), map, depth - 1);
+  // A one-element tensor (torch's scalar_tensor) is its element.
+  if (auto fromElements = dyn_cast<tensor::FromElementsOp>(def))
+    if (fromElements.getElements().size() == 1)
+      return scalarOutside(fromElements.getElements().front());
   if (auto expand = dyn_cast<tensor::ExpandShapeOp>(def)) {
     if (std::optional<AffineMap> src = expandSourceMap(expand, map))
       return element(expand.getSrc(), *src, depth - 1);
