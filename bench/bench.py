@@ -44,15 +44,19 @@ def grid(dtype="bf16"):
             for d in HEAD_DIMS for causal in (False, True) for s in SEQ_LENS]
 
 
-#: Ablation variants: label -> --fat-to-ptx schedule options. A variant's
-#: kernels carry the label as their name suffix (KernelConfig.cpp).
+#: Ablation variants: label -> the whole schedule, forced (--fat-to-ptx
+#: options). Letters: o/n overlap on/off, p ping-pong, r rowsum=mma,
+#: l8 lazy rescale with τ = 8. The unlabelled "fa-t" column is the default
+#: (auto) schedule that fat-tensorize and fat-pipeline choose.
+_BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always"}
 VARIANTS = {
-    "n": {"overlap": 0},
-    "op": {"overlap": 1, "pingpong": 1},
-    "or": {"rowsum": "mma"},
-    "ol8": {"rescale": "lazy"},
-    "orl8": {"rowsum": "mma", "rescale": "lazy"},
-    "nrl8": {"overlap": 0, "rowsum": "mma", "rescale": "lazy"},
+    "n": {**_BASE, "overlap": "off"},
+    "o": dict(_BASE),
+    "op": {**_BASE, "pingpong": "on"},
+    "or": {**_BASE, "rowsum": "mma"},
+    "opr": {**_BASE, "pingpong": "on", "rowsum": "mma"},
+    "ol8": {**_BASE, "rescale": "lazy"},
+    "nrl8": {**_BASE, "overlap": "off", "rowsum": "mma", "rescale": "lazy"},
 }
 
 
@@ -80,10 +84,22 @@ def variant_configs():
 
 
 def find_variant(kernel_dir, config, label):
-    """The manifest of ``config`` compiled as variant ``label`` (name suffix)."""
+    """The manifest of ``config`` compiled with variant ``label``'s schedule.
+
+    Matched on the manifest's ``schedule`` object, which states what the
+    kernel was built with (its name only spells out non-default choices).
+    """
     from fa_t import registry
+    want = VARIANTS[label]
     for m in registry.scan_kernel_dir(Path(kernel_dir)):
-        if m.config == config and m.entry.endswith("_" + label):
+        if m.config != config:
+            continue
+        with open(m.path) as f:
+            got = json.load(f).get("schedule", {})
+        if (got.get("overlap") == (want["overlap"] == "on")
+                and got.get("pingpong") == (want["pingpong"] == "on")
+                and got.get("rowsum") == want["rowsum"]
+                and got.get("rescale") == want["rescale"]):
             return m
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 

@@ -24,7 +24,12 @@ bool mlir::fat::isSupportedPTXVersion(int64_t version) {
 
 FailureOr<AttentionKernelConfig>
 mlir::fat::getAttentionKernelConfig(AttentionOp op,
-                                    const HopperKernelOptions &options) {
+                                    const HopperKernelOptions &passOptions) {
+  // The op's own fat.schedule (fat-tensorize, fat-pipeline) wins over the
+  // pass options.
+  HopperKernelOptions options = passOptions;
+  if (failed(applyScheduleAttr(op, options.schedule)))
+    return failure();
   AttentionKernelConfig config;
   auto qType = cast<ShapedType>(op.getQuery().getType());
   auto kType = cast<ShapedType>(op.getKey().getType());

@@ -29,18 +29,18 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                          llvm::cl::desc("Depth of the K/V ring (1..4)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
                       llvm::cl::desc("PTX ISA version (80 = 8.0)")};
-  Option<bool> overlap{
-      *this, "overlap", llvm::cl::init(true),
-      llvm::cl::desc("Intra-warpgroup overlap of softmax and P·V")};
-  Option<bool> pingpong{
-      *this, "pingpong", llvm::cl::init(false),
-      llvm::cl::desc("Consumer warpgroups take turns issuing GEMMs")};
+  Option<std::string> overlap{
+      *this, "overlap", llvm::cl::init("auto"),
+      llvm::cl::desc("Intra-warpgroup overlap: auto, on or off (fat-pipeline)")};
+  Option<std::string> pingpong{
+      *this, "pingpong", llvm::cl::init("auto"),
+      llvm::cl::desc("Warpgroup ping-pong: auto, on or off (fat-pipeline)")};
   Option<std::string> rowsum{
-      *this, "rowsum", llvm::cl::init("vector"),
-      llvm::cl::desc("Row sums on 'vector' units or by 'mma' (ones columns)")};
+      *this, "rowsum", llvm::cl::init("auto"),
+      llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
   Option<std::string> rescale{
-      *this, "rescale", llvm::cl::init("always"),
-      llvm::cl::desc("Rescale O and l 'always' or 'lazy' (threshold)")};
+      *this, "rescale", llvm::cl::init("auto"),
+      llvm::cl::desc("Rescale: auto, always or lazy (fat-tensorize)")};
   Option<double> rescaleThreshold{
       *this, "rescale-threshold", llvm::cl::init(8.0),
       llvm::cl::desc("Lazy-rescale threshold, log2 units")};
@@ -67,11 +67,16 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.blockN = opts.blockN;
   convert.stages = opts.stages;
   convert.ptxVersion = opts.ptx;
-  convert.overlap = opts.overlap;
-  convert.pingpong = opts.pingpong;
-  convert.rowsum = opts.rowsum;
-  convert.rescale = opts.rescale;
-  convert.rescaleThreshold = opts.rescaleThreshold;
+  // The schedule is decided on the op first (fat.schedule), then built.
+  fat::FatTensorizeOptions tensorize;
+  tensorize.rowsum = opts.rowsum;
+  tensorize.rescale = opts.rescale;
+  tensorize.rescaleThreshold = opts.rescaleThreshold;
+  pm.addPass(fat::createFatTensorize(tensorize));
+  fat::FatPipelineOptions pipeline;
+  pipeline.overlap = opts.overlap;
+  pipeline.pingpong = opts.pingpong;
+  pm.addPass(fat::createFatPipeline(pipeline));
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm,reconcile-unrealized-casts,"

@@ -44,3 +44,22 @@ func.func @d256_block_n_128(%q: memref<1x2x64x256xbf16>, %o: memref<1x2x64x256xb
                                  memref<1x2x64x256xbf16>) outs(%o : memref<1x2x64x256xbf16>)
   return
 }
+
+// -----
+
+// A malformed schedule entry is named, with what it must be.
+func.func @bad_schedule(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'rowsum' must be "vector" or "mma", got "simd"}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {rowsum = "simd"}}
+  return
+}
+
+// -----
+
+func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3}}
+  return
+}

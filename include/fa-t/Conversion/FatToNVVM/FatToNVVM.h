@@ -56,6 +56,30 @@ struct KernelSchedule {
   }
 };
 
+/// The op attribute holding the schedule chosen by fat-tensorize and
+/// fat-pipeline: a dictionary with keys overlap, pingpong (bool), rowsum
+/// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64).
+constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
+
+/// The FlashAttention-T primitives the cost model picks for an op.
+struct TensorizationChoice {
+  bool rowsumMma = false;
+  bool lazyRescale = false;
+};
+/// The consumer schedule the cost model picks for an op.
+struct PipelineChoice {
+  bool overlap = true;
+  bool pingpong = false;
+};
+/// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
+/// and mask; see Schedule.cpp for the measurements behind each rule.
+TensorizationChoice chooseTensorization(AttentionOp op);
+PipelineChoice choosePipeline(AttentionOp op);
+
+/// Overrides `schedule` with the op's `fat.schedule` entries; emits an
+/// error naming the entry and fails on a malformed one.
+LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule);
+
 /// Target choices of the Hopper kernel: the pass options.
 struct HopperKernelOptions {
   std::string sm = "sm_90a";

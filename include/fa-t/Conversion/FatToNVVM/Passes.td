@@ -77,6 +77,71 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
   ];
 }
 
+def FatTensorize : Pass<"fat-tensorize"> {
+  let summary = "Choose which softmax primitives run on the tensor cores (FlashAttention-T)";
+  let description = [{
+    Records, on every `fat.attention`, how the Hopper kernel computes the
+    softmax primitives that FlashAttention runs on the vector units, as keys
+    of the op's `fat.schedule` dictionary (read by `convert-fat-to-nvvm`):
+
+    - `rowsum`: `"vector"` (l += Σ_j P_ij with FADDs, a quad reduction at
+      the end) or `"mma"`: the P·V wgmma gets 8 extra B columns of ones, so
+      its accumulator holds [O | l] = P·[V | 1] and the tensor cores do the
+      row sums; α·l then rides along with α·O.
+    - `rescale`: `"always"` (O ← α·O, l ← α·l every block) or `"lazy"`: the
+      reference max m of a row only moves when c·(rowmax S − m) > τ
+      (`rescale_threshold`, log2 units), so P = exp2(c·S − c·m) ≤ 2^τ and
+      warps whose rows all kept m skip the rescale. O/l and the LSE do not
+      depend on which m was used; O, l ≤ 2^τ·(…) stay far from overflow.
+
+    `auto` applies the cost model — per head dim and mask, from the measured
+    ablation in docs/perf-log.md (runs 6 and 9): row sums on the tensor cores
+    where the P·V is narrow and every block is full (D = Dv = 64, no mask);
+    the eager rescale everywhere (the lazy one's branch makes ptxas serialize
+    the overlapped wgmmas). Forcing a choice is for ablation.
+
+    Example: `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
+    `fat.attention ... {fat.schedule = {rescale = "always",
+    rescale_threshold = 8.0 : f64, rowsum = "mma"}}`.
+  }];
+  let options = [
+    Option<"rowsum", "rowsum", "std::string", /*default=*/"\"auto\"",
+           "Row sums: auto, vector or mma">,
+    Option<"rescale", "rescale", "std::string", /*default=*/"\"auto\"",
+           "Rescale of O and l: auto, always or lazy">,
+    Option<"rescaleThreshold", "rescale-threshold", "double",
+           /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">
+  ];
+}
+
+def FatPipeline : Pass<"fat-pipeline"> {
+  let summary = "Choose the asynchronous schedule of the Hopper kernel";
+  let description = [{
+    Records, on every `fat.attention`, the consumer-warpgroup schedule as
+    keys of its `fat.schedule` dictionary (read by `convert-fat-to-nvvm`):
+
+    - `overlap`: iteration j issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
+      back to back, waits for S_j only (wgmma.wait_group 1), and runs the
+      softmax of S_j while the P·V is in flight;
+    - `pingpong`: the two consumer warpgroups take turns issuing their GEMMs
+      (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs.
+
+    The producer warpgroup (TMA, `stages`-deep K and V rings with full and
+    empty mbarriers, setmaxnreg 24/240) is the same for every choice.
+    `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
+    ping-pong for D = 64 without a mask (+2…9% there, a loss elsewhere).
+
+    Example: `fa-t-opt --fat-pipeline in.mlir` gives
+    `fat.attention ... {fat.schedule = {overlap = true, pingpong = false}}`.
+  }];
+  let options = [
+    Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
+           "Intra-warpgroup overlap: auto, on or off">,
+    Option<"pingpong", "pingpong", "std::string", /*default=*/"\"auto\"",
+           "Consumer warpgroups take turns issuing GEMMs: auto, on or off">
+  ];
+}
+
 def FatEmitKernels : Pass<"fat-emit-kernels", "::mlir::ModuleOp"> {
   let summary = "Write each serialized fat kernel as <name>.ptx + <name>.json";
   let description = [{

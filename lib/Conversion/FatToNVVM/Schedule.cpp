@@ -1,0 +1,232 @@
+//===- Schedule.cpp - fat-tensorize, fat-pipeline and fat.schedule --------===//
+//
+// The schedule of a Hopper attention kernel is decided on the fat.attention
+// op, before any kernel is built, and recorded in its `fat.schedule`
+// dictionary:
+//
+//   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
+//                  rescale_threshold = τ           (FlashAttention-T primitives)
+//   fat-pipeline   overlap = true | false, pingpong = true | false
+//
+// convert-fat-to-nvvm builds exactly what the dictionary says (keys it lacks
+// come from its own options). The `auto` choices are a cost model fitted to
+// the ablation runs of docs/perf-log.md; every choice can be forced.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+namespace mlir {
+namespace fat {
+#define GEN_PASS_DEF_FATTENSORIZE
+#define GEN_PASS_DEF_FATPIPELINE
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+} // namespace fat
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::fat;
+
+/// Head dims and mask of `op` as the cost model sees them. The model is
+/// keyed on what the kernel is compiled for; sequence lengths are run-time.
+struct OpShape {
+  int64_t headDim, headDimV;
+  bool masked;
+};
+
+static std::optional<OpShape> getOpShape(AttentionOp op) {
+  auto q = cast<ShapedType>(op.getQuery().getType());
+  auto v = cast<ShapedType>(op.getValue().getType());
+  unsigned feat = op.getPhysicalDim(AttentionOp::kFeatureDim);
+  int64_t d = q.getDimSize(feat), dv = v.getDimSize(feat);
+  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
+    return std::nullopt;
+  bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
+  return OpShape{d, dv, op.getCausal() || windowed};
+}
+
+TensorizationChoice mlir::fat::chooseTensorization(AttentionOp op) {
+  TensorizationChoice choice;
+  std::optional<OpShape> shape = getOpShape(op);
+  if (!shape)
+    return choice;
+  // Row sums on the tensor cores pay where the softmax weighs most per
+  // FLOP and every block is full: D = Dv = 64 without a mask (+3…5%, perf
+  // log run 6). With a mask the diagonal blocks' extra N = 8 columns cost
+  // more than the FADDs they save (−3…6%), at D = 128 it is a wash, and
+  // Dv = 256 has no room (N = Dv + 8 > 256).
+  choice.rowsumMma = shape->headDim == 64 && shape->headDimV == 64 &&
+                     !shape->masked;
+  // The lazy rescale stays off: its branch merges two definitions of the
+  // accumulator registers and ptxas then serializes the overlapped wgmmas
+  // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
+  choice.lazyRescale = false;
+  return choice;
+}
+
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op) {
+  PipelineChoice choice;
+  std::optional<OpShape> shape = getOpShape(op);
+  choice.overlap = true; // +5.5% over the grid (perf log run 5)
+  // Ping-pong: +2…9% at D = 64 without a mask, where each warpgroup's
+  // softmax is long next to its GEMMs; −1% over the grid and up to −10%
+  // at D = 256 otherwise.
+  choice.pingpong = shape && shape->headDim == 64 && !shape->masked;
+  return choice;
+}
+
+/// Merges `entries` into the op's `fat.schedule` dictionary.
+static void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries) {
+  NamedAttrList attrs;
+  if (auto old = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
+    attrs.append(old.getValue());
+  for (const NamedAttribute &e : entries)
+    attrs.set(e.getName(), e.getValue());
+  op->setAttr(kScheduleAttrName, attrs.getDictionary(op.getContext()));
+}
+
+/// Parses an auto/on/off option (also true/false, 1/0).
+static FailureOr<std::optional<bool>> parseTriState(StringRef value) {
+  if (value == "auto")
+    return std::optional<bool>();
+  if (value == "on" || value == "true" || value == "1")
+    return std::optional<bool>(true);
+  if (value == "off" || value == "false" || value == "0")
+    return std::optional<bool>(false);
+  return failure();
+}
+
+/// The fat.attention ops of a pass's scope that will become host calls.
+static SmallVector<AttentionOp> hostAttentionOps(Operation *root) {
+  SmallVector<AttentionOp> ops;
+  root->walk([&](AttentionOp op) {
+    if (!op->getParentOfType<gpu::GPUModuleOp>())
+      ops.push_back(op);
+  });
+  return ops;
+}
+
+namespace {
+struct FatTensorizePass
+    : public fat::impl::FatTensorizeBase<FatTensorizePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    if (rowsum != "auto" && rowsum != "vector" && rowsum != "mma") {
+      root->emitError() << "fat-tensorize: rowsum must be auto, vector or "
+                           "mma, got '"
+                        << rowsum << "'";
+      return signalPassFailure();
+    }
+    if (rescale != "auto" && rescale != "always" && rescale != "lazy") {
+      root->emitError() << "fat-tensorize: rescale must be auto, always or "
+                           "lazy, got '"
+                        << rescale << "'";
+      return signalPassFailure();
+    }
+    if (!(rescaleThreshold >= 0.0 && rescaleThreshold <= 16.0)) {
+      root->emitError() << "fat-tensorize: rescale-threshold must be in "
+                           "[0, 16] (log2 units), got "
+                        << llvm::formatv("{0}", rescaleThreshold).str();
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    for (AttentionOp op : hostAttentionOps(root)) {
+      TensorizationChoice choice = chooseTensorization(op);
+      if (rowsum != "auto")
+        choice.rowsumMma = rowsum == "mma";
+      if (rescale != "auto")
+        choice.lazyRescale = rescale == "lazy";
+      updateSchedule(
+          op, {b.getNamedAttr("rowsum",
+                              b.getStringAttr(choice.rowsumMma ? "mma"
+                                                               : "vector")),
+               b.getNamedAttr("rescale",
+                              b.getStringAttr(choice.lazyRescale ? "lazy"
+                                                                 : "always")),
+               b.getNamedAttr("rescale_threshold",
+                              b.getF64FloatAttr(rescaleThreshold))});
+    }
+  }
+};
+
+struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    FailureOr<std::optional<bool>> forceOverlap = parseTriState(overlap);
+    FailureOr<std::optional<bool>> forcePingpong = parseTriState(pingpong);
+    if (failed(forceOverlap) || failed(forcePingpong)) {
+      root->emitError() << "fat-pipeline: overlap and pingpong must be auto, "
+                           "on or off, got overlap='"
+                        << overlap << "' pingpong='" << pingpong << "'";
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    for (AttentionOp op : hostAttentionOps(root)) {
+      PipelineChoice choice = choosePipeline(op);
+      if (*forceOverlap)
+        choice.overlap = **forceOverlap;
+      if (*forcePingpong)
+        choice.pingpong = **forcePingpong;
+      // Ping-pong turns are the overlapped schedule's issue phases: a
+      // forced overlap=off turns the automatic ping-pong off with it.
+      if (!choice.overlap && !*forcePingpong)
+        choice.pingpong = false;
+      updateSchedule(op, {b.getNamedAttr("overlap",
+                                         b.getBoolAttr(choice.overlap)),
+                          b.getNamedAttr("pingpong",
+                                         b.getBoolAttr(choice.pingpong))});
+    }
+  }
+};
+} // namespace
+
+LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
+                                           KernelSchedule &schedule) {
+  auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+  if (!dict) {
+    if (op->hasAttr(kScheduleAttrName))
+      return op.emitOpError("'") << kScheduleAttrName
+                                 << "' must be a dictionary";
+    return success();
+  }
+  for (NamedAttribute entry : dict) {
+    StringRef key = entry.getName().getValue();
+    Attribute value = entry.getValue();
+    auto expect = [&](StringRef what) {
+      return op.emitOpError("'") << kScheduleAttrName << "' entry '" << key
+                                 << "' must be " << what << ", got " << value;
+    };
+    if (key == "overlap" || key == "pingpong") {
+      auto flag = dyn_cast<BoolAttr>(value);
+      if (!flag)
+        return expect("a bool");
+      (key == "overlap" ? schedule.overlap : schedule.pingpong) =
+          flag.getValue();
+    } else if (key == "rowsum") {
+      auto s = dyn_cast<StringAttr>(value);
+      if (!s || (s.getValue() != "vector" && s.getValue() != "mma"))
+        return expect("\"vector\" or \"mma\"");
+      schedule.rowsumMma = s.getValue() == "mma";
+    } else if (key == "rescale") {
+      auto s = dyn_cast<StringAttr>(value);
+      if (!s || (s.getValue() != "always" && s.getValue() != "lazy"))
+        return expect("\"always\" or \"lazy\"");
+      schedule.lazyRescale = s.getValue() == "lazy";
+    } else if (key == "rescale_threshold") {
+      auto f = dyn_cast<FloatAttr>(value);
+      if (!f)
+        return expect("a float");
+      schedule.rescaleThreshold = f.getValueAsDouble();
+    } else {
+      return op.emitOpError("'")
+             << kScheduleAttrName << "' has unknown entry '" << key
+             << "'; known: overlap, pingpong, rowsum, rescale, "
+                "rescale_threshold";
+    }
+  }
+  return success();
+}

@@ -1,0 +1,50 @@
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
+// RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
+// RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
+
+// The schedule is decided on fat.attention and recorded in fat.schedule.
+// Cost model (docs/perf-log.md): D = 64 without a mask gets row sums on the
+// tensor cores and ping-pong; every op gets the intra-warpgroup overlap and
+// the eager rescale.
+
+// CHECK-LABEL: func.func @d64
+// CHECK:         fat.attention
+// CHECK-SAME:      fat.schedule = {overlap = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// FORCED-LABEL: func.func @d64
+// FORCED:         fat.schedule = {overlap = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_opr
+// KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
+func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>)
+  return
+}
+
+// -----
+
+// A mask keeps the vector row sums and drops ping-pong.
+// CHECK-LABEL: func.func @d64_causal
+// CHECK:         fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
+func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) causal
+  return
+}
+
+// -----
+
+// D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
+// the ones columns at all).
+// CHECK-LABEL: func.func @d256
+// CHECK:         fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
+  %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
+      outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>
+  return %r : tensor<?x8x?x256xf16>
+}
+
+// BADROWSUM: fat-tensorize: rowsum must be auto, vector or mma, got 'simd'
+// BADPP: fat-pipeline: overlap and pingpong must be auto, on or off, got overlap='auto' pingpong='sometimes'
