@@ -252,6 +252,32 @@ func.func @qk_result_f32(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>) {
 
 // -----
 
+// Found by fa-t-fuzz: --fat-decompose widened these with arith.extf / rounded
+// them with arith.truncf, which is invalid on integers (and on f64).
+func.func @qk_integer_operands(%q: tensor<64x128xi8>, %k: tensor<32x128xi8>) {
+  // expected-error @+1 {{expected query to have f16, bf16 or f32 elements, got 'tensor<64x128xi8>'}}
+  %s = fat.qk %q, %k : tensor<64x128xi8>, tensor<32x128xi8> -> tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @pv_value_f64(%p: tensor<64x32xf32>, %v: tensor<32x128xf64>, %o: tensor<64x128xf32>) {
+  // expected-error @+1 {{expected value to have f16, bf16 or f32 elements, got 'tensor<32x128xf64>'}}
+  %r = fat.pv %p, %v, %o : tensor<64x32xf32>, tensor<32x128xf64>, tensor<64x128xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_output_i8(%o: tensor<64x128xf32>, %l: tensor<64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected output to have f16, bf16 or f32 elements, got 'tensor<64x128xi8>'}}
+  %r:2 = fat.finalize %o, %l, %m scale 1.0 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xi8>, tensor<64xf32>
+  return
+}
+
+// -----
+
 func.func @mask_window(%s: tensor<64x32xf32>, %i: index) {
   // expected-error @+1 {{expected window to be [left, right] with each >= -1}}
   %m = fat.mask %s at(%i, %i) kv_len(%i) diagonal(%i) window [-3, 0] : tensor<64x32xf32>

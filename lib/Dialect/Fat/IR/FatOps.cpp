@@ -111,7 +111,7 @@ static LogicalResult verifySameSize(AttentionOp op, const Operand4D &a,
                           << ")";
 }
 
-static bool isSupportedElementType(Type t) {
+bool mlir::fat::isSupportedElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isF32();
 }
 

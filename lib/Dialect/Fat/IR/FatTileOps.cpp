@@ -13,8 +13,9 @@
 using namespace mlir;
 using namespace mlir::fat;
 
-/// Checks that `type` is a rank-`rank` tensor, with f32 elements when
-/// `requireF32`.
+/// Checks that `type` is a rank-`rank` tensor with f32 elements when
+/// `requireF32`, else with elements of an operand of fat.attention (f16,
+/// bf16 or f32: --fat-decompose widens and rounds them with extf/truncf).
 static LogicalResult verifyTile(Operation *op, StringRef name, Type type,
                                 int64_t rank, bool requireF32 = true) {
   auto t = dyn_cast<RankedTensorType>(type);
@@ -24,6 +25,10 @@ static LogicalResult verifyTile(Operation *op, StringRef name, Type type,
   if (requireF32 && !t.getElementType().isF32())
     return op->emitOpError() << "expected " << name
                              << " to have f32 elements, got " << type;
+  if (!requireF32 && !isSupportedElementType(t.getElementType()))
+    return op->emitOpError() << "expected " << name
+                             << " to have f16, bf16 or f32 elements, got "
+                             << type;
   return success();
 }
 

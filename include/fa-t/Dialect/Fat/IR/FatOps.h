@@ -15,4 +15,12 @@
 #define GET_OP_CLASSES
 #include "fa-t/Dialect/Fat/IR/FatOps.h.inc"
 
+namespace mlir {
+namespace fat {
+/// Whether `type` may be the element type of Q, K, V and O (and of their
+/// tiles): f16, bf16, or f32 for reference use.
+bool isSupportedElementType(Type type);
+} // namespace fat
+} // namespace mlir
+
 #endif // FAT_DIALECT_FAT_IR_FATOPS_H
