@@ -9,6 +9,7 @@
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -50,11 +51,17 @@ Value emptyLike(OpBuilder &b, Location loc, Value like, Type elementType) {
   return tensor::EmptyOp::create(b, loc, sizes, elementType);
 }
 
-/// Filled tensor shaped like `like`.
-Value filledLike(OpBuilder &b, Location loc, Value like, Type elementType,
-                 Value value) {
-  Value empty = emptyLike(b, loc, like, elementType);
-  return linalg::FillOp::create(b, loc, value, empty).getResult(0);
+/// An empty tensor of exactly `type` (a linalg.generic's init must have its
+/// result's type), each dynamic size taken from `sizes`, one per dim, read
+/// off the operands: never off the op being replaced.
+Value emptyOfType(OpBuilder &b, Location loc, Type type,
+                  ArrayRef<OpFoldResult> sizes) {
+  auto t = cast<RankedTensorType>(type);
+  SmallVector<Value> dynamicSizes;
+  for (auto [size, dim] : llvm::zip_equal(sizes, t.getShape()))
+    if (ShapedType::isDynamic(dim))
+      dynamicSizes.push_back(getValueOrCreateConstantIndexOp(b, loc, size));
+  return tensor::EmptyOp::create(b, loc, t, dynamicSizes);
 }
 
 /// Widens a 16-bit float to f32 (no-op for f32).
@@ -74,9 +81,15 @@ struct DecomposeQK : OpRewritePattern<QKOp> {
   LogicalResult matchAndRewrite(QKOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    Value init = filledLike(rewriter, loc, op.getScores(), rewriter.getF32Type(),
-                            f32Const(rewriter, loc, 0.0));
-    // The result may be dynamic where the operands are not: size it from them.
+    // S is [rows of Q, rows of K]; its type may be dynamic where the operands
+    // are not, or the other way round.
+    Value empty = emptyOfType(
+        rewriter, loc, op.getScores().getType(),
+        {tensor::getMixedSize(rewriter, loc, op.getQuery(), 0),
+         tensor::getMixedSize(rewriter, loc, op.getKey(), 0)});
+    Value init = linalg::FillOp::create(rewriter, loc,
+                                        f32Const(rewriter, loc, 0.0), empty)
+                     .getResult(0);
     rewriter.replaceOpWithNewOp<linalg::GenericOp>(
         op, op.getScores().getType(), ValueRange{op.getQuery(), op.getKey()},
         ValueRange{init},
@@ -259,8 +272,13 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
     MLIRContext *ctx = op.getContext();
     Type outElt = getElementTypeOrSelf(op.getOutput().getType());
     double scale = op.getScale().convertToDouble();
-    Value outInit = emptyLike(rewriter, loc, op.getAcc(), outElt);
-    Value lseInit = emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type());
+    // O is shaped like acc; LSE has acc's rows, whatever the type of l says.
+    SmallVector<OpFoldResult> accSizes =
+        tensor::getMixedSizes(rewriter, loc, op.getAcc());
+    Value outInit =
+        emptyOfType(rewriter, loc, op.getOutput().getType(), accSizes);
+    Value lseInit = emptyOfType(rewriter, loc, op.getLse().getType(),
+                                ArrayRef(accSizes).take_front());
     AffineMap tile = dimsMap(ctx, 2, {0, 1}), rows = dimsMap(ctx, 2, {0});
     // The LSE is written once per row although the loop nest visits each
     // row Dv times; every visit writes the same value.
