@@ -90,6 +90,8 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
 
     - the softmax normalizes over the keys that P·V sums over; the row sum
       starts at 0; the shift, if any, is the row max of the same scores;
+      torch's `_safe_softmax` (P = 0 on rows whose scores are all −inf) is
+      accepted, as fat.attention gives such rows O = 0 too;
     - the scale is one positive scalar constant (factors on S, Q and K
       multiply);
     - the mask is causal: a constant tensor or an index comparison
@@ -104,7 +106,8 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
       g = Hq / Hkv, taken from before the broadcast).
 
     Operands are reshaped to `[B, H, S, D]` (collapse/expand_shape, a
-    transpose when K is stored as Kᵀ) and O back to the original shape.
+    transpose when K is stored as Kᵀ) and O back to the original shape. The
+    dead linalg chain is erased; nothing else is folded or changed.
     Element types: Q, K, V, O of one type (f16, bf16, f32); the scores may be
     computed in f32 from 16-bit inputs (`extf`), P may be rounded back to 16
     bits for P·V, and an f32 P·V result is accepted when it is rounded to the
