@@ -740,3 +740,101 @@ func.func @torch_export_sdpa_causal(%q: tensor<2x8x16x64xf32>, %k: tensor<2x8x16
   %p2 = linalg.transpose ins(%p1 : tensor<16x2x8x64xf32>) outs(%e4 : tensor<2x8x16x64xf32>) permutation = [1, 2, 0, 3]
   return %p2 : tensor<2x8x16x64xf32>
 }
+
+// -----
+
+// f16 inputs widened to f32 by separate generics, attention in f32, the
+// result rounded back to f16: raised on the f16 originals (fat.attention
+// rounds P to f16 for P·V, as the f16 result is rounded anyway).
+// CHECK-LABEL: func.func @widened_then_rounded
+// CHECK-SAME:    (%[[Q:.+]]: tensor<4x32x64xf16>, %[[K:.+]]: tensor<4x32x64xf16>, %[[V:.+]]: tensor<4x32x64xf16>)
+// CHECK-DAG:     %[[Q4:.+]] = tensor.expand_shape %[[Q]]
+// CHECK-DAG:     %[[K4:.+]] = tensor.expand_shape %[[K]]
+// CHECK-DAG:     %[[V4:.+]] = tensor.expand_shape %[[V]]
+// CHECK:         fat.attention ins(%[[Q4]], %[[K4]], %[[V4]] : tensor<4x1x32x64xf16>, tensor<4x1x32x64xf16>, tensor<4x1x32x64xf16>)
+// CHECK-NOT:     linalg.
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @widened_then_rounded(%q: tensor<4x32x64xf16>, %k: tensor<4x32x64xf16>,
+                                %v: tensor<4x32x64xf16>) -> tensor<4x32x64xf16> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<4x32x64xf32>
+  %q32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %k32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %v32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %s0 = tensor.empty() : tensor<4x32x32xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+                       affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                       affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%q32, %k32 : tensor<4x32x64xf32>, tensor<4x32x64xf32>) outs(%s1 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x32x32xf32>) outs(%s0 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %o = linalg.batch_matmul ins(%p, %v32 : tensor<4x32x32xf32>, tensor<4x32x64xf32>) outs(%o1 : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %eh = tensor.empty() : tensor<4x32x64xf16>
+  %oh = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%o : tensor<4x32x64xf32>) outs(%eh : tensor<4x32x64xf16>) {
+  ^bb0(%in: f32, %out: f16):
+    %r = arith.truncf %in : f32 to f16
+    linalg.yield %r : f16
+  } -> tensor<4x32x64xf16>
+  return %oh : tensor<4x32x64xf16>
+}
+
+// -----
+
+// The same with the f32 result kept: raised in f32 on the widened tensors.
+// CHECK-LABEL: func.func @widened_result_f32
+// CHECK-COUNT-3: arith.extf
+// CHECK:         fat.attention ins({{.+}} : tensor<4x1x32x64xf32>, tensor<4x1x32x64xf32>, tensor<4x1x32x64xf32>)
+// CHECK-NOT:     linalg.batch_matmul
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @widened_result_f32(%q: tensor<4x32x64xf16>, %k: tensor<4x32x64xf16>,
+                                %v: tensor<4x32x64xf16>) -> tensor<4x32x64xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %e = tensor.empty() : tensor<4x32x64xf32>
+  %q32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%q : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %k32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%k : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %v32 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<4x32x64xf16>) outs(%e : tensor<4x32x64xf32>) {
+  ^bb0(%in: f16, %out: f32):
+    %r = arith.extf %in : f16 to f32
+    linalg.yield %r : f32
+  } -> tensor<4x32x64xf32>
+  %s0 = tensor.empty() : tensor<4x32x32xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %s = linalg.batch_matmul
+      indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>,
+                       affine_map<(d0, d1, d2, d3) -> (d0, d2, d3)>,
+                       affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>]
+      ins(%q32, %k32 : tensor<4x32x64xf32>, tensor<4x32x64xf32>) outs(%s1 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %p = linalg.softmax dimension(2) ins(%s : tensor<4x32x32xf32>) outs(%s0 : tensor<4x32x32xf32>) -> tensor<4x32x32xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%e : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  %o = linalg.batch_matmul ins(%p, %v32 : tensor<4x32x32xf32>, tensor<4x32x64xf32>) outs(%o1 : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
+  return %o : tensor<4x32x64xf32>
+}

@@ -871,6 +871,39 @@ struct QKMatcher {
   }
 };
 
+/// `t` as MLIR prints it.
+std::string typeName(Type t) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << t;
+  return s;
+}
+
+/// The op whose result O replaces: P·V itself when it produces the element
+/// type of Q, K and V; else (16-bit operands, f32 P·V) the user that rounds
+/// it to that type, since fat.attention writes O in the input type.
+Operation *findOutput(linalg::LinalgOp pv, Type elementType, Tracer &tracer) {
+  Value result = pv->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  if (type.getElementType() == elementType)
+    return pv.getOperation();
+  for (Operation *user : result.getUsers()) {
+    if (user->getNumResults() != 1)
+      continue;
+    auto userType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
+    if (!userType || userType.getShape() != type.getShape() ||
+        userType.getElementType() != elementType)
+      continue;
+    AffineMap id =
+        AffineMap::getMultiDimIdentityMap(type.getRank(), pv.getContext());
+    const Term *t = tracer.element(user->getResult(0), id, /*depth=*/1);
+    if (t->is<arith::TruncFOp>() && t->operand(0)->isElement() &&
+        t->operand(0)->value == result && t->operand(0)->map == id)
+      return user;
+  }
+  return nullptr;
+}
+
 //===----------------------------------------------------------------------===//
 // Stage 5: Q, K, V as 4-D operands
 //===----------------------------------------------------------------------===//
@@ -886,20 +919,19 @@ struct OperandMatcher {
   /// Views of every operand along its chain of producers, deepest first,
   /// that read as [batch…, seq, feat]; then the deepest choice for Q, K and
   /// V that agrees on element type and on the batch/head mapping
-  ///   flat(Q) = flat(β),  flat(K) = flat(V) = flat(β) floordiv g.
+  ///   flat(Q) = flat(β),  flat(K) = flat(V) = flat(β) floordiv g,
+  /// in an element type T that O can be written in (`writesO(T)`).
   FailureOr<OperandMatch> match(OpOperand *q, AffineMap qMap, OpOperand *k,
-                                AffineMap kMap, OpOperand *v, AffineMap vMap) {
+                                AffineMap kMap, OpOperand *v, AffineMap vMap,
+                                function_ref<bool(Type)> writesO,
+                                Type resultType) {
     MLIRContext *ctx = qMap.getContext();
-    std::optional<AffineExpr> flatBeta;
-    {
-      SmallVector<AffineExpr> idx;
-      for (unsigned d : batch)
-        idx.push_back(getAffineDimExpr(d, ctx));
-      flatBeta = linearize(idx, batchSizes, ctx);
-    }
+    SmallVector<AffineExpr> idx;
+    for (unsigned d : batch)
+      idx.push_back(getAffineDimExpr(d, ctx));
+    std::optional<AffineExpr> flatBeta = linearize(idx, batchSizes, ctx);
     if (!flatBeta)
       return diag.fail("the output has more than one dynamic batch dim");
-    int64_t countBeta = product(batchSizes);
 
     SmallVector<OperandView> qs = views(q->get(), qMap, query, headDim, true);
     SmallVector<OperandView> ks = views(k->get(), kMap, key, headDim, true);
@@ -911,12 +943,33 @@ struct OperandMatcher {
                          " is not read as [batch…, S, D] with "
                          "batch indices from the output's batch dims only");
 
+    if (std::optional<OperandMatch> m = search(qs, ks, vs, *flatBeta, writesO))
+      return chooseHeads(*m);
+    if (std::optional<OperandMatch> m =
+            search(qs, ks, vs, *flatBeta, [](Type) { return true; }))
+      return diag.fail("P·V produces " + typeName(resultType) +
+                       " but Q, K, V are " + typeName(m->q.elementType()) +
+                       " and nothing rounds the result to it: fat.attention "
+                       "writes O in the input type");
+    return diag.fail("Q, K and V do not index batch and heads consistently "
+                     "with the output (or their element types differ)");
+  }
+
+private:
+  /// The deepest views of Q, K, V (in that order of preference) of one
+  /// element type accepted by `typeOk` whose batch indices agree with β.
+  std::optional<OperandMatch> search(ArrayRef<OperandView> qs,
+                                     ArrayRef<OperandView> ks,
+                                     ArrayRef<OperandView> vs,
+                                     AffineExpr flatBeta,
+                                     function_ref<bool(Type)> typeOk) {
+    int64_t countBeta = product(batchSizes);
     auto agrees = [&](const OperandView &x, int64_t group) {
-      return agreeEverywhere(x.flat, flatBeta->floorDiv(group), batch,
+      return agreeEverywhere(x.flat, flatBeta.floorDiv(group), batch,
                              batchSizes, headDim + 1);
     };
     for (const OperandView &qv : qs) {
-      if (!agrees(qv, 1) ||
+      if (!typeOk(qv.elementType()) || !agrees(qv, 1) ||
           (!ShapedType::isDynamic(qv.count) &&
            !ShapedType::isDynamic(countBeta) && qv.count != countBeta))
         continue;
@@ -933,17 +986,13 @@ struct OperandMatcher {
           m.k = kv;
           m.v = vv;
           m.group = *g;
-          if (failed(chooseHeads(m, countBeta)))
-            return failure();
           return m;
         }
       }
     }
-    return diag.fail("Q, K and V do not index batch and heads consistently "
-                     "with the output (or their element types differ)");
+    return std::nullopt;
   }
 
-private:
   /// The chain of views of `operand`: the operand itself, then through each
   /// producer that is a pure view (transpose, broadcast, reshape, copy),
   /// a multiplication by a constant (only if `allowScale`) or a widening.
@@ -1034,7 +1083,8 @@ private:
   /// Splits the flat batch·head index into (B, Hq): Hq from the inner batch
   /// dims of the output, else of Q, else of K times g, else all static
   /// slices are heads when there is a group (B = 1), else Hq = 1.
-  LogicalResult chooseHeads(OperandMatch &m, int64_t countBeta) {
+  FailureOr<OperandMatch> chooseHeads(OperandMatch m) {
+    int64_t countBeta = product(batchSizes);
     int64_t heads;
     if (batchSizes.size() >= 2)
       heads = product(batchSizes.drop_front());
@@ -1055,7 +1105,7 @@ private:
       return diag.fail("no head count H with H % g == 0 (g = " +
                        Twine(m.group) + ") divides the batch·heads dim");
     m.heads = heads;
-    return success();
+    return m;
   }
 };
 
@@ -1063,44 +1113,6 @@ private:
 // The whole match
 //===----------------------------------------------------------------------===//
 
-/// `t` as MLIR prints it.
-std::string typeName(Type t) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  os << t;
-  return s;
-}
-
-/// The op whose result O replaces: P·V itself when it produces the element
-/// type of Q, K and V; else (16-bit operands, f32 P·V) the user that rounds
-/// it to that type, since fat.attention writes O in the input type.
-Operation *findOutput(linalg::LinalgOp pv, Type elementType, Tracer &tracer,
-                      Diagnosis &diag) {
-  Value result = pv->getResult(0);
-  auto type = cast<RankedTensorType>(result.getType());
-  if (type.getElementType() == elementType)
-    return pv.getOperation();
-  for (Operation *user : result.getUsers()) {
-    if (user->getNumResults() != 1)
-      continue;
-    auto userType = dyn_cast<RankedTensorType>(user->getResult(0).getType());
-    if (!userType || userType.getShape() != type.getShape() ||
-        userType.getElementType() != elementType)
-      continue;
-    AffineMap id =
-        AffineMap::getMultiDimIdentityMap(type.getRank(), pv.getContext());
-    const Term *t = tracer.element(user->getResult(0), id, /*depth=*/1);
-    if (t->is<arith::TruncFOp>() && t->operand(0)->isElement() &&
-        t->operand(0)->value == result && t->operand(0)->map == id)
-      return user;
-  }
-  (void)diag.fail(
-      "P·V produces " + typeName(type.getElementType()) + " but Q, K, V are " +
-      typeName(elementType) +
-      " and nothing rounds the result to it: fat.attention writes O "
-      "in the input type");
-  return nullptr;
-}
 } // namespace
 
 /// Whether `op` is a two-input reduction (a contraction, roughly) with an
@@ -1157,13 +1169,14 @@ FailureOr<AttentionMatch> mlir::fat::raise::matchAttention(linalg::LinalgOp op,
   SmallVector<int64_t> batchSizes;
   for (unsigned d : pv->batch)
     batchSizes.push_back(pv->sizes[d]);
+  auto writesO = [&](Type t) { return findOutput(op, t, tracer) != nullptr; };
   FailureOr<OperandMatch> operands =
       OperandMatcher{tracer,    diag,        pv->query, pv->key,
                      pv->value, qk->headDim, pv->batch, batchSizes}
           .match(
               qk->q, qk->c.op.getMatchingIndexingMap(qk->q).compose(qk->loops),
               qk->k, qk->c.op.getMatchingIndexingMap(qk->k).compose(qk->loops),
-              pv->v, vMap);
+              pv->v, vMap, writesO, getElementTypeOrSelf(op->getResult(0)));
   if (failed(operands))
     return failure();
   m.operands = *operands;
@@ -1173,8 +1186,6 @@ FailureOr<AttentionMatch> mlir::fat::raise::matchAttention(linalg::LinalgOp op,
     return diag.fail(llvm::formatv("the scale {0} is not positive and finite",
                                    m.scores.scale));
 
-  m.output = findOutput(op, operands->q.elementType(), tracer, diag);
-  if (!m.output)
-    return failure();
+  m.output = findOutput(op, operands->q.elementType(), tracer);
   return m;
 }
