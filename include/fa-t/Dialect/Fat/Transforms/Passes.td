@@ -111,7 +111,9 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
     Element types: Q, K, V, O of one type (f16, bf16, f32); the scores may be
     computed in f32 from 16-bit inputs (`extf`), P may be rounded back to 16
     bits for P·V, and an f32 P·V result is accepted when it is rounded to the
-    input type right after (O is then that rounding).
+    input type right after (O is then that rounding). Inputs widened to f32
+    by separate ops are raised on the 16-bit originals when the result is
+    rounded back to 16 bits, else in f32 on the widened tensors.
 
     Example: torch-mlir's `softmax(q @ k.transpose(-2, -1) / 8) @ v` on
     `[2, 8, 128, 64]` tensors (batch_matmul on collapsed `[16, 128, 64]`)
