@@ -10,7 +10,7 @@ kernel through libfat_runtime (a launch resolved once, so the number is the
 kernel's, not Python's), then SDPA under ``sdpa_kernel(CUDNN_ATTENTION)`` and
 ``sdpa_kernel(FLASH_ATTENTION)`` on the same tensors. Each time is the
 median of ``--reps`` launches timed one by one with CUDA events, after
-warm-up. Each point also reports the relative error of fa-t and of cuDNN
+warm-up, all implementations of a point interleaved round-robin. Each point also reports the relative error of fa-t and of cuDNN
 against a float64 reference, on the first batch entry's first two heads.
 
 Two steps, because the GPU machine has no LLVM:
@@ -104,22 +104,6 @@ def find_variant(kernel_dir, config, label):
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 
 
-def median_ms(fn, reps, warmup=5):
-    """Median of ``reps`` launches of ``fn``, each timed with its own CUDA events."""
-    import torch
-    for _ in range(warmup):
-        fn()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
-              for _ in range(reps)]
-    torch.cuda.synchronize()
-    for start, end in events:
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(s.elapsed_time(e) for s, e in events)
-
-
 def rel_error(out, q, k, v, causal, heads=2):
     """||O − O_ref|| / ||O_ref|| on batch 0, heads [0, heads), O_ref in float64."""
     import torch
@@ -143,37 +127,71 @@ def run_point(point, kernel_dir, reps, variants):
     row = {"dtype": dtype, "D": d, "causal": causal, "B": b, "H": h, "S": s, "tflops": {},
            "rel_err": {}}
 
-    def record(name, fn, out):
+    # Every implementation first runs once into a NaN-poisoned buffer for
+    # its error; then all are timed round-robin — rep r launches each once,
+    # in an order rotated by r — so clock and temperature drift over the
+    # point is shared by all of them instead of favouring the first timed.
+    impls = {}
+
+    def add(name, fn, out):
         out.fill_(float("nan"))
         fn()
         torch.cuda.synchronize()
         row["rel_err"][name] = rel_error(out, q, k, v, causal)
-        row["tflops"][name] = flops / (median_ms(fn, reps) * 1e-3) / 1e12
+        impls[name] = fn
 
     o = torch.empty_like(q)
-    launch = api._plan(q, k, v, o, None, problem, causal=causal, window=(-1, -1), diag=0,
-                       scale=scale, kernel_dir=kernel_dir)
-    record("fa-t", launch, o)
+    add("fa-t", api._plan(q, k, v, o, None, problem, causal=causal, window=(-1, -1), diag=0,
+                          scale=scale, kernel_dir=kernel_dir), o)
     for label, manifest in variants:
         vo = torch.empty_like(q)
-        record(label, api._plan(q, k, v, vo, None, problem, causal=causal, window=(-1, -1),
-                                diag=0, scale=scale, manifest=manifest), vo)
+        add(label, api._plan(q, k, v, vo, None, problem, causal=causal, window=(-1, -1),
+                             diag=0, scale=scale, manifest=manifest), vo)
     for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                           ("flash", SDPBackend.FLASH_ATTENTION)):
         try:
             with sdpa_kernel(backend):
-                out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                res = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
             torch.cuda.synchronize()
-            row["rel_err"][name] = rel_error(out, q, k, v, causal)
-            with sdpa_kernel(backend):
-                ms = median_ms(lambda: F.scaled_dot_product_attention(q, k, v,
-                                                                      is_causal=causal), reps)
-            row["tflops"][name] = flops / (ms * 1e-3) / 1e12
+            row["rel_err"][name] = rel_error(res, q, k, v, causal)
+            impls[name] = _sdpa_launcher(F, sdpa_kernel, backend, q, k, v, causal)
         except RuntimeError as e:  # a backend that refuses the shape
             row["tflops"][name] = math.nan
             row["rel_err"][name] = math.nan
             row.setdefault("notes", []).append(f"{name}: {str(e).splitlines()[0]}")
+    for name, ms in round_robin_ms(impls, reps).items():
+        row["tflops"][name] = flops / (ms * 1e-3) / 1e12
     return row
+
+
+def _sdpa_launcher(F, sdpa_kernel, backend, q, k, v, causal):
+    def launch():
+        with sdpa_kernel(backend):
+            F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+    return launch
+
+
+def round_robin_ms(impls, reps, warmup=3):
+    """Median ms per implementation, timed round-robin (see run_point)."""
+    import torch
+    names = list(impls)
+    for _ in range(warmup):
+        for n in names:
+            impls[n]()
+    events = {n: [] for n in names}
+    torch.cuda.synchronize()
+    for r in range(reps):
+        order = names[r % len(names):] + names[:r % len(names)]
+        for n in order:
+            start, end = (torch.cuda.Event(enable_timing=True),
+                          torch.cuda.Event(enable_timing=True))
+            start.record()
+            impls[n]()
+            end.record()
+            events[n].append((start, end))
+    torch.cuda.synchronize()
+    return {n: statistics.median(s.elapsed_time(e) for s, e in ev)
+            for n, ev in events.items()}
 
 
 def geomean(xs):

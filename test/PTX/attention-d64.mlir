@@ -1,9 +1,9 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_opr.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_or.ptx
 // RUN: FileCheck %s --check-prefixes=PTX,CAUSAL64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_opr.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_or.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 64, bf16, with and without the causal mask, through the whole
@@ -32,12 +32,11 @@
 // PTX-DAG:   mbarrier.arrive
 // The automatic schedule (fat-tensorize, fat-pipeline) of D = 64 without a
 // mask: row sums on the tensor cores — P·V is m64n72k16, 8 ones columns
-// beside Dv = 64 — and ping-pong named barriers; with the causal mask the
-// vector row sums (P·V m64n64k16) and no ping-pong.
+// beside Dv = 64, filled once and fenced for the async proxy; with the
+// causal mask the vector row sums (P·V m64n64k16). No ping-pong in either.
 // AUTO64-DAG:   wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16
 // AUTO64-DAG:   fence.proxy.async.shared::cta
-// AUTO64-DAG:   bar.sync
-// AUTO64-DAG:   bar.arrive
+// AUTO64-NOT:   bar.arrive
 // CAUSAL64-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CAUSAL64-NOT: bar.arrive
 

@@ -52,12 +52,12 @@ TensorizationChoice mlir::fat::chooseTensorization(AttentionOp op) {
   std::optional<OpShape> shape = getOpShape(op);
   if (!shape)
     return choice;
-  // Row sums on the tensor cores pay where the softmax weighs most per
-  // FLOP and every block is full: D = Dv = 64 without a mask (+3…5%, perf
-  // log run 6). With a mask the diagonal blocks' extra N = 8 columns cost
-  // more than the FADDs they save (−3…6%), at D = 128 it is a wash, and
-  // Dv = 256 has no room (N = Dv + 8 > 256).
-  choice.rowsumMma = shape->headDim == 64 && shape->headDimV == 64 &&
+  // Row sums on the tensor cores pay where every block is full and the P·V
+  // is narrow enough for 8 more columns: no mask, D, Dv ≤ 128. Measured
+  // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
+  // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
+  // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256).
+  choice.rowsumMma = shape->headDim <= 128 && shape->headDimV <= 128 &&
                      !shape->masked;
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
@@ -66,14 +66,14 @@ TensorizationChoice mlir::fat::chooseTensorization(AttentionOp op) {
   return choice;
 }
 
-PipelineChoice mlir::fat::choosePipeline(AttentionOp op) {
+PipelineChoice mlir::fat::choosePipeline(AttentionOp /*op*/) {
   PipelineChoice choice;
-  std::optional<OpShape> shape = getOpShape(op);
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
-  // Ping-pong: +2…9% at D = 64 without a mask, where each warpgroup's
-  // softmax is long next to its GEMMs; −1% over the grid and up to −10%
-  // at D = 256 otherwise.
-  choice.pingpong = shape && shape->headDim == 64 && !shape->masked;
+  // Ping-pong stays off. Alone it gains +2…10% at D = 64 without a mask
+  // (most at short S) and ±2% elsewhere, but it does not combine with the
+  // tensor-core row sums that the same ops get (−2…5% against either
+  // alone, run 10), and the row sums tie with it there (+3…5% at every S).
+  choice.pingpong = false;
   return choice;
 }
 

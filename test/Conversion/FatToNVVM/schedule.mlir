@@ -5,16 +5,16 @@
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
 // The schedule is decided on fat.attention and recorded in fat.schedule.
-// Cost model (docs/perf-log.md): D = 64 without a mask gets row sums on the
-// tensor cores and ping-pong; every op gets the intra-warpgroup overlap and
-// the eager rescale.
+// Cost model (docs/perf-log.md): D, Dv <= 128 without a mask get row sums
+// on the tensor cores; every op gets the intra-warpgroup overlap, no
+// ping-pong, and the eager rescale.
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {overlap = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {overlap = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_opr
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
@@ -24,7 +24,7 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 
 // -----
 
-// A mask keeps the vector row sums and drops ping-pong.
+// A mask keeps the vector row sums.
 // CHECK-LABEL: func.func @d64_causal
 // CHECK:         fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {

@@ -95,8 +95,9 @@ def FatTensorize : Pass<"fat-tensorize"> {
       depend on which m was used; O, l ≤ 2^τ·(…) stay far from overflow.
 
     `auto` applies the cost model — per head dim and mask, from the measured
-    ablation in docs/perf-log.md (runs 6 and 9): row sums on the tensor cores
-    where the P·V is narrow and every block is full (D = Dv = 64, no mask);
+    ablation in docs/perf-log.md (runs 6 and 10): row sums on the tensor
+    cores where the P·V is narrow and every block is full (D, Dv ≤ 128, no
+    mask);
     the eager rescale everywhere (the lazy one's branch makes ptxas serialize
     the overlapped wgmmas). Forcing a choice is for ablation.
 
@@ -129,7 +130,8 @@ def FatPipeline : Pass<"fat-pipeline"> {
     The producer warpgroup (TMA, `stages`-deep K and V rings with full and
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
     `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
-    ping-pong for D = 64 without a mask (+2…9% there, a loss elsewhere).
+    ping-pong nowhere (it gains only where the tensor-core row sums are
+    chosen, and the two do not combine: perf-log run 10).
 
     Example: `fa-t-opt --fat-pipeline in.mlir` gives
     `fat.attention ... {fat.schedule = {overlap = true, pingpong = false}}`.
