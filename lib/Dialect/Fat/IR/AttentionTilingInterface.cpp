@@ -105,6 +105,11 @@ AttentionOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets
   OpFoldResult d = logicalSize(b, loc, *this, getQuery(), kFeatureDim);
   OpFoldResult dv = logicalSize(b, loc, *this, getValue(), kFeatureDim);
   OpFoldResult skv = logicalSize(b, loc, *this, getKey(), kSeqDim);
+  // K and V are sliced whole along Skv, at offset 0: no valid slice when Skv
+  // is statically 0 (--fat-tile rewrites that op to O = 0, LSE = −inf).
+  if (isConstantIntValue(skv, 0))
+    return emitOpError() << "cannot tile with no keys (Skv = 0): every row "
+                            "yields O = 0 and LSE = -inf without a KV loop";
 
   SmallVector<Operation *> slices;
   auto slice = [&](Value v, ArrayRef<OpFoldResult> o,

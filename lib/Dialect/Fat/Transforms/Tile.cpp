@@ -17,6 +17,7 @@
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/Support/Debug.h"
 
@@ -302,6 +303,31 @@ struct AttentionMemrefToTensor : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// Whether K and V hold no key at all (Skv statically 0). Then there is
+/// nothing to tile: every row sees no key, and the K/V tiles could not even
+/// be sliced (tensor.extract_slice rejects any static offset into an empty
+/// dim, 0 included).
+bool hasStaticallyNoKeys(AttentionOp op) {
+  return cast<ShapedType>(op.getKey().getType())
+             .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim)) == 0;
+}
+
+/// Replaces `op` (tensor form) by what a row with no visible key yields:
+/// O = 0 and LSE = −inf.
+void replaceWithNoKeyResult(PatternRewriter &rewriter, AttentionOp op) {
+  Location loc = op.getLoc();
+  auto fill = [&](Value init, TypedAttr value) -> Value {
+    Value cst = arith::ConstantOp::create(rewriter, loc, value);
+    return linalg::FillOp::create(rewriter, loc, cst, init).getResult(0);
+  };
+  Type outElt = getElementTypeOrSelf(op.getOutput().getType());
+  SmallVector<Value> results = {
+      fill(op.getOutput(), rewriter.getZeroAttr(outElt))};
+  if (Value lse = op.getLse())
+    results.push_back(fill(lse, rewriter.getF32FloatAttr(-INFINITY)));
+  rewriter.replaceOp(op, results);
+}
+
 /// fat.attention (tensor form) -> scf.forall over (B, Hq, Sq / block-m) of
 /// the KV loop.
 struct TileAttention : OpRewritePattern<AttentionOp> {
@@ -312,6 +338,10 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(op, "not the tensor form");
+    if (hasStaticallyNoKeys(op)) {
+      replaceWithNoKeyResult(rewriter, op);
+      return success();
+    }
     scf::SCFTilingOptions options;
     options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
     options.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
