@@ -19,6 +19,7 @@
 #   kernels test/GPU/run_kernels.py: the kernel ABI checked directly (ctypes)
 #   pytest  the fa_t package's gpu tests (pytest -m gpu), incl. 1.5x cuDNN's error
 #   compile torch.compile(fullgraph=True) of a model using the fa_t custom op
+#   sanitize compute-sanitizer memcheck, racecheck, synccheck (not in the default list)
 #   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -64,6 +65,17 @@ for name, ours, cudnn in rows:
     print(f"{name:50s} fa-t {ours:.3e}  cuDNN {cudnn:.3e}  ratio {ours / cudnn:.2f}")
 PY
       ;;
+    sanitize)
+      # compute-sanitizer on one small ragged case per kernel (every D,
+      # mask, GQA, layout and schedule variant of run_kernels.py).
+      for tool in memcheck racecheck synccheck; do
+        compute-sanitizer --tool $tool --error-exitcode 9 --print-limit 20 \
+          python3 test/GPU/run_kernels.py run --kernels .kernels --small > "/tmp/san-$tool.log" 2>&1
+        rc=$?
+        echo "$tool: exit $rc; $(grep -c '^PASS' /tmp/san-$tool.log) cases pass;" \
+             "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' /tmp/san-$tool.log | tail -1)"
+        [ $rc -eq 0 ] || { status=1; grep -m 20 -E "=========" "/tmp/san-$tool.log"; }
+      done ;;
     compile)
       FA_T_KERNEL_DIR="$root/.kernels-compile" python3 test/GPU/check_torch_compile.py \
         --json "$out/compile.json" 2>&1 | tail -25 || status=1 ;;

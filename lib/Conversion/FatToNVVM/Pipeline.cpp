@@ -72,6 +72,9 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   tensorize.rowsum = opts.rowsum;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
+  tensorize.blockM = opts.blockM;
+  tensorize.blockN = opts.blockN;
+  tensorize.stages = opts.stages;
   pm.addPass(fat::createFatTensorize(tensorize));
   fat::FatPipelineOptions pipeline;
   pipeline.overlap = opts.overlap;

@@ -47,7 +47,23 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
   return OpShape{d, dv, op.getCausal() || windowed};
 }
 
-TensorizationChoice mlir::fat::chooseTensorization(AttentionOp op) {
+/// Whether the kernel still fits in shared memory with the ones chunks.
+static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
+  AttentionKernelConfig cfg;
+  cfg.headDim = shape.headDim;
+  cfg.headDimV = shape.headDimV;
+  cfg.blockM = t.blockM;
+  cfg.blockN = t.blockN ? t.blockN
+                        : (std::max(shape.headDim, shape.headDimV) > 128 ? 64
+                                                                          : 128);
+  cfg.stages = t.stages;
+  cfg.schedule.rowsumMma = true;
+  return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
+}
+
+TensorizationChoice
+mlir::fat::chooseTensorization(AttentionOp op,
+                               const HopperKernelOptions &target) {
   TensorizationChoice choice;
   std::optional<OpShape> shape = getOpShape(op);
   if (!shape)
@@ -57,8 +73,10 @@ TensorizationChoice mlir::fat::chooseTensorization(AttentionOp op) {
   // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
   // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
   // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256).
+  // The ones chunks (block-n × 128 B per stage) must fit too: D = 128 with
+  // three 128-key stages does not.
   choice.rowsumMma = shape->headDim <= 128 && shape->headDimV <= 128 &&
-                     !shape->masked;
+                     !shape->masked && onesChunksFit(*shape, target);
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
   // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
@@ -132,9 +150,13 @@ struct FatTensorizePass
                         << llvm::formatv("{0}", rescaleThreshold).str();
       return signalPassFailure();
     }
+    HopperKernelOptions target;
+    target.blockM = blockM;
+    target.blockN = blockN;
+    target.stages = stages;
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
-      TensorizationChoice choice = chooseTensorization(op);
+      TensorizationChoice choice = chooseTensorization(op, target);
       if (rowsum != "auto")
         choice.rowsumMma = rowsum == "mma";
       if (rescale != "auto")

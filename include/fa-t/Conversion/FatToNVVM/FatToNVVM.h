@@ -73,7 +73,9 @@ struct PipelineChoice {
 };
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
 /// and mask; see Schedule.cpp for the measurements behind each rule.
-TensorizationChoice chooseTensorization(AttentionOp op);
+struct HopperKernelOptions;
+TensorizationChoice chooseTensorization(AttentionOp op,
+                                        const HopperKernelOptions &target);
 PipelineChoice choosePipeline(AttentionOp op);
 
 /// Overrides `schedule` with the op's `fat.schedule` entries; emits an

@@ -111,7 +111,13 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Option<"rescale", "rescale", "std::string", /*default=*/"\"auto\"",
            "Rescale of O and l: auto, always or lazy">,
     Option<"rescaleThreshold", "rescale-threshold", "double",
-           /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">
+           /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
+           "Target kernel's query rows per CTA (for the shared-memory fit)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Target kernel's keys per block, 0 = by head dim (shared-memory fit)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Target kernel's K/V ring depth (shared-memory fit)">
   ];
 }
 
