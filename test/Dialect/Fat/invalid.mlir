@@ -204,6 +204,16 @@ func.func @negative_window(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>,
 
 // -----
 
+// Found by fa-t-fuzz: --fat-tile and --convert-fat-to-nvvm computed
+// `right + 1` in int64_t, a signed overflow (UBSan) for INT64_MAX.
+func.func @huge_window(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
+  // expected-error @+1 {{expected window bounds to be at most 2147483647 (a window no sequence fills is -1, unbounded), got [0, 9223372036854775807]}}
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) window [0, 9223372036854775807] -> tensor<1x1x8x64xbf16>
+  return
+}
+
+// -----
+
 func.func @diagonal_without_mask(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %d: index) {
   // expected-error @+1 {{has a diagonal operand but no mask}}
   %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) diagonal(%d) -> tensor<1x1x8x64xbf16>

@@ -14,6 +14,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -231,6 +232,15 @@ LogicalResult AttentionOp::verify() {
       if (b < -1)
         return emitOpError() << "expected window bounds to be >= 0, or -1 for "
                                 "unbounded, got ["
+                             << (*w)[0] << ", " << (*w)[1] << "]";
+    // Positions are i32 in the kernels (as in FlashAttention's API), and the
+    // lowerings add 1 to a bound: a wider window is spelled -1.
+    for (int64_t b : *w)
+      if (b > std::numeric_limits<int32_t>::max())
+        return emitOpError() << "expected window bounds to be at most "
+                             << std::numeric_limits<int32_t>::max()
+                             << " (a window no sequence fills is -1, "
+                                "unbounded), got ["
                              << (*w)[0] << ", " << (*w)[1] << "]";
   }
   if (getDiagonal() && !hasMask())
