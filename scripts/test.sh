@@ -4,8 +4,10 @@
 # Suites: lit (IR, passes, CPU execution via mlir-runner, PTX; GPU tests are
 # UNSUPPORTED without a GPU), the runtime's C++ unit test (ctest), the CPU
 # numerics suite against float64 (pytest test/CPU), and the Python package
-# tests (pytest test/Python; torch/GPU tests skip without them). Installs and
-# builds first, so it works on a clean clone.
+# tests (pytest test/Python; torch/GPU tests skip without them), the
+# embedding tests, and bounded fuzzing (scripts/fuzz.sh, ASan + UBSan; one
+# testcase per harness). Installs and builds first, so it works on a clean
+# clone.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -28,6 +30,8 @@ echo "== Python package (pytest test/Python)"
 "$py" -m pytest -q "$root/test/Python" --junitxml="$results/python.xml"
 echo "== embedding: installed package, consumer project, mlir-opt plugin"
 bash "$root/scripts/test-integration.sh" "$results/integration.xml"
+echo "== fuzzing: libFuzzer harnesses, bounded run (scripts/fuzz.sh)"
+bash "$root/scripts/fuzz.sh" "$results/fuzz.xml"
 
 # One total over all suites, from their JUnit reports.
 "$py" - "$results" <<'PY'
@@ -41,7 +45,8 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
             failed += 1
         elif "skipped" not in tags:
             passed += 1
-expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "integration.xml"}
+expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "integration.xml",
+            "fuzz.xml"}
 missing = expected - {f.name for f in pathlib.Path(sys.argv[1]).glob("*.xml")}
 failed += len(missing)  # a suite that produced no report did not pass
 for m in sorted(missing):
