@@ -97,11 +97,17 @@ PY
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 echo "fuzz: running each harness for ${seconds}s"
+# The text harness grows its inputs from the seeds, with fat's words as a
+# dictionary; a structured case needs its ~60 bytes of choices from the start.
+declare -A flags=(
+  [fa-t-fuzz-mlir]="-dict=$root/tools/fa-t-fuzz/mlir.dict -max_len=8192"
+  [fa-t-fuzz-attention]="-len_control=0 -max_len=256")
 for h in "${harnesses[@]}"; do
   (
-    cd "$work" && TMPDIR="$work/tmp" "$build/bin/$h" \
+    # shellcheck disable=SC2086
+    cd "$work" && TMPDIR="$work/tmp" "$build/bin/$h" ${flags[$h]} \
       -max_total_time="$seconds" -timeout=30 -rss_limit_mb=3072 \
-      -max_len=8192 -print_final_stats=1 \
+      -print_final_stats=1 \
       -artifact_prefix="$build/artifacts/$h-" \
       "$build/corpus/$h" >"$work/$h.log" 2>&1
     echo $? >"$work/$h.rc"
