@@ -1,9 +1,11 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_or.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,LSE64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_or.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_or.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: FileCheck %s --check-prefixes=PTX,CAUSAL64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_or.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 64, bf16, with and without the causal mask, through the whole
@@ -31,12 +33,15 @@
 // PTX-DAG:   cvt.rn.bf16x2.f32
 // PTX-DAG:   mbarrier.arrive
 // The automatic schedule (fat-tensorize, fat-pipeline) of D = 64 without a
-// mask: row sums on the tensor cores — P·V is m64n72k16, 8 ones columns
-// beside Dv = 64, filled once and fenced for the async proxy; with the
-// causal mask the vector row sums (P·V m64n64k16). No ping-pong in either.
+// mask and without LSE: row sums on the tensor cores — P·V is m64n72k16, 8
+// ones columns beside Dv = 64, filled once and fenced for the async proxy.
+// With the LSE (whose accuracy the rounded P would cost) or the causal mask:
+// the vector row sums, P·V m64n64k16. No ping-pong in any.
 // AUTO64-DAG:   wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16
 // AUTO64-DAG:   fence.proxy.async.shared::cta
 // AUTO64-NOT:   bar.arrive
+// LSE64-DAG:    wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// LSE64-NOT:    m64n72k16
 // CAUSAL64-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CAUSAL64-NOT: bar.arrive
 
@@ -69,6 +74,7 @@
 // After gpu-module-to-binary the kernels are gpu.binary objects.
 // IR: gpu.binary @fat_attention_fwd_bf16_d64_
 // IR: gpu.binary @fat_attention_fwd_bf16_d64_
+// IR: gpu.binary @fat_attention_fwd_bf16_d64_
 
 func.func @plain(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>, %l: memref<?x16x?xf32>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)
@@ -79,5 +85,11 @@ func.func @plain(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>, %l: mem
 func.func @causal(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>, %l: memref<?x16x?xf32>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)
       outs(%o : memref<?x16x?x64xbf16>) lse(%l : memref<?x16x?xf32>) causal
+  return
+}
+
+func.func @no_lse(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)
+      outs(%o : memref<?x16x?x64xbf16>)
   return
 }

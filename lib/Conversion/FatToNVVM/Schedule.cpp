@@ -74,9 +74,15 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
   // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256).
   // The ones chunks (block-n × 128 B per stage) must fit too: D = 128 with
-  // three 128-key stages does not.
+  // three 128-key stages does not. And the tensor cores sum P after its
+  // rounding to bf16/f16: O is unaffected (numerator and denominator use the
+  // same rounded P), but l, hence the LSE, then carries that rounding
+  // (|ΔLSE| up to ~2^-9 on short rows instead of f32 level), so kernels
+  // that output the LSE — for merges and backward passes — keep the vector
+  // sum.
   choice.rowsumMma = shape->headDim <= 128 && shape->headDimV <= 128 &&
-                     !shape->masked && onesChunksFit(*shape, target);
+                     !shape->masked && !op.getLse() &&
+                     onesChunksFit(*shape, target);
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
   // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.

@@ -5,9 +5,9 @@
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
 // The schedule is decided on fat.attention and recorded in fat.schedule.
-// Cost model (docs/perf-log.md): D, Dv <= 128 without a mask get row sums
-// on the tensor cores; every op gets the intra-warpgroup overlap, no
-// ping-pong, and the eager rescale.
+// Cost model (docs/perf-log.md): D, Dv <= 128 without a mask and without an
+// LSE output get row sums on the tensor cores; every op gets the
+// intra-warpgroup overlap, no ping-pong, and the eager rescale.
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
@@ -19,6 +19,18 @@
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>)
+  return
+}
+
+// -----
+
+// An LSE output keeps the f32 vector row sums (the tensor cores would sum
+// the bf16-rounded P).
+// CHECK-LABEL: func.func @d64_lse
+// CHECK:         rowsum = "vector"
+func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: memref<?x8x?xf32>) {
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) lse(%l : memref<?x8x?xf32>)
   return
 }
 
