@@ -18,6 +18,16 @@ func.func @mixed_tensor_memref(%q: tensor<1x1x8x64xbf16>, %k: memref<1x1x8x64xbf
 
 // -----
 
+// Found by fa-t-fuzz: a permutation affine_map layout verified, and
+// one-shot-bufferize then built memref.subview on a non-strided memref.
+func.func @non_strided_memref(%q: memref<1x8x64x64xf16, affine_map<(b, h, s, d) -> (b, s, h, d)>>, %k: memref<1x8x64x64xf16>, %o: memref<1x8x64x64xf16>) {
+  // expected-error @+1 {{expected query to have a strided layout (identity or strided<...>), got 'memref<1x8x64x64xf16, affine_map<(d0, d1, d2, d3) -> (d0, d2, d1, d3)>>'}}
+  fat.attention ins(%q, %k, %k : memref<1x8x64x64xf16, affine_map<(b, h, s, d) -> (b, s, h, d)>>, memref<1x8x64x64xf16>, memref<1x8x64x64xf16>) outs(%o : memref<1x8x64x64xf16>)
+  return
+}
+
+// -----
+
 func.func @rank(%q: tensor<1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>) {
   // expected-error @+1 {{expected query to have rank 4 ([B, H, S, D] under layout bhsd), got rank 3}}
   %r = fat.attention ins(%q, %k, %v : tensor<1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) -> tensor<1x1x8x64xbf16>

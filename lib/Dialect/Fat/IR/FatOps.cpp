@@ -137,6 +137,13 @@ LogicalResult AttentionOp::verify() {
       return emitOpError() << "expected " << name << " to be a "
                            << (isTensor ? "tensor" : "memref") << " like query ("
                            << getQuery().getType() << "), got " << t;
+    // Both lowerings address a memref through strides (subviews on the CPU
+    // path, tensor maps and pointer strides on the GPU).
+    if (auto m = dyn_cast<MemRefType>(t); m && !m.isStrided())
+      return emitOpError() << "expected " << name
+                           << " to have a strided layout (identity or "
+                              "strided<...>), got "
+                           << t;
   }
 
   // Rank and element types.
