@@ -5,9 +5,10 @@
 # UNSUPPORTED without a GPU), the runtime's C++ unit test (ctest), the CPU
 # numerics suite against float64 (pytest test/CPU), and the Python package
 # tests (pytest test/Python; torch/GPU tests skip without them), the
-# embedding tests, and bounded fuzzing (scripts/fuzz.sh, ASan + UBSan; one
-# testcase per harness). Installs and builds first, so it works on a clean
-# clone.
+# embedding tests, bounded fuzzing (scripts/fuzz.sh, ASan + UBSan; one
+# testcase per harness), and lit + the runtime unit test again on an ASan +
+# UBSan build (scripts/sanitize.sh). Installs and builds first, so it works on
+# a clean clone.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,6 +33,8 @@ echo "== embedding: installed package, consumer project, mlir-opt plugin"
 bash "$root/scripts/test-integration.sh" "$results/integration.xml"
 echo "== fuzzing: libFuzzer harnesses, bounded run (scripts/fuzz.sh)"
 bash "$root/scripts/fuzz.sh" "$results/fuzz.xml"
+echo "== lit and runtime unit test on an ASan + UBSan build (scripts/sanitize.sh)"
+bash "$root/scripts/sanitize.sh" "$results/asan.xml"
 
 # One total over all suites, from their JUnit reports.
 "$py" - "$results" <<'PY'
@@ -46,7 +49,7 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
         elif "skipped" not in tags:
             passed += 1
 expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "integration.xml",
-            "fuzz.xml"}
+            "fuzz.xml", "asan.xml"}
 missing = expected - {f.name for f in pathlib.Path(sys.argv[1]).glob("*.xml")}
 failed += len(missing)  # a suite that produced no report did not pass
 for m in sorted(missing):
