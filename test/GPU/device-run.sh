@@ -19,13 +19,14 @@
 #   kernels test/GPU/run_kernels.py: the kernel ABI checked directly (ctypes)
 #   pytest  the fa_t package's gpu tests (pytest -m gpu), incl. 1.5x cuDNN's error
 #   compile torch.compile(fullgraph=True) of a model using the fa_t custom op
+#   stress  numerics stress (scores ~1e4, 128k keys, masked rows, ...) and determinism
 #   sanitize compute-sanitizer memcheck, racecheck, synccheck (not in the default list)
 #   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: device-run.sh OUTDIR [sass|kernels|pytest|bench ...]}
 shift
-phases=${*:-sass kernels pytest compile bench}
+phases=${*:-sass kernels pytest compile stress bench}
 mkdir -p "$out"
 cd "$root"
 export PYTHONPATH="$root/python:$root/test/Python${PYTHONPATH:+:$PYTHONPATH}"
@@ -65,6 +66,9 @@ for name, ours, cudnn in rows:
     print(f"{name:50s} fa-t {ours:.3e}  cuDNN {cudnn:.3e}  ratio {ours / cudnn:.2f}")
 PY
       ;;
+    stress)
+      FA_T_KERNEL_DIR="$root/.kernels-py" python3 test/GPU/stress.py --json "$out/stress.json" \
+        || status=1 ;;
     sanitize)
       # compute-sanitizer on one small ragged case per kernel (every D,
       # mask, GQA, layout and schedule variant of run_kernels.py).
