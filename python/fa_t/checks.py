@@ -135,13 +135,22 @@ def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query",
 
 
 def check_scale(scale: Optional[float], head_dim: int) -> float:
-    """The softmax scale: ``scale`` if given (a finite number), else 1/sqrt(D)."""
+    """The softmax scale: ``scale`` if given (finite and > 0), else 1/sqrt(D).
+
+    The kernels track the row max of the unscaled scores and exponentiate
+    exp2(c·(S − m)); that max is the max of the scaled scores only for
+    c = scale·log2 e > 0, so a zero or negative scale is refused (as the
+    fat.attention verifier does) instead of computed wrongly.
+    """
     if scale is None:
         return 1.0 / math.sqrt(head_dim)
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise TypeError(f"expected scale to be a float or None, got {type(scale).__name__}")
     if not math.isfinite(scale):
         raise ValueError(f"expected scale to be finite, got {scale}")
+    if scale <= 0:
+        raise ValueError(f"expected scale to be > 0 (the kernels keep the row max of the "
+                         f"unscaled scores), got {scale}")
     return float(scale)
 
 

@@ -48,7 +48,12 @@ class Runtime:
 
     def __init__(self, path: Optional[str] = None):
         self.path = path or find_runtime_library()
-        lib = ctypes.CDLL(self.path)
+        try:
+            lib = ctypes.CDLL(self.path)
+        except OSError as e:
+            raise FileNotFoundError(f"cannot load the fa-t runtime library {self.path!r}: {e} "
+                                    f"(build it with scripts/build.sh; FA_T_RUNTIME_LIB names "
+                                    f"it)") from None
         c_int, c_uint32, c_uint64, c_void_p, c_char_p = (
             ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_void_p, ctypes.c_char_p)
         u32_3 = ctypes.c_uint32 * 3
@@ -76,7 +81,11 @@ class Runtime:
             "fat_synchronize": ([], c_int),
         }
         for name, (argtypes, restype) in signatures.items():
-            fn = getattr(lib, name)
+            try:
+                fn = getattr(lib, name)
+            except AttributeError:
+                raise CudaError(f"{self.path} is not the fa-t runtime library: it has no "
+                                f"{name}") from None
             fn.argtypes, fn.restype = argtypes, restype
         version = lib.fat_runtime_abi_version()
         if version != ABI_VERSION:
@@ -161,6 +170,9 @@ class Runtime:
     def launch(self, function: int, grid: Sequence[int], block: Sequence[int],
                dynamic_smem: int, stream: int, params) -> None:
         """cuLaunchKernel with ``params`` (a :class:`~fa_t.params.KernelParams`)."""
+        if not hasattr(params, "array"):
+            raise TypeError(f"expected params to be a fa_t.params.KernelParams (from "
+                            f"build_params), got {type(params).__name__}")
         u32_3 = ctypes.c_uint32 * 3
         self._check(self._lib.fat_launch(
             function, u32_3(*grid), u32_3(*block), dynamic_smem, stream or None,

@@ -137,6 +137,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     original = _original or F.scaled_dot_product_attention
     compiling = torch.compiler.is_compiling()
     reason = _unsupported(query, key, value, attn_mask, dropout_p, is_causal, enable_gqa)
+    if reason is None and scale is not None and not (isinstance(scale, (int, float))
+                                                     and scale > 0):
+        reason = "scale"  # torch allows scale <= 0; the kernels need scale > 0
     if reason is None and not compiling:
         reason = _unavailable(query, key, value, is_causal)
     if reason is not None:
