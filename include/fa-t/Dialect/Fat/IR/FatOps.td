@@ -45,13 +45,14 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     V `[B, Hkv, Skv, Dv]`, O `[B, Hq, Sq, Dv]`, LSE `[B, Hq, Sq]` in f32.
     `Hq` must be a multiple of `Hkv` (GQA; `Hkv = 1` is MQA). B, Sq and Skv
     may be dynamic; heads and head dims are static. Q, K, V (and O) are f16
-    or bf16, or f32 for reference use; accumulation is f32.
+    or bf16, or f32 for reference use; accumulation is f32. Memrefs have a
+    strided layout (identity or `strided<...>`).
 
     `scale` defaults to 1/sqrt(D).
 
     **Masks** are expressed with the *diagonal* `δ`: the key index aligned
     with query row 0. `causal` keeps key j for query i iff `j ≤ i + δ`;
-    `window [left, right]` (each ≥ 0, or −1 for unbounded) keeps
+    `window [left, right]` (each in [0, 2³¹ − 1], or −1 for unbounded) keeps
     `i + δ − left ≤ j ≤ i + δ + right`; both together keep the
     intersection. By default `δ = Skv − Sq`: the bottom-right alignment of
     FlashAttention ≥ 2.1. PyTorch's `is_causal` is top-left aligned:
