@@ -20,17 +20,7 @@ build="$root/build-asan"
 py="$root/.venv/bin/python"
 [ -x "$py" ] || py=python3
 
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
-    -DCMAKE_C_FLAGS_RELEASE=-O1 \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DPython3_EXECUTABLE="$py" -DFAT_ENABLE_SANITIZERS=ON || exit 1
-fi
-ninja -C "$build" -j2 || exit 1
+bash "$root/scripts/sanitized-build.sh" "$build" FAT_ENABLE_SANITIZERS || exit 1
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:detect_stack_use_after_return=1:check_initialization_order=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$root/scripts/lsan.supp:print_suppressions=0}
