@@ -122,6 +122,10 @@ private:
   };
   SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
                            ValueRange lOld);
+  /// After the wait for S_j: fence S, release K_j, mask, softmax (S → P).
+  SoftmaxStep buildScoresToP(SmallVectorImpl<Value> &s, Value kvBlock,
+                             Value stage, Value rowBase, ValueRange mOld,
+                             ValueRange lOld);
   /// P (f32, accumulator layout) packed into the A fragments of P·V.
   SmallVector<Value> buildPackP(ArrayRef<Value> s);
   /// O = α·O on the accumulator layout (skipped by the warps whose rows
@@ -597,6 +601,18 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
   return step;
 }
 
+AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
+    SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value rowBase,
+    ValueRange mOld, ValueRange lOld) {
+  // S_j is complete (its wgmma group waited for): pin it behind the wait,
+  // release K_j — every consumer thread's reads of it are done — then mask
+  // and run the online softmax.
+  s = buildFenceOperands(b, s);
+  buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
+  s = buildMaskIfNeeded(s, kvBlock, rowBase);
+  return buildSoftmax(s, mOld, lOld);
+}
+
 SmallVector<Value> AttentionKernelBuilder::buildPackP(ArrayRef<Value> s) {
   // P as the A operand: registers d[8kk .. 8kk+7] in pairs are a0..a3 of
   // k-step kk (HopperBuilders.h).
@@ -679,12 +695,9 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   buildMBarrierWait(b, fullBarrier(stage, false), parity);
   SmallVector<Value> s = buildQK(consumer, stage);
   buildWgmmaWait(b, 0);
-  s = buildFenceOperands(b, s);
-  // Every consumer thread has its reads of K_j completed: release it.
-  buildMBarrierArrive(b, emptyBarrier(stage, false));
-  s = buildMaskIfNeeded(s, kvBlock, rowBase);
-  SoftmaxStep step = buildSoftmax(s, carried.slice(oRegs, 2),
-                                  carried.slice(oRegs + 2, 2));
+  SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+                                    carried.slice(oRegs, 2),
+                                    carried.slice(oRegs + 2, 2));
   buildRescale(o, step);
   SmallVector<Value> p = buildPackP(s);
   buildMBarrierWait(b, fullBarrier(stage, true), parity);
@@ -732,12 +745,10 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   SmallVector<Value> s = buildQK(consumer, c32(0));
   buildTurnEnd(consumer, /*lastTurn=*/false);
   buildWgmmaWait(b, 0);
-  s = buildFenceOperands(b, s);
-  buildMBarrierArrive(b, emptyBarrier(c32(0), false));
-  s = buildMaskIfNeeded(s, v.kvLo, rowBase);
   Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
   SoftmaxStep first =
-      buildSoftmax(s, ArrayRef<Value>(mInit), ArrayRef<Value>(lInit));
+      buildScoresToP(s, v.kvLo, c32(0), rowBase, ArrayRef<Value>(mInit),
+                     ArrayRef<Value>(lInit));
   SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
   init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
   llvm::append_range(init, buildPackP(s));
@@ -763,11 +774,9 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
     buildWgmmaWait(b, 1);
-    s = buildFenceOperands(b, s);
-    buildMBarrierArrive(b, emptyBarrier(stage, false));
-    s = buildMaskIfNeeded(s, kvBlock, rowBase);
-    SoftmaxStep step = buildSoftmax(s, carried.slice(oRegs, 2),
-                                    carried.slice(oRegs + 2, 2));
+    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+                                      carried.slice(oRegs, 2),
+                                      carried.slice(oRegs + 2, 2));
     SmallVector<Value> p = buildPackP(s);
     buildWgmmaWait(b, 0);
     o = buildFenceOperands(b, o);
