@@ -69,6 +69,26 @@ struct AbortOnInvalidIR : PassInstrumentation {
   const std::string &diagnostics;
 };
 
+/// Whether any value in `module` is a memref without a strided layout.
+/// Upstream's ownership-based buffer deallocation (in fat-to-cpu) builds
+/// memref.extract_strided_metadata on such a memref, which is invalid IR: a
+/// known upstream limitation that fat.attention's verifier keeps away from
+/// our ops, so the harness leaves those inputs out rather than report it.
+bool hasNonStridedMemRef(ModuleOp module) {
+  auto nonStrided = [](Type t) {
+    auto m = dyn_cast<MemRefType>(t);
+    return m && !m.isStrided();
+  };
+  WalkResult found = module->walk([&](Operation *op) {
+    bool any = llvm::any_of(op->getResultTypes(), nonStrided);
+    for (Region &region : op->getRegions())
+      for (Block &block : region)
+        any |= llvm::any_of(block.getArgumentTypes(), nonStrided);
+    return any ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return found.wasInterrupted();
+}
+
 /// Removes what fat-emit-kernels wrote for one input, keeping the directory.
 void clearDirectory(StringRef dir) {
   std::error_code ec;
@@ -136,6 +156,8 @@ void FuzzCompiler::compile(StringRef source,
   }
   if (!parseSourceString<ModuleOp>(printed, config))
     fail("the printed module does not parse back:\n" + printed, diagnostics);
+  if (hasNonStridedMemRef(*module))
+    return;
 
   ctx.appendDialectRegistry(toolRegistry);
   const std::pair<StringRef, std::string> pipelines[] = {
