@@ -10,7 +10,10 @@
 # with one testcase per harness: passed when libFuzzer found no crash,
 # sanitizer report, timeout (-timeout, a hang), leak or out-of-memory
 # (-rss_limit_mb). The text harness starts from the lit tests split at
-# `// -----`; both keep their corpus in build-fuzz/corpus/ between local runs.
+# `// -----`. Each run starts from those seeds alone, so that it takes the
+# same time everywhere (libFuzzer first runs its whole corpus, whatever
+# -max_total_time says); FUZZ_CORPUS=DIR keeps the corpora in DIR/<harness>
+# between runs instead, for longer campaigns.
 # A failing input is saved as build-fuzz/artifacts/<harness>-crash-<sha1>;
 # docs/fuzzing.md says how to replay it and turn it into a regression test.
 set -uo pipefail
@@ -44,7 +47,10 @@ for name in names:
     text = log.read_text(errors="replace") if log.exists() else ""
     rc = int(rc_file.read_text()) if rc_file.exists() else None
     runs = re.findall(r"Done (\d+) runs in (\d+) second", text)
+    # Stopped by a finding: the last status line has the count.
+    status = re.findall(r"(?m)^#(\d+)\s", text)
     summary = (f"{runs[-1][0]} executions in {runs[-1][1]} s" if runs
+               else f"stopped after {status[-1]} executions" if status
                else "no executions")
     case.set("time", runs[-1][1] if runs else "0")
     print(f"{name}: {summary}, exit code {rc}")
@@ -64,17 +70,8 @@ PY
 }
 
 echo "fuzz: building ${harnesses[*]} in build-fuzz"
-if [ ! -f "$build/build.ninja" ]; then
-  cmake -G Ninja -S "$root" -B "$build" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE=-O1 \
-    -DCMAKE_C_FLAGS_RELEASE=-O1 \
-    -DCMAKE_C_COMPILER=clang-22 -DCMAKE_CXX_COMPILER=clang++-22 \
-    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
-    -DLLVM_DIR=/usr/lib/llvm-22/lib/cmake/llvm \
-    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
-    -DPython3_EXECUTABLE="$py" -DFAT_ENABLE_FUZZER=ON >"$work/build.log" 2>&1
-fi
-if ! ninja -C "$build" -j2 "${harnesses[@]}" >>"$work/build.log" 2>&1; then
+if ! bash "$root/scripts/sanitized-build.sh" "$build" FAT_ENABLE_FUZZER \
+    "${harnesses[@]}" >"$work/build.log" 2>&1; then
   tail -40 "$work/build.log"
   for h in "${harnesses[@]}"; do cp "$work/build.log" "$work/$h.log"; done
   write_report
@@ -82,8 +79,9 @@ if ! ninja -C "$build" -j2 "${harnesses[@]}" >>"$work/build.log" 2>&1; then
 fi
 
 # Seeds of the text harness: every lit test case.
-mkdir -p "$build/corpus/fa-t-fuzz-mlir" "$build/corpus/fa-t-fuzz-attention"
-"$py" - "$root/test" "$build/corpus/fa-t-fuzz-mlir" <<'PY'
+corpus=${FUZZ_CORPUS:-$work/corpus}
+mkdir -p "$corpus/fa-t-fuzz-mlir" "$corpus/fa-t-fuzz-attention"
+"$py" - "$root/test" "$corpus/fa-t-fuzz-mlir" <<'PY'
 import hashlib, pathlib, re, sys
 src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 for f in sorted(src.rglob("*.mlir")):
@@ -109,7 +107,7 @@ for h in "${harnesses[@]}"; do
       -max_total_time="$seconds" -timeout=30 -rss_limit_mb=3072 \
       -print_final_stats=1 \
       -artifact_prefix="$build/artifacts/$h-" \
-      "$build/corpus/$h" >"$work/$h.log" 2>&1
+      "$corpus/$h" >"$work/$h.log" 2>&1
     echo $? >"$work/$h.rc"
   ) &
 done
