@@ -81,6 +81,29 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   config.windowRight = op.getWindowRight();
   config.lse = static_cast<bool>(op.getLse());
 
+  // Launch limits the grid puts on static sizes: heads go to gridDim.y
+  // (non-causal) or .x, the batch to gridDim.z, both at most 65535 in y/z.
+  int64_t batch = qType.getDimSize(op.getPhysicalDim(AttentionOp::kBatchDim));
+  if (config.numHeadsQ > 65535)
+    return op.emitOpError("Hq = ")
+           << config.numHeadsQ
+           << " is not supported by the Hopper kernel; supported: up to 65535 "
+              "(the heads are a grid dimension)";
+  if (!ShapedType::isDynamic(batch) && batch > 65535)
+    return op.emitOpError("B = ")
+           << batch
+           << " is not supported by the Hopper kernel; supported: up to 65535 "
+              "(the batch is gridDim.z)";
+  // Key positions (row + diag ± window) are 32-bit in the kernel: bounds up
+  // to 2^30 keep every such sum inside int32 for sequences below 2^30.
+  constexpr int64_t kMaxWindow = int64_t(1) << 30;
+  if (config.windowLeft > kMaxWindow || config.windowRight > kMaxWindow)
+    return op.emitOpError("window [")
+           << config.windowLeft << ", " << config.windowRight
+           << "] is not supported by the Hopper kernel; supported: bounds up "
+              "to 2^30 or -1 (unbounded), since it computes key positions in "
+              "32 bits";
+
   if (options.blockM != 64 && options.blockM != 128)
     return op.emitOpError("block-m = ")
            << options.blockM

@@ -63,3 +63,32 @@ func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3}}
   return
 }
+
+// -----
+
+// The grid limits: heads are a grid dimension (≤ 65535), the batch gridDim.z.
+func.func @too_many_heads(%q: memref<1x65536x64x64xbf16>) {
+  // expected-error @+1 {{Hq = 65536 is not supported by the Hopper kernel; supported: up to 65535 (the heads are a grid dimension)}}
+  fat.attention ins(%q, %q, %q : memref<1x65536x64x64xbf16>, memref<1x65536x64x64xbf16>, memref<1x65536x64x64xbf16>)
+      outs(%q : memref<1x65536x64x64xbf16>)
+  return
+}
+
+// -----
+
+func.func @too_large_batch(%q: memref<65536x2x64x64xbf16>) {
+  // expected-error @+1 {{B = 65536 is not supported by the Hopper kernel; supported: up to 65535 (the batch is gridDim.z)}}
+  fat.attention ins(%q, %q, %q : memref<65536x2x64x64xbf16>, memref<65536x2x64x64xbf16>, memref<65536x2x64x64xbf16>)
+      outs(%q : memref<65536x2x64x64xbf16>)
+  return
+}
+
+// -----
+
+// Key positions are 32-bit in the kernel.
+func.func @huge_window(%q: memref<1x2x64x64xbf16>) {
+  // expected-error @+1 {{window [2000000000, 0] is not supported by the Hopper kernel; supported: bounds up to 2^30 or -1 (unbounded)}}
+  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>)
+      outs(%q : memref<1x2x64x64xbf16>) window [2000000000, 0]
+  return
+}
