@@ -50,6 +50,12 @@ INPUTS = {
                              "window [0, 9223372036854775807]"),
     "scale.mlir": attention("scale", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
                             "scale 0x7FC00000"),
+    "heads-70000.mlir": attention("heads", "1x70000x64x64xbf16", "1x70000x64x64xbf16",
+                                  "1x70000x64x64xbf16"),
+    "batch-70000.mlir": attention("batch", "70000x2x64x64xbf16", "70000x2x64x64xbf16",
+                                  "70000x2x64x64xbf16"),
+    "window-2e30.mlir": attention("window", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
+                                  "window [1073741825, 0]"),
 }
 
 # (what is wrong, input, fa-t-opt arguments)
@@ -83,6 +89,9 @@ CASES = [
     ("head dim without a kernel", "d96.mlir", ["--fat-to-ptx"]),
     ("head dims D != Dv, Dv without a kernel", "d128-dv32.mlir", ["--fat-to-ptx"]),
     ("f32 inputs on the GPU path", "f32.mlir", ["--fat-to-ptx"]),
+    ("more heads than a grid dimension holds", "heads-70000.mlir", ["--fat-to-ptx"]),
+    ("larger batch than a grid dimension holds", "batch-70000.mlir", ["--fat-to-ptx"]),
+    ("window past the kernel's i32 positions", "window-2e30.mlir", ["--fat-to-ptx"]),
     ("unknown target (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=sm=sm_80"]),
     ("PTX ISA (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=ptx=89"]),
     ("block-m (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=block-m=96"]),
