@@ -159,12 +159,6 @@ void hopper::buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending) {
   NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
 }
 
-void hopper::buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b,
-                                     int64_t pending) {
-  buildWgmmaCommit(b);
-  buildWgmmaWait(b, pending);
-}
-
 SmallVector<Value> hopper::buildFenceOperands(ImplicitLocOpBuilder &b,
                                               ValueRange vals) {
   SmallVector<Value> out;

@@ -85,7 +85,6 @@ SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
 void buildWgmmaFence(ImplicitLocOpBuilder &b);
 void buildWgmmaCommit(ImplicitLocOpBuilder &b);
 void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
-void buildWgmmaCommitAndWait(ImplicitLocOpBuilder &b, int64_t pending);
 
 /// Pins registers written by an in-flight wgmma behind the preceding
 /// wgmma.wait_group: each value passes through an empty volatile asm with a
