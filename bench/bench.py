@@ -46,9 +46,11 @@ def grid(dtype="bf16"):
 
 #: Ablation variants: label -> the whole schedule, forced (--fat-to-ptx
 #: options). Letters: o/n overlap on/off, p ping-pong, r rowsum=mma,
-#: l8 lazy rescale with τ = 8. The unlabelled "fa-t" column is the default
-#: (auto) schedule that fat-tensorize and fat-pipeline choose.
-_BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always"}
+#: l8 lazy rescale with τ = 8, e<N> N% of the exponentials on the FMA pipe
+#: (exp2-poly). The unlabelled "fa-t" column is the default (auto) schedule
+#: that fat-tensorize and fat-pipeline choose.
+_BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always",
+         "exp2-poly": "0"}
 VARIANTS = {
     "n": {**_BASE, "overlap": "off"},
     "o": dict(_BASE),
@@ -57,6 +59,10 @@ VARIANTS = {
     "opr": {**_BASE, "pingpong": "on", "rowsum": "mma"},
     "ol8": {**_BASE, "rescale": "lazy"},
     "nrl8": {**_BASE, "overlap": "off", "rowsum": "mma", "rescale": "lazy"},
+    "oe12": {**_BASE, "exp2-poly": "0.125"},
+    "oe25": {**_BASE, "exp2-poly": "0.25"},
+    "oe50": {**_BASE, "exp2-poly": "0.5"},
+    "ore25": {**_BASE, "rowsum": "mma", "exp2-poly": "0.25"},
 }
 
 
@@ -83,6 +89,13 @@ def variant_configs():
             for label, t in VARIANTS.items() if variant_applies(label, c.head_dim)]
 
 
+def exp2_poly_configs():
+    """The exp2-poly ablation's kernels (D = 64 and 128, bf16), for ``python -m fa_t.aot``."""
+    labels = ("o", "or", "oe12", "oe25", "oe50", "ore25")
+    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+            if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
+
+
 def find_variant(kernel_dir, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -99,7 +112,8 @@ def find_variant(kernel_dir, config, label):
         if (got.get("overlap") == (want["overlap"] == "on")
                 and got.get("pingpong") == (want["pingpong"] == "on")
                 and got.get("rowsum") == want["rowsum"]
-                and got.get("rescale") == want["rescale"]):
+                and got.get("rescale") == want["rescale"]
+                and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])):
             return m
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 
@@ -251,6 +265,7 @@ def main():
     ap.add_argument("--dtype", default="bf16", choices=("bf16", "f16"))
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", help="comma-separated D values or 'causal'/'noncausal' filters")
+    ap.add_argument("--seq", help="comma-separated sequence lengths to keep (default: all)")
     ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--png", help="plot TFLOP/s vs S here (needs matplotlib)")
@@ -263,6 +278,9 @@ def main():
         ds = {int(x) for x in keep if x.isdigit()}
         points = [p for p in points if (not ds or p[1] in ds)
                   and not ("causal" in keep and not p[2]) and not ("noncausal" in keep and p[2])]
+    if a.seq:
+        keep_s = {int(x) for x in a.seq.split(",")}
+        points = [p for p in points if p[5] in keep_s]
     rows = []
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:

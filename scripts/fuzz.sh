@@ -63,6 +63,19 @@ for name in names:
                      if k in text), "no result")
         failure = ET.SubElement(case, "failure", message=f"{name}: {kind}")
         failure.text = text[-8000:]
+        # CI shows only what is printed: the finding itself (the sanitizer
+        # report or libFuzzer's message and the saved input), not the
+        # status lines before it.
+        lines = text.splitlines()
+        start = next((i for i, l in enumerate(lines)
+                      if l.startswith("==") or "ERROR:" in l
+                      or "runtime error" in l or "fa-t-fuzz: case" in l),
+                     max(0, len(lines) - 60))
+        print(f"--- {name}: {kind}")
+        shown = lines[start:start + 120]
+        shown += [l for l in lines[start + 120:]
+                  if "Base64:" in l or "Test unit written" in l]
+        print("\n".join(shown))
 suite.set("tests", str(len(names)))
 suite.set("failures", str(failures))
 ET.ElementTree(suite).write(report, encoding="utf-8", xml_declaration=True)

@@ -21,7 +21,8 @@
 #   compile torch.compile(fullgraph=True) of a model using the fa_t custom op
 #   stress  numerics stress (scores ~1e4, 128k keys, masked rows, ...) and determinism
 #   sanitize compute-sanitizer memcheck, racecheck, synccheck (not in the default list)
-#   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG)
+#   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG);
+#           BENCH_ARGS="--only 64 --seq 1024 --variants o,oe25" narrows it
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: device-run.sh OUTDIR [sass|kernels|pytest|bench ...]}
@@ -84,8 +85,10 @@ PY
       FA_T_KERNEL_DIR="$root/.kernels-compile" python3 test/GPU/check_torch_compile.py \
         --json "$out/compile.json" 2>&1 | tail -25 || status=1 ;;
     bench)
+      # BENCH_ARGS narrows or extends the grid (--only, --seq, --variants).
+      # shellcheck disable=SC2086
       FA_T_KERNEL_DIR="$root/.kernels-bench" python3 bench/bench.py --kernels .kernels-bench \
-        --json "$out/bench.json" --png "$out/bench.png" || status=1 ;;
+        --json "$out/bench.json" --png "$out/bench.png" ${BENCH_ARGS:-} || status=1 ;;
     *) echo "unknown phase $phase"; status=1 ;;
   esac
 done

@@ -52,6 +52,14 @@ KERNELS = [
     ("bf16_d256_causal_lazy", "bf16", 256, 8, 8, True, None, True, "bhsd", "rescale=lazy"),
     ("bf16_d128_causal_plain", "bf16", 128, 16, 16, True, None, True, "bhsd", "overlap=0"),
     ("bf16_d128_pingpong", "bf16", 128, 8, 2, True, None, True, "bhsd", "pingpong=1"),
+    # Half of the exponentials on the FMA pipe (the polynomial), with masks
+    # (exact zeros for masked scores), rows with no key, and the lazy
+    # rescale's P up to 2^τ.
+    ("bf16_d64_poly", "bf16", 64, 16, 16, False, None, True, "bhsd", "exp2-poly=0.5"),
+    ("f16_d128_causal_poly", "f16", 128, 16, 4, True, None, True, "bhsd",
+     "exp2-poly=0.5 rowsum=mma"),
+    ("bf16_d256_window_poly_lazy", "bf16", 256, 8, 8, False, (100, 30), True, "bhsd",
+     "exp2-poly=0.25 rescale=lazy"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -96,6 +104,12 @@ CASES = [
     ("bf16_d128_causal_plain", 2, 1000, 1000, None),
     ("bf16_d128_pingpong", 2, 1000, 1000, None),
     ("bf16_d128_pingpong", 1, 17, 4097, None),
+    ("bf16_d64_poly", 2, 1000, 1000, None),
+    ("bf16_d64_poly", 1, 17, 4097, None),
+    ("f16_d128_causal_poly", 2, 1000, 1000, None),
+    ("f16_d128_causal_poly", 1, 1000, 300, None),   # rows with no key
+    ("bf16_d256_window_poly_lazy", 1, 2048, 2048, None, "ramp"),
+    ("bf16_d256_window_poly_lazy", 2, 1000, 1000, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.

@@ -7,6 +7,9 @@
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: rm -rf %t/poly && mkdir -p %t/poly && fa-t-opt %s --fat-to-ptx="exp2-poly=0.5 output-dir=%t/poly" -o /dev/null
+// RUN: FileCheck %s --check-prefix=POLY < %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_oe50.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_oe50.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 64, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -45,6 +48,12 @@
 // CAUSAL64-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CAUSAL64-NOT: bar.arrive
 
+// exp2-poly=0.5: half of each row's exponentials are the FMA-pipe
+// polynomial, whose floor is an add in round-down mode; the kernel still
+// fits its registers (PTXAS below).
+// POLY:      .entry fat_attention_fwd_bf16_d64_{{.+}}_oe50(
+// POLY:      add.rm.ftz.f32
+// POLY:      ex2.approx.ftz.f32
 // PTXAS:     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: C75{{[0-9][0-9]}}
 

@@ -547,6 +547,13 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
   Value one = f32Const(b, 1.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   bool lazy = cfg.schedule.lazyRescale;
+  // Element k of the row's blockN/4 registers goes to the FMA-pipe
+  // polynomial when ⌊(k+1)·φ⌋ > ⌊k·φ⌋ (φ = exp2Poly): φ·blockN/4 of them,
+  // evenly spread, so the MUFU and FMA streams interleave in every chunk.
+  double phi = cfg.schedule.exp2Poly;
+  auto usePolyExp2 = [&](int64_t k) {
+    return std::floor((k + 1) * phi + 1e-9) > std::floor(k * phi + 1e-9);
+  };
   SoftmaxStep step;
   Value moved[2];
   for (int r = 0; r < 2; ++r) {
@@ -582,7 +589,9 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
     for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
       for (int e = 0; e < 2; ++e) {
         int64_t idx = 4 * i + 2 * r + e;
-        s[idx] = buildExp2(b, LLVM::FMAOp::create(b, s[idx], c, negScaledMax));
+        Value x = LLVM::FMAOp::create(b, s[idx], c, negScaledMax);
+        s[idx] = usePolyExp2(2 * i + e) ? buildExp2Poly(b, x)
+                                        : buildExp2(b, x);
         if (!cfg.schedule.rowsumMma)
           rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
       }

@@ -67,6 +67,7 @@ struct ConvertFatToNVVMPass
     options.schedule.rowsumMma = rowsum == "mma";
     options.schedule.lazyRescale = rescale == "lazy";
     options.schedule.rescaleThreshold = rescaleThreshold;
+    options.schedule.exp2Poly = exp2Poly;
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

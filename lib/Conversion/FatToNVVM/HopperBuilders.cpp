@@ -198,6 +198,36 @@ Value hopper::buildExp2(ImplicitLocOpBuilder &b, Value x) {
                         "=f,f", /*sideEffects=*/false)[0];
 }
 
+Value hopper::buildExp2Poly(ImplicitLocOpBuilder &b, Value x) {
+  // Coefficients of the minimax fit (HopperBuilders.h); in f32 Horner form
+  // the error stays 8.6e-5 (checked by test/CPU/test_exp2_poly.py, which
+  // evaluates this same sequence in numpy float32 over every exponent).
+  constexpr float c1 = 0.6951168179512024f, c2 = 0.22764484584331512f,
+                  c3 = 0.07706717401742935f;
+  // 1.5·2^23: adding it in round-down mode leaves ⌊x'⌋ in the low mantissa
+  // bits for |x'| < 2^22 (the 0.5·2^23 keeps the exponent fixed for
+  // negative x'); subtracting it back is exact.
+  constexpr float magic = 12582912.0f;
+  Type f32 = b.getF32Type(), i32 = b.getI32Type();
+  Value clamped = LLVM::MaxNumOp::create(b, x, f32Const(b, -127.0));
+  Value shifted =
+      buildInlineAsm(b, f32, ValueRange{clamped, f32Const(b, magic)},
+                     "add.rm.ftz.f32 $0, $1, $2;", "=f,f,f",
+                     /*sideEffects=*/false)[0];
+  Value floorX = arith::SubFOp::create(b, shifted, f32Const(b, magic));
+  Value frac = arith::SubFOp::create(b, clamped, floorX);
+  Value p = LLVM::FMAOp::create(b, frac, f32Const(b, c3), f32Const(b, c2));
+  p = LLVM::FMAOp::create(b, frac, p, f32Const(b, c1));
+  p = LLVM::FMAOp::create(b, frac, p, f32Const(b, 1.0));
+  // bits(shifted) = 0x4B400000 + j: its low 9 bits are j mod 512, so the
+  // shift by 23 leaves exactly j << 23 (mod 2^32) to add to p's exponent.
+  Value exponent = arith::ShLIOp::create(
+      b, arith::BitcastOp::create(b, i32, shifted), i32Const(b, 23));
+  Value bits = arith::AddIOp::create(b, arith::BitcastOp::create(b, i32, p),
+                                     exponent);
+  return arith::BitcastOp::create(b, f32, bits);
+}
+
 Value hopper::buildLog2(ImplicitLocOpBuilder &b, Value x) {
   Type f32 = b.getF32Type();
   return buildInlineAsm(b, f32, x, "lg2.approx.ftz.f32 $0, $1;",

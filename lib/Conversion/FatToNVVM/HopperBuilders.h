@@ -106,6 +106,19 @@ Value buildPackPair(ImplicitLocOpBuilder &b, Value lo, Value hi, bool isF16);
 Value buildExp2(ImplicitLocOpBuilder &b, Value x);
 Value buildLog2(ImplicitLocOpBuilder &b, Value x);
 
+/// 2^x on the FMA and integer pipes instead of MUFU, for x ≤ 16 (the
+/// softmax exponents: ≤ 0, or ≤ τ with the lazy rescale). Cody–Waite split
+///   x' = max(x, −127),  j = ⌊x'⌋ (add.rm of 1.5·2^23),  f = x' − j ∈ [0, 1)
+///   2^x ≈ p(f)·2^j,     p(f) = 1 + f·(c1 + f·(c2 + f·c3))
+/// with the exponent added to p's bits as an integer (j << 23). p is the
+/// minimax fit of 2^f on [0, 1) for relative error with p(0) = 1: |rel err|
+/// ≤ 8.6e-5 (2^-13.5), a sixth of f16's and a twenty-third of bf16's
+/// half-ulp, so P keeps its rounding to 16 bits as its only visible error.
+/// x = −inf (a masked score) clamps to −127, j = −127, f = 0, p = 1: the
+/// bits are exactly +0, like MUFU's. 0 gives exactly 1. NaN clamps to −127
+/// (max ignores it) and gives 0. Nine FMA/ALU-pipe instructions.
+Value buildExp2Poly(ImplicitLocOpBuilder &b, Value x);
+
 /// Reduces `v` over the 4 threads of a quad (lanes 4g .. 4g+3): the threads
 /// holding one accumulator row. Shuffles xor 1 then xor 2 (butterfly), so
 /// every thread of the quad ends with the result.

@@ -11,6 +11,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fat;
 
@@ -20,6 +22,17 @@ using namespace mlir::fat;
 
 bool mlir::fat::isSupportedPTXVersion(int64_t version) {
   return (version >= 80 && version <= 88) || version == 90;
+}
+
+bool mlir::fat::isSupportedHeadDim(int64_t d) {
+  return d == 64 || d == 128 || d == 256;
+}
+
+bool mlir::fat::isSupportedBlocking(int64_t blockM, int64_t blockN,
+                                    int64_t stages) {
+  return (blockM == 64 || blockM == 128) &&
+         (blockN == 0 || blockN == 64 || blockN == 128) && stages >= 1 &&
+         stages <= 4;
 }
 
 FailureOr<AttentionKernelConfig>
@@ -66,10 +79,8 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
       ShapedType::isDynamic(config.numHeadsKV))
     return op.emitOpError("the GPU kernel needs static head counts Hq and Hkv "
                           "(they fix the grid and the GQA group size)");
-  auto supportedHeadDim = [](int64_t d) {
-    return d == 64 || d == 128 || d == 256;
-  };
-  if (!supportedHeadDim(config.headDim) || !supportedHeadDim(config.headDimV))
+  if (!isSupportedHeadDim(config.headDim) ||
+      !isSupportedHeadDim(config.headDimV))
     return op.emitOpError("head dims D = ")
            << config.headDim << ", Dv = " << config.headDimV
            << " are not supported by the Hopper kernel; supported: 64, 128, "
@@ -136,6 +147,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
     return op.emitOpError("rescale-threshold must be in [0, 16] (log2 units: "
                           "P may reach 2^threshold), got ")
            << llvm::formatv("{0}", options.schedule.rescaleThreshold).str();
+  if (!(options.schedule.exp2Poly >= 0.0 && options.schedule.exp2Poly <= 1.0))
+    return op.emitOpError("exp2-poly must be a fraction in [0, 1] (of the "
+                          "exponentials computed on the FMA pipe), got ")
+           << llvm::formatv("{0}", options.schedule.exp2Poly).str();
   config.blockM = options.blockM;
   config.blockN = blockN;
   config.stages = options.stages;
@@ -177,6 +192,9 @@ std::string AttentionKernelConfig::kernelName() const {
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
     if (schedule.lazyRescale)
       os << "l" << static_cast<int64_t>(schedule.rescaleThreshold);
+    // e<percent> of the exponentials on the FMA pipe.
+    if (schedule.exp2Poly > 0.0)
+      os << "e" << static_cast<int64_t>(std::lround(schedule.exp2Poly * 100));
   }
   return name;
 }
@@ -256,7 +274,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"pingpong", schedule.pingpong},
               {"rowsum", schedule.rowsumMma ? "mma" : "vector"},
               {"rescale", schedule.lazyRescale ? "lazy" : "always"},
-              {"rescale_threshold", schedule.rescaleThreshold}}},
+              {"rescale_threshold", schedule.rescaleThreshold},
+              {"exp2_poly", schedule.exp2Poly}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},

@@ -44,6 +44,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<double> rescaleThreshold{
       *this, "rescale-threshold", llvm::cl::init(8.0),
       llvm::cl::desc("Lazy-rescale threshold, log2 units")};
+  Option<std::string> exp2Poly{
+      *this, "exp2-poly", llvm::cl::init("auto"),
+      llvm::cl::desc("Fraction of exponentials on the FMA pipe: auto or "
+                     "0..1 (fat-tensorize)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -72,6 +76,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   tensorize.rowsum = opts.rowsum;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
+  tensorize.exp2Poly = opts.exp2Poly;
   tensorize.blockM = opts.blockM;
   tensorize.blockN = opts.blockN;
   tensorize.stages = opts.stages;

@@ -5,7 +5,8 @@
 // dictionary:
 //
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
-//                  rescale_threshold = τ           (FlashAttention-T primitives)
+//                  rescale_threshold = τ,
+//                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false
 //
 // convert-fat-to-nvvm builds exactly what the dictionary says (keys it lacks
@@ -31,6 +32,8 @@ using namespace mlir::fat;
 
 /// Head dims and mask of `op` as the cost model sees them. The model is
 /// keyed on what the kernel is compiled for; sequence lengths are run-time.
+/// None for head dims the kernel does not serve (convert-fat-to-nvvm says
+/// so; the model has nothing to choose).
 struct OpShape {
   int64_t headDim, headDimV;
   bool masked;
@@ -41,7 +44,7 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
   auto v = cast<ShapedType>(op.getValue().getType());
   unsigned feat = op.getPhysicalDim(AttentionOp::kFeatureDim);
   int64_t d = q.getDimSize(feat), dv = v.getDimSize(feat);
-  if (ShapedType::isDynamic(d) || ShapedType::isDynamic(dv))
+  if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
   return OpShape{d, dv, op.getCausal() || windowed};
@@ -49,6 +52,8 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
 
 /// Whether the kernel still fits in shared memory with the ones chunks.
 static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
+  if (!isSupportedBlocking(t.blockM, t.blockN, t.stages))
+    return false;
   AttentionKernelConfig cfg;
   cfg.headDim = shape.headDim;
   cfg.headDimV = shape.headDimV;
@@ -87,6 +92,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // accumulator registers and ptxas then serializes the overlapped wgmmas
   // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
   choice.lazyRescale = false;
+  // The FMA-pipe exponentials stay off until measured (perf log).
+  choice.exp2Poly = 0.0;
   return choice;
 }
 
@@ -120,6 +127,16 @@ static FailureOr<std::optional<bool>> parseTriState(StringRef value) {
   if (value == "off" || value == "false" || value == "0")
     return std::optional<bool>(false);
   return failure();
+}
+
+/// Parses `auto` (nullopt) or a fraction in [0, 1].
+static FailureOr<std::optional<double>> parseFraction(StringRef value) {
+  if (value == "auto")
+    return std::optional<double>();
+  double fraction;
+  if (value.getAsDouble(fraction) || !(fraction >= 0.0 && fraction <= 1.0))
+    return failure();
+  return std::optional<double>(fraction);
 }
 
 /// The fat.attention ops of a pass's scope that will become host calls.
@@ -156,6 +173,13 @@ struct FatTensorizePass
                         << llvm::formatv("{0}", rescaleThreshold).str();
       return signalPassFailure();
     }
+    FailureOr<std::optional<double>> forceExp2Poly = parseFraction(exp2Poly);
+    if (failed(forceExp2Poly)) {
+      root->emitError() << "fat-tensorize: exp2-poly must be auto or a "
+                           "fraction in [0, 1], got '"
+                        << exp2Poly << "'";
+      return signalPassFailure();
+    }
     HopperKernelOptions target;
     target.blockM = blockM;
     target.blockN = blockN;
@@ -167,6 +191,8 @@ struct FatTensorizePass
         choice.rowsumMma = rowsum == "mma";
       if (rescale != "auto")
         choice.lazyRescale = rescale == "lazy";
+      if (*forceExp2Poly)
+        choice.exp2Poly = **forceExp2Poly;
       updateSchedule(
           op, {b.getNamedAttr("rowsum",
                               b.getStringAttr(choice.rowsumMma ? "mma"
@@ -175,7 +201,8 @@ struct FatTensorizePass
                               b.getStringAttr(choice.lazyRescale ? "lazy"
                                                                  : "always")),
                b.getNamedAttr("rescale_threshold",
-                              b.getF64FloatAttr(rescaleThreshold))});
+                              b.getF64FloatAttr(rescaleThreshold)),
+               b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))});
     }
   }
 };
@@ -249,11 +276,16 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       if (!f)
         return expect("a float");
       schedule.rescaleThreshold = f.getValueAsDouble();
+    } else if (key == "exp2_poly") {
+      auto f = dyn_cast<FloatAttr>(value);
+      if (!f || !(f.getValueAsDouble() >= 0.0 && f.getValueAsDouble() <= 1.0))
+        return expect("a float in [0, 1]");
+      schedule.exp2Poly = f.getValueAsDouble();
     } else {
       return op.emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
-                "rescale_threshold";
+                "rescale_threshold, exp2_poly";
     }
   }
   return success();

@@ -7,6 +7,7 @@
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="ptx=89" 2>&1 | FileCheck %s --check-prefix=PTX
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=64 pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="rescale=lazy rescale-threshold=40" 2>&1 | FileCheck %s --check-prefix=THRESHOLD
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="exp2-poly=1.5" 2>&1 | FileCheck %s --check-prefix=POLY
 
 // One case per configuration the Hopper kernel cannot serve; each error
 // names what is supported.
@@ -18,6 +19,7 @@
 // STAGES: stages = 0 is not supported; supported: 1 to 4
 // PTX: ptx = 89 is not supported; supported: 80 to 88, or 90
 // PINGPONG: pingpong needs two consumer warpgroups to take turns, i.e. block-m = 128 (got block-m = 64)
+// POLY: exp2-poly must be a fraction in [0, 1] (of the exponentials computed on the FMA pipe), got 1.5
 // THRESHOLD: rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40
 
 func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
@@ -57,8 +59,17 @@ func.func @bad_schedule(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 
 // -----
 
+func.func @bad_exp2_poly(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'exp2_poly' must be a float in [0, 1], got -2.500000e-01 : f64}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {exp2_poly = -0.25 : f64}}
+  return
+}
+
+// -----
+
 func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold}}
+  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3}}
   return

@@ -3,6 +3,9 @@
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
 // RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
+// RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
+// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
+// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 
 // The schedule is decided on fat.attention and recorded in fat.schedule.
 // Cost model (docs/perf-log.md): D, Dv <= 128 without a mask and without an
@@ -11,11 +14,30 @@
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {overlap = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
+// exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
+// Element k of a row's 32 goes to the polynomial when ⌊(k+1)/4⌋ > ⌊k/4⌋:
+// k = 3, 7, ...; the softmax of row 0 starts with four MUFU ex2 (its α,
+// then elements 0, 1, 2), then the Cody–Waite split of element 3.
+// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_ore25
+// POLY-COUNT-4: ex2.approx.ftz.f32
+// POLY:         %[[X:[0-9]+]] = llvm.intr.fma
+// POLY:    %[[CL:[0-9]+]] = llvm.intr.maxnum(%[[X]], %{{.+}}) : (f32, f32) -> f32
+// POLY:    %[[SH:[0-9]+]] = llvm.inline_asm asm_dialect = att "add.rm.ftz.f32 $0, $1, $2;", "=f,f,f" %[[CL]]
+// POLY:    %[[J:[0-9]+]] = arith.subf %[[SH]], %{{.+}} : f32
+// POLY:    %[[F:[0-9]+]] = arith.subf %[[CL]], %[[J]] : f32
+// POLY:    %[[P3:[0-9]+]] = llvm.intr.fma(%[[F]], %{{.+}}, %{{.+}})
+// POLY:    %[[P2:[0-9]+]] = llvm.intr.fma(%[[F]], %[[P3]], %{{.+}})
+// POLY:    %[[P1:[0-9]+]] = llvm.intr.fma(%[[F]], %[[P2]], %{{.+}})
+// POLY:    %[[SHB:[0-9]+]] = arith.bitcast %[[SH]] : f32 to i32
+// POLY:    %[[E:[0-9]+]] = arith.shli %[[SHB]], %{{.+}} : i32
+// POLY:    %[[PB:[0-9]+]] = arith.bitcast %[[P1]] : f32 to i32
+// POLY:    %[[SUM:[0-9]+]] = arith.addi %[[PB]], %[[E]] : i32
+// POLY:    arith.bitcast %[[SUM]] : i32 to f32
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>)
@@ -38,7 +60,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 
 // A mask keeps the vector row sums.
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
 func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
@@ -51,7 +73,7 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
 // the ones columns at all).
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>
@@ -59,4 +81,6 @@ func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<
 }
 
 // BADROWSUM: fat-tensorize: rowsum must be auto, vector or mma, got 'simd'
+// BADPOLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
+// BADPOLY2: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got 'half'
 // BADPP: fat-pipeline: overlap and pingpong must be auto, on or off, got overlap='auto' pingpong='sometimes'

@@ -48,23 +48,31 @@ struct KernelSchedule {
   /// skips the O multiply when none of its rows moved.
   bool lazyRescale = false;
   double rescaleThreshold = 8.0;
+  /// Fraction of the softmax exponentials P = 2^x computed by a polynomial
+  /// on the FMA pipe (hopper::buildExp2Poly) instead of MUFU.EX2, in
+  /// [0, 1]: MUFU issues 16 per cycle per SM against 128 FMAs, so at small
+  /// head dims the exponentials, not the GEMMs, bound the loop. The chosen
+  /// elements are spread evenly over each row's registers.
+  double exp2Poly = 0.0;
 
   bool operator==(const KernelSchedule &o) const {
     return overlap == o.overlap && pingpong == o.pingpong &&
            rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
-           rescaleThreshold == o.rescaleThreshold;
+           rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly;
   }
 };
 
 /// The op attribute holding the schedule chosen by fat-tensorize and
 /// fat-pipeline: a dictionary with keys overlap, pingpong (bool), rowsum
-/// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64).
+/// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64),
+/// exp2_poly (f64 fraction in [0, 1]).
 constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
 
 /// The FlashAttention-T primitives the cost model picks for an op.
 struct TensorizationChoice {
   bool rowsumMma = false;
   bool lazyRescale = false;
+  double exp2Poly = 0.0;
 };
 /// The consumer schedule the cost model picks for an op.
 struct PipelineChoice {
@@ -166,6 +174,15 @@ bool isSupportedPTXVersion(int64_t version);
 
 /// The supported `ptx` values, as diagnostics name them.
 constexpr const char *kSupportedPTXVersions = "80 to 88, or 90";
+
+/// Head dims the kernel serves: whole 128-byte swizzle rows of 16-bit
+/// elements, up to one wgmma N of 256.
+bool isSupportedHeadDim(int64_t d);
+/// Block shapes the kernel serves: block-m 64 or 128, block-n 0 (by head
+/// dim), 64 or 128, stages 1 to 4. The cost models only size supported
+/// kernels (the shared-memory arithmetic then stays far from overflow);
+/// convert-fat-to-nvvm diagnoses the rest.
+bool isSupportedBlocking(int64_t blockM, int64_t blockN, int64_t stages);
 
 /// Reads the static configuration of `op` under `options`. Emits an error at
 /// the op naming what is supported and fails when the kernel cannot handle

@@ -68,7 +68,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "a row max grows by more than rescale-threshold, log2 units)">,
     Option<"rescaleThreshold", "rescale-threshold", "double",
            /*default=*/"8.0",
-           "Lazy rescale threshold τ in log2 units: P stays ≤ 2^τ">
+           "Lazy rescale threshold τ in log2 units: P stays ≤ 2^τ">,
+    Option<"exp2Poly", "exp2-poly", "double", /*default=*/"0.0",
+           "Fraction (0..1) of the softmax exponentials computed by an "
+           "FMA-pipe polynomial instead of MUFU.EX2">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
@@ -93,6 +96,12 @@ def FatTensorize : Pass<"fat-tensorize"> {
       (`rescale_threshold`, log2 units), so P = exp2(c·S − c·m) ≤ 2^τ and
       warps whose rows all kept m skip the rescale. O/l and the LSE do not
       depend on which m was used; O, l ≤ 2^τ·(…) stay far from overflow.
+    - `exp2_poly`: the fraction φ of the exponentials P = 2^x computed on
+      the FMA pipe by 2^x = p(x − ⌊x⌋)·2^⌊x⌋ (a degree-3 minimax polynomial,
+      relative error ≤ 8.6e-5, below bf16/f16 rounding; exponent added as an
+      integer) instead of MUFU.EX2, which issues 16 per cycle per SM against
+      128 FMAs: where the exponentials bound the loop (small head dims),
+      both pipes then work while the tensor cores run.
 
     `auto` applies the cost model — per head dim and mask, from the measured
     ablation in docs/perf-log.md (runs 6 and 10): row sums on the tensor
@@ -102,8 +111,8 @@ def FatTensorize : Pass<"fat-tensorize"> {
     the overlapped wgmmas). Forcing a choice is for ablation.
 
     Example: `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
-    `fat.attention ... {fat.schedule = {rescale = "always",
-    rescale_threshold = 8.0 : f64, rowsum = "mma"}}`.
+    `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64,
+    rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}`.
   }];
   let options = [
     Option<"rowsum", "rowsum", "std::string", /*default=*/"\"auto\"",
@@ -112,6 +121,9 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "Rescale of O and l: auto, always or lazy">,
     Option<"rescaleThreshold", "rescale-threshold", "double",
            /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">,
+    Option<"exp2Poly", "exp2-poly", "std::string", /*default=*/"\"auto\"",
+           "Exponentials on the FMA pipe: auto, or a fraction in [0, 1] of "
+           "them computed by the polynomial instead of MUFU.EX2">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"128",
            "Target kernel's query rows per CTA (for the shared-memory fit)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
