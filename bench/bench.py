@@ -267,6 +267,10 @@ def main():
     ap.add_argument("--only", help="comma-separated D values or 'causal'/'noncausal' filters")
     ap.add_argument("--seq", help="comma-separated sequence lengths to keep (default: all)")
     ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too")
+    ap.add_argument("--variant-kernels",
+                    help="folder of the variants' kernels (default: --kernels). Keep them "
+                         "apart from the default kernels: a folder holding several schedules "
+                         "of one config serves the first by file name as the default")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--png", help="plot TFLOP/s vs S here (needs matplotlib)")
     a = ap.parse_args()
@@ -284,7 +288,8 @@ def main():
     rows = []
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
-        variants = [(label, find_variant(a.kernels, point_config(*p[:3]), label))
+        variants = [(label, find_variant(a.variant_kernels or a.kernels,
+                                         point_config(*p[:3]), label))
                     for label in labels if variant_applies(label, p[1])]
         rows.append(run_point(p, a.kernels, a.reps, variants))
         r = rows[-1]

@@ -22,7 +22,8 @@
 #   stress  numerics stress (scores ~1e4, 128k keys, masked rows, ...) and determinism
 #   sanitize compute-sanitizer memcheck, racecheck, synccheck (not in the default list)
 #   bench   bench/bench.py: the standard grid next to torch SDPA (JSON + PNG);
-#           BENCH_ARGS="--only 64 --seq 1024 --variants o,oe25" narrows it
+#           BENCH_ARGS="--only 64 --seq 1024 --variants o,oe25 --variant-kernels
+#           .kernels-ablation" narrows it and times ablation variants
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${1:?usage: device-run.sh OUTDIR [sass|kernels|pytest|bench ...]}

@@ -108,7 +108,9 @@ def FatTensorize : Pass<"fat-tensorize"> {
     cores where the P·V is narrow and every block is full (D, Dv ≤ 128, no
     mask);
     the eager rescale everywhere (the lazy one's branch makes ptxas serialize
-    the overlapped wgmmas). Forcing a choice is for ablation.
+    the overlapped wgmmas); all exponentials on MUFU (exp2_poly = 0: the FMA
+    pipe is the busier one in this kernel, run 14). Forcing a choice is for
+    ablation.
 
     Example: `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
     `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64,
