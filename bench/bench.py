@@ -47,10 +47,10 @@ def grid(dtype="bf16"):
 #: Ablation variants: label -> the whole schedule, forced (--fat-to-ptx
 #: options). Letters: o/n overlap on/off, p ping-pong, r rowsum=mma,
 #: l8 lazy rescale with τ = 8, e<N> N% of the exponentials on the FMA pipe
-#: (exp2-poly). The unlabelled "fa-t" column is the default (auto) schedule
+#: (exp2-poly), t persistent CTAs (one per SM, looping over the tiles). The unlabelled "fa-t" column is the default (auto) schedule
 #: that fat-tensorize and fat-pipeline choose.
 _BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always",
-         "exp2-poly": "0"}
+         "exp2-poly": "0", "persistent": "off"}
 VARIANTS = {
     "n": {**_BASE, "overlap": "off"},
     "o": dict(_BASE),
@@ -63,6 +63,8 @@ VARIANTS = {
     "oe25": {**_BASE, "exp2-poly": "0.25"},
     "oe50": {**_BASE, "exp2-poly": "0.5"},
     "ore25": {**_BASE, "rowsum": "mma", "exp2-poly": "0.25"},
+    "ot": {**_BASE, "persistent": "on"},
+    "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
 }
 
 
@@ -96,6 +98,13 @@ def exp2_poly_configs():
             if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
 
 
+def persistent_configs():
+    """The persistent-CTA ablation's kernels (bf16, every D), for ``python -m fa_t.aot``."""
+    labels = ("o", "ot", "or", "ort")
+    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
+
+
 def find_variant(kernel_dir, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -113,7 +122,8 @@ def find_variant(kernel_dir, config, label):
                 and got.get("pingpong") == (want["pingpong"] == "on")
                 and got.get("rowsum") == want["rowsum"]
                 and got.get("rescale") == want["rescale"]
-                and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])):
+                and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
+                and got.get("persistent", False) == (want["persistent"] == "on")):
             return m
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 

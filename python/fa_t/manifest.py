@@ -41,10 +41,16 @@ PARAM_KINDS = ("tensor_map", "ptr", "stride", "i32", "f32")
 
 @dataclasses.dataclass(frozen=True)
 class GridDim:
-    """One grid dimension: ``ceil(symbol / ceildiv)``."""
+    """One grid dimension: ``min(ceil(symbol / ceildiv) * prod(times), max)``.
+
+    ``times`` and ``max`` describe persistent kernels: the tile count
+    (``ceil(Sq / M) * Hq * B``) bounded by the SMs of the target.
+    """
 
     symbol: str
     ceildiv: int = 1
+    times: Tuple[str, ...] = ()
+    max: Optional[int] = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -184,7 +190,15 @@ def parse_manifest(obj: Any, source: str = "<manifest>", path: Optional[Path] = 
         ceildiv = r.field(g, "ceildiv", int, where, 1)
         if ceildiv <= 0:
             raise r.error(f"{where}ceildiv", f"expected a positive integer, got {ceildiv}")
-        grid.append(GridDim(symbol, ceildiv))
+        times = r.field(g, "times", list, where, [])
+        for j, factor in enumerate(times):
+            if factor not in INT_SYMBOLS:
+                raise r.error(f"{where}times[{j}]",
+                              f"expected one of {', '.join(INT_SYMBOLS)}, got {factor!r}")
+        limit = r.field(g, "max", int, where, None)
+        if limit is not None and limit <= 0:
+            raise r.error(f"{where}max", f"expected a positive integer, got {limit}")
+        grid.append(GridDim(symbol, ceildiv, tuple(times), limit))
 
     smem = r.field(obj, "dynamic_smem_bytes", int, "")
     if smem < 0:

@@ -45,17 +45,38 @@ def problem_symbols(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Seq
             "diag": diag, "scale": scale, "scale_log2e": scale * LOG2E}
 
 
-def launch_grid(grid: Sequence[GridDim], symbols: Mapping[str, Any]) -> Tuple[int, int, int]:
-    """Grid dimensions: ceil(symbol / ceildiv) per entry, missing ones 1.
+#: Persistent kernels count their tiles in 32 bits.
+MAX_TILES = 2**31 - 1
 
-    Raises ValueError when a dimension is 0 (an empty problem is never launched)
-    or beyond CUDA's limits.
+
+def _grid_text(g: GridDim) -> str:
+    text = f"ceil({g.symbol} / {g.ceildiv})" if g.ceildiv != 1 else g.symbol
+    return " * ".join([text, *g.times])
+
+
+def launch_grid(grid: Sequence[GridDim], symbols: Mapping[str, Any]) -> Tuple[int, int, int]:
+    """Grid dimensions: min(ceil(symbol / ceildiv) * prod(times), max) per entry,
+    missing ones 1.
+
+    Raises ValueError when a dimension is 0 (an empty problem is never launched),
+    beyond CUDA's limits, or (persistent kernels, with ``max``) when the tile
+    count the kernel loops over does not fit in 32 bits.
     """
-    dims = [-(-symbols[g.symbol] // g.ceildiv) for g in grid]
+    dims = []
+    for g in grid:
+        value = -(-symbols[g.symbol] // g.ceildiv)
+        for factor in g.times:
+            value *= symbols[factor]
+        if g.max is not None:
+            if value > MAX_TILES:
+                raise ValueError(f"{_grid_text(g)} = {value} tiles: the persistent kernel "
+                                 f"supports up to {MAX_TILES} (2^31 - 1)")
+            value = min(value, g.max)
+        dims.append(value)
     dims += [1] * (3 - len(dims))
     for axis, (value, limit, g) in enumerate(zip(dims, GRID_LIMITS, list(grid) + [None] * 3)):
         name = "xyz"[axis]
-        what = f"ceil({g.symbol} / {g.ceildiv})" if g and g.ceildiv != 1 else (g.symbol if g else "1")
+        what = _grid_text(g) if g else "1"
         if value < 1:
             raise ValueError(f"grid.{name} = {what} = {value}: expected at least 1")
         if value > limit:

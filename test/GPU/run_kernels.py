@@ -60,6 +60,15 @@ KERNELS = [
      "exp2-poly=0.5 rowsum=mma"),
     ("bf16_d256_window_poly_lazy", "bf16", 256, 8, 8, False, (100, 30), True, "bhsd",
      "exp2-poly=0.25 rescale=lazy"),
+    # Persistent CTAs (at most 132, looping over the tiles; B a parameter):
+    # more tiles than CTAs, tiles without keys, every consumer schedule.
+    ("bf16_d128_causal_gqa_persist", "bf16", 128, 16, 4, True, None, True, "bhsd",
+     "persistent=on"),
+    ("bf16_d64_persist", "bf16", 64, 16, 16, False, None, False, "bhsd", "persistent=on"),
+    ("bf16_d128_window_persist_pp", "bf16", 128, 8, 8, False, (100, 30), True, "bshd",
+     "persistent=on pingpong=on"),
+    ("f16_d256_causal_persist_plain", "f16", 256, 8, 8, True, None, True, "bhsd",
+     "persistent=on overlap=off"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -110,6 +119,14 @@ CASES = [
     ("f16_d128_causal_poly", 1, 1000, 300, None),   # rows with no key
     ("bf16_d256_window_poly_lazy", 1, 2048, 2048, None, "ramp"),
     ("bf16_d256_window_poly_lazy", 2, 1000, 1000, None),
+    ("bf16_d128_causal_gqa_persist", 3, 1000, 1000, None),   # 384 tiles
+    ("bf16_d128_causal_gqa_persist", 2, 1000, 300, None),    # tiles with no key
+    ("bf16_d128_causal_gqa_persist", 1, 17, 4097, None),
+    ("bf16_d64_persist", 4, 4097, 4097, None),
+    ("bf16_d64_persist", 1, 1, 513, None),
+    ("bf16_d128_window_persist_pp", 3, 2000, 2000, None),
+    ("f16_d256_causal_persist_plain", 2, 1000, 1000, 0),
+    ("f16_d256_causal_persist_plain", 1, 4097, 4097, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.
@@ -265,8 +282,13 @@ class Kernel:
                 raise ValueError(f"unknown parameter kind {kind}")
             keep.append(c)
             params.append(ctypes.addressof(c))
-        grid = [(sym[g["symbol"]] + g["ceildiv"] - 1) // g["ceildiv"] if "ceildiv" in g
-                else sym[g["symbol"]] for g in self.m["grid"]]
+        grid = []
+        for g in self.m["grid"]:
+            n = -(-sym[g["symbol"]] // g.get("ceildiv", 1))
+            for factor in g.get("times", []):
+                n *= sym[factor]
+            grid.append(min(n, g.get("max", n)))
+        grid += [1] * (3 - len(grid))
         stream = torch.cuda.current_stream().cuda_stream
         return lambda: self.drv.launch(self.fn, grid, self.m["block"],
                                        self.m["dynamic_smem_bytes"], params, stream), keep

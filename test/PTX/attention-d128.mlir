@@ -5,6 +5,9 @@
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_lse_m128n128s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: rm -rf %t/p && fa-t-opt %s --fat-to-ptx="persistent=on num-sms=114 output-dir=%t/p" -o /dev/null
+// RUN: FileCheck %s --check-prefix=PERSIST < %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2_ot114.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2_ot114.ptx -o %t/p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 128, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -35,6 +38,27 @@
 // PTXAS:     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: C75{{[0-9][0-9]}}
 
+// Persistent (num-sms = 114, an H100 PCIe): one grid dimension, the tile
+// count bounded by the SMs, and B passed as the last parameter.
+// PERSIST:      "grid": [
+// PERSIST-NEXT:   {
+// PERSIST-NEXT:     "ceildiv": 128,
+// PERSIST-NEXT:     "max": 114,
+// PERSIST-NEXT:     "symbol": "Sq",
+// PERSIST-NEXT:     "times": [
+// PERSIST-NEXT:       "Hq",
+// PERSIST-NEXT:       "B"
+// PERSIST-NEXT:     ]
+// PERSIST-NEXT:   }
+// PERSIST-NEXT: ],
+// PERSIST:          "symbol": "scale_log2e"
+// PERSIST-NEXT:   },
+// PERSIST-NEXT:   {
+// PERSIST-NEXT:     "kind": "i32",
+// PERSIST-NEXT:     "symbol": "B"
+// PERSIST-NEXT:   }
+// PERSIST-NEXT: ],
+// PERSIST:      "persistent": true,
 // JSON:      "block": [
 // JSON-NEXT:   384,
 // JSON:      "causal": true,

@@ -43,6 +43,19 @@ def test_grid_ceildiv_and_padding():
     assert launch_grid([GridDim("Sq", 64)], {"Sq": 1}) == (1, 1, 1)
 
 
+def test_grid_persistent_tiles_bounded_by_sms():
+    # Persistent kernels: min(ceil(Sq / M) * Hq * B, SMs) CTAs along x.
+    grid = [GridDim("Sq", 128, ("Hq", "B"), 132)]
+    assert launch_grid(grid, {"Sq": 1000, "Hq": 4, "B": 2}) == (64, 1, 1)
+    assert launch_grid(grid, {"Sq": 4096, "Hq": 16, "B": 4}) == (132, 1, 1)
+    assert launch_grid(grid, {"Sq": 1, "Hq": 1, "B": 1}) == (1, 1, 1)
+    with pytest.raises(ValueError, match=r"ceil\(Sq / 128\) \* Hq \* B = 4294967296 tiles: "
+                                         r"the persistent kernel supports up to 2147483647"):
+        launch_grid(grid, {"Sq": 2**31, "Hq": 128, "B": 2})
+    with pytest.raises(ValueError, match=r"grid.x = ceil\(Sq / 128\) \* Hq \* B = 0: expected"):
+        launch_grid(grid, {"Sq": 0, "Hq": 4, "B": 2})
+
+
 def test_grid_limits():
     with pytest.raises(ValueError, match=r"grid.z = B = 70000 exceeds the CUDA limit of 65535"):
         launch_grid([GridDim("Sq", 128), GridDim("Hq"), GridDim("B")],

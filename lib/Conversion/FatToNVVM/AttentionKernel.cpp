@@ -15,6 +15,12 @@
 // with s = (j − j0) mod stages and the parity flipping each time s wraps.
 // K and V have barriers of their own, so K_{j+1} can land while V_j is read.
 //
+// Persistent kernels (KernelSchedule::persistent) wrap both roles in the
+// same loop over tiles t ≡ blockIdx.x (mod gridDim.x); the ring index runs
+// on across tiles (s = (n + j − j0) mod stages, n = blocks of earlier
+// tiles), and Q gets an empty barrier: the consumers release it after the
+// tile's last S = Q·Kᵀ, the producer then loads the next tile's Q.
+//
 // Consumer schedules (KernelSchedule):
 //   plain     for j: S_j = QK_j; wait; softmax_j; O = α·O; O += P_j·V_j; wait
 //   overlap   S_0 = QK_0; wait; softmax_0
@@ -48,12 +54,17 @@ struct KernelValues {
   Value oPtr, oStrideB, oStrideH, oStrideS;
   Value lsePtr, lseStrideB, lseStrideH;
   Value seqQ, seqKV, diag, scaleLog2e;
+  // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B).
+  Value batchCount;
   // Thread coordinates.
   Value tid, warpgroup, warp, lane;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
   Value smem, smemAddr;
-  // CTA coordinates and its KV block range [kvLo, kvHi).
+  // Tile coordinates and its KV block range [kvLo, kvHi).
   Value mBlock, head, kvHead, batch, rowFirst, rowLast, kvLo, kvHi;
+  // Ring blocks of the CTA's earlier tiles (0 without persistence) and the
+  // tile's index among the CTA's tiles (the Q barriers' phase).
+  Value ringBase, tileIndex;
 };
 
 /// Builds the kernel body; one method per stage of the kernel.
@@ -97,9 +108,24 @@ private:
   void buildOnesChunks();
   /// Registers of the P·V accumulator (O, then the ones columns' l).
   int64_t accRegs() const { return cfg.pvColumns() / 2; }
+  /// The tile's coordinates from (query block, head, batch): rows, KV
+  /// head, KV block range.
+  void buildTileCoordinates(Value mBlock, Value head, Value batch);
+  /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();
+  /// Persistent: runs `body` on each of this CTA's tiles (coordinates,
+  /// ringBase and tileIndex set in `v`); the next tile's ringBase grows by
+  /// the tile's KV blocks.
+  void buildTileLoop(function_ref<void()> body);
+  /// Q's empty barrier (persistent kernels only).
+  Value qEmptyBarrier() { return barrier(c32(1 + 4 * cfg.stages)); }
+  /// Persistent kernels: every consumer thread releases Q after the tile's
+  /// last S = Q·Kᵀ has completed.
+  void buildReleaseQ();
   void buildProducer();
+  void buildProducerTile();
   void buildConsumer();
+  void buildConsumerTile();
 
   /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
   /// as one commit group; the caller waits.
@@ -155,7 +181,7 @@ Value AttentionKernelBuilder::barrier(Value index) {
 }
 
 std::pair<Value, Value> AttentionKernelBuilder::ringSlot(Value kvBlock) {
-  Value iter = sub(kvBlock, v.kvLo);
+  Value iter = add(v.ringBase, sub(kvBlock, v.kvLo));
   Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
   Value parity = arith::AndIOp::create(
       b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
@@ -200,6 +226,8 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
                           128 * cfg.numConsumerWarpgroups());
       }
     }
+    if (cfg.schedule.persistent)
+      buildMBarrierInit(b, qEmptyBarrier(), 128 * cfg.numConsumerWarpgroups());
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
   }
@@ -242,20 +270,74 @@ void AttentionKernelBuilder::buildOnesChunks() {
 void AttentionKernelBuilder::buildBlockCoordinates() {
   Value ctaX = NVVM::BlockIdXOp::create(b, b.getI32Type());
   Value ctaY = NVVM::BlockIdYOp::create(b, b.getI32Type());
+  Value batch = NVVM::BlockIdZOp::create(b, b.getI32Type());
+  v.ringBase = c32(0);
+  v.tileIndex = c32(0);
   if (cfg.causal) {
     // Causal: the last query blocks see the most keys. The grid is
     // (Hq, ⌈Sq/M⌉, B) and block y = 0 takes the last query block, so the
     // CTAs launch longest first across all heads and the short ones fill the
     // tail of the last wave.
     Value gridY = NVVM::GridDimYOp::create(b, b.getI32Type());
-    v.mBlock = sub(sub(gridY, c32(1)), ctaY);
-    v.head = ctaX;
+    buildTileCoordinates(sub(sub(gridY, c32(1)), ctaY), ctaX, batch);
   } else {
     // Grid (⌈Sq/M⌉, Hq, B): CTAs that run together share one head's K/V in L2.
-    v.mBlock = ctaX;
-    v.head = ctaY;
+    buildTileCoordinates(ctaX, ctaY, batch);
   }
-  v.batch = NVVM::BlockIdZOp::create(b, b.getI32Type());
+}
+
+void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
+  // Tiles t ∈ [0, T), T = ⌈Sq/M⌉·Hq·B (< 2^31: launchers check it), CTA c
+  // taking c, c + G, c + 2G, … (G = gridDim.x ≤ SMs). Decoding, with
+  // nM = ⌈Sq/M⌉:
+  //   causal  t = (nM − 1 − m)·Hq·B + b·Hq + h   (longest first: the last
+  //           query blocks see the most keys, so the first wave takes them
+  //           and every CTA's later tiles are shorter ones)
+  //   else    t = (b·Hq + h)·nM + m              (a head's query blocks
+  //           side by side: CTAs running together share its K/V in L2)
+  // The loop carries only the tile and two counters: the producer has 24
+  // registers.
+  Value numM = arith::DivUIOp::create(
+      b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
+  Value heads = c32(cfg.numHeadsQ);
+  Value headsTimesBatch = mul(heads, v.batchCount);
+  Value numTiles = mul(numM, headsTimesBatch);
+  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  Value step = NVVM::GridDimXOp::create(b, b.getI32Type());
+  auto loop = scf::ForOp::create(b, first, numTiles, step,
+                                 ValueRange{c32(0), c32(0)});
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value t = loop.getInductionVar();
+  Value mBlock, rest;
+  if (cfg.causal) {
+    mBlock = sub(sub(numM, c32(1)),
+                 arith::DivUIOp::create(b, t, headsTimesBatch));
+    rest = arith::RemUIOp::create(b, t, headsTimesBatch);
+  } else {
+    mBlock = arith::RemUIOp::create(b, t, numM);
+    rest = arith::DivUIOp::create(b, t, numM);
+  }
+  Value head = arith::RemUIOp::create(b, rest, heads);
+  Value batch = arith::DivUIOp::create(b, rest, heads);
+  v.ringBase = loop.getRegionIterArgs()[0];
+  v.tileIndex = loop.getRegionIterArgs()[1];
+  buildTileCoordinates(mBlock, head, batch);
+  body();
+  scf::YieldOp::create(b, ValueRange{add(v.ringBase, sub(v.kvHi, v.kvLo)),
+                                     add(v.tileIndex, c32(1))});
+}
+
+void AttentionKernelBuilder::buildReleaseQ() {
+  if (cfg.schedule.persistent)
+    buildMBarrierArrive(b, qEmptyBarrier());
+}
+
+void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
+                                                  Value batch) {
+  v.mBlock = mBlock;
+  v.head = head;
+  v.batch = batch;
   // GQA: query head h reads KV head h / (Hq / Hkv).
   v.kvHead = arith::DivUIOp::create(
       b, v.head, c32(cfg.numHeadsQ / cfg.numHeadsKV));
@@ -299,10 +381,23 @@ void AttentionKernelBuilder::buildProducer() {
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (cfg.schedule.persistent)
+    buildTileLoop([&] { buildProducerTile(); });
+  else
+    buildProducerTile();
+}
 
-  // Q: D/64 boxes of [blockM rows][64 columns], once.
+void AttentionKernelBuilder::buildProducerTile() {
+  // Q: D/64 boxes of [blockM rows][64 columns], once per tile. A persistent
+  // CTA first waits for the consumers to release the previous tile's Q
+  // (parity 1 on the first tile: a fresh barrier reports it complete).
   int64_t rowBytes = 128;
   Value qBar = barrier(c32(0));
+  if (cfg.schedule.persistent)
+    buildMBarrierWait(
+        b, qEmptyBarrier(),
+        arith::XOrIOp::create(
+            b, arith::AndIOp::create(b, v.tileIndex, c32(1)), c32(1)));
   buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
   for (int64_t c = 0; c < cfg.headDim / 64; ++c)
     buildTmaLoad(b, buildByteOffset(b, v.smem, c * cfg.blockM * rowBytes),
@@ -312,6 +407,7 @@ void AttentionKernelBuilder::buildProducer() {
   // own barriers). The first pass over the ring waits on parity 1, which a
   // fresh barrier reports complete.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
+  OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
   auto [stage, parity] = ringSlot(kvBlock);
@@ -718,6 +814,8 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   SmallVector<Value> next(o);
   next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
   scf::YieldOp::create(b, next);
+  b.setInsertionPointAfter(loop);
+  buildReleaseQ();
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -736,6 +834,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(work.elseBlock());
+  buildReleaseQ();
   scf::YieldOp::create(b, empty);
   b.setInsertionPointToStart(work.thenBlock());
 
@@ -748,15 +847,16 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     buildNamedBarrierArrive(b, c32(1), 256);
   }
 
-  // Prologue, block kvLo (ring slot 0, parity 0): S_0 and its softmax.
-  buildMBarrierWait(b, fullBarrier(c32(0), false), c32(0));
+  // Prologue, block kvLo: S_0 and its softmax.
+  auto [firstStage, firstParity] = ringSlot(v.kvLo);
+  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
   buildTurnBegin(consumer);
-  SmallVector<Value> s = buildQK(consumer, c32(0));
+  SmallVector<Value> s = buildQK(consumer, firstStage);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   buildWgmmaWait(b, 0);
   Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
   SoftmaxStep first =
-      buildScoresToP(s, v.kvLo, c32(0), rowBase, ArrayRef<Value>(mInit),
+      buildScoresToP(s, v.kvLo, firstStage, rowBase, ArrayRef<Value>(mInit),
                      ArrayRef<Value>(lInit));
   SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
   init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
@@ -803,6 +903,8 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     scf::YieldOp::create(b, next);
   }
 
+  // Every S of the tile is done: Q may be overwritten (persistent).
+  buildReleaseQ();
   // Drain: O += P_last·V_last.
   ValueRange last = loop.getResults();
   SmallVector<Value> o(last.take_front(oRegs));
@@ -822,6 +924,13 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 }
 
 void AttentionKernelBuilder::buildConsumer() {
+  if (cfg.schedule.persistent)
+    buildTileLoop([&] { buildConsumerTile(); });
+  else
+    buildConsumerTile();
+}
+
+void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
   Value g = arith::DivUIOp::create(b, v.lane, c32(4));
   Value t = arith::RemUIOp::create(b, v.lane, c32(4));
@@ -829,7 +938,8 @@ void AttentionKernelBuilder::buildConsumer() {
   Value rowBase = add(add(v.rowFirst, mul(consumer, c32(64))),
                       add(mul(v.warp, c32(16)), g));
 
-  buildMBarrierWait(b, barrier(c32(0)), c32(0));
+  buildMBarrierWait(b, barrier(c32(0)),
+                    arith::AndIOp::create(b, v.tileIndex, c32(1)));
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, rowBase)
                                    : buildPlainLoop(consumer, rowBase);
@@ -860,6 +970,8 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.seqKV = args[a++];
   v.diag = args[a++];
   v.scaleLog2e = args[a++];
+  if (cfg.schedule.persistent)
+    v.batchCount = args[a++];
 
   v.tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
   // The warpgroup index, broadcast from lane 0 so that the role branch is
@@ -871,7 +983,8 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.lane = arith::RemUIOp::create(b, v.tid, c32(32));
 
   buildSharedMemoryAndBarriers(dynamicSmem);
-  buildBlockCoordinates();
+  if (!cfg.schedule.persistent)
+    buildBlockCoordinates();
 
   // Register split (setmaxnreg): with two consumer warpgroups the 384
   // threads start with 168 registers each; the producer drops to 24 so the
@@ -920,6 +1033,9 @@ mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
   if (cfg.lse)
     params.append({globalPtr, i64, i64});
   params.append({i32, i32, i32, builder.getF32Type()});
+  if (cfg.schedule.persistent)
+    params.push_back(i32); // B
+
   auto funcType =
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);
   auto func = LLVM::LLVMFuncOp::create(builder, loc, name, funcType);

@@ -68,6 +68,8 @@ struct ConvertFatToNVVMPass
     options.schedule.lazyRescale = rescale == "lazy";
     options.schedule.rescaleThreshold = rescaleThreshold;
     options.schedule.exp2Poly = exp2Poly;
+    options.schedule.persistent = persistent;
+    options.numSMs = numSMs;
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

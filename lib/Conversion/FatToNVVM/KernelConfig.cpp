@@ -151,12 +151,18 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
     return op.emitOpError("exp2-poly must be a fraction in [0, 1] (of the "
                           "exponentials computed on the FMA pipe), got ")
            << llvm::formatv("{0}", options.schedule.exp2Poly).str();
+  if (options.numSMs < 1 || options.numSMs > 65535)
+    return op.emitOpError("num-sms = ")
+           << options.numSMs
+           << " is not supported; supported: 1 to 65535 (the SMs of the "
+              "target, 132 on H100 SXM and H200)";
   config.blockM = options.blockM;
   config.blockN = blockN;
   config.stages = options.stages;
   config.schedule = options.schedule;
   config.sm = options.sm;
   config.ptxVersion = options.ptxVersion;
+  config.numSMs = options.numSMs;
 
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
@@ -186,7 +192,8 @@ std::string AttentionKernelConfig::kernelName() const {
     os << "_lse";
   os << "_m" << blockM << "n" << blockN << "s" << stages;
   // A schedule other than the default is spelled out, one letter per
-  // choice: o(verlap) or n(o overlap), then p(ing-pong).
+  // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
+  // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>.
   if (!(schedule == KernelSchedule())) {
     os << "_" << (schedule.overlap ? "o" : "n")
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
@@ -195,6 +202,8 @@ std::string AttentionKernelConfig::kernelName() const {
     // e<percent> of the exponentials on the FMA pipe.
     if (schedule.exp2Poly > 0.0)
       os << "e" << static_cast<int64_t>(std::lround(schedule.exp2Poly * 100));
+    if (schedule.persistent)
+      os << "t" << numSMs;
   }
   return name;
 }
@@ -239,11 +248,20 @@ std::string AttentionKernelConfig::manifestJson() const {
   params.push_back(Object{{"kind", "f32"}, {"symbol", "scale_log2e"}});
 
   // Causal kernels put the head in x and the (reversed) query block in y:
-  // see AttentionKernel.cpp, buildBlockCoordinates.
+  // see AttentionKernel.cpp, buildBlockCoordinates. Persistent kernels take
+  // B as a parameter (the tile count is ⌈Sq/M⌉·Hq·B) and launch
+  // min(⌈Sq/M⌉·Hq·B, SMs) CTAs along x.
+  if (schedule.persistent)
+    params.push_back(Object{{"kind", "i32"}, {"symbol", "B"}});
   Object qBlocks{{"symbol", "Sq"}, {"ceildiv", blockM}};
   Object heads{{"symbol", "Hq"}};
   Array grid;
-  if (causal)
+  if (schedule.persistent)
+    grid = Array{Object{{"symbol", "Sq"},
+                        {"ceildiv", blockM},
+                        {"times", Array{"Hq", "B"}},
+                        {"max", numSMs}}};
+  else if (causal)
     grid = Array{std::move(heads), std::move(qBlocks), Object{{"symbol", "B"}}};
   else
     grid = Array{std::move(qBlocks), std::move(heads), Object{{"symbol", "B"}}};
@@ -275,7 +293,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"rowsum", schedule.rowsumMma ? "mma" : "vector"},
               {"rescale", schedule.lazyRescale ? "lazy" : "always"},
               {"rescale_threshold", schedule.rescaleThreshold},
-              {"exp2_poly", schedule.exp2Poly}}},
+              {"exp2_poly", schedule.exp2Poly},
+              {"persistent", schedule.persistent}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},

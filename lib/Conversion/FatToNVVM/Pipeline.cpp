@@ -35,6 +35,13 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<std::string> pingpong{
       *this, "pingpong", llvm::cl::init("auto"),
       llvm::cl::desc("Warpgroup ping-pong: auto, on or off (fat-pipeline)")};
+  Option<std::string> persistent{
+      *this, "persistent", llvm::cl::init("auto"),
+      llvm::cl::desc("Persistent CTAs with a tile loop: auto, on or off "
+                     "(fat-pipeline)")};
+  Option<int64_t> numSMs{
+      *this, "num-sms", llvm::cl::init(132),
+      llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
   Option<std::string> rowsum{
       *this, "rowsum", llvm::cl::init("auto"),
       llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
@@ -71,6 +78,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.blockN = opts.blockN;
   convert.stages = opts.stages;
   convert.ptxVersion = opts.ptx;
+  convert.numSMs = opts.numSMs;
   // The schedule is decided on the op first (fat.schedule), then built.
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;
@@ -84,6 +92,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   fat::FatPipelineOptions pipeline;
   pipeline.overlap = opts.overlap;
   pipeline.pingpong = opts.pingpong;
+  pipeline.persistent = opts.persistent;
   pm.addPass(fat::createFatPipeline(pipeline));
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"

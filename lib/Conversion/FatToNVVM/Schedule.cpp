@@ -7,7 +7,8 @@
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
 //                  rescale_threshold = τ,
 //                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T primitives)
-//   fat-pipeline   overlap = true | false, pingpong = true | false
+//   fat-pipeline   overlap = true | false, pingpong = true | false,
+//                  persistent = true | false
 //
 // convert-fat-to-nvvm builds exactly what the dictionary says (keys it lacks
 // come from its own options). The `auto` choices are a cost model fitted to
@@ -108,6 +109,9 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp /*op*/) {
   // tensor-core row sums that the same ops get (−2…5% against either
   // alone, run 10), and the row sums tie with it there (+3…5% at every S).
   choice.pingpong = false;
+  // Persistent CTAs stay off until measured against the one-CTA-per-tile
+  // grid (perf log).
+  choice.persistent = false;
   return choice;
 }
 
@@ -216,10 +220,13 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     Operation *root = getOperation();
     FailureOr<std::optional<bool>> forceOverlap = parseTriState(overlap);
     FailureOr<std::optional<bool>> forcePingpong = parseTriState(pingpong);
-    if (failed(forceOverlap) || failed(forcePingpong)) {
-      root->emitError() << "fat-pipeline: overlap and pingpong must be auto, "
-                           "on or off, got overlap='"
-                        << overlap << "' pingpong='" << pingpong << "'";
+    FailureOr<std::optional<bool>> forcePersistent = parseTriState(persistent);
+    if (failed(forceOverlap) || failed(forcePingpong) ||
+        failed(forcePersistent)) {
+      root->emitError() << "fat-pipeline: overlap, pingpong and persistent "
+                           "must be auto, on or off, got overlap='"
+                        << overlap << "' pingpong='" << pingpong
+                        << "' persistent='" << persistent << "'";
       return signalPassFailure();
     }
     Builder b(&getContext());
@@ -229,6 +236,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         choice.overlap = **forceOverlap;
       if (*forcePingpong)
         choice.pingpong = **forcePingpong;
+      if (*forcePersistent)
+        choice.persistent = **forcePersistent;
       // Ping-pong turns are the overlapped schedule's issue phases: a
       // forced overlap=off turns the automatic ping-pong off with it.
       if (!choice.overlap && !*forcePingpong)
@@ -236,7 +245,9 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       updateSchedule(op, {b.getNamedAttr("overlap",
                                          b.getBoolAttr(choice.overlap)),
                           b.getNamedAttr("pingpong",
-                                         b.getBoolAttr(choice.pingpong))});
+                                         b.getBoolAttr(choice.pingpong)),
+                          b.getNamedAttr("persistent",
+                                         b.getBoolAttr(choice.persistent))});
     }
   }
 };
@@ -258,12 +269,13 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       return op.emitOpError("'") << kScheduleAttrName << "' entry '" << key
                                  << "' must be " << what << ", got " << value;
     };
-    if (key == "overlap" || key == "pingpong") {
+    if (key == "overlap" || key == "pingpong" || key == "persistent") {
       auto flag = dyn_cast<BoolAttr>(value);
       if (!flag)
         return expect("a bool");
-      (key == "overlap" ? schedule.overlap : schedule.pingpong) =
-          flag.getValue();
+      (key == "overlap"    ? schedule.overlap
+       : key == "pingpong" ? schedule.pingpong
+                           : schedule.persistent) = flag.getValue();
     } else if (key == "rowsum") {
       auto s = dyn_cast<StringAttr>(value);
       if (!s || (s.getValue() != "vector" && s.getValue() != "mma"))
@@ -288,7 +300,7 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       return op.emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
-                "rescale_threshold, exp2_poly";
+                "rescale_threshold, exp2_poly, persistent";
     }
   }
   return success();

@@ -69,7 +69,7 @@ func.func @bad_exp2_poly(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // -----
 
 func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly}}
+  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly, persistent}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3}}
   return

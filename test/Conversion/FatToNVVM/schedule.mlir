@@ -4,6 +4,7 @@
 // RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 // RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 
@@ -14,9 +15,9 @@
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = false, persistent = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
@@ -60,8 +61,36 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 
 // A mask keeps the vector row sums.
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
+// persistent=on: B is the last parameter; the producer (and then the
+// consumers) loop over tiles t = blockIdx.x, + gridDim.x, … < ⌈Sq/128⌉·8·B,
+// carrying the ring position and the tile index. Causal tiles decode
+// longest first: query block nM − 1 − t / (8·B). The producer waits on Q's
+// empty barrier (index 1 + 4·stages = 9) with the tile index's parity
+// flipped before loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
+// PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132(
+// PERSIST-SAME:   %arg10: f32, %[[B:arg11]]: i32)
+// PERSIST:        %[[SQ:[0-9]+]] = arith.addi %arg7, %c127_i32
+// PERSIST:        %[[NM:[0-9]+]] = arith.divui %[[SQ]], %c128_i32
+// PERSIST:        %[[HB:[a-z0-9_]+]] = arith.muli %c8_i32, %[[B]] : i32
+// PERSIST:        %[[T:[a-z0-9_]+]] = arith.muli %[[NM]], %[[HB]] : i32
+// PERSIST:        %[[FIRST:[a-z0-9_]+]] = nvvm.read.ptx.sreg.ctaid.x : i32
+// PERSIST:        %[[STEP:[a-z0-9_]+]] = nvvm.read.ptx.sreg.nctaid.x : i32
+// PERSIST:        scf.for %[[TILE:[a-z0-9_]+]] = %[[FIRST]] to %[[T]] step %[[STEP]] iter_args(%[[RING:[a-z0-9_]+]] = %{{.+}}, %[[IDX:[a-z0-9_]+]] = %{{.+}}) -> (i32, i32)
+// PERSIST:          %[[LAST:[a-z0-9_]+]] = arith.subi %[[NM]], %c1_i32
+// PERSIST:          %[[MIDX:[a-z0-9_]+]] = arith.divui %[[TILE]], %[[HB]]
+// PERSIST:          arith.subi %[[LAST]], %[[MIDX]]
+// PERSIST:          arith.muli %c9_i32
+// PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr
+// PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
+// PERSIST:          %[[FLIP:[a-z0-9_]+]] = arith.xori %[[PAR]], %c1_i32
+// PERSIST:          nvvm.mbarrier.try_wait.parity %[[QEMPTY]], %[[FLIP]]
+// PERSIST:          nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST:          scf.for %[[J:[a-z0-9_]+]] = %[[LO:[a-z0-9_]+]] to
+// PERSIST:            %[[OFF:[a-z0-9_]+]] = arith.subi %[[J]], %[[LO]]
+// PERSIST:            %[[ITER:[a-z0-9_]+]] = arith.addi %[[RING]], %[[OFF]]
+// PERSIST:            arith.remui %[[ITER]], %c2_i32
 func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) causal
@@ -73,7 +102,7 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
 // the ones columns at all).
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>
@@ -83,4 +112,4 @@ func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<
 // BADROWSUM: fat-tensorize: rowsum must be auto, vector or mma, got 'simd'
 // BADPOLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
 // BADPOLY2: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got 'half'
-// BADPP: fat-pipeline: overlap and pingpong must be auto, on or off, got overlap='auto' pingpong='sometimes'
+// BADPP: fat-pipeline: overlap, pingpong and persistent must be auto, on or off, got overlap='auto' pingpong='sometimes' persistent='auto'

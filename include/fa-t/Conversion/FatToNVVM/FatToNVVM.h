@@ -54,18 +54,25 @@ struct KernelSchedule {
   /// head dims the exponentials, not the GEMMs, bound the loop. The chosen
   /// elements are spread evenly over each row's registers.
   double exp2Poly = 0.0;
+  /// Persistent CTAs: the grid is min(tiles, num-sms) CTAs, each looping
+  /// over the (query block, head, batch) tiles t ≡ blockIdx.x mod gridDim.x,
+  /// longest first for causal masks. The producer runs ahead into the next
+  /// tile's Q, K and V while the consumers finish a tile and store its O,
+  /// and the prologue of a CTA (barriers, ones chunks) is paid once per SM.
+  bool persistent = false;
 
   bool operator==(const KernelSchedule &o) const {
     return overlap == o.overlap && pingpong == o.pingpong &&
            rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
-           rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly;
+           rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly &&
+           persistent == o.persistent;
   }
 };
 
 /// The op attribute holding the schedule chosen by fat-tensorize and
 /// fat-pipeline: a dictionary with keys overlap, pingpong (bool), rowsum
 /// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64),
-/// exp2_poly (f64 fraction in [0, 1]).
+/// exp2_poly (f64 fraction in [0, 1]), persistent (bool).
 constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
 
 /// The FlashAttention-T primitives the cost model picks for an op.
@@ -78,6 +85,7 @@ struct TensorizationChoice {
 struct PipelineChoice {
   bool overlap = true;
   bool pingpong = false;
+  bool persistent = false;
 };
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
 /// and mask; see Schedule.cpp for the measurements behind each rule.
@@ -98,6 +106,9 @@ struct HopperKernelOptions {
   int64_t blockN = 0;
   int64_t stages = 2;
   int64_t ptxVersion = 80;
+  /// SMs of the target (H100 SXM and H200: 132): persistent kernels launch
+  /// at most this many CTAs, one per SM.
+  int64_t numSMs = 132;
   KernelSchedule schedule;
 };
 
@@ -115,6 +126,8 @@ struct AttentionKernelConfig {
   KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;
+  /// Persistent kernels: the most CTAs to launch (the target's SMs).
+  int64_t numSMs = 132;
 
   /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
   /// warpgroup is the TMA producer.
@@ -128,7 +141,7 @@ struct AttentionKernelConfig {
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
   ///   [ mbarriers: q, fullK[stages], fullV[stages], emptyK[stages],
-  ///     emptyV[stages] (8 B each) ]
+  ///     emptyV[stages], (persistent) qEmpty (8 B each) ]
   ///
   /// K and V of a stage have barriers of their own: the consumers release
   /// K_j as soon as S_j is computed, long before they are done with V_j.
@@ -149,7 +162,12 @@ struct AttentionKernelConfig {
   int64_t kOffset() const { return qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
   int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
-  int64_t numBarriers() const { return 1 + 4 * stages; }
+  /// Persistent kernels add qEmpty (index 1 + 4·stages): the consumers
+  /// release Q when their last S = Q·Kᵀ of a tile is done, and the producer
+  /// loads the next tile's Q into it.
+  int64_t numBarriers() const {
+    return 1 + 4 * stages + (schedule.persistent ? 1 : 0);
+  }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.
   int64_t dynamicSmemBytes() const {

@@ -71,7 +71,11 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Lazy rescale threshold τ in log2 units: P stays ≤ 2^τ">,
     Option<"exp2Poly", "exp2-poly", "double", /*default=*/"0.0",
            "Fraction (0..1) of the softmax exponentials computed by an "
-           "FMA-pipe polynomial instead of MUFU.EX2">
+           "FMA-pipe polynomial instead of MUFU.EX2">,
+    Option<"persistent", "persistent", "bool", /*default=*/"false",
+           "Persistent CTAs looping over the tiles (at most num-sms CTAs)">,
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "SMs of the target: the most CTAs a persistent kernel launches">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
@@ -145,22 +149,32 @@ def FatPipeline : Pass<"fat-pipeline"> {
       back to back, waits for S_j only (wgmma.wait_group 1), and runs the
       softmax of S_j while the P·V is in flight;
     - `pingpong`: the two consumer warpgroups take turns issuing their GEMMs
-      (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs.
+      (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs;
+    - `persistent`: min(T, num-sms) CTAs for the T = ⌈Sq/M⌉·Hq·B tiles,
+      CTA c taking tiles c, c + G, c + 2G, … (G = gridDim.x), decoded
+      longest first for causal masks (the last query blocks, which see the
+      most keys, come first). The K/V ring and its phases run on across
+      tiles, Q has a full and an empty barrier, so the producer loads the
+      next tile while the consumers finish the current one and store O.
 
     The producer warpgroup (TMA, `stages`-deep K and V rings with full and
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
     `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
     ping-pong nowhere (it gains only where the tensor-core row sums are
-    chosen, and the two do not combine: perf-log run 10).
+    chosen, and the two do not combine: perf-log run 10); persistent CTAs
+    nowhere until measured.
 
     Example: `fa-t-opt --fat-pipeline in.mlir` gives
-    `fat.attention ... {fat.schedule = {overlap = true, pingpong = false}}`.
+    `fat.attention ... {fat.schedule = {overlap = true, pingpong = false,
+    persistent = false}}`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
            "Intra-warpgroup overlap: auto, on or off">,
     Option<"pingpong", "pingpong", "std::string", /*default=*/"\"auto\"",
-           "Consumer warpgroups take turns issuing GEMMs: auto, on or off">
+           "Consumer warpgroups take turns issuing GEMMs: auto, on or off">,
+    Option<"persistent", "persistent", "std::string", /*default=*/"\"auto\"",
+           "Persistent CTAs looping over the tiles: auto, on or off">
   ];
 }
 

@@ -1,0 +1,55 @@
+"""The manifests fa-t-opt writes parse with fa_t's manifest reader (the ABI).
+
+Compiles one kernel per grid form and schedule with the real compiler of
+this tree: the default grids (query blocks in x, or heads in x for causal
+masks) and the persistent kernels' one-dimensional grid bounded by the SMs,
+whose batch size is a parameter. Skipped when build/bin/fa-t-opt is absent.
+"""
+
+import pathlib
+import subprocess
+
+import pytest
+
+from fa_t import jit
+from fa_t.config import KernelConfig
+from fa_t.manifest import load_manifest
+from fa_t.params import launch_grid
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FAT_OPT = ROOT / "build" / "bin" / "fa-t-opt"
+
+pytestmark = pytest.mark.skipif(not FAT_OPT.exists(), reason="fa-t-opt is not built")
+
+SYMBOLS = {"B": 3, "Hq": 8, "Hkv": 8, "Sq": 1000, "Skv": 1000, "D": 64, "Dv": 64}
+
+
+def compile_one(tmp_path, config, tuning):
+    source = tmp_path / "in.mlir"
+    source.write_text(jit.jit_input_mlir(config))
+    command = jit.fat_opt_command(str(FAT_OPT), source, tmp_path, tuning)
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    (json_path,) = tmp_path.glob("*.json")
+    return load_manifest(json_path)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_default_grid(tmp_path, causal):
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
+    m = compile_one(tmp_path, config, jit.default_tuning(config))
+    assert m.config == config
+    assert "B" not in [p.symbol for p in m.params if p.kind == "i32"]
+    # (query blocks, heads, B), or (heads, query blocks, B) for causal masks.
+    assert launch_grid(m.grid, SYMBOLS) == (8, 8, 3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_persistent_grid_and_batch_parameter(tmp_path, causal):
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
+    tuning = {**jit.default_tuning(config), "persistent": "on", "num-sms": 132}
+    m = compile_one(tmp_path, config, tuning)
+    assert m.entry.endswith("t132")
+    assert [p.symbol for p in m.params if p.kind == "i32"][-1] == "B"
+    # 8 query blocks x 8 heads x 3 batches = 192 tiles on 132 SMs.
+    assert launch_grid(m.grid, SYMBOLS) == (132, 1, 1)
+    assert launch_grid(m.grid, {**SYMBOLS, "B": 1}) == (64, 1, 1)
