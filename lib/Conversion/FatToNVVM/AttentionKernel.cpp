@@ -160,7 +160,10 @@ private:
   /// The two consumer loops; both return (O, m[2], l[2]).
   SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
-  /// Ping-pong turn taking around one GEMM issue phase (no-ops without it).
+  /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
+  /// and the game's first hand-over (consumer 1 to 0) and last take-over.
+  void buildOpenGame(Value consumer);
+  void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
   /// Writes O / l (and the LSE) of this thread's two rows.
@@ -756,6 +759,29 @@ void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
   o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
+void AttentionKernelBuilder::buildOpenGame(Value consumer) {
+  if (!cfg.schedule.pingpong)
+    return;
+  // Consumer 1 opens the game: consumer 0 issues first.
+  Value isSecond = cmp(arith::CmpIPredicate::eq, consumer, c32(1));
+  auto ifOp = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  buildNamedBarrierArrive(b, c32(1), 256);
+}
+
+void AttentionKernelBuilder::buildCloseGame(Value consumer) {
+  if (!cfg.schedule.pingpong)
+    return;
+  // Every turn handed over, consumer 1's last too: consumer 0 takes that
+  // last hand-over, so every barrier phase completes exactly.
+  Value isFirst = cmp(arith::CmpIPredicate::eq, consumer, c32(0));
+  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  buildNamedBarrierSync(b, c32(1), 256);
+}
+
 void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
   // Consumer c waits on named barrier 1 + c: 128 of its own threads sync,
   // the other warpgroup's 128 arrive when it has issued its GEMMs.
@@ -838,14 +864,9 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   scf::YieldOp::create(b, empty);
   b.setInsertionPointToStart(work.thenBlock());
 
-  if (cfg.schedule.pingpong) {
-    // Consumer 1 opens the game: consumer 0 issues first.
-    Value isSecond = cmp(arith::CmpIPredicate::eq, consumer, c32(1));
-    auto ifOp = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    buildNamedBarrierArrive(b, c32(1), 256);
-  }
+  // A persistent CTA plays one game over all its tiles (buildConsumer).
+  if (!cfg.schedule.persistent)
+    buildOpenGame(consumer);
 
   // Prologue, block kvLo: S_0 and its softmax.
   auto [firstStage, firstParity] = ringSlot(v.kvLo);
@@ -912,7 +933,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
   buildTurnBegin(consumer);
   o = buildPV(o, SmallVector<Value>(last.drop_front(oRegs + 4)), lastStage);
-  buildTurnEnd(consumer, /*lastTurn=*/true);
+  buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
   buildWgmmaWait(b, 0);
   o = buildFenceOperands(b, o);
   buildMBarrierArrive(b, emptyBarrier(lastStage, true));
@@ -924,10 +945,19 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 }
 
 void AttentionKernelBuilder::buildConsumer() {
-  if (cfg.schedule.persistent)
-    buildTileLoop([&] { buildConsumerTile(); });
-  else
+  if (!cfg.schedule.persistent) {
     buildConsumerTile();
+    return;
+  }
+  // Ping-pong over tiles: one game, opened before the first tile and closed
+  // after the last, with every turn handed over in between. Restarting it
+  // per tile would let consumer 1 open tile i+1 (an arrive on barrier 1)
+  // before consumer 0 has taken its last turn of tile i, and two of its
+  // arrivals would complete one phase of barrier 1 without consumer 0.
+  Value consumer = sub(v.warpgroup, c32(1));
+  buildOpenGame(consumer);
+  buildTileLoop([&] { buildConsumerTile(); });
+  buildCloseGame(consumer);
 }
 
 void AttentionKernelBuilder::buildConsumerTile() {

@@ -5,6 +5,7 @@
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 // RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 
@@ -91,6 +92,23 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // PERSIST:            %[[OFF:[a-z0-9_]+]] = arith.subi %[[J]], %[[LO]]
 // PERSIST:            %[[ITER:[a-z0-9_]+]] = arith.addi %[[RING]], %[[OFF]]
 // PERSIST:            arith.remui %[[ITER]], %c2_i32
+// With ping-pong the consumers play one game over all tiles: consumer 1
+// opens it before the tile loop, every turn (the drain's too) hands over,
+// and consumer 0 takes the last hand-over after the loop.
+// PERSIST-PP:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_opt132(
+// PERSIST-PP:        setmaxregister  increase 240
+// PERSIST-PP:        %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1_i32 : i32
+// PERSIST-PP:        %[[SECOND:[0-9]+]] = arith.cmpi eq, %[[C]], %c1_i32
+// PERSIST-PP-NEXT:   scf.if %[[SECOND]] {
+// PERSIST-PP:          nvvm.barrier.arrive id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// PERSIST-PP:        scf.for
+// PERSIST-PP-NOT:    llvm.return
+// PERSIST-PP:          scf.yield %{{.+}}, %{{.+}} : i32, i32
+// PERSIST-PP-NEXT:   }
+// PERSIST-PP:        %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[C]], %c0_i32
+// PERSIST-PP-NEXT:   scf.if %[[FIRST]] {
+// PERSIST-PP:          nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
+// PERSIST-PP:        llvm.return
 func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) causal
