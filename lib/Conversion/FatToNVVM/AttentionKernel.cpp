@@ -47,6 +47,29 @@ using namespace mlir::fat::hopper;
 
 namespace {
 
+/// The schedule in the IR: discardable attributes on the structured ops of
+/// the kernel (scf.if / scf.for, which convert-scf-to-cf erases before
+/// translation to LLVM IR), so that `--convert-fat-to-nvvm` output shows
+/// which role, stage and order each region is, and lit can check it:
+///   fat.role  = ["producer", "consumer"]          the warpgroup-role split
+///   fat.tiles = "longest-first" | "head-major"     persistent tile loop
+///   fat.stage = "ones" | "load" | "prologue" | "mainloop" | "mask" |
+///               "rescale" | "epilogue"
+///   fat.order = the issue order of one main-loop iteration (ASCII, so the
+///               printed IR stays readable)
+void tag(Operation *op, StringRef name, Attribute value) {
+  op->setAttr(name, value);
+}
+void tagStage(Operation *op, StringRef stage) {
+  tag(op, "fat.stage", StringAttr::get(op->getContext(), stage));
+}
+ArrayAttr stringArray(MLIRContext *ctx, ArrayRef<StringRef> items) {
+  SmallVector<Attribute> attrs;
+  for (StringRef item : items)
+    attrs.push_back(StringAttr::get(ctx, item));
+  return ArrayAttr::get(ctx, attrs);
+}
+
 /// The values of the kernel that every stage of it reads.
 struct KernelValues {
   // Parameters.
@@ -253,6 +276,7 @@ void AttentionKernelBuilder::buildOnesChunks() {
   int64_t perStage = cfg.onesChunkBytes() / 16;
   int64_t total = perStage * cfg.stages;
   auto loop = scf::ForOp::create(b, v.tid, c32(total), c32(cfg.numThreads()));
+  tagStage(loop, "ones");
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -309,6 +333,8 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
   Value step = NVVM::GridDimXOp::create(b, b.getI32Type());
   auto loop = scf::ForOp::create(b, first, numTiles, step,
                                  ValueRange{c32(0), c32(0)});
+  tag(loop, "fat.tiles",
+      b.getStringAttr(cfg.causal ? "longest-first" : "head-major"));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value t = loop.getInductionVar();
@@ -410,6 +436,7 @@ void AttentionKernelBuilder::buildProducerTile() {
   // own barriers). The first pass over the ring waits on parity 1, which a
   // fresh barrier reports complete.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
+  tagStage(loop, "load");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
@@ -543,6 +570,7 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
     Value row = add(rowBase, c32(8 * r));
     Value inRange = cmp(arith::CmpIPredicate::slt, row, v.seqQ);
     auto ifRow = scf::IfOp::create(b, inRange, /*withElseRegion=*/false);
+    tagStage(ifRow, "epilogue");
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
 
@@ -619,6 +647,7 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
       [&](OpBuilder &nested, Location loc) {
         scf::YieldOp::create(nested, loc, s);
       });
+  tagStage(maskIf, "mask");
   return SmallVector<Value>(maskIf.getResults());
 }
 
@@ -756,6 +785,7 @@ void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
       [&](OpBuilder &nested, Location loc) {
         scf::YieldOp::create(nested, loc, o);
       });
+  tagStage(ifOp, "rescale");
   o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
@@ -816,6 +846,11 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   SmallVector<Value> init(oRegs, zero);
   init.append({negInf, negInf, zero, zero});
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
+  tagStage(loop, "mainloop");
+  tag(loop, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
+                   "O = alpha*O", "wait V(j)", "O += P(j)*V(j)", "wait O"}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
@@ -858,6 +893,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
   SmallVector<Type> types(oRegs + 4, b.getF32Type());
   auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
+  tagStage(work, "prologue");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(work.elseBlock());
   buildReleaseQ();
@@ -885,6 +921,12 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   auto loop = scf::ForOp::create(b, add(v.kvLo, c32(1)), v.kvHi, c32(1), init);
+  tagStage(loop, "mainloop");
+  tag(loop, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
+                   "O += P(j-1)*V(j-1)", "wait S (1 pending)", "softmax(j)",
+                   "wait O", "O = alpha*O"}));
   {
     OpBuilder::InsertionGuard body(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -1023,6 +1065,8 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   bool splitRegisters = cfg.numConsumerWarpgroups() == 2;
   Value isProducer = cmp(arith::CmpIPredicate::eq, v.warpgroup, c32(0));
   auto roleIf = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
+  tag(roleIf, "fat.role",
+      stringArray(b.getContext(), {"producer", "consumer"}));
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(roleIf.thenBlock()->getTerminator());

@@ -40,6 +40,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     by more than `rescale-threshold` (log2 units), keeping P ≤ 2^τ, and
     skips the O multiply in warps where no row moved.
 
+    The schedule stays visible in the kernel it builds: the structured ops
+    carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
+    "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
+    `fat.order` (the issue order of one main-loop iteration) and, for
+    persistent kernels, `fat.tiles` ("longest-first" or "head-major").
+
     Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
   }];
   let options = [

@@ -1,0 +1,43 @@
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=OVERLAP
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PERSIST
+
+// The schedule is visible in the kernel IR: convert-fat-to-nvvm tags its
+// structured ops with the warpgroup role, the stage and the issue order of
+// the main loop (attributes close their regions, so they print inner first).
+
+// OVERLAP-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2(
+// The producer's K/V loads, then the consumers: the causal mask on the
+// diagonal blocks, the overlapped main loop, its prologue, the epilogue rows
+// and the role split closing both.
+// OVERLAP:       } {fat.stage = "load"}
+// OVERLAP:       } {fat.stage = "mask"}
+// OVERLAP:       } {fat.order = ["wait K(j), V(j-1)", "S(j) = Q*K(j)^T", "O += P(j-1)*V(j-1)", "wait S (1 pending)", "softmax(j)", "wait O", "O = alpha*O"], fat.stage = "mainloop"}
+// OVERLAP:       } {fat.stage = "prologue"}
+// OVERLAP:       } {fat.stage = "epilogue"}
+// OVERLAP:       } {fat.stage = "epilogue"}
+// OVERLAP:       } {fat.role = ["producer", "consumer"]}
+// OVERLAP-NOT:   fat.tiles
+
+// PLAIN-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_n(
+// PLAIN:         } {fat.stage = "load"}
+// PLAIN:         } {fat.stage = "mask"}
+// PLAIN:         } {fat.order = ["wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)", "O = alpha*O", "wait V(j)", "O += P(j)*V(j)", "wait O"], fat.stage = "mainloop"}
+// PLAIN-NOT:     fat.stage = "prologue"
+// PLAIN:         } {fat.role = ["producer", "consumer"]}
+
+// Persistent: both roles loop over the tiles, longest first (causal).
+// PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ot132(
+// PERSIST:       } {fat.stage = "load"}
+// PERSIST:       } {fat.tiles = "longest-first"}
+// PERSIST:       fat.stage = "mainloop"}
+// PERSIST:       } {fat.stage = "prologue"}
+// PERSIST:       } {fat.tiles = "longest-first"}
+// PERSIST:       } {fat.role = ["producer", "consumer"]}
+
+func.func @gqa_causal(%q: memref<?x16x?x128xbf16>, %kv: memref<?x4x?x128xbf16>,
+                      %o: memref<?x16x?x128xbf16>) {
+  fat.attention ins(%q, %kv, %kv : memref<?x16x?x128xbf16>, memref<?x4x?x128xbf16>,
+                                   memref<?x4x?x128xbf16>) outs(%o : memref<?x16x?x128xbf16>) causal
+  return
+}
