@@ -13,13 +13,16 @@
 # `// -----`. Each run starts from those seeds alone, so that it takes the
 # same time everywhere (libFuzzer first runs its whole corpus, whatever
 # -max_total_time says); FUZZ_CORPUS=DIR keeps the corpora in DIR/<harness>
-# between runs instead, for longer campaigns.
+# between runs instead, for longer campaigns. The mutation sequence is
+# seeded (FUZZ_SEED, default 1), so a CI run repeats the same exploration
+# and a finding reproduces; FUZZ_SEED=0 draws a fresh seed (campaigns).
 # A failing input is saved as build-fuzz/artifacts/<harness>-crash-<sha1>;
 # docs/fuzzing.md says how to replay it and turn it into a regression test.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 report=${1:?usage: scripts/fuzz.sh REPORT.xml}
 seconds=${FUZZ_SECONDS:-80}
+seed=${FUZZ_SEED:-1}
 build="$root/build-fuzz"
 harnesses=(fa-t-fuzz-mlir fa-t-fuzz-attention)
 py="$root/.venv/bin/python"
@@ -117,7 +120,7 @@ for h in "${harnesses[@]}"; do
   (
     # shellcheck disable=SC2086
     cd "$work" && TMPDIR="$work/tmp" "$build/bin/$h" ${flags[$h]} \
-      -max_total_time="$seconds" -timeout=30 -rss_limit_mb=3072 \
+      -max_total_time="$seconds" -timeout=30 -rss_limit_mb=3072 -seed="$seed" \
       -print_final_stats=1 \
       -artifact_prefix="$build/artifacts/$h-" \
       "$corpus/$h" >"$work/$h.log" 2>&1

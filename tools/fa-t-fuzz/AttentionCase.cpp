@@ -279,7 +279,13 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       " rescale=" + c.usually<const char *>({"always", "lazy"}, {"''", "never"}) +
       " rescale-threshold=" +
       c.usually<const char *>({"8.0", "0", "16", "4.5"},
-                              {"-1", "17", "nan", "inf", "1e300"});
+                              {"-1", "17", "nan", "inf", "1e300"}) +
+      " exp2-poly=" +
+      c.usually<const char *>({"auto", "0", "0.25", "1"},
+                              {"-0.5", "2", "nan", "''", "half"}) +
+      " persistent=" + c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
+      " num-sms=" +
+      std::to_string(c.usually<int64_t>({132, 114, 1}, {0, -1, 65536, big40}));
   out.options.ptx = "sm=" + sm + " block-m=" + blockM + " block-n=" + blockN +
                     " stages=" + stages + " ptx=" + ptx + " O=" + opt +
                     schedule;
