@@ -104,6 +104,34 @@ static int testRegisteredPasses(MlirContext ctx) {
 // CHECK:           fat.finalize
 // CHECK-NOT:   fat.attention
 
+/* The CPU pipeline through the C API: fat-to-cpu tiles, decomposes,
+ * bufferizes (with the external models mlirRegisterAllDialects registers)
+ * and lowers to the LLVM dialect. */
+static int testCPUPipeline(MlirContext ctx) {
+  printf("fat-to-cpu\n");
+  MlirModule module = parse(ctx, kAttention);
+  if (mlirModuleIsNull(module))
+    return 1;
+  MlirPassManager pm = mlirPassManagerCreate(ctx);
+  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
+  MlirLogicalResult parsed = mlirParsePassPipeline(
+      opm, mlirStringRefCreateFromCString("builtin.module(fat-to-cpu)"),
+      printString, NULL);
+  int failed = mlirLogicalResultIsFailure(parsed) ||
+               mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(
+                   pm, mlirModuleGetOperation(module)));
+  if (!failed)
+    mlirOperationPrint(mlirModuleGetOperation(module), printString, NULL);
+  printf("\n");
+  mlirPassManagerDestroy(pm);
+  mlirModuleDestroy(module);
+  return failed;
+}
+// CHECK-LABEL: fat-to-cpu
+// CHECK:       llvm.func @attention(
+// CHECK-NOT:   fat.
+// CHECK:       llvm.return
+
 /* The whole fat-to-ptx pipeline in memory: one kernel, its PTX and its
  * manifest; the module it was given still holds the fat.attention. */
 static int testCompileToPTX(MlirContext ctx) {
@@ -167,7 +195,7 @@ int main(void) {
   fatRegisterAllPasses();
 
   int failures = testDialectHandle(ctx) + testRegisteredPasses(ctx) +
-                 testCompileToPTX(ctx) + testErrors(ctx);
+                 testCPUPipeline(ctx) + testCompileToPTX(ctx) + testErrors(ctx);
   mlirContextDestroy(ctx);
   printf("%d failures\n", failures);
   return failures != 0;
