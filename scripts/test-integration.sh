@@ -66,7 +66,7 @@ check() {
   fi
 }
 
-check install "FaTConfig.cmake" "FatPlugin.so" "libFatCAPI.so" -- \
+check install "FaTConfig.cmake" "FatPlugin.so" "libFatCAPI.so" "libfat_runtime.so" -- \
   cmake --install "$build" --prefix "$prefix"
 check configure-consumer "Using FaTConfig.cmake in: $prefix/lib/cmake/FaT" -- \
   cmake -G Ninja -S "$source_dir" -B "$consumer" -DCMAKE_BUILD_TYPE=Release \
@@ -80,6 +80,8 @@ check consumer-cpp-fat-tile "scf.forall" "fat.qk" "fat.row_max" "fat.pv" "fat.fi
 check consumer-c-fat-to-ptx "kernel fat_attention_fwd_bf16_d128_h8_2_bhsd_causal" \
   ".target sm_90a" "wgmma.mma_async.sync.aligned" -- \
   "$consumer/fat-consumer-c" "$input" "sm=sm_90a block-m=128"
+check consumer-c-runtime "abi 1 (header 1)" "init failed:" "libcuda-absent.so.1" \
+  "initialized 0" -- "$consumer/fat-consumer-runtime"
 check installed-fa-t-opt "scf.forall" "fat.pv" -- \
   "$prefix/bin/fa-t-opt" "$input" --fat-tile="block-m=128 block-n=128"
 check mlir-opt-plugin-fat-tile "scf.forall" "fat.pv" -- \
