@@ -73,18 +73,18 @@ static int testDialectHandle(MlirContext ctx) {
 }
 // CHECK-LABEL: dialect fat
 
-/* fat-tile through MLIR's pass manager, by name: fatRegisterAllPasses made
- * it known. The op becomes the scf.forall grid of the online softmax. */
-static int testRegisteredPasses(MlirContext ctx) {
-  printf("fat-tile\n");
-  MlirModule module = parse(ctx, kAttention);
+/* Parses `text`, runs the textual pass pipeline `pipeline` on it through
+ * MLIR's pass manager and prints the result under `label`. */
+static int runPipeline(MlirContext ctx, const char *label, const char *text,
+                       const char *pipeline) {
+  printf("%s\n", label);
+  MlirModule module = parse(ctx, text);
   if (mlirModuleIsNull(module))
     return 1;
   MlirPassManager pm = mlirPassManagerCreate(ctx);
   MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
   MlirLogicalResult parsed = mlirParsePassPipeline(
-      opm, mlirStringRefCreateFromCString("builtin.module(fat-tile{block-m=64 block-n=64})"),
-      printString, NULL);
+      opm, mlirStringRefCreateFromCString(pipeline), printString, NULL);
   int failed = mlirLogicalResultIsFailure(parsed) ||
                mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(
                    pm, mlirModuleGetOperation(module)));
@@ -94,6 +94,13 @@ static int testRegisteredPasses(MlirContext ctx) {
   mlirPassManagerDestroy(pm);
   mlirModuleDestroy(module);
   return failed;
+}
+
+/* fat-tile through MLIR's pass manager, by name: fatRegisterAllPasses made
+ * it known. The op becomes the scf.forall grid of the online softmax. */
+static int testRegisteredPasses(MlirContext ctx) {
+  return runPipeline(ctx, "fat-tile", kAttention,
+                     "builtin.module(fat-tile{block-m=64 block-n=64})");
 }
 // CHECK-LABEL: fat-tile
 // CHECK:       func.func @attention
@@ -108,24 +115,7 @@ static int testRegisteredPasses(MlirContext ctx) {
  * bufferizes (with the external models mlirRegisterAllDialects registers)
  * and lowers to the LLVM dialect. */
 static int testCPUPipeline(MlirContext ctx) {
-  printf("fat-to-cpu\n");
-  MlirModule module = parse(ctx, kAttention);
-  if (mlirModuleIsNull(module))
-    return 1;
-  MlirPassManager pm = mlirPassManagerCreate(ctx);
-  MlirOpPassManager opm = mlirPassManagerGetAsOpPassManager(pm);
-  MlirLogicalResult parsed = mlirParsePassPipeline(
-      opm, mlirStringRefCreateFromCString("builtin.module(fat-to-cpu)"),
-      printString, NULL);
-  int failed = mlirLogicalResultIsFailure(parsed) ||
-               mlirLogicalResultIsFailure(mlirPassManagerRunOnOp(
-                   pm, mlirModuleGetOperation(module)));
-  if (!failed)
-    mlirOperationPrint(mlirModuleGetOperation(module), printString, NULL);
-  printf("\n");
-  mlirPassManagerDestroy(pm);
-  mlirModuleDestroy(module);
-  return failed;
+  return runPipeline(ctx, "fat-to-cpu", kAttention, "builtin.module(fat-to-cpu)");
 }
 // CHECK-LABEL: fat-to-cpu
 // CHECK:       llvm.func @attention(

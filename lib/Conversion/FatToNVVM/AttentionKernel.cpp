@@ -186,6 +186,8 @@ private:
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (consumer 1 to 0) and last take-over.
   void buildOpenGame(Value consumer);
+  /// Builds `body` for consumer warpgroup `which` only.
+  void buildOnConsumer(Value consumer, int64_t which, function_ref<void()> body);
   void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
@@ -789,27 +791,29 @@ void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
   o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
 }
 
-void AttentionKernelBuilder::buildOpenGame(Value consumer) {
-  if (!cfg.schedule.pingpong)
-    return;
-  // Consumer 1 opens the game: consumer 0 issues first.
-  Value isSecond = cmp(arith::CmpIPredicate::eq, consumer, c32(1));
-  auto ifOp = scf::IfOp::create(b, isSecond, /*withElseRegion=*/false);
+void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
+                                             function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(
+      b, cmp(arith::CmpIPredicate::eq, consumer, c32(which)),
+      /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildNamedBarrierArrive(b, c32(1), 256);
+  body();
+}
+
+void AttentionKernelBuilder::buildOpenGame(Value consumer) {
+  // Consumer 1 opens the game: consumer 0 issues first.
+  if (cfg.schedule.pingpong)
+    buildOnConsumer(consumer, 1,
+                    [&] { buildNamedBarrierArrive(b, c32(1), 256); });
 }
 
 void AttentionKernelBuilder::buildCloseGame(Value consumer) {
-  if (!cfg.schedule.pingpong)
-    return;
   // Every turn handed over, consumer 1's last too: consumer 0 takes that
   // last hand-over, so every barrier phase completes exactly.
-  Value isFirst = cmp(arith::CmpIPredicate::eq, consumer, c32(0));
-  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildNamedBarrierSync(b, c32(1), 256);
+  if (cfg.schedule.pingpong)
+    buildOnConsumer(consumer, 0,
+                    [&] { buildNamedBarrierSync(b, c32(1), 256); });
 }
 
 void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
@@ -830,11 +834,8 @@ void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
     buildNamedBarrierArrive(b, other, 256);
     return;
   }
-  Value isFirst = cmp(arith::CmpIPredicate::eq, consumer, c32(0));
-  auto ifOp = scf::IfOp::create(b, isFirst, /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildNamedBarrierArrive(b, other, 256);
+  buildOnConsumer(consumer, 0,
+                  [&] { buildNamedBarrierArrive(b, other, 256); });
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
