@@ -224,6 +224,26 @@ func.func @huge_window(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v:
 
 // -----
 
+// Found by fa-t-fuzz-attention (a 25-minute campaign): 3 x 2^31 x 2^62 x
+// 512 bf16 verified, and fat-to-cpu's strides wrapped in int64, leaving a
+// memref.reinterpret_cast with offset -512 that does not verify.
+func.func @huge_static_sizes(%q: tensor<3x2147483648x4611686018427387904x512xbf16>, %o: tensor<3x2147483648x4611686018427387904x512xbf16>) {
+  // expected-error @+1 {{expected query to span fewer than 2^63 bytes (64-bit offsets), got 'tensor<3x2147483648x4611686018427387904x512xbf16>'}}
+  %r = fat.attention ins(%q, %q, %q : tensor<3x2147483648x4611686018427387904x512xbf16>, tensor<3x2147483648x4611686018427387904x512xbf16>, tensor<3x2147483648x4611686018427387904x512xbf16>) outs(%o : tensor<3x2147483648x4611686018427387904x512xbf16>) -> tensor<3x2147483648x4611686018427387904x512xbf16>
+  return
+}
+
+// -----
+
+// The same bound holds for the LSE, in f32 (dynamic sizes are the caller's).
+func.func @huge_lse(%q: memref<?x8x?x64xbf16>, %l: memref<?x8x2305843009213693952xf32>) {
+  // expected-error @+1 {{expected lse to span fewer than 2^63 bytes (64-bit offsets), got 'memref<?x8x2305843009213693952xf32>'}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>) outs(%q : memref<?x8x?x64xbf16>) lse(%l : memref<?x8x2305843009213693952xf32>)
+  return
+}
+
+// -----
+
 func.func @diagonal_without_mask(%q: tensor<1x1x8x64xbf16>, %k: tensor<1x1x8x64xbf16>, %v: tensor<1x1x8x64xbf16>, %o: tensor<1x1x8x64xbf16>, %d: index) {
   // expected-error @+1 {{has a diagonal operand but no mask}}
   %r = fat.attention ins(%q, %k, %v : tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>, tensor<1x1x8x64xbf16>) outs(%o : tensor<1x1x8x64xbf16>) diagonal(%d) -> tensor<1x1x8x64xbf16>

@@ -12,6 +12,7 @@
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -116,6 +117,22 @@ bool mlir::fat::isSupportedElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isF32();
 }
 
+/// Whether the static sizes of `t` span fewer than 2^63 bytes. Every
+/// lowering addresses operands with 64-bit strides and byte offsets (memref
+/// descriptors, GEPs, TMA strides): a type beyond that is no buffer that
+/// can exist, and its strides would wrap (negative offsets). Dynamic sizes
+/// are the caller's: a real buffer always fits.
+static bool staticSizesFit(ShapedType t) {
+  int64_t bytes = std::max<int64_t>(t.getElementTypeBitWidth() / 8, 1);
+  for (int64_t d : t.getShape()) {
+    if (ShapedType::isDynamic(d))
+      continue;
+    if (llvm::MulOverflow(bytes, d, bytes))
+      return false;
+  }
+  return true;
+}
+
 LogicalResult AttentionOp::verify() {
   Layout layout = getLayout();
   StringRef layoutName = stringifyLayout(layout);
@@ -162,6 +179,12 @@ LogicalResult AttentionOp::verify() {
                            << t.getElementType();
     ops4.push_back({name, t, layout});
   }
+  for (const Operand4D &x : ops4)
+    if (!staticSizesFit(x.type))
+      return emitOpError() << "expected " << x.name
+                           << " to span fewer than 2^63 bytes (64-bit "
+                              "offsets), got "
+                           << x.type;
   const Operand4D &q = ops4[0], &k = ops4[1], &v = ops4[2], &o = ops4[3];
   Type elt = q.type.getElementType();
   for (const Operand4D &x : ArrayRef(ops4).drop_front())
@@ -212,6 +235,10 @@ LogicalResult AttentionOp::verify() {
     if (t.getRank() != 3)
       return emitOpError() << "expected lse to have rank 3 ([B, Hq, Sq]), got rank "
                            << t.getRank();
+    if (!staticSizesFit(t))
+      return emitOpError() << "expected lse to span fewer than 2^63 bytes "
+                              "(64-bit offsets), got "
+                           << t;
     int64_t want[3] = {q.dim(kBatchDim), hq, q.dim(kSeqDim)};
     for (unsigned i = 0; i < 3; ++i) {
       int64_t got = t.getDimSize(i);
