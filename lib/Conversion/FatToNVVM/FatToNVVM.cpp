@@ -52,20 +52,22 @@ struct ConvertFatToNVVMPass
     options.ptxVersion = ptxVersion;
     options.schedule.overlap = overlap;
     options.schedule.pingpong = pingpong;
-    if (rowsum != "vector" && rowsum != "mma") {
+    std::optional<bool> rowsumMma = parseRowsumMma(rowsum);
+    if (!rowsumMma) {
       top.emitError() << "convert-fat-to-nvvm: rowsum must be 'vector' or "
                          "'mma', got '"
                       << rowsum << "'";
       return signalPassFailure();
     }
-    if (rescale != "always" && rescale != "lazy") {
+    std::optional<bool> lazyRescale = parseLazyRescale(rescale);
+    if (!lazyRescale) {
       top.emitError() << "convert-fat-to-nvvm: rescale must be 'always' or "
                          "'lazy', got '"
                       << rescale << "'";
       return signalPassFailure();
     }
-    options.schedule.rowsumMma = rowsum == "mma";
-    options.schedule.lazyRescale = rescale == "lazy";
+    options.schedule.rowsumMma = *rowsumMma;
+    options.schedule.lazyRescale = *lazyRescale;
     options.schedule.rescaleThreshold = rescaleThreshold;
     options.schedule.exp2Poly = exp2Poly;
     options.schedule.persistent = persistent;

@@ -67,6 +67,24 @@ static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
   return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
 }
 
+StringRef mlir::fat::rowsumName(bool mma) { return mma ? "mma" : "vector"; }
+
+std::optional<bool> mlir::fat::parseRowsumMma(StringRef word) {
+  if (word == "mma" || word == "vector")
+    return word == "mma";
+  return std::nullopt;
+}
+
+StringRef mlir::fat::rescaleName(bool lazy) {
+  return lazy ? "lazy" : "always";
+}
+
+std::optional<bool> mlir::fat::parseLazyRescale(StringRef word) {
+  if (word == "lazy" || word == "always")
+    return word == "lazy";
+  return std::nullopt;
+}
+
 TensorizationChoice
 mlir::fat::chooseTensorization(AttentionOp op,
                                const HopperKernelOptions &target) {
@@ -162,13 +180,15 @@ struct FatTensorizePass
   using Base::Base;
   void runOnOperation() override {
     Operation *root = getOperation();
-    if (rowsum != "auto" && rowsum != "vector" && rowsum != "mma") {
+    std::optional<bool> forceRowsumMma = parseRowsumMma(rowsum);
+    std::optional<bool> forceLazyRescale = parseLazyRescale(rescale);
+    if (rowsum != "auto" && !forceRowsumMma) {
       root->emitError() << "fat-tensorize: rowsum must be auto, vector or "
                            "mma, got '"
                         << rowsum << "'";
       return signalPassFailure();
     }
-    if (rescale != "auto" && rescale != "always" && rescale != "lazy") {
+    if (rescale != "auto" && !forceLazyRescale) {
       root->emitError() << "fat-tensorize: rescale must be auto, always or "
                            "lazy, got '"
                         << rescale << "'";
@@ -194,19 +214,17 @@ struct FatTensorizePass
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
       TensorizationChoice choice = chooseTensorization(op, target);
-      if (rowsum != "auto")
-        choice.rowsumMma = rowsum == "mma";
-      if (rescale != "auto")
-        choice.lazyRescale = rescale == "lazy";
+      if (forceRowsumMma)
+        choice.rowsumMma = *forceRowsumMma;
+      if (forceLazyRescale)
+        choice.lazyRescale = *forceLazyRescale;
       if (*forceExp2Poly)
         choice.exp2Poly = **forceExp2Poly;
       updateSchedule(
           op, {b.getNamedAttr("rowsum",
-                              b.getStringAttr(choice.rowsumMma ? "mma"
-                                                               : "vector")),
+                              b.getStringAttr(rowsumName(choice.rowsumMma))),
                b.getNamedAttr("rescale",
-                              b.getStringAttr(choice.lazyRescale ? "lazy"
-                                                                 : "always")),
+                              b.getStringAttr(rescaleName(choice.lazyRescale))),
                b.getNamedAttr("rescale_threshold",
                               b.getF64FloatAttr(rescaleThreshold)),
                b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))});
@@ -278,14 +296,17 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
                            : schedule.persistent) = flag.getValue();
     } else if (key == "rowsum") {
       auto s = dyn_cast<StringAttr>(value);
-      if (!s || (s.getValue() != "vector" && s.getValue() != "mma"))
+      std::optional<bool> mma = s ? parseRowsumMma(s.getValue()) : std::nullopt;
+      if (!mma)
         return expect("\"vector\" or \"mma\"");
-      schedule.rowsumMma = s.getValue() == "mma";
+      schedule.rowsumMma = *mma;
     } else if (key == "rescale") {
       auto s = dyn_cast<StringAttr>(value);
-      if (!s || (s.getValue() != "always" && s.getValue() != "lazy"))
+      std::optional<bool> lazy =
+          s ? parseLazyRescale(s.getValue()) : std::nullopt;
+      if (!lazy)
         return expect("\"always\" or \"lazy\"");
-      schedule.lazyRescale = s.getValue() == "lazy";
+      schedule.lazyRescale = *lazy;
     } else if (key == "rescale_threshold") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f)

@@ -94,6 +94,14 @@ TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);
 PipelineChoice choosePipeline(AttentionOp op);
 
+/// The schedule's words, one spelling for the pass options, `fat.schedule`
+/// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".
+/// The parsers return nullopt for any other word.
+StringRef rowsumName(bool mma);
+std::optional<bool> parseRowsumMma(StringRef word);
+StringRef rescaleName(bool lazy);
+std::optional<bool> parseLazyRescale(StringRef word);
+
 /// Overrides `schedule` with the op's `fat.schedule` entries; emits an
 /// error naming the entry and fails on a malformed one.
 LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule);
