@@ -54,6 +54,9 @@ INPUTS = {
                                   "1x70000x64x64xbf16"),
     "batch-70000.mlir": attention("batch", "70000x2x64x64xbf16", "70000x2x64x64xbf16",
                                   "70000x2x64x64xbf16"),
+    "huge.mlir": attention("huge", "3x2147483648x4611686018427387904x512xbf16",
+                           "3x2147483648x4611686018427387904x512xbf16",
+                           "3x2147483648x4611686018427387904x512xbf16", kind="tensor"),
     "window-2e30.mlir": attention("window", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
                                   "window [1073741825, 0]"),
 }
@@ -84,6 +87,10 @@ CASES = [
     ("unknown rescale policy", "d64.mlir", ["--fat-to-ptx=rescale=never"]),
     ("lazy-rescale threshold out of range", "d64.mlir",
      ["--fat-to-ptx=rescale=lazy rescale-threshold=40"]),
+    ("exp2 fraction above 1", "d64.mlir", ["--fat-to-ptx=exp2-poly=1.5"]),
+    ("exp2 fraction not a number", "d64.mlir", ["--fat-to-ptx=exp2-poly=half"]),
+    ("persistent not a switch", "d64.mlir", ["--fat-to-ptx=persistent=2"]),
+    ("no SMs for the persistent grid", "d64.mlir", ["--fat-to-ptx=persistent=on num-sms=0"]),
     ("unknown option", "d64.mlir", ["--fat-to-ptx=bogus=1"]),
     ("output directory that cannot be made", "d64.mlir", ["--fat-to-ptx=output-dir=/proc/fa-t"]),
     ("head dim without a kernel", "d96.mlir", ["--fat-to-ptx"]),
@@ -106,6 +113,7 @@ CASES = [
     ("Hq not a multiple of Hkv", "gqa.mlir", ["--fat-tile"]),
     ("window wider than i32", "window.mlir", ["--fat-tile"]),
     ("NaN scale", "scale.mlir", ["--fat-tile"]),
+    ("static sizes past 64-bit offsets", "huge.mlir", ["--fat-to-cpu"]),
 ]
 
 CRASH = re.compile(r"LLVM ERROR|Stack dump|PLEASE submit|AddressSanitizer|"
