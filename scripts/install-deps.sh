@@ -35,4 +35,9 @@ if ! "$root/.venv/bin/python" -c "import torch" 2>/dev/null; then
   echo "fa-t: installing torch into .venv (about 5 GB with its CUDA libraries)"
   "$root/.venv/bin/python" -m pip install -q "torch>=2.5"
 fi
+# cuobjdump and nvdisasm (NVIDIA's wheels, a few MB) for the SASS checks of
+# the lit suite (feature `cuobjdump`, scripts/sass_profile.py).
+if ! ls "$root"/.venv/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
+  "$root/.venv/bin/python" -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+fi
 echo "fa-t: dependencies ready"

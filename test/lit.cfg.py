@@ -58,6 +58,14 @@ if ptxas:
     config.available_features.add("ptxas")
     config.substitutions.append(("%ptxas", ptxas))
 
+# cuobjdump (PATH, the CUDA toolkit, or the venv's NVIDIA wheels that
+# scripts/install-deps.sh installs), for the SASS profile checks.
+import sys
+sys.path.insert(0, os.path.join(config.fat_src_root, "scripts"))
+from sass_profile import find_tool  # noqa: E402
+if ptxas and find_tool("cuobjdump"):
+    config.available_features.add("cuobjdump")
+
 # A usable NVIDIA GPU (the device machine; never in CI).
 def _has_gpu():
     smi = shutil.which("nvidia-smi")

@@ -778,6 +778,10 @@ void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
     return;
   }
   // Lazy rescale: α = 1 on every row of the warp unless one moved its max.
+  // In the overlapped loop any branch around these multiplies makes ptxas
+  // serialize every wgmma of the kernel (C7513) — an scf.if merging two
+  // definitions of O, and equally an in-place branch inside one asm block
+  // (bisected with ptxas, perf log): only the plain loop gains from it.
   auto ifOp = scf::IfOp::create(
       b, step.anyMoved,
       [&](OpBuilder &nested, Location loc) {

@@ -1,0 +1,55 @@
+// REQUIRES: cuobjdump
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fa-t-opt %s --fat-to-ptx="output-dir=%t" -o /dev/null
+// RUN: fa-t-opt %s --fat-to-ptx="rescale=lazy output-dir=%t" -o /dev/null
+// RUN: %python %fat_src_root/scripts/sass_profile.py %t/*.ptx | FileCheck %s
+
+// What ptxas makes of the default kernels (scripts/sass_profile.py: ptxas
+// -v and cuobjdump -sass): no local memory, the wgmma shapes of each head
+// dim, and one iteration of the steady main loop on its hot path (an
+// unmasked block). Per iteration and thread: blockN/2 + 2 MUFU.EX2 (P and
+// the two rows' α), the QK and PV k-steps as HGMMA (D/16 + blockN/16), and
+// exactly two WARPGROUP.ARRIVE / DEPBAR pairs — the overlapped schedule's
+// two commit groups. More WARPGROUP instructions mean ptxas serialized the
+// wgmmas (C7513), as it does for the lazy rescale's branch (last kernel):
+// that is why the cost model keeps the lazy rescale off.
+
+// D = 128, causal (vector row sums, O rescaled with 64 FMULs):
+// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
+// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 16 mufu 66
+// CHECK-NEXT:    key: HGMMA 16 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{6[4-9]}} FADD {{[0-9]+}} FMNMX {{6[4-9]}} F2FP 32
+
+// D = 256, causal, LSE: 64-key blocks, O (128 registers) dominates the FMULs.
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:8 64x64x16:32
+// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 20 mufu 34
+// CHECK-NEXT:    key: HGMMA 20 WARPGROUP 4 MUFU 34 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
+
+// The lazy rescale's branch: every wgmma serialized (one ARRIVE/DEPBAR pair
+// per HGMMA), although the rescale multiplies are gone from the hot path.
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2_ol8:
+// CHECK-NEXT:    main loop:
+// CHECK-NEXT:    key: HGMMA 20 WARPGROUP 40 MUFU 34 FFMA {{[0-9]+}} FMUL {{[0-9]}} FADD
+
+// D = 64 without a mask: tensor-core row sums (PV is 64 + 8 columns wide),
+// so no FADD row sums remain on the hot path.
+// CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_or: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:16
+// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 12 mufu 66
+// CHECK-NEXT:    key: HGMMA 12 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{[0-9]+}} FADD 0 FMNMX {{6[4-9]}} F2FP 32
+
+func.func @d64(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)
+      outs(%o : memref<?x16x?x64xbf16>)
+  return
+}
+
+func.func @d128_causal(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>)
+      outs(%o : memref<?x16x?x128xbf16>) causal
+  return
+}
+
+func.func @d256_causal_lse(%q: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>, %l: memref<?x8x?xf32>) {
+  fat.attention ins(%q, %q, %q : memref<?x8x?x256xbf16>, memref<?x8x?x256xbf16>, memref<?x8x?x256xbf16>)
+      outs(%o : memref<?x8x?x256xbf16>) lse(%l : memref<?x8x?xf32>) causal
+  return
+}
