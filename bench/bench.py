@@ -63,13 +63,17 @@ VARIANTS = {
     "oe25": {**_BASE, "exp2-poly": "0.25"},
     "oe50": {**_BASE, "exp2-poly": "0.5"},
     "ore25": {**_BASE, "rowsum": "mma", "exp2-poly": "0.25"},
+    "on80": {**_BASE, "block_n": 80},
     "ot": {**_BASE, "persistent": "on"},
     "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
 }
 
 
 def variant_applies(label, d):
-    """rowsum=mma needs Dv + 8 <= 256: no 'r' variants at D = 256."""
+    """rowsum=mma needs Dv + 8 <= 256: no 'r' variants at D = 256; 80-key
+    blocks are D = 256's tile (below, 128 keys fit and win)."""
+    if "n80" in label:
+        return d > 128
     return not ("r" in label and d + 8 > 256)
 
 
@@ -98,6 +102,12 @@ def exp2_poly_configs():
             if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
 
 
+def block_n80_configs():
+    """D = 256's 80-key-block ablation (bf16), for ``python -m fa_t.aot``."""
+    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+            if c.dtype == "bf16" and c.head_dim == 256 for label in ("o", "on80")]
+
+
 def persistent_configs():
     """The persistent-CTA ablation's kernels (bf16, every D), for ``python -m fa_t.aot``."""
     labels = ("o", "ot", "or", "ort")
@@ -123,7 +133,9 @@ def find_variant(kernel_dir, config, label):
                 and got.get("rowsum") == want["rowsum"]
                 and got.get("rescale") == want["rescale"]
                 and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
-                and got.get("persistent", False) == (want["persistent"] == "on")):
+                and got.get("persistent", False) == (want["persistent"] == "on")
+                and ("block_n" not in want
+                     or m.tuning.get("block_n") == want["block_n"])):
             return m
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
 

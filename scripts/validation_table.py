@@ -79,6 +79,7 @@ CASES = [
     ("block-m not a number", "d64.mlir", ["--fat-to-ptx=block-m=abc"]),
     ("block-n too small", "d64.mlir", ["--fat-to-ptx=block-n=32"]),
     ("block-n too large", "d64.mlir", ["--fat-to-ptx=block-n=256"]),
+    ("block-n not a multiple of 16", "d64.mlir", ["--fat-to-ptx=block-n=72"]),
     ("no pipeline stage", "d64.mlir", ["--fat-to-ptx=stages=0"]),
     ("too many stages", "d64.mlir", ["--fat-to-ptx=stages=5"]),
     ("shared memory over 227 KB", "d256.mlir", ["--fat-to-ptx=block-n=128 stages=4"]),

@@ -69,6 +69,11 @@ KERNELS = [
      "persistent=on pingpong=on"),
     ("f16_d256_causal_persist_plain", "f16", 256, 8, 8, True, None, True, "bhsd",
      "persistent=on overlap=off"),
+    # 80-key blocks (FlashAttention-3's D = 256 tile): ragged tails that end
+    # mid-block, masks crossing 80-key boundaries.
+    ("bf16_d256_n80", "bf16", 256, 8, 8, False, None, True, "bhsd", "block-n=80"),
+    ("bf16_d256_causal_n80", "bf16", 256, 8, 2, True, None, True, "bhsd", "block-n=80"),
+    ("f16_d128_window_n80", "f16", 128, 8, 8, False, (100, 30), True, "bhsd", "block-n=80"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -127,6 +132,11 @@ CASES = [
     ("bf16_d128_window_persist_pp", 3, 2000, 2000, None),
     ("f16_d256_causal_persist_plain", 2, 1000, 1000, 0),
     ("f16_d256_causal_persist_plain", 1, 4097, 4097, None),
+    ("bf16_d256_n80", 2, 1000, 1000, None),
+    ("bf16_d256_n80", 1, 17, 4097, None),
+    ("bf16_d256_causal_n80", 2, 1000, 1000, None),
+    ("bf16_d256_causal_n80", 1, 1000, 300, None),   # rows with no key
+    ("f16_d128_window_n80", 2, 2000, 2000, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.

@@ -28,10 +28,14 @@ bool mlir::fat::isSupportedHeadDim(int64_t d) {
   return d == 64 || d == 128 || d == 256;
 }
 
+bool mlir::fat::isSupportedBlockN(int64_t blockN) {
+  return blockN >= 64 && blockN <= 128 && blockN % 16 == 0;
+}
+
 bool mlir::fat::isSupportedBlocking(int64_t blockM, int64_t blockN,
                                     int64_t stages) {
   return (blockM == 64 || blockM == 128) &&
-         (blockN == 0 || blockN == 64 || blockN == 128) && stages >= 1 &&
+         (blockN == 0 || isSupportedBlockN(blockN)) && stages >= 1 &&
          stages <= 4;
 }
 
@@ -123,9 +127,11 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   int64_t blockN = options.blockN;
   if (blockN == 0)
     blockN = std::max(config.headDim, config.headDimV) > 128 ? 64 : 128;
-  if (blockN != 64 && blockN != 128)
+  if (!isSupportedBlockN(blockN))
     return op.emitOpError("block-n = ")
-           << blockN << " is not supported; supported: 64 or 128";
+           << blockN
+           << " is not supported; supported: 64, 80, 96, 112 or 128 (a "
+              "multiple of 16: the k16 steps of P·V)";
   if (options.stages < 1 || options.stages > 4)
     return op.emitOpError("stages = ")
            << options.stages << " is not supported; supported: 1 to 4";

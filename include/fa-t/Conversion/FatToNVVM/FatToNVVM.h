@@ -204,8 +204,12 @@ constexpr const char *kSupportedPTXVersions = "80 to 88, or 90";
 /// Head dims the kernel serves: whole 128-byte swizzle rows of 16-bit
 /// elements, up to one wgmma N of 256.
 bool isSupportedHeadDim(int64_t d);
+/// Keys per KV block the kernel serves: 64 to 128 in steps of 16 (the N of
+/// S = Q·Kᵀ's wgmma, and whole k16 steps of P·V; 80 is FlashAttention-3's
+/// choice at D = 256, where 128 keys overflow the registers).
+bool isSupportedBlockN(int64_t blockN);
 /// Block shapes the kernel serves: block-m 64 or 128, block-n 0 (by head
-/// dim), 64 or 128, stages 1 to 4. The cost models only size supported
+/// dim) or isSupportedBlockN, stages 1 to 4. The cost models only size supported
 /// kernels (the shared-memory arithmetic then stays far from overflow);
 /// convert-fat-to-nvvm diagnoses the rest.
 bool isSupportedBlocking(int64_t blockM, int64_t blockN, int64_t stages);

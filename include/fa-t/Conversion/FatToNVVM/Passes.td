@@ -54,7 +54,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"blockM", "block-m", "int64_t", /*default=*/"128",
            "Query rows per CTA: 64 (one consumer warpgroup) or 128 (two)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 or 128; 0 picks 128 for head dims up to "
+           "Keys per KV block: 64 to 128 in steps of 16; 0 picks 128 for head dims up to "
            "128 and 64 above (shared-memory limit)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
