@@ -50,8 +50,10 @@ for phase in $phases; do
              " MUFU.EX2 $(grep -c 'MUFU.EX2' "$sass")  BAR $(grep -cE '\bBAR\b' "$sass")"
       done ;;
     kernels)
-      python3 test/GPU/run_kernels.py run --kernels .kernels --json "$out/kernels.json" \
-        || status=1 ;;
+      # Bounded: a kernel that deadlocked on its barriers must not eat the
+      # call's whole device time (KERNELS_TIMEOUT seconds, default 180).
+      timeout "${KERNELS_TIMEOUT:-180}" python3 test/GPU/run_kernels.py run --kernels .kernels \
+        --json "$out/kernels.json" || { echo "kernels: failed or timed out"; status=1; } ;;
     pytest)
       FA_T_KERNEL_DIR="$root/.kernels-py:$root/.kernels-compile:$root/.kernels-bench" \
         python3 -m pytest -q -m gpu -p no:cacheprovider \
