@@ -85,99 +85,6 @@ func.func @runtime_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
 
 // -----
 
-// A constant mask that is upper-triangular (query i sees keys j ≥ i).
-// CHECK-LABEL: func.func @anti_causal_constant_mask
-// CHECK-NOT:     fat.attention
-// CHECK:         arith.constant dense<
-// CHECK:         linalg.add
-func.func @anti_causal_constant_mask(%q: tensor<4x16xf32>, %kt: tensor<16x4xf32>,
-                                     %v: tensor<4x16xf32>) -> tensor<4x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %mask = arith.constant dense<[[0.0, 0.0, 0.0, 0.0],
-                                [0xFF800000, 0.0, 0.0, 0.0],
-                                [0xFF800000, 0xFF800000, 0.0, 0.0],
-                                [0xFF800000, 0xFF800000, 0xFF800000, 0.0]]> : tensor<4x4xf32>
-  %s0 = tensor.empty() : tensor<4x4xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %s = linalg.matmul ins(%q, %kt : tensor<4x16xf32>, tensor<16x4xf32>) outs(%s1 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %sm = linalg.add ins(%s, %mask : tensor<4x4xf32>, tensor<4x4xf32>) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %p = linalg.softmax dimension(1) ins(%sm : tensor<4x4xf32>) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
-  %o0 = tensor.empty() : tensor<4x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x16xf32>) -> tensor<4x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the mask is not causal-shaped: entry (1, 0) breaks j ≤ i + 3}}
-  %o = linalg.matmul ins(%p, %v : tensor<4x4xf32>, tensor<4x16xf32>) outs(%o1 : tensor<4x16xf32>) -> tensor<4x16xf32>
-  return %o : tensor<4x16xf32>
-}
-
-// -----
-
-// An index-compare mask that keeps j ≥ i (the upper triangle).
-// CHECK-LABEL: func.func @anti_causal_iota_mask
-// CHECK-NOT:     fat.attention
-// CHECK:         arith.cmpi slt
-func.func @anti_causal_iota_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
-                                 %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %ninf = arith.constant 0xFF800000 : f32
-  %s0 = tensor.empty() : tensor<2x8x8xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
-                        iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %i = linalg.index 1 : index
-    %j = linalg.index 2 : index
-    %hide = arith.cmpi slt, %j, %i : index
-    %r = arith.select %hide, %ninf, %in : f32
-    linalg.yield %r : f32
-  } -> tensor<2x8x8xf32>
-  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %o0 = tensor.empty() : tensor<2x8x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the mask is not causal-shaped (visible keys are not j ≤ i + δ)}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  return %o : tensor<2x8x16xf32>
-}
-
-// -----
-
-// A sliding window, i − 2 ≤ j ≤ i, written as two comparisons: not a causal
-// mask (fat.attention's `window` is not raised to).
-// CHECK-LABEL: func.func @window_mask
-// CHECK-NOT:     fat.attention
-// CHECK:         arith.andi
-func.func @window_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
-                       %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %ninf = arith.constant 0xFF800000 : f32
-  %c2 = arith.constant 2 : index
-  %s0 = tensor.empty() : tensor<2x8x8xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
-                        iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %i = linalg.index 1 : index
-    %j = linalg.index 2 : index
-    %jd = arith.addi %j, %c2 : index
-    %le = arith.cmpi sle, %j, %i : index
-    %ge = arith.cmpi sge, %jd, %i : index
-    %keep = arith.andi %le, %ge : i1
-    %r = arith.select %keep, %in, %ninf : f32
-    linalg.yield %r : f32
-  } -> tensor<2x8x8xf32>
-  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %o0 = tensor.empty() : tensor<2x8x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the mask condition is not one integer comparison of the query and key indices}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  return %o : tensor<2x8x16xf32>
-}
-
-// -----
-
 // A finite mask value that is not negative enough: exp(−100) is not 0 next
 // to the visible scores, so the source's P differs from a causal one.
 // CHECK-LABEL: func.func @mask_not_small_enough
@@ -427,4 +334,93 @@ func.func @zero_rows_with_a_hidden_key(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x
   // expected-remark @below {{not raised to fat.attention: P is zeroed on rows that have visible keys}}
   %o = linalg.batch_matmul ins(%ps, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
   return %o : tensor<2x8x16xf32>
+}
+
+// -----
+
+// A sliding window on dynamic sequence lengths: whether the last rows see a
+// key depends on Sq − Skv, which fat.attention would answer with O = 0
+// where the source gives NaN.
+// CHECK-LABEL: func.func @window_dynamic_lengths
+// CHECK-NOT:     fat.attention
+func.func @window_dynamic_lengths(%q: tensor<2x?x16xf32>, %kt: tensor<2x16x?xf32>,
+                                  %v: tensor<2x?x16xf32>, %s0: tensor<2x?x?xf32>,
+                                  %o0: tensor<2x?x16xf32>) -> tensor<2x?x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c2 = arith.constant 2 : index
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x?x16xf32>, tensor<2x16x?xf32>) outs(%s1 : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x?x?xf32>) outs(%s0 : tensor<2x?x?xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %jd = arith.addi %j, %c2 : index
+    %le = arith.cmpi sle, %j, %i : index
+    %ge = arith.cmpi sge, %jd, %i : index
+    %keep = arith.andi %le, %ge : i1
+    %r = arith.select %keep, %in, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x?x?xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x?x?xf32>) outs(%s0 : tensor<2x?x?xf32>) -> tensor<2x?x?xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
+  // expected-remark @below {{not raised to fat.attention: a sliding window (keys j ≥ i − 2) needs static sequence lengths: the last rows see no key when Sq − Skv > 2}}
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x?x?xf32>, tensor<2x?x16xf32>) outs(%o1 : tensor<2x?x16xf32>) -> tensor<2x?x16xf32>
+  return %o : tensor<2x?x16xf32>
+}
+
+// -----
+
+// Keys j ≥ i with more queries than keys: rows 4 to 7 see no key.
+// CHECK-LABEL: func.func @window_empties_last_rows
+// CHECK-NOT:     fat.attention
+func.func @window_empties_last_rows(%q: tensor<8x16xf32>, %kt: tensor<16x4xf32>,
+                                    %v: tensor<4x16xf32>) -> tensor<8x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %s0 = tensor.empty() : tensor<8x4xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<8x16xf32>, tensor<16x4xf32>) outs(%s1 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(i, j) -> (i, j)>, affine_map<(i, j) -> (i, j)>],
+                        iterator_types = ["parallel", "parallel"]}
+      ins(%s : tensor<8x4xf32>) outs(%s0 : tensor<8x4xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %hide = arith.cmpi slt, %j, %i : index
+    %r = arith.select %hide, %ninf, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<8x4xf32>
+  %p = linalg.softmax dimension(1) ins(%sm : tensor<8x4xf32>) outs(%s0 : tensor<8x4xf32>) -> tensor<8x4xf32>
+  %o0 = tensor.empty() : tensor<8x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  // expected-remark @below {{not raised to fat.attention: the sliding window hides every key of the last query rows (j ≥ i, Skv − Sq = -4)}}
+  %o = linalg.matmul ins(%p, %v : tensor<8x4xf32>, tensor<4x16xf32>) outs(%o1 : tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %o : tensor<8x16xf32>
+}
+
+// -----
+
+// A constant mask whose row 1 sees two separate runs of keys (0 and 2): no
+// band fits (row 0 gives j ≤ i, which row 1 breaks at key 1).
+// CHECK-LABEL: func.func @two_runs_mask
+// CHECK-NOT:     fat.attention
+func.func @two_runs_mask(%q: tensor<3x16xf32>, %kt: tensor<16x3xf32>,
+                         %v: tensor<3x16xf32>) -> tensor<3x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %mask = arith.constant dense<[[0.0, 0xFF800000, 0xFF800000],
+                                [0.0, 0xFF800000, 0.0],
+                                [0.0, 0.0, 0.0]]> : tensor<3x3xf32>
+  %s0 = tensor.empty() : tensor<3x3xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<3x3xf32>) -> tensor<3x3xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<3x16xf32>, tensor<16x3xf32>) outs(%s1 : tensor<3x3xf32>) -> tensor<3x3xf32>
+  %sm = linalg.add ins(%s, %mask : tensor<3x3xf32>, tensor<3x3xf32>) outs(%s0 : tensor<3x3xf32>) -> tensor<3x3xf32>
+  %p = linalg.softmax dimension(1) ins(%sm : tensor<3x3xf32>) outs(%s0 : tensor<3x3xf32>) -> tensor<3x3xf32>
+  %o0 = tensor.empty() : tensor<3x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<3x16xf32>) -> tensor<3x16xf32>
+  // expected-remark @below {{not raised to fat.attention: the mask is not a band of keys: entry (1, 1) breaks j ≤ i}}
+  %o = linalg.matmul ins(%p, %v : tensor<3x3xf32>, tensor<3x16xf32>) outs(%o1 : tensor<3x16xf32>) -> tensor<3x16xf32>
+  return %o : tensor<3x16xf32>
 }

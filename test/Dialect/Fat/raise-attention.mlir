@@ -838,3 +838,102 @@ func.func @widened_result_f32(%q: tensor<4x32x64xf16>, %k: tensor<4x32x64xf16>,
   %o = linalg.batch_matmul ins(%p, %v32 : tensor<4x32x32xf32>, tensor<4x32x64xf32>) outs(%o1 : tensor<4x32x64xf32>) -> tensor<4x32x64xf32>
   return %o : tensor<4x32x64xf32>
 }
+
+// -----
+
+// A constant upper-triangular mask (query i sees keys j ≥ i): a sliding
+// window with no upper edge, window [0, -1] at diagonal 0 (= Skv − Sq, the
+// default, not stated). Every row sees at least its own key.
+// CHECK-LABEL: func.func @anti_causal_constant_mask
+// CHECK:         fat.attention
+// CHECK-NOT:       causal
+// CHECK-SAME:      window [0, -1]
+// CHECK-NOT:     arith.constant dense<
+func.func @anti_causal_constant_mask(%q: tensor<4x16xf32>, %kt: tensor<16x4xf32>,
+                                     %v: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %mask = arith.constant dense<[[0.0, 0.0, 0.0, 0.0],
+                                [0xFF800000, 0.0, 0.0, 0.0],
+                                [0xFF800000, 0xFF800000, 0.0, 0.0],
+                                [0xFF800000, 0xFF800000, 0xFF800000, 0.0]]> : tensor<4x4xf32>
+  %s0 = tensor.empty() : tensor<4x4xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %s = linalg.matmul ins(%q, %kt : tensor<4x16xf32>, tensor<16x4xf32>) outs(%s1 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %sm = linalg.add ins(%s, %mask : tensor<4x4xf32>, tensor<4x4xf32>) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %p = linalg.softmax dimension(1) ins(%sm : tensor<4x4xf32>) outs(%s0 : tensor<4x4xf32>) -> tensor<4x4xf32>
+  %o0 = tensor.empty() : tensor<4x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %o = linalg.matmul ins(%p, %v : tensor<4x4xf32>, tensor<4x16xf32>) outs(%o1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  return %o : tensor<4x16xf32>
+}
+
+
+// -----
+
+// The same band as an index compare (hide j < i).
+// CHECK-LABEL: func.func @anti_causal_iota_mask
+// CHECK:         fat.attention
+// CHECK-NOT:       causal
+// CHECK-SAME:      window [0, -1]
+// CHECK-NOT:     arith.cmpi
+func.func @anti_causal_iota_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
+                                 %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %s0 = tensor.empty() : tensor<2x8x8xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %hide = arith.cmpi slt, %j, %i : index
+    %r = arith.select %hide, %ninf, %in : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %o : tensor<2x8x16xf32>
+}
+
+
+// -----
+
+// A sliding window, i − 2 ≤ j ≤ i, written as two comparisons joined by
+// `and`: the causal mask plus a window of 2 keys to the left.
+// CHECK-LABEL: func.func @window_mask
+// CHECK:         fat.attention
+// CHECK-SAME:      causal window [2, -1]
+// CHECK-NOT:     arith.andi
+func.func @window_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
+                       %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  %zero = arith.constant 0.000000e+00 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %c2 = arith.constant 2 : index
+  %s0 = tensor.empty() : tensor<2x8x8xf32>
+  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %sm = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
+                        iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %i = linalg.index 1 : index
+    %j = linalg.index 2 : index
+    %jd = arith.addi %j, %c2 : index
+    %le = arith.cmpi sle, %j, %i : index
+    %ge = arith.cmpi sge, %jd, %i : index
+    %keep = arith.andi %le, %ge : i1
+    %r = arith.select %keep, %in, %ninf : f32
+    linalg.yield %r : f32
+  } -> tensor<2x8x8xf32>
+  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  %o0 = tensor.empty() : tensor<2x8x16xf32>
+  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
+  return %o : tensor<2x8x16xf32>
+}
+

@@ -141,20 +141,32 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
         tensor::getMixedSize(rewriter, loc, q, 2), rewriter.getIndexAttr(dv)};
     Value init = tensor::EmptyOp::create(rewriter, loc, sizes, elt);
 
-    // fat.attention's default diagonal is Skv − Sq (bottom-right); state δ
-    // unless the shapes say it is that.
-    Value diagonal;
+    // The band lower ≤ j − i ≤ δ as fat.attention's mask, whose keys are
+    //   causal: j ≤ i + diag;  window [left, right]: i + diag − left ≤ j
+    //   (≤ i + diag + right unless right = −1):
+    //   upper only    causal, diag = δ
+    //   lower only    window [0, −1], diag = lower
+    //   both          causal + window [δ − lower, −1], diag = δ
+    // The default diagonal is Skv − Sq (bottom-right); state it unless the
+    // shapes say it is that.
     const ScoreMatch &s = m->scores;
+    int64_t delta = s.causal ? s.diagonal : s.lower.value_or(0);
+    DenseI64ArrayAttr window;
+    if (s.lower)
+      window = rewriter.getDenseI64ArrayAttr(
+          {s.causal ? s.diagonal - *s.lower : 0, -1});
+    Value diagonal;
     int64_t sq = m->pv.sizes[m->pv.query], skv = m->pv.sizes[m->pv.key];
-    if (s.causal && (ShapedType::isDynamic(sq) || ShapedType::isDynamic(skv) ||
-                     skv - sq != s.diagonal))
-      diagonal = arith::ConstantIndexOp::create(rewriter, loc, s.diagonal);
+    if ((s.causal || s.lower) &&
+        (ShapedType::isDynamic(sq) || ShapedType::isDynamic(skv) ||
+         skv - sq != delta))
+      diagonal = arith::ConstantIndexOp::create(rewriter, loc, delta);
 
     auto attention =
         AttentionOp::create(rewriter, loc, TypeRange{init.getType()}, q, k, v,
                             init, /*lse=*/Value(), diagonal,
                             rewriter.getF32FloatAttr(float(s.scale)), s.causal,
-                            /*window=*/nullptr);
+                            window);
     Value o = attention->getResult(0);
 
     // torch-mlir expands a [B·H, Sq, Dv] P·V right back to [B, H, Sq, Dv]:

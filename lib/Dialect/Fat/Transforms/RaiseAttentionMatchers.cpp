@@ -502,6 +502,14 @@ private:
 /// others −1e9, finfo.min (−65504 in f16, −3.4e38 in f32) or −inf.
 constexpr double kHiddenAtMost = -1.0e4;
 
+/// "i", "i + 3" or "i − 2": row i shifted by `offset`, for diagnostics.
+static std::string rowPlus(int64_t offset) {
+  if (offset == 0)
+    return "i";
+  return "i " + std::string(offset > 0 ? "+ " : "− ") +
+         std::to_string(offset > 0 ? offset : -offset);
+}
+
 /// A linear form a·i + b·j + c over the query and key loops.
 struct LinearForm {
   int64_t i = 0, j = 0, c = 0;
@@ -685,18 +693,43 @@ private:
     return std::nullopt;
   }
 
-  /// δ from a comparison of linear forms in i and j: `visibleIf` says
-  /// whether the key is visible when the comparison holds. Normalizes to
-  /// "visible ⇔ k·(j − i) + c ≤ 0", i.e. j ≤ i + floor(−c / k).
-  LogicalResult causalFromPredicate(const Term *pred, bool visibleIf,
-                                    ScoreMatch &m) {
+  /// The keys a mask leaves visible to row i: lower ≤ j − i ≤ upper (a
+  /// missing bound is unbounded). The upper bound alone is a causal mask
+  /// with diagonal δ = upper; a lower bound is a sliding window.
+  struct Band {
+    std::optional<int64_t> lower, upper;
+    void intersect(const Band &o) {
+      if (o.lower)
+        lower = lower ? std::max(*lower, *o.lower) : *o.lower;
+      if (o.upper)
+        upper = upper ? std::min(*upper, *o.upper) : *o.upper;
+    }
+  };
+
+  /// The band of a mask condition: one comparison of linear forms in i and
+  /// j, or an intersection of them — `and` of visible conditions, `or` of
+  /// hidden ones. `visibleIf` says whether the key is visible when `pred`
+  /// holds.
+  FailureOr<Band> bandFromPredicate(const Term *pred, bool visibleIf) {
     // torch's causal mask is logical_and(tril, full(True)).
     while (pred->is<arith::AndIOp>() && (pred->operand(0)->isConstant(1.0) ||
                                          pred->operand(1)->isConstant(1.0)))
       pred = pred->operand(pred->operand(0)->isConstant(1.0) ? 1 : 0);
+    // visible ⇔ a ∧ b, or hidden ⇔ a ∨ b (visible ⇔ ¬a ∧ ¬b).
+    if ((visibleIf && pred->is<arith::AndIOp>()) ||
+        (!visibleIf && pred->is<arith::OrIOp>())) {
+      FailureOr<Band> a = bandFromPredicate(pred->operand(0), visibleIf);
+      if (failed(a))
+        return failure();
+      FailureOr<Band> b = bandFromPredicate(pred->operand(1), visibleIf);
+      if (failed(b))
+        return failure();
+      a->intersect(*b);
+      return *a;
+    }
     if (!pred->is<arith::CmpIOp>())
-      return diag.fail("the mask condition is not one integer comparison of "
-                       "the query and key indices");
+      return diag.fail("the mask condition is not integer comparisons of the "
+                       "query and key indices (one, or an intersection)");
     std::optional<LinearForm> l = linear(pred->operand(0)),
                               r = linear(pred->operand(1));
     if (!l || !r)
@@ -732,20 +765,36 @@ private:
       le = one - d;
       break;
     default:
-      return diag.fail("the mask condition is an equality, not causal-shaped");
+      return diag.fail("the mask condition is an equality, not a band of "
+                       "keys");
     }
     if (!visibleIf) // visible ⇔ le > 0 ⇔ 1 − le ≤ 0
       le = one - le;
-    if (le.j <= 0 || le.i != -le.j)
-      return diag.fail("the mask is not causal-shaped (visible keys are not "
-                       "j ≤ i + δ)");
-    m.causal = true;
-    m.diagonal = llvm::divideFloorSigned(-le.c, le.j);
-    return checkDiagonal(m);
+    // visible ⇔ k·(j − i) + c ≤ 0: j − i ≤ ⌊−c/k⌋ for k > 0 (an upper
+    // bound), j − i ≥ ⌈c/|k|⌉ for k < 0 (a lower bound).
+    if (le.j == 0 || le.i != -le.j)
+      return diag.fail("the mask is not a band of keys (visible keys are not "
+                       "bounded by i + constants)");
+    Band band;
+    if (le.j > 0)
+      band.upper = llvm::divideFloorSigned(-le.c, le.j);
+    else
+      band.lower = llvm::divideCeilSigned(le.c, -le.j);
+    return band;
   }
 
-  /// δ from a constant table read through `leaf`'s map at (i, j): `entry`
-  /// says visible / hidden / neither for a linear index into the constant.
+  LogicalResult causalFromPredicate(const Term *pred, bool visibleIf,
+                                    ScoreMatch &m) {
+    FailureOr<Band> band = bandFromPredicate(pred, visibleIf);
+    if (failed(band))
+      return failure();
+    return applyBand(*band, m);
+  }
+
+  /// The band of a constant table read through `leaf`'s map at (i, j):
+  /// `entry` says visible / hidden / neither for a linear index into the
+  /// constant. Every row must see one run of keys, [i + lower, i + upper]
+  /// clipped to [0, Skv).
   LogicalResult
   causalFromTable(const Term *leaf,
                   function_ref<std::optional<bool>(int64_t)> entry,
@@ -770,36 +819,80 @@ private:
       }
       return entry(index);
     };
-    // Row 0 sees keys [0, δ]; every row i must see exactly [0, i + δ].
-    int64_t firstHidden = 0;
-    while (firstHidden < seqKV && visible(0, firstHidden) == true)
-      ++firstHidden;
-    m.causal = true;
-    m.diagonal = firstHidden - 1;
+    // The bounds from the rows whose run ends before Skv − 1 (upper) or
+    // starts after 0 (lower); every row is then checked against them.
+    Band band;
+    for (int64_t i = 0; i < seqQ; ++i) {
+      int64_t first = 0;
+      while (first < seqKV && visible(i, first) == false)
+        ++first;
+      int64_t last = first;
+      while (last < seqKV && visible(i, last) == true)
+        ++last;
+      --last; // the run is [first, last]; empty when last < first
+      if (last < first)
+        continue;
+      if (first > 0 && !band.lower)
+        band.lower = first - i;
+      if (last < seqKV - 1 && !band.upper)
+        band.upper = last - i;
+    }
+    if (!band.upper && !band.lower)
+      band.upper = seqKV - 1; // hides nothing (or every row is empty)
     for (int64_t i = 0; i < seqQ; ++i)
       for (int64_t j = 0; j < seqKV; ++j) {
         std::optional<bool> v = visible(i, j);
         if (!v)
           return diag.fail("mask entry (" + Twine(i) + ", " + Twine(j) +
                            ") is neither 0 nor ≤ -1e4");
-        if (*v != (j <= i + m.diagonal))
-          return diag.fail("the mask is not causal-shaped: entry (" + Twine(i) +
-                           ", " + Twine(j) + ") breaks j ≤ i + " +
-                           Twine(m.diagonal));
+        bool inBand = (!band.lower || j - i >= *band.lower) &&
+                      (!band.upper || j - i <= *band.upper);
+        if (*v != inBand)
+          return diag.fail(
+              "the mask is not a band of keys: entry (" + Twine(i) + ", " +
+              Twine(j) + ") breaks " +
+              (band.lower ? rowPlus(*band.lower) + " ≤ " : std::string()) +
+              "j" +
+              (band.upper ? " ≤ " + rowPlus(*band.upper) : std::string()));
       }
-    return checkDiagonal(m);
+    return applyBand(band, m);
   }
 
-  /// Rows that see no key give NaN (−inf mask) or a uniform average (finite
-  /// mask) in the source but 0 in fat.attention: refuse δ < 0. A mask that
-  /// hides nothing is dropped.
-  LogicalResult checkDiagonal(ScoreMatch &m) {
-    if (m.diagonal < 0)
+  /// Records the band on `m` (upper → causal with δ = upper, lower → the
+  /// window's lower edge). Rows that see no key give NaN (−inf mask) or a
+  /// uniform average (finite mask) in the source but 0 in fat.attention, so
+  /// a band that empties a row is refused: row 0 needs upper ≥ 0, every
+  /// row lower ≤ upper, and the last row lower ≤ Skv − Sq (static sizes
+  /// only: with dynamic ones that cannot be checked). Bounds that hide
+  /// nothing are dropped.
+  LogicalResult applyBand(const Band &band, ScoreMatch &m) {
+    if (band.upper && *band.upper < 0)
       return diag.fail("the causal mask hides every key of query row 0 "
                        "(diagonal " +
-                       Twine(m.diagonal) + ")");
-    if (!ShapedType::isDynamic(seqKV) && m.diagonal >= seqKV - 1)
+                       Twine(*band.upper) + ")");
+    if (band.lower) {
+      if (band.upper && *band.lower > *band.upper)
+        return diag.fail("the mask hides every key (" + Twine(*band.lower) +
+                         " ≤ j − i ≤ " + Twine(*band.upper) + ")");
+      if (ShapedType::isDynamic(seqQ) || ShapedType::isDynamic(seqKV))
+        return diag.fail("a sliding window (keys j ≥ " +
+                         rowPlus(*band.lower) +
+                         ") needs static sequence lengths: the last rows see "
+                         "no key when Sq − Skv > " +
+                         Twine(-*band.lower));
+      if (*band.lower > seqKV - seqQ)
+        return diag.fail("the sliding window hides every key of the last "
+                         "query rows (j ≥ " +
+                         rowPlus(*band.lower) + ", Skv − Sq = " +
+                         Twine(seqKV - seqQ) + ")");
+    }
+    m.causal = band.upper.has_value();
+    m.diagonal = band.upper.value_or(0);
+    if (m.causal && !ShapedType::isDynamic(seqKV) && m.diagonal >= seqKV - 1)
       m.causal = false;
+    m.lower = band.lower;
+    if (m.lower && *m.lower <= -(seqQ - 1))
+      m.lower.reset();
     return success();
   }
 };

@@ -14,6 +14,7 @@
 
 #include "RaiseAttentionTerms.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir::fat::raise {
@@ -48,11 +49,12 @@ struct PVMatch {
 };
 
 /// What the scores add to Q·Kᵀ: S = scale · Q·Kᵀ, masked to keys
-/// j ≤ i + diagonal when `causal`.
+/// j ≤ i + diagonal when `causal` and j ≥ i + lower when `lower` is set.
 struct ScoreMatch {
   double scale = 1.0;
   bool causal = false;
   int64_t diagonal = 0; // δ: keys j ≤ i + δ are visible
+  std::optional<int64_t> lower; // a sliding window's lower edge (j − i)
   const Term *qk = nullptr;
 };
 

@@ -77,10 +77,12 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
     S  = Q·Kᵀ                 linalg.matmul / batch_matmul (with or without
                               indexing_maps), linalg.contract, or a generic
     S' = c·S  (+ M)           c a scalar constant (on S, or on Q and K before
-                              the matmul); M a causal mask
+                              the matmul); M a band mask (causal,
+                              sliding window)
     P  = softmax_j(S')        linalg.softmax, or exp(S' − max_j S') / Σ_j exp(…)
     O  = P·V                  as for Q·Kᵀ
-    →  fat.attention ins(Q4, K4, V4) scale c [causal [diagonal(δ)]]
+    →  fat.attention ins(Q4, K4, V4) scale c [causal] [window [w, -1]]
+                     [diagonal(δ)]
     ```
 
     The chain is read element by element (elementwise generics and named ops,
@@ -94,12 +96,17 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
       accepted, as fat.attention gives such rows O = 0 too;
     - the scale is one positive scalar constant (factors on S, Q and K
       multiply);
-    - the mask is causal: a constant tensor or an index comparison
-      (`linalg.index`, `arith.cmpi`, `arith.select`) keeping keys
-      `j ≤ i + δ` with δ ≥ 0, hidden entries −inf or any value ≤ −1e4
-      (exp of it underflows to 0 unless a row's visible scores spread over
-      more than 9 896); δ becomes `diagonal(δ)` unless it is the default
-      Skv − Sq;
+    - the mask is a band: a constant tensor, or index comparisons
+      (`linalg.index`, `arith.cmpi`, `arith.select`; several joined by
+      `andi` for the visible keys or `ori` for the hidden ones) keeping keys
+      `i + λ ≤ j ≤ i + δ` (either edge may be missing), hidden entries −inf
+      or any value ≤ −1e4 (exp of it underflows to 0 unless a row's visible
+      scores spread over more than 9 896). The upper edge is `causal` with
+      δ ≥ 0; a lower edge is `window [δ − λ, -1]` with it, or `window [0,
+      -1]` at diagonal λ alone; the diagonal is stated unless it is the
+      default Skv − Sq. Every row must see a key (the source gives NaN or a
+      uniform average where fat.attention gives 0): row 0 needs δ ≥ 0, the
+      last row λ ≤ Skv − Sq, which needs static sequence lengths;
     - Q, K, V are (views of) tensors read as `[batch…, S, D]` whose batch
       index maps onto the output's batch index: Q one to one, K and V as
       `flat(β) floordiv g` (heads broadcast with repeat_interleave: GQA with
