@@ -14,6 +14,8 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -108,12 +110,14 @@ FuzzCompiler::FuzzCompiler() {
   registerFatToNVVMPasses();
   registerFatToPTXPipeline();
 
-  // Inputs are written in our dialect and the upstream ones our IR uses.
+  // Inputs are written in our dialect and the upstream ones our IR uses,
+  // plus linalg and math: the attention chains fat-raise-attention reads.
   // The pipelines then run in fa-t-opt's environment: upstream keeps the
   // external models the passes rely on (bufferization of tensor/linalg/scf,
   // ConvertToLLVM, the NVVM target) in registerAllDialects.
   inputRegistry.insert<FatDialect, func::FuncDialect, arith::ArithDialect,
-                       tensor::TensorDialect, memref::MemRefDialect>();
+                       tensor::TensorDialect, memref::MemRefDialect,
+                       linalg::LinalgDialect, math::MathDialect>();
   registerAllDialects(toolRegistry);
   registerAllExtensions(toolRegistry);
   toolRegistry.insert<FatDialect>();
@@ -160,10 +164,15 @@ void FuzzCompiler::compile(StringRef source,
     return;
 
   ctx.appendDialectRegistry(toolRegistry);
+  // The raising runs on the linalg chains of the seeds (and what the
+  // mutations make of them), alone and followed by the CPU lowering of the
+  // fat.attention it raised.
   const std::pair<StringRef, std::string> pipelines[] = {
       {"fat-tile", options.tile},
       {"fat-to-cpu", options.cpu},
-      {"fat-to-ptx", options.ptx + " output-dir=" + outputDir}};
+      {"fat-to-ptx", options.ptx + " output-dir=" + outputDir},
+      {"fat-raise-attention", "remarks=1"},
+      {"fat-raise-attention,fat-to-cpu", options.cpu}};
   for (const auto &[name, opts] : pipelines) {
     std::string pipeline = (name + "{" + opts + "}").str();
     if (verbose)

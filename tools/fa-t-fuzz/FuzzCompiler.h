@@ -39,8 +39,9 @@ public:
 
   /// Compiles `source` (a module in MLIR text) in a fresh MLIRContext: parse
   /// with the verifier on; when that succeeds, print and re-parse it, then
-  /// give the context fa-t-opt's registry and run fat-tile, fat-to-cpu and
-  /// fat-to-ptx, each on its own copy.
+  /// give the context fa-t-opt's registry and run fat-tile, fat-to-cpu,
+  /// fat-to-ptx, fat-raise-attention, and fat-raise-attention followed by
+  /// fat-to-cpu, each on its own copy.
   void compile(llvm::StringRef source, const FuzzPipelineOptions &options);
 
   /// Whether FA_T_FUZZ_VERBOSE is set: print diagnostics and each pipeline
