@@ -37,7 +37,10 @@ if ! "$root/.venv/bin/python" -c "import torch" 2>/dev/null; then
 fi
 # cuobjdump and nvdisasm (NVIDIA's wheels, a few MB) for the SASS checks of
 # the lit suite (feature `cuobjdump`, scripts/sass_profile.py).
+# Optional: without them (and without triton's copies) the SASS checks are
+# UNSUPPORTED, nothing else changes.
 if ! ls "$root"/.venv/lib/python3*/site-packages/nvidia/cu*/bin/cuobjdump >/dev/null 2>&1; then
-  "$root/.venv/bin/python" -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+  "$root/.venv/bin/python" -m pip install -q nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm \
+    || echo "fa-t: cuobjdump wheels not installed; the lit SASS checks will be skipped"
 fi
 echo "fa-t: dependencies ready"
