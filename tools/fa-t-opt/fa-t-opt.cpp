@@ -8,13 +8,17 @@
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 #include "fa-t/Dialect/Fat/IR/FatDialect.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
+#include "fa-t/Tools/InputChecks.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
 int main(int argc, char **argv) {
@@ -31,7 +35,52 @@ int main(int argc, char **argv) {
 
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << FAT_VERSION_STRING << "\n"; });
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
+  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
       argc, argv, "fa-t compiler: fat.attention to tensorized Hopper kernels\n",
-      registry));
+      registry);
+
+  // Text that would crash MLIR 22's own parsers gets a diagnostic instead
+  // (InputChecks.h).
+  auto refuseHazard = [&](const llvm::MemoryBuffer &input) {
+    std::optional<mlir::fat::InputHazard> hazard =
+        mlir::fat::findLinalgArrayHazard(input.getBuffer());
+    if (hazard)
+      llvm::errs() << (inputFilename == "-" ? "<stdin>" : inputFilename)
+                   << ":" << hazard->line << ":" << hazard->col
+                   << ": error: " << hazard->message << "\n";
+    return hazard.has_value();
+  };
+  mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
+  if (inputFilename != "-" || config.shouldShowDialects() ||
+      config.shouldListPasses()) {
+    std::string error;
+    if (inputFilename != "-")
+      if (std::unique_ptr<llvm::MemoryBuffer> file =
+              mlir::openInputFile(inputFilename, &error))
+        if (refuseHazard(*file))
+          return 1;
+    return mlir::asMainReturnCode(
+        mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  }
+  // Standard input can be read once: read it here, check it, and hand the
+  // buffer to the driver (what MlirOptMain does for a file).
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile("-", &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (refuseHazard(*input))
+    return 1;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return 1;
+  }
+  if (mlir::failed(
+          mlir::MlirOptMain(output->os(), std::move(input), registry, config)))
+    return 1;
+  output->keep();
+  return 0;
 }
