@@ -53,3 +53,27 @@ def test_persistent_grid_and_batch_parameter(tmp_path, causal):
     # 8 query blocks x 8 heads x 3 batches = 192 tiles on 132 SMs.
     assert launch_grid(m.grid, SYMBOLS) == (132, 1, 1)
     assert launch_grid(m.grid, {**SYMBOLS, "B": 1}) == (64, 1, 1)
+
+
+def test_persistent_kernel_params_end_with_batch(tmp_path):
+    """The launcher fills the persistent kernel's trailing i32 with B."""
+    import ctypes
+    import struct
+    import sys
+
+    sys.path.insert(0, str(pathlib.Path(__file__).parent))
+    from fakes import BF16, FakeTensor
+    from fa_t.params import TensorMapBuffer, build_params, problem_symbols
+
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=True)
+    tuning = {**jit.default_tuning(config), "persistent": "on"}
+    m = compile_one(tmp_path, config, tuning)
+    q = FakeTensor((3, 8, 1000, 64), BF16, ptr=0x10000)
+    k = FakeTensor((3, 8, 1000, 64), BF16, ptr=0x20000)
+    v = FakeTensor((3, 8, 1000, 64), BF16, ptr=0x30000)
+    o = FakeTensor((3, 8, 1000, 64), BF16, ptr=0x40000)
+    symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.125)
+    p = build_params(m, {"q": q, "k": k, "v": v, "o": o}, symbols,
+                     lambda args: TensorMapBuffer())
+    last = p.array[len(p) - 1]
+    assert struct.unpack("<i", ctypes.string_at(last, 4))[0] == 3
