@@ -71,8 +71,8 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // empty barrier (index 1 + 4·stages = 9) with the tile index's parity
 // flipped before loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
 // PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132(
-// PERSIST-SAME:   %arg10: f32, %[[B:arg11]]: i32)
-// PERSIST:        %[[SQ:[0-9]+]] = arith.addi %arg7, %c127_i32
+// PERSIST-SAME:   %[[SEQQ:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: i32)
+// PERSIST:        %[[SQ:[0-9]+]] = arith.addi %[[SEQQ]], %c127_i32
 // PERSIST:        %[[NM:[0-9]+]] = arith.divui %[[SQ]], %c128_i32
 // PERSIST:        %[[HB:[a-z0-9_]+]] = arith.muli %c8_i32, %[[B]] : i32
 // PERSIST:        %[[T:[a-z0-9_]+]] = arith.muli %[[NM]], %[[HB]] : i32
