@@ -107,9 +107,17 @@ def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_op
         if manifest.config != config:
             raise CompileError(f"fa-t-opt compiled {manifest.config.to_dict()} where "
                                f"{config.to_dict()} was asked for")
+        # A forced build (an ablation variant) of the kernel the cost model
+        # already chose keeps the existing manifest's "forced": false, as
+        # fa-t-opt does when it writes into a folder (same code either way).
+        target = out / manifest_path.name
+        keep_manifest = (manifest.schedule_forced and target.exists()
+                         and not load_manifest(target).schedule_forced)
         for f in kernel.iterdir():
+            if f.name == manifest_path.name and keep_manifest:
+                continue
             shutil.move(str(f), out / f.name)
-        return out / manifest_path.name
+        return target
 
 
 def build(entries: List[Entry], out: Path, fat_opt: str, log=print) -> List[Path]:

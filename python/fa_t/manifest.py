@@ -98,6 +98,9 @@ class Manifest:
     tensor_maps: Mapping[str, TensorMapSpec]
     params: Tuple[ParamSpec, ...]
     path: Optional[Path] = None
+    #: The schedule was forced by an option (an ablation variant) rather than
+    #: chosen by the compiler's cost model (``schedule.forced``; informative).
+    schedule_forced: bool = False
 
     @property
     def ptx_path(self) -> Path:
@@ -216,10 +219,15 @@ def parse_manifest(obj: Any, source: str = "<manifest>", path: Optional[Path] = 
                    for i, p in enumerate(r.field(obj, "params", list, "")))
     _check_params(r, params, tensor_maps, config)
 
+    schedule = obj.get("schedule", {})
+    forced = schedule.get("forced", False) if isinstance(schedule, Mapping) else False
+    if not isinstance(forced, bool):
+        raise r.error("schedule.forced", f"expected bool, got {forced!r}")
+
     return Manifest(entry=entry, ptx=ptx, sm=sm, ptx_version=ptx_version, compiler=compiler,
                     config=config, tuning=tuning, block=block, grid=tuple(grid),
                     dynamic_smem_bytes=smem, tensor_maps=tensor_maps, params=params,
-                    path=path)
+                    path=path, schedule_forced=forced)
 
 
 def _parse_tensor_map(r: _Reader, t: Any, at: str) -> TensorMapSpec:

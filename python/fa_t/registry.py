@@ -3,8 +3,10 @@
 Lookup order: the ahead-of-time kernel directories (the ``kernel_dir=``
 argument, else ``$FA_T_KERNEL_DIR``, a ``os.pathsep``-separated list), then a
 just-in-time compile with fa-t-opt (:mod:`fa_t.jit`). In a directory every
-``*.json`` whose ``format`` is ``fa-t-kernel`` is a kernel; the first, by file
-name, whose config equals the requested one and whose target is sm_90a wins.
+``*.json`` whose ``format`` is ``fa-t-kernel`` is a kernel; among those whose
+config equals the requested one and whose target is sm_90a, a kernel whose
+schedule the compiler's cost model chose wins over forced ablation variants
+(``schedule.forced``), then the first by file name.
 """
 
 from __future__ import annotations
@@ -63,9 +65,10 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True) -
     """The kernel for ``config``; see the module doc for the search order."""
     dirs = kernel_dirs(kernel_dir)
     for directory in dirs:
-        for manifest in scan_kernel_dir(directory):
-            if manifest.config == config and manifest.sm == jit.SM:
-                return manifest
+        matches = [m for m in scan_kernel_dir(directory)
+                   if m.config == config and m.sm == jit.SM]
+        if matches:
+            return next((m for m in matches if not m.schedule_forced), matches[0])
     searched = ", ".join(str(d) for d in dirs) or "none (set FA_T_KERNEL_DIR)"
     if not allow_jit:
         raise KernelNotFoundError(f"no kernel for {config.to_dict()} in kernel directories: "

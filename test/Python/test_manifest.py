@@ -76,6 +76,7 @@ BROKEN = [
     (["grid", 0, "times"], ["Hq", "tiles"], r"grid\[0\].times\[1\]: expected one of B, .*got 'tiles'"),
     (["grid", 0, "times"], "Hq", r"grid\[0\].times: expected list, got 'Hq'"),
     (["grid", 0, "max"], 0, r"grid\[0\].max: expected a positive integer, got 0"),
+    (["schedule"], {"forced": "yes"}, r"schedule.forced: expected bool, got 'yes'"),
     (["dynamic_smem_bytes"], -1, r"dynamic_smem_bytes: expected >= 0, got -1"),
     (["tensor_maps", 0, "tensor"], "x", r"tensor_maps\[0\].tensor: expected one of q, k, v"),
     (["tensor_maps", 1, "tensor"], "q", r"tensor_maps\[1\].tensor: a second map for tensor 'q'"),

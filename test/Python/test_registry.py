@@ -42,6 +42,19 @@ def test_find_by_config(kernel_dir):
     assert find_kernel(plain, str(kernel_dir), allow_jit=False).path.name == "a_plain.json"
 
 
+def test_cost_model_kernel_wins_over_forced_variants(kernel_dir, manifest_dict):
+    # Ablation variants of the same config, first by name, forced: the
+    # cost model's kernel is still the one served.
+    for name in ("a0_variant", "a1_variant"):
+        forced = json.loads(json.dumps(manifest_dict))
+        forced["schedule"] = {"overlap": False, "forced": True}
+        write_kernel(kernel_dir, name, forced)
+    assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "b_causal.json"
+    # Only forced ones: the first by name.
+    (kernel_dir / "b_causal.json").unlink()
+    assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "a0_variant.json"
+
+
 def test_env_kernel_dirs(kernel_dir, tmp_path, monkeypatch):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -10,6 +10,9 @@
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -31,6 +34,41 @@ static LogicalResult writeFile(Location loc, StringRef path, StringRef text) {
     return emitError(loc) << "cannot write '" << path << "': " << ec.message();
   os << text;
   return success();
+}
+
+/// `manifest`, unless `path` already holds the manifest of the same kernel
+/// chosen by the cost model ("forced": false) and this build forced it (an
+/// ablation variant that happens to be the cost model's choice): the code
+/// is the same, and the kernel stays marked as the cost model's, which is
+/// what kernel lookup prefers (docs/kernel-abi.md, Schedule).
+static std::string keepCostModelProvenance(StringRef path,
+                                           StringRef manifest) {
+  auto isForced = [](const llvm::json::Value &v) -> std::optional<bool> {
+    const llvm::json::Object *o = v.getAsObject();
+    const llvm::json::Object *s = o ? o->getObject("schedule") : nullptr;
+    return s ? s->getBoolean("forced") : std::nullopt;
+  };
+  llvm::Expected<llvm::json::Value> fresh = llvm::json::parse(manifest);
+  if (!fresh) {
+    llvm::consumeError(fresh.takeError());
+    return manifest.str();
+  }
+  if (isForced(*fresh) != std::optional<bool>(true))
+    return manifest.str();
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> old =
+      llvm::MemoryBuffer::getFile(path);
+  if (!old)
+    return manifest.str();
+  llvm::Expected<llvm::json::Value> previous =
+      llvm::json::parse((*old)->getBuffer());
+  if (!previous) {
+    llvm::consumeError(previous.takeError());
+    return manifest.str();
+  }
+  if (isForced(*previous) != std::optional<bool>(false))
+    return manifest.str();
+  (*fresh->getAsObject()->getObject("schedule"))["forced"] = false;
+  return llvm::formatv("{0:2}", *fresh).str();
 }
 
 namespace {
@@ -69,12 +107,11 @@ struct FatEmitKernelsPass
       SmallString<256> ptxPath(outputDir), jsonPath(outputDir);
       llvm::sys::path::append(ptxPath, name + ".ptx");
       llvm::sys::path::append(jsonPath, name + ".json");
+      std::string manifest = keepCostModelProvenance(
+          jsonPath, cast<StringAttr>(entry.getValue()).getValue());
       if (failed(writeFile(binary.getLoc(), ptxPath,
                            object.getObject().getValue())) ||
-          failed(writeFile(binary.getLoc(), jsonPath,
-                           (cast<StringAttr>(entry.getValue()).getValue() +
-                            "\n")
-                               .str())))
+          failed(writeFile(binary.getLoc(), jsonPath, manifest + "\n")))
         return signalPassFailure();
     }
   }

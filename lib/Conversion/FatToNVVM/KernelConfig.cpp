@@ -45,9 +45,9 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // The op's own fat.schedule (fat-tensorize, fat-pipeline) wins over the
   // pass options.
   HopperKernelOptions options = passOptions;
-  if (failed(applyScheduleAttr(op, options.schedule)))
-    return failure();
   AttentionKernelConfig config;
+  if (failed(applyScheduleAttr(op, options.schedule, &config.scheduleForced)))
+    return failure();
   auto qType = cast<ShapedType>(op.getQuery().getType());
   auto kType = cast<ShapedType>(op.getKey().getType());
   auto vType = cast<ShapedType>(op.getValue().getType());
@@ -300,7 +300,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"rescale", rescaleName(schedule.lazyRescale).str()},
               {"rescale_threshold", schedule.rescaleThreshold},
               {"exp2_poly", schedule.exp2Poly},
-              {"persistent", schedule.persistent}}},
+              {"persistent", schedule.persistent},
+              {"forced", scheduleForced}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},
       {"dynamic_smem_bytes", dynamicSmemBytes()},

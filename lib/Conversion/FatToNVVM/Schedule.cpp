@@ -133,13 +133,18 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp /*op*/) {
   return choice;
 }
 
-/// Merges `entries` into the op's `fat.schedule` dictionary.
-static void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries) {
+/// Merges `entries` into the op's `fat.schedule` dictionary; `forced`
+/// accumulates (either pass forcing a choice makes the schedule forced).
+static void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries,
+                           bool forced) {
   NamedAttrList attrs;
   if (auto old = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
     attrs.append(old.getValue());
+  if (auto before = dyn_cast_or_null<BoolAttr>(attrs.get("forced")))
+    forced |= before.getValue();
   for (const NamedAttribute &e : entries)
     attrs.set(e.getName(), e.getValue());
+  attrs.set("forced", BoolAttr::get(op.getContext(), forced));
   op->setAttr(kScheduleAttrName, attrs.getDictionary(op.getContext()));
 }
 
@@ -227,7 +232,8 @@ struct FatTensorizePass
                               b.getStringAttr(rescaleName(choice.lazyRescale))),
                b.getNamedAttr("rescale_threshold",
                               b.getF64FloatAttr(rescaleThreshold)),
-               b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))});
+               b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
+          /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
     }
   }
 };
@@ -265,14 +271,18 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                           b.getNamedAttr("pingpong",
                                          b.getBoolAttr(choice.pingpong)),
                           b.getNamedAttr("persistent",
-                                         b.getBoolAttr(choice.persistent))});
+                                         b.getBoolAttr(choice.persistent))},
+                     /*forced=*/forceOverlap->has_value() ||
+                         forcePingpong->has_value() ||
+                         forcePersistent->has_value());
     }
   }
 };
 } // namespace
 
 LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
-                                           KernelSchedule &schedule) {
+                                           KernelSchedule &schedule,
+                                           bool *forced) {
   auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
   if (!dict) {
     if (op->hasAttr(kScheduleAttrName))
@@ -287,7 +297,13 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       return op.emitOpError("'") << kScheduleAttrName << "' entry '" << key
                                  << "' must be " << what << ", got " << value;
     };
-    if (key == "overlap" || key == "pingpong" || key == "persistent") {
+    if (key == "forced") {
+      auto flag = dyn_cast<BoolAttr>(value);
+      if (!flag)
+        return expect("a bool");
+      if (forced)
+        *forced = flag.getValue();
+    } else if (key == "overlap" || key == "pingpong" || key == "persistent") {
       auto flag = dyn_cast<BoolAttr>(value);
       if (!flag)
         return expect("a bool");
@@ -321,7 +337,7 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       return op.emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
-                "rescale_threshold, exp2_poly, persistent";
+                "rescale_threshold, exp2_poly, persistent, forced";
     }
   }
   return success();

@@ -16,9 +16,9 @@
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = false, persistent = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
@@ -62,7 +62,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 
 // A mask keeps the vector row sums.
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over tiles t = blockIdx.x, + gridDim.x, … < ⌈Sq/128⌉·8·B,
@@ -120,7 +120,7 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
 // the ones columns at all).
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>

@@ -72,7 +72,8 @@ struct KernelSchedule {
 /// The op attribute holding the schedule chosen by fat-tensorize and
 /// fat-pipeline: a dictionary with keys overlap, pingpong (bool), rowsum
 /// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64),
-/// exp2_poly (f64 fraction in [0, 1]), persistent (bool).
+/// exp2_poly (f64 fraction in [0, 1]), persistent (bool), and forced (bool:
+/// some entry was forced by an option instead of chosen by the cost model).
 constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
 
 /// The FlashAttention-T primitives the cost model picks for an op.
@@ -103,8 +104,11 @@ StringRef rescaleName(bool lazy);
 std::optional<bool> parseLazyRescale(StringRef word);
 
 /// Overrides `schedule` with the op's `fat.schedule` entries; emits an
-/// error naming the entry and fails on a malformed one.
-LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule);
+/// error naming the entry and fails on a malformed one. `forced` (if given)
+/// receives the dictionary's `forced` entry: true when some choice was
+/// forced by a pass option rather than made by the cost model.
+LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule,
+                                bool *forced = nullptr);
 
 /// Target choices of the Hopper kernel: the pass options.
 struct HopperKernelOptions {
@@ -136,6 +140,10 @@ struct AttentionKernelConfig {
   int64_t ptxVersion = 80;
   /// Persistent kernels: the most CTAs to launch (the target's SMs).
   int64_t numSMs = 132;
+  /// Whether the schedule was forced (an ablation variant) rather than
+  /// chosen by the cost model; the manifest says so, and kernel lookup
+  /// prefers the cost model's kernel of a config.
+  bool scheduleForced = false;
 
   /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
   /// warpgroup is the TMA producer.

@@ -123,8 +123,10 @@ def FatTensorize : Pass<"fat-tensorize"> {
     ablation.
 
     Example: `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
-    `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64,
-    rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}`.
+    `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64, forced = true,
+    rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}`
+    (`forced`: some choice came from an option, not the cost model; the
+    manifest says so and kernel lookup prefers the cost model's kernels).
   }];
   let options = [
     Option<"rowsum", "rowsum", "std::string", /*default=*/"\"auto\"",
@@ -171,8 +173,8 @@ def FatPipeline : Pass<"fat-pipeline"> {
     nowhere until measured.
 
     Example: `fa-t-opt --fat-pipeline in.mlir` gives
-    `fat.attention ... {fat.schedule = {overlap = true, pingpong = false,
-    persistent = false}}`.
+    `fat.attention ... {fat.schedule = {forced = false, overlap = true,
+    persistent = false, pingpong = false}}`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
