@@ -997,10 +997,11 @@ void AttentionKernelBuilder::buildConsumer() {
     return;
   }
   // Ping-pong over tiles: one game, opened before the first tile and closed
-  // after the last, with every turn handed over in between. Restarting it
-  // per tile would let consumer 1 open tile i+1 (an arrive on barrier 1)
-  // before consumer 0 has taken its last turn of tile i, and two of its
-  // arrivals would complete one phase of barrier 1 without consumer 0.
+  // after the last, with every turn handed over in between. A game per
+  // tile would be as correct (test/CPU/test_barrier_protocol.py checks both
+  // orders of turns), but consumer 1 would re-open it only after its own
+  // epilogue; here its last turn of tile i hands over at once, so consumer
+  // 0 issues tile i+1's first S = Q·Kᵀ while consumer 1 stores O.
   Value consumer = sub(v.warpgroup, c32(1));
   buildOpenGame(consumer);
   buildTileLoop([&] { buildConsumerTile(); });
