@@ -14,8 +14,8 @@
 # kernel folders beside the tree:
 #   bash test/GPU/device-run.sh OUTDIR [phases...]
 # Phases (default: all, in this order):
-#   sass    ptxas -v (registers, spills) and the SASS of one kernel per head
-#           dim: HGMMA count, no local memory (LDL/STL)
+#   sass    scripts/sass_profile.py on the bf16 grid kernels: registers,
+#           spills, local memory (LDL/STL), HGMMA shapes, main-loop mix
 #   kernels test/GPU/run_kernels.py: the kernel ABI checked directly (ctypes)
 #   pytest  the fa_t package's gpu tests (pytest -m gpu), incl. 1.5x cuDNN's error
 #   compile torch.compile(fullgraph=True) of a model using the fa_t custom op
@@ -40,15 +40,11 @@ for phase in $phases; do
   echo "=== $phase"
   case $phase in
     sass)
-      for d in 64 128 256; do
-        ptx=$(ls .kernels-bench/*bf16_d${d}_*bhsd_m*s2.ptx | grep -v causal | head -1)
-        cubin="/tmp/$(basename "$ptx" .ptx).cubin"
-        ptxas -arch=sm_90a -v "$ptx" -o "$cubin" 2>&1 | grep -E "registers|spill" | sed "s/^/D$d: /"
-        sass="/tmp/$(basename "$ptx" .ptx).sass"
-        cuobjdump --dump-sass "$cubin" > "$sass"
-        echo "D$d: HGMMA $(grep -c HGMMA "$sass")  LDL/STL $(grep -cE '\b(LDL|STL)\b' "$sass")" \
-             " MUFU.EX2 $(grep -c 'MUFU.EX2' "$sass")  BAR $(grep -cE '\bBAR\b' "$sass")"
-      done ;;
+      # The static profile (scripts/sass_profile.py: registers, spills,
+      # local memory, HGMMA shapes, the main loop's instruction mix) of the
+      # bf16 grid kernels, with this machine's ptxas and cuobjdump.
+      python3 scripts/sass_profile.py .kernels-bench/*bf16_d*.ptx \
+        --json "$out/sass.json" || status=1 ;;
     kernels)
       # Bounded: a kernel that deadlocked on its barriers must not eat the
       # call's whole device time (KERNELS_TIMEOUT seconds, default 180).
