@@ -32,11 +32,23 @@ bool mlir::fat::isSupportedBlockN(int64_t blockN) {
   return blockN >= 64 && blockN <= 128 && blockN % 16 == 0;
 }
 
+int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV) {
+  return std::max(headDim, headDimV) > 128 ? 64 : 128;
+}
+
+bool mlir::fat::isSupportedBlockM(int64_t blockM) {
+  return blockM == 64 || blockM == 128;
+}
+
+bool mlir::fat::isSupportedStages(int64_t stages) {
+  return stages >= 1 && stages <= 4;
+}
+
 bool mlir::fat::isSupportedBlocking(int64_t blockM, int64_t blockN,
                                     int64_t stages) {
-  return (blockM == 64 || blockM == 128) &&
-         (blockN == 0 || isSupportedBlockN(blockN)) && stages >= 1 &&
-         stages <= 4;
+  return isSupportedBlockM(blockM) &&
+         (blockN == 0 || isSupportedBlockN(blockN)) &&
+         isSupportedStages(stages);
 }
 
 FailureOr<AttentionKernelConfig>
@@ -119,20 +131,20 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "to 2^30 or -1 (unbounded), since it computes key positions in "
               "32 bits";
 
-  if (options.blockM != 64 && options.blockM != 128)
+  if (!isSupportedBlockM(options.blockM))
     return op.emitOpError("block-m = ")
            << options.blockM
            << " is not supported; supported: 64 or 128 (64 rows per consumer "
               "warpgroup)";
   int64_t blockN = options.blockN;
   if (blockN == 0)
-    blockN = std::max(config.headDim, config.headDimV) > 128 ? 64 : 128;
+    blockN = defaultBlockN(config.headDim, config.headDimV);
   if (!isSupportedBlockN(blockN))
     return op.emitOpError("block-n = ")
            << blockN
            << " is not supported; supported: 64, 80, 96, 112 or 128 (a "
               "multiple of 16: the k16 steps of P·V)";
-  if (options.stages < 1 || options.stages > 4)
+  if (!isSupportedStages(options.stages))
     return op.emitOpError("stages = ")
            << options.stages << " is not supported; supported: 1 to 4";
   if (options.schedule.pingpong && !options.schedule.overlap)

@@ -59,9 +59,7 @@ static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
   cfg.headDim = shape.headDim;
   cfg.headDimV = shape.headDimV;
   cfg.blockM = t.blockM;
-  cfg.blockN = t.blockN ? t.blockN
-                        : (std::max(shape.headDim, shape.headDimV) > 128 ? 64
-                                                                          : 128);
+  cfg.blockN = t.blockN ? t.blockN : defaultBlockN(shape.headDim, shape.headDimV);
   cfg.stages = t.stages;
   cfg.schedule.rowsumMma = true;
   return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;

@@ -216,8 +216,15 @@ bool isSupportedHeadDim(int64_t d);
 /// S = Q·Kᵀ's wgmma, and whole k16 steps of P·V; 80 is FlashAttention-3's
 /// choice at D = 256, where 128 keys overflow the registers).
 bool isSupportedBlockN(int64_t blockN);
-/// Block shapes the kernel serves: block-m 64 or 128, block-n 0 (by head
-/// dim) or isSupportedBlockN, stages 1 to 4. The cost models only size supported
+/// block-n = 0's choice: 128 keys for head dims up to 128, 64 above (two
+/// stages of K and V then still fit in shared memory).
+int64_t defaultBlockN(int64_t headDim, int64_t headDimV);
+/// Query rows per CTA: 64 (one consumer warpgroup) or 128 (two).
+bool isSupportedBlockM(int64_t blockM);
+/// Depth of the K/V ring: 1 to 4.
+bool isSupportedStages(int64_t stages);
+/// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head
+/// dim) or isSupportedBlockN, isSupportedStages. The cost models only size supported
 /// kernels (the shared-memory arithmetic then stays far from overflow);
 /// convert-fat-to-nvvm diagnoses the rest.
 bool isSupportedBlocking(int64_t blockM, int64_t blockN, int64_t stages);
