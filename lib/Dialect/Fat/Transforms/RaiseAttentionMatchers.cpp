@@ -601,7 +601,7 @@ private:
       else
         return diag.fail("the mask selects between values that are not 0 and "
                          "≤ -1e4");
-      if (failed(causalFromPredicate(mask->operand(0), *visibleIf, m)))
+      if (failed(maskFromPredicate(mask->operand(0), *visibleIf, m)))
         return failure();
       return scores;
     }
@@ -618,7 +618,7 @@ private:
             return false;
           return std::nullopt;
         };
-        if (failed(causalFromTable(mask, entry, m)))
+        if (failed(maskFromTable(mask, entry, m)))
           return failure();
         return scores;
       }
@@ -648,9 +648,9 @@ private:
         auto entry = [&](int64_t index) -> std::optional<bool> {
           return values[index] == visibleIf;
         };
-        if (failed(causalFromTable(pred, entry, m)))
+        if (failed(maskFromTable(pred, entry, m)))
           return failure();
-      } else if (failed(causalFromPredicate(pred, visibleIf, m))) {
+      } else if (failed(maskFromPredicate(pred, visibleIf, m))) {
         return failure();
       }
       return sel->operand(3 - k);
@@ -783,7 +783,7 @@ private:
     return band;
   }
 
-  LogicalResult causalFromPredicate(const Term *pred, bool visibleIf,
+  LogicalResult maskFromPredicate(const Term *pred, bool visibleIf,
                                     ScoreMatch &m) {
     FailureOr<Band> band = bandFromPredicate(pred, visibleIf);
     if (failed(band))
@@ -796,7 +796,7 @@ private:
   /// constant. Every row must see one run of keys, [i + lower, i + upper]
   /// clipped to [0, Skv).
   LogicalResult
-  causalFromTable(const Term *leaf,
+  maskFromTable(const Term *leaf,
                   function_ref<std::optional<bool>(int64_t)> entry,
                   ScoreMatch &m) {
     if (ShapedType::isDynamic(seqQ) || ShapedType::isDynamic(seqKV))
