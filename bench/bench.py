@@ -47,7 +47,8 @@ def grid(dtype="bf16"):
 #: Ablation variants: label -> the whole schedule, forced (--fat-to-ptx
 #: options). Letters: o/n overlap on/off, p ping-pong, r rowsum=mma,
 #: l8 lazy rescale with τ = 8, e<N> N% of the exponentials on the FMA pipe
-#: (exp2-poly), t persistent CTAs (one per SM, looping over the tiles). The unlabelled "fa-t" column is the default (auto) schedule
+#: (exp2-poly), t persistent CTAs (one per SM, looping over the tiles), n<K>
+#: K keys per block (block_n). The unlabelled "fa-t" column is the default (auto) schedule
 #: that fat-tensorize and fat-pipeline choose.
 _BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always",
          "exp2-poly": "0", "persistent": "off"}
@@ -63,18 +64,31 @@ VARIANTS = {
     "oe25": {**_BASE, "exp2-poly": "0.25"},
     "oe50": {**_BASE, "exp2-poly": "0.5"},
     "ore25": {**_BASE, "rowsum": "mma", "exp2-poly": "0.25"},
-    "on80": {**_BASE, "block_n": 80},
+    "on64": {**_BASE, "block_n": 64},
+    "on160": {**_BASE, "block_n": 160},
+    "on176": {**_BASE, "block_n": 176},
+    "on192": {**_BASE, "block_n": 192},
+    "orn176": {**_BASE, "rowsum": "mma", "block_n": 176},
+    "orn192": {**_BASE, "rowsum": "mma", "block_n": 192},
+    "otn176": {**_BASE, "persistent": "on", "block_n": 176},
+    "ortn192": {**_BASE, "rowsum": "mma", "persistent": "on", "block_n": 192},
     "ot": {**_BASE, "persistent": "on"},
     "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
 }
 
 
 def variant_applies(label, d):
-    """rowsum=mma needs Dv + 8 <= 256: no 'r' variants at D = 256; 80-key
-    blocks are D = 256's tile (below, 128 keys fit and win)."""
-    if "n80" in label:
+    """Which head dims a variant's kernel exists for: rowsum=mma needs
+    Dv + 8 <= 256 (no 'r' variants at D = 256); 64-key blocks are D = 256's
+    former default; blocks wider than 128 keys fit shared memory up to
+    D = 128, and with the row sums' ones chunks too only at D = 64."""
+    block_n = VARIANTS[label].get("block_n")
+    rowsum_mma = VARIANTS[label].get("rowsum") == "mma"
+    if block_n == 64:
         return d > 128
-    return not ("r" in label and d + 8 > 256)
+    if block_n and block_n > 128:
+        return d <= 128 and not (rowsum_mma and d > 64)
+    return not (rowsum_mma and d + 8 > 256)
 
 
 def point_config(dtype, d, causal):
@@ -102,10 +116,13 @@ def exp2_poly_configs():
             if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
 
 
-def block_n80_configs():
-    """D = 256's 80-key-block ablation (bf16), for ``python -m fa_t.aot``."""
+def block_n_configs():
+    """The key-block-width ablation (bf16): 64 against the default 80 at
+    D = 256, 160…192 against 128 at D = 64 and 128, for ``python -m fa_t.aot``."""
+    labels = ("o", "or", "on64", "on160", "on176", "on192", "orn176", "orn192", "otn176",
+              "ortn192")
     return [(c, dict(VARIANTS[label])) for c in grid_configs()
-            if c.dtype == "bf16" and c.head_dim == 256 for label in ("o", "on80")]
+            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
 def persistent_configs():

@@ -78,7 +78,7 @@ CASES = [
     ("block-m zero", "d64.mlir", ["--fat-to-ptx=block-m=0"]),
     ("block-m not a number", "d64.mlir", ["--fat-to-ptx=block-m=abc"]),
     ("block-n too small", "d64.mlir", ["--fat-to-ptx=block-n=32"]),
-    ("block-n too large", "d64.mlir", ["--fat-to-ptx=block-n=256"]),
+    ("block-n too large", "d64.mlir", ["--fat-to-ptx=block-n=208"]),
     ("block-n not a multiple of 16", "d64.mlir", ["--fat-to-ptx=block-n=72"]),
     ("no pipeline stage", "d64.mlir", ["--fat-to-ptx=stages=0"]),
     ("too many stages", "d64.mlir", ["--fat-to-ptx=stages=5"]),

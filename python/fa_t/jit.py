@@ -2,8 +2,8 @@
 
 ``fa-t-opt`` is found at ``$FA_T_OPT`` or on PATH. Kernels land in
 ``$FA_T_CACHE_DIR`` (default ``~/.cache/fa-t``), one folder per
-:func:`cache_key` of (config, tuning, compiler version), so a new compiler
-build never reuses an old kernel. The command line is built in one place,
+:func:`cache_key` of (config, tuning, compiler version and binary hash), so a
+new compiler build never reuses an old kernel. The command line is built in one place,
 :func:`fat_opt_command`, and its input in :func:`jit_input_mlir`. Each
 compile is logged (INFO, logger ``fa_t.jit``) with its kernel and time.
 """
@@ -49,7 +49,13 @@ _versions: Dict[tuple, str] = {}
 
 
 def compiler_version(fat_opt: str) -> str:
-    """The output of ``fa-t-opt --version`` (cached per binary and mtime)."""
+    """``fa-t-opt --version`` and a hash of the binary (cached per path and mtime).
+
+    The version string alone names a release, not a build: a compiler rebuilt
+    from newer sources (a new default schedule, a fixed lowering) keeps it.
+    fa-t-opt links the fa-t libraries statically, so the hash of its bytes
+    changes with every change to what it emits, and the JIT cache with it.
+    """
     key = (fat_opt, os.stat(fat_opt).st_mtime_ns)
     if key not in _versions:
         try:
@@ -60,7 +66,8 @@ def compiler_version(fat_opt: str) -> str:
         if done.returncode != 0:
             raise CompileError(f"{fat_opt} --version exited with {done.returncode}: "
                                f"{done.stderr.strip()}")
-        _versions[key] = done.stdout.strip()
+        digest = hashlib.sha256(Path(fat_opt).read_bytes()).hexdigest()[:16]
+        _versions[key] = f"{done.stdout.strip()} [{digest}]"
     return _versions[key]
 
 
@@ -71,15 +78,16 @@ def cache_dir() -> Path:
 
 
 def default_tuning(config: KernelConfig) -> Dict[str, int]:
-    """Tile sizes for a JIT kernel.
+    """Tile sizes for a JIT kernel: none, so the compiler's own defaults decide.
 
-    128 x 128 tiles as FlashAttention-3 uses for D <= 128; for D = 256 the
-    K and V tiles are halved (block_n = 64) so two pipeline stages still fit
-    the 227 KiB of shared memory: Q 128x256 + 2 x (K + V) 64x256, 2 bytes
-    each, is 64 + 128 = 192 KiB.
+    ``--fat-to-ptx`` picks 128-row query blocks and, by head dim, 128 keys per
+    block up to D = 128 and 80 above (two stages of K and V still fit the
+    227 KiB of shared memory; perf log run 15). Keeping that rule in one place
+    means a kernel built here is the one ``fa-t-opt`` builds by default. The
+    compiler version is part of :func:`cache_key`, so a new default rebuilds.
     """
-    block_n = 64 if max(config.head_dim, config.head_dim_v) > 128 else 128
-    return {"block_m": 128, "block_n": block_n}
+    del config
+    return {}
 
 
 def cache_key(config: KernelConfig, tuning: Dict[str, int], compiler: str) -> str:

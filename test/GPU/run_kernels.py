@@ -19,6 +19,7 @@ import ctypes
 import json
 import math
 import os
+import shutil
 import subprocess
 import sys
 
@@ -69,11 +70,19 @@ KERNELS = [
      "persistent=on pingpong=on"),
     ("f16_d256_causal_persist_plain", "f16", 256, 8, 8, True, None, True, "bhsd",
      "persistent=on overlap=off"),
-    # 80-key blocks (FlashAttention-3's D = 256 tile): ragged tails that end
-    # mid-block, masks crossing 80-key boundaries.
-    ("bf16_d256_n80", "bf16", 256, 8, 8, False, None, True, "bhsd", "block-n=80"),
-    ("bf16_d256_causal_n80", "bf16", 256, 8, 2, True, None, True, "bhsd", "block-n=80"),
+    # Key blocks other than the defaults (80 at D = 256, FlashAttention-3's
+    # tile; 128 below): ragged tails that end mid-block, masks crossing block
+    # boundaries, 64 at D = 256 (the former default), 80 at D = 128, and
+    # wide blocks (160…192 keys, 10…12 k16 steps of P·V).
+    ("bf16_d256_n64", "bf16", 256, 8, 8, False, None, True, "bhsd", "block-n=64"),
+    ("bf16_d256_causal_n64", "bf16", 256, 8, 2, True, None, True, "bhsd", "block-n=64"),
     ("f16_d128_window_n80", "f16", 128, 8, 8, False, (100, 30), True, "bhsd", "block-n=80"),
+    ("bf16_d128_n176", "bf16", 128, 16, 16, False, None, True, "bhsd", "block-n=176"),
+    ("f16_d128_causal_gqa_n160", "f16", 128, 8, 2, True, None, True, "bhsd", "block-n=160"),
+    ("bf16_d64_n192_rmma", "bf16", 64, 16, 16, False, None, False, "bhsd",
+     "block-n=192 rowsum=mma"),
+    ("bf16_d64_window_n192_persist", "bf16", 64, 8, 8, False, (100, 30), True, "bshd",
+     "block-n=192 persistent=on"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -132,11 +141,18 @@ CASES = [
     ("bf16_d128_window_persist_pp", 3, 2000, 2000, None),
     ("f16_d256_causal_persist_plain", 2, 1000, 1000, 0),
     ("f16_d256_causal_persist_plain", 1, 4097, 4097, None),
-    ("bf16_d256_n80", 2, 1000, 1000, None),
-    ("bf16_d256_n80", 1, 17, 4097, None),
-    ("bf16_d256_causal_n80", 2, 1000, 1000, None),
-    ("bf16_d256_causal_n80", 1, 1000, 300, None),   # rows with no key
+    ("bf16_d256_n64", 2, 1000, 1000, None),
+    ("bf16_d256_n64", 1, 17, 4097, None),
+    ("bf16_d256_causal_n64", 2, 1000, 1000, None),
+    ("bf16_d256_causal_n64", 1, 1000, 300, None),   # rows with no key
     ("f16_d128_window_n80", 2, 2000, 2000, None),
+    ("bf16_d128_n176", 2, 1000, 1000, None),
+    ("bf16_d128_n176", 1, 17, 4097, None),
+    ("f16_d128_causal_gqa_n160", 2, 1000, 1000, None),
+    ("f16_d128_causal_gqa_n160", 1, 1000, 300, None),   # rows with no key
+    ("bf16_d64_n192_rmma", 2, 1000, 1000, None),
+    ("bf16_d64_n192_rmma", 1, 1, 513, None),
+    ("bf16_d64_window_n192_persist", 3, 2000, 2000, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.
@@ -182,6 +198,7 @@ def build(args):
         with open(src, "w") as f:
             f.write(mlir_for(dtype, d, hq, hkv, causal, window, lse, layout))
         kdir = os.path.join(args.out, key)
+        shutil.rmtree(kdir, ignore_errors=True)  # a kernel of an older build
         opts = " ".join(tuning + [f"output-dir={kdir}"])
         subprocess.run([args.fa_t_opt, src, f"--fat-to-ptx={opts}",
                         "-o", os.devnull], check=True)

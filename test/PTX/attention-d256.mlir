@@ -1,10 +1,10 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n64s2.ptx
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2.ptx
-// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2.json
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.ptx
+// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n64s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 256, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -24,7 +24,7 @@
 // PTX-DAG:   setmaxnreg.inc.sync.aligned.u32 240
 // PTX-DAG:   mbarrier.try_wait.parity
 // PTX-DAG:   wgmma.fence.sync.aligned
-// PTX-DAG:   wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// PTX-DAG:   wgmma.mma_async.sync.aligned.m64n80k16.f32.bf16.bf16
 // PTX-DAG:   wgmma.commit_group.sync.aligned
 // PTX-DAG:   wgmma.wait_group.sync.aligned 0
 // PTX-DAG:   ex2.approx.ftz.f32
@@ -39,7 +39,7 @@
 // JSON-NEXT:   384,
 // JSON:      "causal": true,
 // JSON:      "head_dim": 256,
-// JSON:      "entry": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2",
+// JSON:      "entry": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2",
 // Causal: heads in x, query blocks (longest first) in y.
 // JSON:      "grid": [
 // JSON-NEXT:   {
@@ -53,7 +53,7 @@
 // JSON-NEXT:     "tensor": "q"
 // JSON:          "kind": "f32",
 // JSON-NEXT:     "symbol": "scale_log2e"
-// JSON:      "ptx": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2.ptx",
+// JSON:      "ptx": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.ptx",
 // JSON:      "box": [
 // JSON-NEXT:   64,
 // JSON-NEXT:   128,

@@ -1,10 +1,13 @@
 """JIT compilation: cache keys, the fa-t-opt command line, the input MLIR and
 the on-disk cache, with a stand-in fa-t-opt script. CPU only."""
 
+import hashlib
 import json
+import os
 import stat
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -31,9 +34,9 @@ def test_cache_key_is_stable_and_sensitive():
 
 
 def test_default_tuning():
-    assert jit.default_tuning(CONFIG) == {"block_m": 128, "block_n": 128}
-    assert jit.default_tuning(KernelConfig("bf16", 256, 256, 8, 8)) == \
-        {"block_m": 128, "block_n": 64}
+    # The compiler's defaults decide (one definition, in KernelConfig.cpp).
+    assert jit.default_tuning(CONFIG) == {}
+    assert jit.default_tuning(KernelConfig("bf16", 256, 256, 8, 8)) == {}
 
 
 def test_command_line(tmp_path):
@@ -89,8 +92,8 @@ FAKE_OPT = textwrap.dedent('''\
         sys.exit(1)
     config = json.loads(open(source).readline().split(" for ", 1)[1])
     manifest = json.loads(os.environ["FAKE_OPT_MANIFEST"])
-    manifest["config"] = dict(config, block_m=int(opts["block-m"]),
-                              block_n=int(opts["block-n"]), stages=2)
+    manifest["config"] = dict(config, block_m=int(opts.get("block-m", 128)),
+                              block_n=int(opts.get("block-n", 128)), stages=2)
     if not config["lse"]:
         manifest["params"] = [p for p in manifest["params"] if p.get("tensor") != "lse"]
     if not config["causal"] and config["window"] == [-1, -1]:
@@ -121,8 +124,23 @@ def fake_opt(tmp_path, monkeypatch):
     return path, calls
 
 
+def _identity(path):
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+    return f"fa-t 0.1.0-test (LLVM 22) [{digest}]"
+
+
 def test_compiler_version(fake_opt):
-    assert jit.compiler_version(str(fake_opt[0])) == "fa-t 0.1.0-test (LLVM 22)"
+    assert jit.compiler_version(str(fake_opt[0])) == _identity(fake_opt[0])
+
+
+def test_rebuilt_compiler_gets_a_new_cache_key(fake_opt):
+    # Same --version, different bytes: a rebuild from newer sources.
+    path = fake_opt[0]
+    before = jit.compiler_version(str(path))
+    path.write_text(path.read_text() + "\n# rebuilt\n")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    after = jit.compiler_version(str(path))
+    assert after != before and after.startswith("fa-t 0.1.0-test (LLVM 22) [")
 
 
 def test_jit_compiles_once_then_hits_the_cache(fake_opt, tmp_path):
@@ -130,12 +148,12 @@ def test_jit_compiles_once_then_hits_the_cache(fake_opt, tmp_path):
     m = find_kernel(CONFIG)
     assert m.config == CONFIG
     assert m.tuning == {"block_m": 128, "block_n": 128, "stages": 2}
-    key = jit.cache_key(CONFIG, jit.default_tuning(CONFIG), "fa-t 0.1.0-test (LLVM 22)")
+    key = jit.cache_key(CONFIG, jit.default_tuning(CONFIG), _identity(fake_opt[0]))
     assert m.path.parent == (tmp_path / "cache" / key).resolve()
     assert (m.path.parent / "input.mlir").is_file()
     assert m.ptx_path.read_text() == "// ptx\n"
     assert len(calls()) == 1
-    assert calls()[0][1].startswith("--fat-to-ptx=sm=sm_90a block-m=128 block-n=128 output-dir=")
+    assert calls()[0][1].startswith("--fat-to-ptx=sm=sm_90a output-dir=")
     # No temporary folders are left behind.
     assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == [key]
 

@@ -12,7 +12,7 @@
 
 // TENSORIZE: fat.attention
 // TENSORIZE-SAME: fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// PTX: error: 'fat.attention' op block-n = 1099511627776 is not supported; supported: 64, 80, 96, 112 or 128
+// PTX: error: 'fat.attention' op block-n = 1099511627776 is not supported; supported: 64 to 192 in steps of 16
 
 func.func @attention(%q: memref<?x1x64x64xbf16>, %o: memref<?x1x64x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x1x64x64xbf16>, memref<?x1x64x64xbf16>,

@@ -24,7 +24,7 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                          llvm::cl::desc("Query rows per CTA (64 or 128)")};
   Option<int64_t> blockN{
       *this, "block-n", llvm::cl::init(0),
-      llvm::cl::desc("Keys per KV block (64 to 128 in steps of 16; 0 = by head dim)")};
+      llvm::cl::desc("Keys per KV block (64 to 192 in steps of 16; 0 = by head dim)")};
   Option<int64_t> stages{*this, "stages", llvm::cl::init(2),
                          llvm::cl::desc("Depth of the K/V ring (1..4)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),

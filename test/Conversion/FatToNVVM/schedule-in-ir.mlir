@@ -29,10 +29,10 @@
 // Persistent: both roles loop over the tiles, longest first (causal).
 // PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ot132(
 // PERSIST:       } {fat.stage = "load"}
-// PERSIST:       } {fat.tiles = "longest-first"}
+// PERSIST:       } {fat.tiles = "longest-first-snake"}
 // PERSIST:       fat.stage = "mainloop"}
 // PERSIST:       } {fat.stage = "prologue"}
-// PERSIST:       } {fat.tiles = "longest-first"}
+// PERSIST:       } {fat.tiles = "longest-first-snake"}
 // PERSIST:       } {fat.role = ["producer", "consumer"]}
 
 func.func @gqa_causal(%q: memref<?x16x?x128xbf16>, %kv: memref<?x4x?x128xbf16>,

@@ -79,8 +79,20 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // PERSIST:        %[[FIRST:[a-z0-9_]+]] = nvvm.read.ptx.sreg.ctaid.x : i32
 // PERSIST:        %[[STEP:[a-z0-9_]+]] = nvvm.read.ptx.sreg.nctaid.x : i32
 // PERSIST:        scf.for %[[TILE:[a-z0-9_]+]] = %[[FIRST]] to %[[T]] step %[[STEP]] iter_args(%[[RING:[a-z0-9_]+]] = %{{.+}}, %[[IDX:[a-z0-9_]+]] = %{{.+}}) -> (i32, i32)
+// Odd rounds that are full (t − c + G ≤ T) run backwards: t' = t + G − 1 − 2c.
+// PERSIST:          %[[BIT:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
+// PERSIST:          %[[ODD:[a-z0-9_]+]] = arith.cmpi ne, %[[BIT]], %c0_i32
+// PERSIST:          %[[REL:[a-z0-9_]+]] = arith.subi %[[TILE]], %[[FIRST]]
+// PERSIST:          %[[END:[a-z0-9_]+]] = arith.addi %[[REL]], %[[STEP]]
+// PERSIST:          %[[FULL:[a-z0-9_]+]] = arith.cmpi ule, %[[END]], %[[T]]
+// PERSIST:          %[[GM1:[a-z0-9_]+]] = arith.subi %[[STEP]], %c1_i32
+// PERSIST:          %[[UP:[a-z0-9_]+]] = arith.addi %[[TILE]], %[[GM1]]
+// PERSIST:          %[[TWOC:[a-z0-9_]+]] = arith.addi %[[FIRST]], %[[FIRST]]
+// PERSIST:          %[[MIRROR:[a-z0-9_]+]] = arith.subi %[[UP]], %[[TWOC]]
+// PERSIST:          %[[BACK:[a-z0-9_]+]] = arith.andi %[[ODD]], %[[FULL]]
+// PERSIST:          %[[SNAKE:[a-z0-9_]+]] = arith.select %[[BACK]], %[[MIRROR]], %[[TILE]]
 // PERSIST:          %[[LAST:[a-z0-9_]+]] = arith.subi %[[NM]], %c1_i32
-// PERSIST:          %[[MIDX:[a-z0-9_]+]] = arith.divui %[[TILE]], %[[HB]]
+// PERSIST:          %[[MIDX:[a-z0-9_]+]] = arith.divui %[[SNAKE]], %[[HB]]
 // PERSIST:          arith.subi %[[LAST]], %[[MIDX]]
 // PERSIST:          arith.muli %c9_i32
 // PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr

@@ -212,12 +212,15 @@ constexpr const char *kSupportedPTXVersions = "80 to 88, or 90";
 /// Head dims the kernel serves: whole 128-byte swizzle rows of 16-bit
 /// elements, up to one wgmma N of 256.
 bool isSupportedHeadDim(int64_t d);
-/// Keys per KV block the kernel serves: 64 to 128 in steps of 16 (the N of
-/// S = Q·Kᵀ's wgmma, and whole k16 steps of P·V; 80 is FlashAttention-3's
-/// choice at D = 256, where 128 keys overflow the registers).
+/// Keys per KV block the kernel serves: 64 to 192 in steps of 16 (the N of
+/// S = Q·Kᵀ's wgmma, and whole k16 steps of P·V). 256 keys spill: S, the
+/// next block's S in flight and O no longer fit 240 registers. Shared
+/// memory bounds it further per head dim (80 at D = 256, FlashAttention-3's
+/// tile there; 192 at D = 128 with two stages).
 bool isSupportedBlockN(int64_t blockN);
-/// block-n = 0's choice: 128 keys for head dims up to 128, 64 above (two
-/// stages of K and V then still fit in shared memory).
+/// block-n = 0's choice: 128 keys for head dims up to 128, 80 above (two
+/// stages of K and V then still fit in shared memory, and 80 measured
+/// faster than 64).
 int64_t defaultBlockN(int64_t headDim, int64_t headDimV);
 /// Query rows per CTA: 64 (one consumer warpgroup) or 128 (two).
 bool isSupportedBlockM(int64_t blockM);

@@ -44,7 +44,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
     "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
     `fat.order` (the issue order of one main-loop iteration) and, for
-    persistent kernels, `fat.tiles` ("longest-first" or "head-major").
+    persistent kernels, `fat.tiles` ("longest-first-snake" or "head-major").
 
     Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
   }];
@@ -54,8 +54,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"blockM", "block-m", "int64_t", /*default=*/"128",
            "Query rows per CTA: 64 (one consumer warpgroup) or 128 (two)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 to 128 in steps of 16; 0 picks 128 for head dims up to "
-           "128 and 64 above (shared-memory limit)">,
+           "Keys per KV block: 64 to 192 in steps of 16; 0 picks 128 for head dims up to "
+           "128 and 80 above (shared-memory and register limits)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
