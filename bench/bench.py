@@ -71,6 +71,7 @@ VARIANTS = {
     "orn176": {**_BASE, "rowsum": "mma", "block_n": 176},
     "orn192": {**_BASE, "rowsum": "mma", "block_n": 192},
     "otn176": {**_BASE, "persistent": "on", "block_n": 176},
+    "otn192": {**_BASE, "persistent": "on", "block_n": 192},
     "ortn192": {**_BASE, "rowsum": "mma", "persistent": "on", "block_n": 192},
     "ot": {**_BASE, "persistent": "on"},
     "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
@@ -120,7 +121,7 @@ def block_n_configs():
     """The key-block-width ablation (bf16): 64 against the default 80 at
     D = 256, 160…192 against 128 at D = 64 and 128, for ``python -m fa_t.aot``."""
     labels = ("o", "or", "on64", "on160", "on176", "on192", "orn176", "orn192", "otn176",
-              "ortn192")
+              "otn192", "ortn192")
     return [(c, dict(VARIANTS[label])) for c in grid_configs()
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 

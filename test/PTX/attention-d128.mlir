@@ -38,11 +38,12 @@
 // PTXAS:     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads
 // PTXAS-NOT: C75{{[0-9][0-9]}}
 
-// Persistent (num-sms = 114, an H100 PCIe): one grid dimension, the tile
-// count bounded by the SMs, and B passed as the last parameter.
+// Persistent (num-sms = 114, an H100 PCIe): one grid dimension, the work
+// units bounded by the SMs, and B passed as the last parameter. The units
+// of a causal kernel are pairs of 128-row query blocks: ⌈Sq/256⌉ per head.
 // PERSIST:      "grid": [
 // PERSIST-NEXT:   {
-// PERSIST-NEXT:     "ceildiv": 128,
+// PERSIST-NEXT:     "ceildiv": 256,
 // PERSIST-NEXT:     "max": 114,
 // PERSIST-NEXT:     "symbol": "Sq",
 // PERSIST-NEXT:     "times": [

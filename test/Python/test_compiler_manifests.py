@@ -50,9 +50,11 @@ def test_persistent_grid_and_batch_parameter(tmp_path, causal):
     m = compile_one(tmp_path, config, tuning)
     assert m.entry.endswith("t132")
     assert [p.symbol for p in m.params if p.kind == "i32"][-1] == "B"
-    # 8 query blocks x 8 heads x 3 batches = 192 tiles on 132 SMs.
-    assert launch_grid(m.grid, SYMBOLS) == (132, 1, 1)
-    assert launch_grid(m.grid, {**SYMBOLS, "B": 1}) == (64, 1, 1)
+    # 8 query blocks x 8 heads x 3 batches = 192 tiles on 132 SMs; with a
+    # causal mask the work units are pairs of query blocks (4 per head).
+    units_per_head = 4 if causal else 8
+    assert launch_grid(m.grid, SYMBOLS) == (min(units_per_head * 8 * 3, 132), 1, 1)
+    assert launch_grid(m.grid, {**SYMBOLS, "B": 1}) == (units_per_head * 8, 1, 1)
 
 
 def test_persistent_kernel_params_end_with_batch(tmp_path):

@@ -265,7 +265,7 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
   std::string blockM =
       std::to_string(c.usually<int64_t>({128, 64}, {0, 96, 256, -64, big40}));
   std::string blockN =
-      std::to_string(c.usually<int64_t>({0, 64, 128, 80}, {32, 72, 96, 256, -1, big40}));
+      std::to_string(c.usually<int64_t>({0, 64, 128, 80, 176}, {32, 72, 96, 192, 208, -1, big40}));
   std::string stages =
       std::to_string(c.usually<int64_t>({2, 1, 3, 4}, {0, 5, -1, big40}));
   std::string ptx = std::to_string(

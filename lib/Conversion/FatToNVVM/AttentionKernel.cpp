@@ -316,64 +316,76 @@ void AttentionKernelBuilder::buildBlockCoordinates() {
 }
 
 void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
-  // Tiles t ∈ [0, T), T = ⌈Sq/M⌉·Hq·B (< 2^31: launchers check it), CTA c
-  // taking c, c + G, c + 2G, … (G = gridDim.x ≤ SMs). Decoding, with
-  // nM = ⌈Sq/M⌉:
-  //   causal  t = (nM − 1 − m)·Hq·B + b·Hq + h   (longest first: the last
-  //           query blocks see the most keys, so the first wave takes them
-  //           and every CTA's later tiles are shorter ones)
-  //   else    t = (b·Hq + h)·nM + m              (a head's query blocks
-  //           side by side: CTAs running together share its K/V in L2)
-  // Causal rounds alternate direction (a snake): in round k (the CTA's k-th
-  // tile) the tiles kG … kG + G − 1 are dealt to CTAs 0 … G − 1 when k is
-  // even and G − 1 … 0 when k is odd. Lengths fall with t, so plain round
-  // robin hands CTA 0 the longest tile of every round and the last CTA the
-  // shortest: their totals differ by about one tile length per two rounds
-  // (9% at D256, S 2k, B·Hq 64, measured −8% against the hardware's
-  // dynamic order). Alternating cancels that to within one tile. A round
-  // that is not full (the last one) stays forward, so the loop bound on the
-  // forward index still covers every tile exactly once.
-  // The loop carries only the tile and two counters: the producer has 24
-  // registers.
+  // Work units u ∈ [0, U), CTA c taking c, c + G, c + 2G, … (G = num-sms;
+  // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the CTAs running together
+  // work on few heads and share their K/V blocks in L2. With nM = ⌈Sq/M⌉:
+  //   else    P = nM, unit p is query block m = p;
+  //   causal  P = ⌈nM/2⌉, unit p is the pair of query blocks p and
+  //           nM − 1 − p (one block when they coincide). A block's
+  //           work grows linearly with m under a causal mask, so every pair
+  //           costs the same (nM + 1 blocks of keys when M = N, Sq = Skv)
+  //           and a static round robin is balanced to within one unit.
+  // Measured alternatives (perf log runs 15–17): longest first over all
+  // heads at once (t = (nM − 1 − m)·Hq·B + …) lost 6…16% at D ≥ 128 — the
+  // CTAs running together then belong to different heads and share no K/V
+  // block, and streaming 1/M byte per flop at 700 TFLOP/s wants more than
+  // the H200's 4.8 TB/s; longest first within groups of heads fitting the
+  // L2 lost up to 40% at long S — with one head per group a CTA's tiles
+  // sit at the same place of every group's sawtooth, always long or always
+  // short.
+  // The loops carry only the ring position and the tile index: the producer
+  // has 24 registers.
   Value numM = arith::DivUIOp::create(
       b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
   Value heads = c32(cfg.numHeadsQ);
-  Value headsTimesBatch = mul(heads, v.batchCount);
-  Value numTiles = mul(numM, headsTimesBatch);
+  Value unitsPerHead =
+      cfg.causal ? arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)) : numM;
+  Value numUnits = mul(unitsPerHead, mul(heads, v.batchCount));
+  // The step is the launch's CTA count as a constant: the manifest's grid
+  // is min(U, num-sms) CTAs, so CTA c's next unit c + num-sms is past U
+  // whenever fewer were launched. (Reading gridDim.x instead costs the
+  // producer a register it spills.)
   Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
-  Value step = NVVM::GridDimXOp::create(b, b.getI32Type());
-  auto loop = scf::ForOp::create(b, first, numTiles, step,
+  Value step = c32(cfg.numSMs);
+  auto loop = scf::ForOp::create(b, first, numUnits, step,
                                  ValueRange{c32(0), c32(0)});
   tag(loop, "fat.tiles",
-      b.getStringAttr(cfg.causal ? "longest-first-snake" : "head-major"));
+      b.getStringAttr(cfg.causal ? "head-major-pairs" : "head-major"));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  Value t = loop.getInductionVar();
-  v.ringBase = loop.getRegionIterArgs()[0];
-  v.tileIndex = loop.getRegionIterArgs()[1];
-  Value mBlock, rest;
-  if (cfg.causal) {
-    // t' = t + G − 1 − 2c on odd rounds whose end t − c + G ≤ T.
-    Value oddRound = cmp(arith::CmpIPredicate::ne,
-                         arith::AndIOp::create(b, v.tileIndex, c32(1)), c32(0));
-    Value roundEnd = add(sub(t, first), step);
-    Value fullRound = cmp(arith::CmpIPredicate::ule, roundEnd, numTiles);
-    Value mirrored = sub(add(t, sub(step, c32(1))), add(first, first));
-    t = arith::SelectOp::create(b, arith::AndIOp::create(b, oddRound, fullRound),
-                                mirrored, t);
-    mBlock = sub(sub(numM, c32(1)),
-                 arith::DivUIOp::create(b, t, headsTimesBatch));
-    rest = arith::RemUIOp::create(b, t, headsTimesBatch);
-  } else {
-    mBlock = arith::RemUIOp::create(b, t, numM);
-    rest = arith::DivUIOp::create(b, t, numM);
-  }
+  Value u = loop.getInductionVar();
+  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
+  Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
   Value head = arith::RemUIOp::create(b, rest, heads);
   Value batch = arith::DivUIOp::create(b, rest, heads);
-  buildTileCoordinates(mBlock, head, batch);
-  body();
-  scf::YieldOp::create(b, ValueRange{add(v.ringBase, sub(v.kvHi, v.kvLo)),
-                                     add(v.tileIndex, c32(1))});
+  // One tile: coordinates, the role's body, and the carried counters.
+  auto buildTile = [&](Value mBlock, ValueRange carried) {
+    v.ringBase = carried[0];
+    v.tileIndex = carried[1];
+    buildTileCoordinates(mBlock, head, batch);
+    body();
+    scf::YieldOp::create(b, ValueRange{add(v.ringBase, sub(v.kvHi, v.kvLo)),
+                                       add(v.tileIndex, c32(1))});
+  };
+  if (!cfg.causal) {
+    buildTile(p, loop.getRegionIterArgs());
+    return;
+  }
+  // m = p, then m = nM − 1 − p: a loop to nM − p stepping by
+  // max(nM − 1 − 2p, 1) visits both, or p alone when they coincide. (A
+  // counted loop with a select of m costs the 24-register producer a
+  // spill.)
+  Value longer = sub(sub(numM, c32(1)), p);
+  Value stride = arith::MaxUIOp::create(
+      b, arith::SubIOp::create(b, longer, p), c32(1));
+  auto pair = scf::ForOp::create(b, p, add(longer, c32(1)), stride,
+                                 loop.getRegionIterArgs());
+  {
+    OpBuilder::InsertionGuard inner(b);
+    b.setInsertionPointToStart(pair.getBody());
+    buildTile(pair.getInductionVar(), pair.getRegionIterArgs());
+  }
+  scf::YieldOp::create(b, pair.getResults());
 }
 
 void AttentionKernelBuilder::buildReleaseQ() {

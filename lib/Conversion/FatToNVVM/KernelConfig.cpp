@@ -274,8 +274,9 @@ std::string AttentionKernelConfig::manifestJson() const {
 
   // Causal kernels put the head in x and the (reversed) query block in y:
   // see AttentionKernel.cpp, buildBlockCoordinates. Persistent kernels take
-  // B as a parameter (the tile count is ⌈Sq/M⌉·Hq·B) and launch
-  // min(⌈Sq/M⌉·Hq·B, SMs) CTAs along x.
+  // B as a parameter and launch one CTA per work unit, at most SMs, along
+  // x: ⌈Sq/M⌉·Hq·B query blocks, or for causal masks ⌈⌈Sq/M⌉/2⌉·Hq·B =
+  // ⌈Sq/2M⌉·Hq·B pairs of them (buildTileLoop).
   if (schedule.persistent)
     params.push_back(Object{{"kind", "i32"}, {"symbol", "B"}});
   Object qBlocks{{"symbol", "Sq"}, {"ceildiv", blockM}};
@@ -283,7 +284,7 @@ std::string AttentionKernelConfig::manifestJson() const {
   Array grid;
   if (schedule.persistent)
     grid = Array{Object{{"symbol", "Sq"},
-                        {"ceildiv", blockM},
+                        {"ceildiv", causal ? 2 * blockM : blockM},
                         {"times", Array{"Hq", "B"}},
                         {"max", numSMs}}};
   else if (causal)

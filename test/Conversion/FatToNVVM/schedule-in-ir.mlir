@@ -26,13 +26,14 @@
 // PLAIN-NOT:     fat.stage = "prologue"
 // PLAIN:         } {fat.role = ["producer", "consumer"]}
 
-// Persistent: both roles loop over the tiles, longest first (causal).
+// Persistent: both roles loop over the work units, pairs of query blocks
+// of one head (causal).
 // PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ot132(
 // PERSIST:       } {fat.stage = "load"}
-// PERSIST:       } {fat.tiles = "longest-first-snake"}
+// PERSIST:       } {fat.tiles = "head-major-pairs"}
 // PERSIST:       fat.stage = "mainloop"}
 // PERSIST:       } {fat.stage = "prologue"}
-// PERSIST:       } {fat.tiles = "longest-first-snake"}
+// PERSIST:       } {fat.tiles = "head-major-pairs"}
 // PERSIST:       } {fat.role = ["producer", "consumer"]}
 
 func.func @gqa_causal(%q: memref<?x16x?x128xbf16>, %kv: memref<?x4x?x128xbf16>,

@@ -65,35 +65,31 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
 // persistent=on: B is the last parameter; the producer (and then the
-// consumers) loop over tiles t = blockIdx.x, + gridDim.x, … < ⌈Sq/128⌉·8·B,
-// carrying the ring position and the tile index. Causal tiles decode
-// longest first: query block nM − 1 − t / (8·B). The producer waits on Q's
+// consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
+// launch has min(P·8·B, 132) CTAs), carrying the ring position and the tile
+// index. Causal units are pairs of query blocks of one head, P = ⌈nM/2⌉:
+// unit p = u mod P runs blocks p and nM − 1 − p (an inner loop from p to
+// nM − p stepping by max(nM − 1 − 2p, 1)). The producer waits on Q's
 // empty barrier (index 1 + 4·stages = 9) with the tile index's parity
 // flipped before loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
 // PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132(
 // PERSIST-SAME:   %[[SEQQ:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: i32)
 // PERSIST:        %[[SQ:[0-9]+]] = arith.addi %[[SEQQ]], %c127_i32
 // PERSIST:        %[[NM:[0-9]+]] = arith.divui %[[SQ]], %c128_i32
+// PERSIST:        %[[NM1:[0-9]+]] = arith.addi %[[NM]], %c1_i32
+// PERSIST:        %[[P:[0-9]+]] = arith.divui %[[NM1]], %c2_i32
 // PERSIST:        %[[HB:[a-z0-9_]+]] = arith.muli %c8_i32, %[[B]] : i32
-// PERSIST:        %[[T:[a-z0-9_]+]] = arith.muli %[[NM]], %[[HB]] : i32
+// PERSIST:        %[[U:[a-z0-9_]+]] = arith.muli %[[P]], %[[HB]] : i32
 // PERSIST:        %[[FIRST:[a-z0-9_]+]] = nvvm.read.ptx.sreg.ctaid.x : i32
-// PERSIST:        %[[STEP:[a-z0-9_]+]] = nvvm.read.ptx.sreg.nctaid.x : i32
-// PERSIST:        scf.for %[[TILE:[a-z0-9_]+]] = %[[FIRST]] to %[[T]] step %[[STEP]] iter_args(%[[RING:[a-z0-9_]+]] = %{{.+}}, %[[IDX:[a-z0-9_]+]] = %{{.+}}) -> (i32, i32)
-// Odd rounds that are full (t − c + G ≤ T) run backwards: t' = t + G − 1 − 2c.
-// PERSIST:          %[[BIT:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
-// PERSIST:          %[[ODD:[a-z0-9_]+]] = arith.cmpi ne, %[[BIT]], %c0_i32
-// PERSIST:          %[[REL:[a-z0-9_]+]] = arith.subi %[[TILE]], %[[FIRST]]
-// PERSIST:          %[[END:[a-z0-9_]+]] = arith.addi %[[REL]], %[[STEP]]
-// PERSIST:          %[[FULL:[a-z0-9_]+]] = arith.cmpi ule, %[[END]], %[[T]]
-// PERSIST:          %[[GM1:[a-z0-9_]+]] = arith.subi %[[STEP]], %c1_i32
-// PERSIST:          %[[UP:[a-z0-9_]+]] = arith.addi %[[TILE]], %[[GM1]]
-// PERSIST:          %[[TWOC:[a-z0-9_]+]] = arith.addi %[[FIRST]], %[[FIRST]]
-// PERSIST:          %[[MIRROR:[a-z0-9_]+]] = arith.subi %[[UP]], %[[TWOC]]
-// PERSIST:          %[[BACK:[a-z0-9_]+]] = arith.andi %[[ODD]], %[[FULL]]
-// PERSIST:          %[[SNAKE:[a-z0-9_]+]] = arith.select %[[BACK]], %[[MIRROR]], %[[TILE]]
+// PERSIST:        scf.for %[[UNIT:[a-z0-9_]+]] = %[[FIRST]] to %[[U]] step %c132_i32 iter_args(%[[RING0:[a-z0-9_]+]] = %{{.+}}, %[[IDX0:[a-z0-9_]+]] = %{{.+}}) -> (i32, i32)
+// PERSIST:          %[[PP:[a-z0-9_]+]] = arith.remui %[[UNIT]], %[[P]]
 // PERSIST:          %[[LAST:[a-z0-9_]+]] = arith.subi %[[NM]], %c1_i32
-// PERSIST:          %[[MIDX:[a-z0-9_]+]] = arith.divui %[[SNAKE]], %[[HB]]
-// PERSIST:          arith.subi %[[LAST]], %[[MIDX]]
+// PERSIST:          %[[LONG:[a-z0-9_]+]] = arith.subi %[[LAST]], %[[PP]]
+// PERSIST:          %[[GAP:[a-z0-9_]+]] = arith.subi %[[LONG]], %[[PP]]
+// PERSIST:          %[[STRIDE:[a-z0-9_]+]] = arith.maxui %[[GAP]], %c1_i32
+// PERSIST:          %[[END:[a-z0-9_]+]] = arith.addi %[[LONG]], %c1_i32
+// PERSIST:          scf.for %[[M:[a-z0-9_]+]] = %[[PP]] to %[[END]] step %[[STRIDE]] iter_args(%[[RING:[a-z0-9_]+]] = %[[RING0]], %[[IDX:[a-z0-9_]+]] = %[[IDX0]]) -> (i32, i32)
+// PERSIST:            arith.muli %[[M]], %c128_i32
 // PERSIST:          arith.muli %c9_i32
 // PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr
 // PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
