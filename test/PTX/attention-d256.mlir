@@ -1,9 +1,9 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ot132.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 256, bf16, with and without the causal mask, through the whole

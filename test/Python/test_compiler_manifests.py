@@ -34,13 +34,23 @@ def compile_one(tmp_path, config, tuning):
 
 
 @pytest.mark.parametrize("causal", [False, True])
-def test_default_grid(tmp_path, causal):
+def test_one_cta_per_tile_grid(tmp_path, causal):
     config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
-    m = compile_one(tmp_path, config, jit.default_tuning(config))
+    m = compile_one(tmp_path, config, {**jit.default_tuning(config), "persistent": "off"})
     assert m.config == config
     assert "B" not in [p.symbol for p in m.params if p.kind == "i32"]
     # (query blocks, heads, B), or (heads, query blocks, B) for causal masks.
     assert launch_grid(m.grid, SYMBOLS) == (8, 8, 3)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_default_schedule_grid(tmp_path, causal):
+    # The cost model: persistent CTAs without a mask (192 tiles, 132 SMs),
+    # one CTA per tile with the causal mask.
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
+    m = compile_one(tmp_path, config, jit.default_tuning(config))
+    assert m.entry.endswith("t132") is (not causal)
+    assert launch_grid(m.grid, SYMBOLS) == ((8, 8, 3) if causal else (132, 1, 1))
 
 
 @pytest.mark.parametrize("causal", [False, True])

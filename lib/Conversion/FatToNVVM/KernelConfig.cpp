@@ -32,14 +32,28 @@ bool mlir::fat::isSupportedBlockN(int64_t blockN) {
   return blockN >= 64 && blockN <= 192 && blockN % 16 == 0;
 }
 
-int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV) {
+int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV,
+                                 bool masked, const KernelSchedule &schedule) {
+  int64_t d = std::max(headDim, headDimV);
   // Above D = 128, 128 keys overflow the registers (S and O together) and
   // two stages of them the shared memory. 80 keys rather than 64: the
   // Q·Kᵀ's operand reads per flop fall by a fifth (64 keys need all of the
   // SM's shared-memory bandwidth, perf log's static model) and the O
   // rescale is paid once per 80 keys; measured +6…12% at S ≥ 1k, equal at
   // 512 (perf log run 15). Two stages still fit: 64 KB of Q + 2 × 80 KB.
-  return std::max(headDim, headDimV) > 128 ? 80 : 128;
+  if (d > 128)
+    return 80;
+  // Wide blocks halve the per-block overheads (the row-max reduction's
+  // shuffles, the rescale of O, the barrier waits) per key, but a sequence
+  // ends in a ragged block and there are fewer, longer tiles to spread over
+  // the SMs. With persistent CTAs hiding the per-tile start, 176 keys gain
+  // +1…6% at D = 128 without a mask over 128 keys with the tensor-core row
+  // sums (perf log run 17), whose ones chunks do not fit beside them; at
+  // D = 64 the row sums win, under causal masks the diagonal blocks' masking
+  // grows with the block and wide blocks lose at S ≤ 4k (run 16).
+  if (d > 64 && !masked && schedule.persistent && !schedule.rowsumMma)
+    return 176;
+  return 128;
 }
 
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
@@ -144,7 +158,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "warpgroup)";
   int64_t blockN = options.blockN;
   if (blockN == 0)
-    blockN = defaultBlockN(config.headDim, config.headDimV);
+    blockN = defaultBlockN(config.headDim, config.headDimV,
+                           config.causal || config.windowLeft >= 0 ||
+                               config.windowRight >= 0,
+                           options.schedule);
   if (!isSupportedBlockN(blockN))
     return op.emitOpError("block-n = ")
            << blockN

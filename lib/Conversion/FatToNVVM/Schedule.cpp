@@ -59,9 +59,11 @@ static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
   cfg.headDim = shape.headDim;
   cfg.headDimV = shape.headDimV;
   cfg.blockM = t.blockM;
-  cfg.blockN = t.blockN ? t.blockN : defaultBlockN(shape.headDim, shape.headDimV);
   cfg.stages = t.stages;
   cfg.schedule.rowsumMma = true;
+  cfg.blockN = t.blockN ? t.blockN
+                        : defaultBlockN(shape.headDim, shape.headDimV,
+                                        shape.masked, cfg.schedule);
   return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
 }
 
@@ -91,10 +93,12 @@ mlir::fat::chooseTensorization(AttentionOp op,
   if (!shape)
     return choice;
   // Row sums on the tensor cores pay where every block is full and the P·V
-  // is narrow enough for 8 more columns: no mask, D, Dv ≤ 128. Measured
+  // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
   // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
   // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
-  // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256).
+  // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256). At D = 128 the
+  // persistent kernel's 176-key blocks, which leave no room for the ones
+  // chunks, measured faster still (+1…6% over the row sums, run 17).
   // The ones chunks (block-n × 128 B per stage) must fit too: D = 128 with
   // three 128-key stages does not. And the tensor cores sum P after its
   // rounding to bf16/f16: O is unaffected (numerator and denominator use the
@@ -102,7 +106,7 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // (|ΔLSE| up to ~2^-9 on short rows instead of f32 level), so kernels
   // that output the LSE — for merges and backward passes — keep the vector
   // sum.
-  choice.rowsumMma = shape->headDim <= 128 && shape->headDimV <= 128 &&
+  choice.rowsumMma = shape->headDim <= 64 && shape->headDimV <= 64 &&
                      !shape->masked && !op.getLse() &&
                      onesChunksFit(*shape, target);
   // The lazy rescale stays off: its branch merges two definitions of the
@@ -117,7 +121,7 @@ mlir::fat::chooseTensorization(AttentionOp op,
   return choice;
 }
 
-PipelineChoice mlir::fat::choosePipeline(AttentionOp /*op*/) {
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op) {
   PipelineChoice choice;
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
   // Ping-pong stays off. Alone it gains +2…10% at D = 64 without a mask
@@ -125,9 +129,13 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp /*op*/) {
   // tensor-core row sums that the same ops get (−2…5% against either
   // alone, run 10), and the row sums tie with it there (+3…5% at every S).
   choice.pingpong = false;
-  // Persistent CTAs stay off until measured against the one-CTA-per-tile
-  // grid (perf log).
-  choice.persistent = false;
+  // Persistent CTAs without a mask: the next tile's Q load and first
+  // Q·Kᵀ overlap this tile's last P·V and O store, which a one-CTA-per-tile
+  // grid exposes once per tile. Measured (perf log runs 15–17) +12…26% at
+  // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
+  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256.
+  std::optional<OpShape> shape = getOpShape(op);
+  choice.persistent = shape && !shape->masked;
   return choice;
 }
 

@@ -10,13 +10,14 @@
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 
 // The schedule is decided on fat.attention and recorded in fat.schedule.
-// Cost model (docs/perf-log.md): D, Dv <= 128 without a mask and without an
-// LSE output get row sums on the tensor cores; every op gets the
-// intra-warpgroup overlap, no ping-pong, and the eager rescale.
+// Cost model (docs/perf-log.md): D, Dv <= 64 without a mask and without an
+// LSE output get row sums on the tensor cores; ops without a mask get
+// persistent CTAs; every op gets the intra-warpgroup overlap, no ping-pong,
+// and the eager rescale.
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
@@ -126,9 +127,9 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // -----
 
 // D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
-// the ones columns at all).
+// the ones columns at all), persistent CTAs without a mask.
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>

@@ -218,10 +218,12 @@ bool isSupportedHeadDim(int64_t d);
 /// memory bounds it further per head dim (80 at D = 256, FlashAttention-3's
 /// tile there; 192 at D = 128 with two stages).
 bool isSupportedBlockN(int64_t blockN);
-/// block-n = 0's choice: 128 keys for head dims up to 128, 80 above (two
-/// stages of K and V then still fit in shared memory, and 80 measured
-/// faster than 64).
-int64_t defaultBlockN(int64_t headDim, int64_t headDimV);
+/// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
+/// still fit in shared memory, and 80 measured faster than 64); 176 for
+/// persistent kernels without a mask or tensor-core row sums at 64 < D ≤
+/// 128; else 128.
+int64_t defaultBlockN(int64_t headDim, int64_t headDimV, bool masked,
+                      const KernelSchedule &schedule);
 /// Query rows per CTA: 64 (one consumer warpgroup) or 128 (two).
 bool isSupportedBlockM(int64_t blockM);
 /// Depth of the K/V ring: 1 to 4.
