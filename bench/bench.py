@@ -119,9 +119,11 @@ def exp2_poly_configs():
 
 def block_n_configs():
     """The key-block-width ablation (bf16): 64 against the default 80 at
-    D = 256, 160…192 against 128 at D = 64 and 128, for ``python -m fa_t.aot``."""
-    labels = ("o", "or", "on64", "on160", "on176", "on192", "orn176", "orn192", "otn176",
-              "otn192", "ortn192")
+    D = 256, 160…192 against 128 at D = 64 and 128, for ``python -m fa_t.aot``
+    into a folder of its own (the same schedules at their default width are
+    in ``persistent_configs``)."""
+    labels = ("on64", "on160", "on176", "on192", "orn176", "orn192", "otn176", "otn192",
+              "ortn192")
     return [(c, dict(VARIANTS[label])) for c in grid_configs()
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
@@ -133,29 +135,42 @@ def persistent_configs():
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
-def find_variant(kernel_dir, config, label):
+def find_variant(kernel_dirs, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
     Matched on the manifest's ``schedule`` object, which states what the
-    kernel was built with (its name only spells out non-default choices).
+    kernel was built with (its name only spells out non-default choices),
+    and on ``block_n`` where the variant names one. ``kernel_dirs`` is a
+    list of folders searched in order. A variant without ``block_n`` means
+    the compiler's default width; a folder holding the same schedule at
+    several widths cannot say which that is, so that is an error (build the
+    width ablation into a folder of its own: ``block_n_configs``).
     """
     from fa_t import registry
     want = VARIANTS[label]
-    for m in registry.scan_kernel_dir(Path(kernel_dir)):
-        if m.config != config:
-            continue
-        with open(m.path) as f:
-            got = json.load(f).get("schedule", {})
-        if (got.get("overlap") == (want["overlap"] == "on")
-                and got.get("pingpong") == (want["pingpong"] == "on")
-                and got.get("rowsum") == want["rowsum"]
-                and got.get("rescale") == want["rescale"]
-                and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
-                and got.get("persistent", False) == (want["persistent"] == "on")
-                and ("block_n" not in want
-                     or m.tuning.get("block_n") == want["block_n"])):
-            return m
-    raise LookupError(f"no variant {label!r} of {config} in {kernel_dir}")
+    for kernel_dir in kernel_dirs:
+        found = []
+        for m in registry.scan_kernel_dir(Path(kernel_dir)):
+            if m.config != config:
+                continue
+            with open(m.path) as f:
+                got = json.load(f).get("schedule", {})
+            if (got.get("overlap") == (want["overlap"] == "on")
+                    and got.get("pingpong") == (want["pingpong"] == "on")
+                    and got.get("rowsum") == want["rowsum"]
+                    and got.get("rescale") == want["rescale"]
+                    and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
+                    and got.get("persistent", False) == (want["persistent"] == "on")
+                    and ("block_n" not in want
+                         or m.tuning.get("block_n") == want["block_n"])):
+                found.append(m)
+        widths = sorted({m.tuning.get("block_n") for m in found})
+        if len(widths) > 1:
+            raise LookupError(f"variant {label!r} of {config} is ambiguous in {kernel_dir}: "
+                              f"block_n {widths}; keep width ablations in their own folder")
+        if found:
+            return found[0]
+    raise LookupError(f"no variant {label!r} of {config} in {kernel_dirs}")
 
 
 def rel_error(out, q, k, v, causal, heads=2):
@@ -308,9 +323,9 @@ def main():
     ap.add_argument("--seq", help="comma-separated sequence lengths to keep (default: all)")
     ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too")
     ap.add_argument("--variant-kernels",
-                    help="folder of the variants' kernels (default: --kernels). Keep them "
-                         "apart from the default kernels: a folder holding several schedules "
-                         "of one config serves the first by file name as the default")
+                    help="folders of the variants' kernels, searched in order, separated by "
+                         f"'{os.pathsep}' (default: --kernels). Keep them apart from the default "
+                         "kernels, and key-block widths apart from the other variants")
     ap.add_argument("--json", help="write the rows here")
     ap.add_argument("--png", help="plot TFLOP/s vs S here (needs matplotlib)")
     a = ap.parse_args()
@@ -328,7 +343,7 @@ def main():
     rows = []
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
-        variants = [(label, find_variant(a.variant_kernels or a.kernels,
+        variants = [(label, find_variant((a.variant_kernels or a.kernels).split(os.pathsep),
                                          point_config(*p[:3]), label))
                     for label in labels if variant_applies(label, p[1])]
         rows.append(run_point(p, a.kernels, a.reps, variants))

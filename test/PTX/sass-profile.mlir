@@ -16,27 +16,27 @@
 // that is why the cost model keeps the lazy rescale off.
 
 // D = 128, causal (vector row sums, O rescaled with 64 FMULs):
-// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
+// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 16 mufu 66
 // CHECK-NEXT:    key: HGMMA 16 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{6[4-9]}} FADD {{[0-9]+}} FMNMX {{6[4-9]}} F2FP 32
 
 // D = 256, causal, LSE with 64-key blocks (block-n=64; the default before
 // run 15): O (128 registers) dominates the FMULs, 130 per 64 keys.
-// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:8 64x64x16:32
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n64s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:8 64x64x16:32
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 20 mufu 34
 // CHECK-NEXT:    key: HGMMA 20 WARPGROUP 4 MUFU 34 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
 
-// The default at D = 256: 80-key blocks (FlashAttention-3's tile), still no
-// spill and no serialization; the same 130 rescale FMULs now serve 80 keys.
-// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:10 64x80x16:32
-// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 21 mufu 42
-// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 4 MUFU 42 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
-
 // The lazy rescale's branch: every wgmma serialized (one ARRIVE/DEPBAR pair
 // per HGMMA), although the rescale multiplies are gone from the hot path.
-// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8:
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132:
 // CHECK-NEXT:    main loop:
 // CHECK-NEXT:    key: HGMMA 21 WARPGROUP 42 MUFU 42 FFMA {{[0-9]+}} FMUL {{[0-9]}} FADD
+
+// The default at D = 256: 80-key blocks (FlashAttention-3's tile), still no
+// spill and no serialization; the same 130 rescale FMULs now serve 80 keys.
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:10 64x80x16:32
+// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 21 mufu 42
+// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 4 MUFU 42 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
 
 // D = 64 without a mask: tensor-core row sums (PV is 64 + 8 columns wide),
 // so no FADD row sums remain on the hot path; persistent CTAs (t132).

@@ -25,6 +25,7 @@ SYMBOLS = {"B": 3, "Hq": 8, "Hkv": 8, "Sq": 1000, "Skv": 1000, "D": 64, "Dv": 64
 
 
 def compile_one(tmp_path, config, tuning):
+    tmp_path.mkdir(exist_ok=True)
     source = tmp_path / "in.mlir"
     source.write_text(jit.jit_input_mlir(config))
     command = jit.fat_opt_command(str(FAT_OPT), source, tmp_path, tuning)
@@ -45,12 +46,16 @@ def test_one_cta_per_tile_grid(tmp_path, causal):
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_default_schedule_grid(tmp_path, causal):
-    # The cost model: persistent CTAs without a mask (192 tiles, 132 SMs),
-    # one CTA per tile with the causal mask.
+    # The cost model: persistent CTAs, over 192 tiles without a mask and
+    # over 96 pairs of query blocks with the causal mask (132 SMs); one CTA
+    # per tile with a window.
     config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
     m = compile_one(tmp_path, config, jit.default_tuning(config))
-    assert m.entry.endswith("t132") is (not causal)
-    assert launch_grid(m.grid, SYMBOLS) == ((8, 8, 3) if causal else (132, 1, 1))
+    assert m.entry.endswith("t132")
+    assert launch_grid(m.grid, SYMBOLS) == ((96 if causal else 132), 1, 1)
+    windowed = KernelConfig("bf16", 64, 64, 8, 8, causal=causal, window=(100, 0))
+    m = compile_one(tmp_path / "w", windowed, jit.default_tuning(windowed))
+    assert not m.entry.endswith("t132")
 
 
 @pytest.mark.parametrize("causal", [False, True])

@@ -317,75 +317,99 @@ void AttentionKernelBuilder::buildBlockCoordinates() {
 
 void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
   // Work units u ∈ [0, U), CTA c taking c, c + G, c + 2G, … (G = num-sms;
-  // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the CTAs running together
-  // work on few heads and share their K/V blocks in L2. With nM = ⌈Sq/M⌉:
+  // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the
+  // CTAs running together work on few heads and share their K/V blocks in
+  // L2. With nM = ⌈Sq/M⌉:
   //   else    P = nM, unit p is query block m = p;
   //   causal  P = ⌈nM/2⌉, unit p is the pair of query blocks p and
-  //           nM − 1 − p (one block when they coincide). A block's
-  //           work grows linearly with m under a causal mask, so every pair
-  //           costs the same (nM + 1 blocks of keys when M = N, Sq = Skv)
-  //           and a static round robin is balanced to within one unit.
-  // Measured alternatives (perf log runs 15–17): longest first over all
+  //           nM − 1 − p (one block when they coincide). A block's work
+  //           grows linearly with m under a causal mask, so every pair costs
+  //           the same (nM + 1 blocks of keys when M = N, Sq = Skv) and a
+  //           static round robin is balanced to within one unit.
+  // Measured alternatives (perf log runs 15–18): longest first over all
   // heads at once (t = (nM − 1 − m)·Hq·B + …) lost 6…16% at D ≥ 128 — the
   // CTAs running together then belong to different heads and share no K/V
   // block, and streaming 1/M byte per flop at 700 TFLOP/s wants more than
   // the H200's 4.8 TB/s; longest first within groups of heads fitting the
-  // L2 lost up to 40% at long S — with one head per group a CTA's tiles
-  // sit at the same place of every group's sawtooth, always long or always
+  // L2 lost up to 40% at long S — with one head per group a CTA's tiles sit
+  // at the same place of every group's sawtooth, always long or always
   // short.
-  // The loops carry only the ring position and the tile index: the producer
-  // has 24 registers.
+  // The step is the launch's CTA count as a constant: the manifest's grid
+  // is min(U, num-sms) CTAs, so CTA c's next unit c + num-sms is past U
+  // whenever fewer were launched. (Reading gridDim.x instead costs the
+  // 24-register producer a register it spills.)
   Value numM = arith::DivUIOp::create(
       b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
   Value heads = c32(cfg.numHeadsQ);
   Value unitsPerHead =
       cfg.causal ? arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)) : numM;
   Value numUnits = mul(unitsPerHead, mul(heads, v.batchCount));
-  // The step is the launch's CTA count as a constant: the manifest's grid
-  // is min(U, num-sms) CTAs, so CTA c's next unit c + num-sms is past U
-  // whenever fewer were launched. (Reading gridDim.x instead costs the
-  // producer a register it spills.)
   Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
-  Value step = c32(cfg.numSMs);
-  auto loop = scf::ForOp::create(b, first, numUnits, step,
-                                 ValueRange{c32(0), c32(0)});
-  tag(loop, "fat.tiles",
-      b.getStringAttr(cfg.causal ? "head-major-pairs" : "head-major"));
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value u = loop.getInductionVar();
-  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
-  Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
-  Value head = arith::RemUIOp::create(b, rest, heads);
-  Value batch = arith::DivUIOp::create(b, rest, heads);
-  // One tile: coordinates, the role's body, and the carried counters.
-  auto buildTile = [&](Value mBlock, ValueRange carried) {
+  int64_t step = cfg.numSMs;
+  // One tile of unit u: coordinates, the role's body; returns the carried
+  // ring position and tile index for the next tile.
+  auto buildTile = [&](Value u, Value mBlock, ValueRange carried) {
+    Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
     v.ringBase = carried[0];
     v.tileIndex = carried[1];
-    buildTileCoordinates(mBlock, head, batch);
+    buildTileCoordinates(mBlock, arith::RemUIOp::create(b, rest, heads),
+                         arith::DivUIOp::create(b, rest, heads));
     body();
-    scf::YieldOp::create(b, ValueRange{add(v.ringBase, sub(v.kvHi, v.kvLo)),
-                                       add(v.tileIndex, c32(1))});
+    return SmallVector<Value>{add(v.ringBase, sub(v.kvHi, v.kvLo)),
+                              add(v.tileIndex, c32(1))};
   };
   if (!cfg.causal) {
-    buildTile(p, loop.getRegionIterArgs());
+    auto loop = scf::ForOp::create(b, first, numUnits, c32(step),
+                                   ValueRange{c32(0), c32(0)});
+    tag(loop, "fat.tiles", b.getStringAttr("head-major"));
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value u = loop.getInductionVar();
+    scf::YieldOp::create(
+        b, buildTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
+                     loop.getRegionIterArgs()));
     return;
   }
-  // m = p, then m = nM − 1 − p: a loop to nM − p stepping by
-  // max(nM − 1 − 2p, 1) visits both, or p alone when they coincide. (A
-  // counted loop with a select of m costs the 24-register producer a
-  // spill.)
-  Value longer = sub(sub(numM, c32(1)), p);
-  Value stride = arith::MaxUIOp::create(
-      b, arith::SubIOp::create(b, longer, p), c32(1));
-  auto pair = scf::ForOp::create(b, p, add(longer, c32(1)), stride,
-                                 loop.getRegionIterArgs());
+  // Causal: one loop over tile positions w = 2u + k (k = 0: block p, k = 1:
+  // block nM − 1 − p), from 2c: after k = 0 the next position is w + 1, or
+  // the next unit's w + 2G when the pair is one block; after k = 1 it is
+  // w + 2G − 1. The next position is computed before the tile's body, so
+  // only it, the ring position and the tile index live across the body: a
+  // loop nest (units, then the pair) keeps its bounds live and spills in
+  // the 24-register producer and the D = 256 consumers. Positions stay
+  // below 2U + 2G < 2^32 (U < 2^31): unsigned compares.
+  Type i32 = b.getI32Type();
+  Value end = mul(numUnits, c32(2));
+  auto loop = scf::WhileOp::create(
+      b, TypeRange{i32, i32, i32}, ValueRange{mul(first, c32(2)), c32(0), c32(0)});
+  tag(loop, "fat.tiles", b.getStringAttr("head-major-pairs"));
+  OpBuilder::InsertionGuard guard(b);
   {
-    OpBuilder::InsertionGuard inner(b);
-    b.setInsertionPointToStart(pair.getBody());
-    buildTile(pair.getInductionVar(), pair.getRegionIterArgs());
+    Block *before = b.createBlock(&loop.getBefore(), {}, {i32, i32, i32},
+                                  {b.getUnknownLoc(), b.getUnknownLoc(),
+                                   b.getUnknownLoc()});
+    scf::ConditionOp::create(
+        b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
+        before->getArguments());
   }
-  scf::YieldOp::create(b, pair.getResults());
+  Block *after = b.createBlock(&loop.getAfter(), {}, {i32, i32, i32},
+                               {b.getUnknownLoc(), b.getUnknownLoc(),
+                                b.getUnknownLoc()});
+  Value w = after->getArgument(0);
+  Value u = arith::ShRUIOp::create(b, w, c32(1));
+  Value second = cmp(arith::CmpIPredicate::ne,
+                     arith::AndIOp::create(b, w, c32(1)), c32(0));
+  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
+  Value longer = sub(sub(numM, c32(1)), p);
+  Value afterFirst = arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::ugt, longer, p), add(w, c32(1)),
+      add(w, c32(2 * step)));
+  Value next = arith::SelectOp::create(b, second, add(w, c32(2 * step - 1)),
+                                       afterFirst);
+  Value mBlock = arith::SelectOp::create(b, second, longer, p);
+  SmallVector<Value> carried =
+      buildTile(u, mBlock, after->getArguments().drop_front());
+  scf::YieldOp::create(b, ValueRange{next, carried[0], carried[1]});
 }
 
 void AttentionKernelBuilder::buildReleaseQ() {

@@ -206,10 +206,15 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   config.ptxVersion = options.ptxVersion;
   config.numSMs = options.numSMs;
 
+  // The wide default (176 keys) is a preference, not a requirement: with
+  // more stages it may not fit where 128 keys do.
+  if (options.blockN == 0 && config.blockN > 128 &&
+      config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+    config.blockN = 128;
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
-           << ", block-m = " << config.blockM << ", block-n = " << blockN
+           << ", block-m = " << config.blockM << ", block-n = " << config.blockN
            << ", stages = " << config.stages << " needs "
            << config.dynamicSmemBytes()
            << " bytes of shared memory, more than the " << kMaxSharedMemoryPerBlock

@@ -37,7 +37,8 @@ using namespace mlir::fat;
 /// so; the model has nothing to choose).
 struct OpShape {
   int64_t headDim, headDimV;
-  bool masked;
+  bool masked;   ///< causal or windowed
+  bool windowed; ///< a left or right window bound
 };
 
 static std::optional<OpShape> getOpShape(AttentionOp op) {
@@ -48,7 +49,7 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
-  return OpShape{d, dv, op.getCausal() || windowed};
+  return OpShape{d, dv, op.getCausal() || windowed, windowed};
 }
 
 /// Whether the kernel still fits in shared memory with the ones chunks.
@@ -129,13 +130,16 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op) {
   // tensor-core row sums that the same ops get (−2…5% against either
   // alone, run 10), and the row sums tie with it there (+3…5% at every S).
   choice.pingpong = false;
-  // Persistent CTAs without a mask: the next tile's Q load and first
-  // Q·Kᵀ overlap this tile's last P·V and O store, which a one-CTA-per-tile
-  // grid exposes once per tile. Measured (perf log runs 15–17) +12…26% at
+  // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
+  // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
+  // per tile. Measured (perf log runs 15–18): without a mask +12…26% at
   // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
-  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256.
+  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256; with
+  // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
+  // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
+  // windows, whose tiles the pairs would not balance: off there.
   std::optional<OpShape> shape = getOpShape(op);
-  choice.persistent = shape && !shape->masked;
+  choice.persistent = shape && !shape->windowed;
   return choice;
 }
 

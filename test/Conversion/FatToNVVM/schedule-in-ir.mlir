@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=OVERLAP
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=OVERLAP
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="overlap=off persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PLAIN
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PERSIST
 
 // The schedule is visible in the kernel IR: convert-fat-to-nvvm tags its
@@ -30,10 +30,10 @@
 // of one head (causal).
 // PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ot132(
 // PERSIST:       } {fat.stage = "load"}
-// PERSIST:       } {fat.tiles = "head-major-pairs"}
+// PERSIST:       } attributes {fat.tiles = "head-major-pairs"}
 // PERSIST:       fat.stage = "mainloop"}
 // PERSIST:       } {fat.stage = "prologue"}
-// PERSIST:       } {fat.tiles = "head-major-pairs"}
+// PERSIST:       } attributes {fat.tiles = "head-major-pairs"}
 // PERSIST:       } {fat.role = ["producer", "consumer"]}
 
 func.func @gqa_causal(%q: memref<?x16x?x128xbf16>, %kv: memref<?x4x?x128xbf16>,

@@ -19,7 +19,7 @@
 // CHECK:         fat.attention
 // CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = false, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
@@ -61,18 +61,20 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 
 // -----
 
-// A mask keeps the vector row sums.
+// A mask keeps the vector row sums; the causal mask gets persistent CTAs
+// too (pairs of query blocks as work units).
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = false, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2 {
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
 // launch has min(P·8·B, 132) CTAs), carrying the ring position and the tile
 // index. Causal units are pairs of query blocks of one head, P = ⌈nM/2⌉:
-// unit p = u mod P runs blocks p and nM − 1 − p (an inner loop from p to
-// nM − p stepping by max(nM − 1 − 2p, 1)). The producer waits on Q's
-// empty barrier (index 1 + 4·stages = 9) with the tile index's parity
-// flipped before loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
+// one while loop over positions w = 2u + k from 2·blockIdx.x, block p for
+// k = 0 and nM − 1 − p for k = 1; next w + 1 (or w + 264 when the pair is
+// one block), then w + 263. The producer waits on Q's empty barrier
+// (index 1 + 4·stages = 9) with the tile index's parity flipped before
+// loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
 // PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132(
 // PERSIST-SAME:   %[[SEQQ:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: i32)
 // PERSIST:        %[[SQ:[0-9]+]] = arith.addi %[[SEQQ]], %c127_i32
@@ -82,15 +84,26 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // PERSIST:        %[[HB:[a-z0-9_]+]] = arith.muli %c8_i32, %[[B]] : i32
 // PERSIST:        %[[U:[a-z0-9_]+]] = arith.muli %[[P]], %[[HB]] : i32
 // PERSIST:        %[[FIRST:[a-z0-9_]+]] = nvvm.read.ptx.sreg.ctaid.x : i32
-// PERSIST:        scf.for %[[UNIT:[a-z0-9_]+]] = %[[FIRST]] to %[[U]] step %c132_i32 iter_args(%[[RING0:[a-z0-9_]+]] = %{{.+}}, %[[IDX0:[a-z0-9_]+]] = %{{.+}}) -> (i32, i32)
+// PERSIST:        %[[END:[a-z0-9_]+]] = arith.muli %[[U]], %c2_i32
+// PERSIST:        %[[W0:[a-z0-9_]+]] = arith.muli %[[FIRST]], %c2_i32
+// PERSIST:        scf.while (%[[WB:[a-z0-9_]+]] = %[[W0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) : (i32, i32, i32) -> (i32, i32, i32) {
+// PERSIST:          arith.cmpi ult, %[[WB]], %[[END]]
+// PERSIST:        } do {
+// PERSIST:        ^bb0(%[[W:[a-z0-9_]+]]: i32, %[[RING:[a-z0-9_]+]]: i32, %[[IDX:[a-z0-9_]+]]: i32):
+// PERSIST:          %[[UNIT:[a-z0-9_]+]] = arith.shrui %[[W]], %c1_i32
+// PERSIST:          %[[K:[a-z0-9_]+]] = arith.andi %[[W]], %c1_i32
+// PERSIST:          %[[SECOND:[a-z0-9_]+]] = arith.cmpi ne, %[[K]], %c0_i32
 // PERSIST:          %[[PP:[a-z0-9_]+]] = arith.remui %[[UNIT]], %[[P]]
 // PERSIST:          %[[LAST:[a-z0-9_]+]] = arith.subi %[[NM]], %c1_i32
 // PERSIST:          %[[LONG:[a-z0-9_]+]] = arith.subi %[[LAST]], %[[PP]]
-// PERSIST:          %[[GAP:[a-z0-9_]+]] = arith.subi %[[LONG]], %[[PP]]
-// PERSIST:          %[[STRIDE:[a-z0-9_]+]] = arith.maxui %[[GAP]], %c1_i32
-// PERSIST:          %[[END:[a-z0-9_]+]] = arith.addi %[[LONG]], %c1_i32
-// PERSIST:          scf.for %[[M:[a-z0-9_]+]] = %[[PP]] to %[[END]] step %[[STRIDE]] iter_args(%[[RING:[a-z0-9_]+]] = %[[RING0]], %[[IDX:[a-z0-9_]+]] = %[[IDX0]]) -> (i32, i32)
-// PERSIST:            arith.muli %[[M]], %c128_i32
+// PERSIST:          %[[TWO:[a-z0-9_]+]] = arith.cmpi ugt, %[[LONG]], %[[PP]]
+// PERSIST:          %[[W1:[a-z0-9_]+]] = arith.addi %[[W]], %c1_i32
+// PERSIST:          %[[WG:[a-z0-9_]+]] = arith.addi %[[W]], %c264_i32
+// PERSIST:          %[[AFTER0:[a-z0-9_]+]] = arith.select %[[TWO]], %[[W1]], %[[WG]]
+// PERSIST:          %[[WG1:[a-z0-9_]+]] = arith.addi %[[W]], %c263_i32
+// PERSIST:          %[[NEXT:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[WG1]], %[[AFTER0]]
+// PERSIST:          %[[M:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[LONG]], %[[PP]]
+// PERSIST:          arith.muli %[[M]], %c128_i32
 // PERSIST:          arith.muli %c9_i32
 // PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr
 // PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
