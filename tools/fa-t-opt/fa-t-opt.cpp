@@ -35,9 +35,13 @@ int main(int argc, char **argv) {
 
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << FAT_VERSION_STRING << "\n"; });
-  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+  // Named copies, not structured bindings: the lambda below captures the
+  // input name, and capturing a binding needs C++20.
+  std::pair<std::string, std::string> files = mlir::registerAndParseCLIOptions(
       argc, argv, "fa-t compiler: fat.attention to tensorized Hopper kernels\n",
       registry);
+  const std::string inputFilename = files.first;
+  const std::string outputFilename = files.second;
 
   // Text that would crash MLIR 22's own parsers gets a diagnostic instead
   // (InputChecks.h).
