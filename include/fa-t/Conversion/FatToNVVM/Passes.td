@@ -44,7 +44,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
     "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
     `fat.order` (the issue order of one main-loop iteration) and, for
-    persistent kernels, `fat.tiles` ("longest-first-snake" or "head-major").
+    persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
 
     Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
   }];
@@ -158,23 +158,27 @@ def FatPipeline : Pass<"fat-pipeline"> {
       softmax of S_j while the P·V is in flight;
     - `pingpong`: the two consumer warpgroups take turns issuing their GEMMs
       (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs;
-    - `persistent`: min(T, num-sms) CTAs for the T = ⌈Sq/M⌉·Hq·B tiles,
-      CTA c taking tiles c, c + G, c + 2G, … (G = gridDim.x), decoded
-      longest first for causal masks (the last query blocks, which see the
-      most keys, come first). The K/V ring and its phases run on across
-      tiles, Q has a full and an empty barrier, so the producer loads the
-      next tile while the consumers finish the current one and store O.
+    - `persistent`: min(U, num-sms) CTAs for U work units, CTA c taking
+      units c, c + G, c + 2G, … (G = num-sms), head-major so that the CTAs
+      running together share K/V blocks in L2. A unit is a query block, or
+      with a causal mask the pair of query blocks p and ⌈Sq/M⌉ − 1 − p of
+      one head, whose keys add up to the same count for every p (so the
+      static round robin is balanced). The K/V ring and its phases run on
+      across tiles, Q has a full and an empty barrier, so the producer
+      loads the next tile while the consumers finish the current one and
+      store O.
 
     The producer warpgroup (TMA, `stages`-deep K and V rings with full and
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
     `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
     ping-pong nowhere (it gains only where the tensor-core row sums are
     chosen, and the two do not combine: perf-log run 10); persistent CTAs
-    nowhere until measured.
+    except with windows (+12…31% at S = 512, ±5% at long S: perf-log runs
+    15–19).
 
     Example: `fa-t-opt --fat-pipeline in.mlir` gives
     `fat.attention ... {fat.schedule = {forced = false, overlap = true,
-    persistent = false, pingpong = false}}`.
+    persistent = true, pingpong = false}}`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
