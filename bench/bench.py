@@ -73,6 +73,10 @@ VARIANTS = {
     "otn176": {**_BASE, "persistent": "on", "block_n": 176},
     "otn192": {**_BASE, "persistent": "on", "block_n": 192},
     "ortn192": {**_BASE, "rowsum": "mma", "persistent": "on", "block_n": 192},
+    "opt": {**_BASE, "pingpong": "on", "persistent": "on"},
+    "oprt": {**_BASE, "pingpong": "on", "rowsum": "mma", "persistent": "on"},
+    "ots3": {**_BASE, "persistent": "on", "stages": 3},
+    "orts3": {**_BASE, "rowsum": "mma", "persistent": "on", "stages": 3},
     "ot": {**_BASE, "persistent": "on"},
     "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
 }
@@ -85,6 +89,8 @@ def variant_applies(label, d):
     D = 128, and with the row sums' ones chunks too only at D = 64."""
     block_n = VARIANTS[label].get("block_n")
     rowsum_mma = VARIANTS[label].get("rowsum") == "mma"
+    if VARIANTS[label].get("stages", 2) > 2 and (d > 128 or (rowsum_mma and d > 64)):
+        return False  # three stages do not fit beside D = 256's Q, or the ones chunks
     if block_n == 64:
         return d > 128
     if block_n and block_n > 128:
@@ -135,6 +141,14 @@ def persistent_configs():
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
+def schedule_configs():
+    """Ping-pong and three-stage rings with persistent CTAs (bf16), for
+    ``python -m fa_t.aot`` into a folder of their own."""
+    labels = ("opt", "oprt", "ots3", "orts3")
+    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
+
+
 def find_variant(kernel_dirs, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -162,7 +176,8 @@ def find_variant(kernel_dirs, config, label):
                     and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
                     and got.get("persistent", False) == (want["persistent"] == "on")
                     and ("block_n" not in want
-                         or m.tuning.get("block_n") == want["block_n"])):
+                         or m.tuning.get("block_n") == want["block_n"])
+                    and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
         widths = sorted({m.tuning.get("block_n") for m in found})
         if len(widths) > 1:

@@ -12,11 +12,11 @@
 // it does not fit shared memory and the default falls back to 128 keys
 // instead of failing; without persistent CTAs it is not taken.
 
-// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_ot132.ptx
-// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_ot132.ptx
+// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_opt132.ptx
+// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_ort132.ptx
 
-// S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_ot132.ptx
+// S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_opt132.ptx
 
 // OFF:       fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2.ptx
 // OFF:       fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_or.ptx

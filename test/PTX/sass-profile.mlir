@@ -16,7 +16,7 @@
 // that is why the cost model keeps the lazy rescale off.
 
 // D = 128, causal (vector row sums, O rescaled with 64 FMULs):
-// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
+// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 16 mufu 66
 // CHECK-NEXT:    key: HGMMA 16 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{6[4-9]}} FADD {{[0-9]+}} FMNMX {{6[4-9]}} F2FP 32
 

@@ -93,6 +93,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.overlap = opts.overlap;
   pipeline.pingpong = opts.pingpong;
   pipeline.persistent = opts.persistent;
+  pipeline.blockM = opts.blockM;
   pm.addPass(fat::createFatPipeline(pipeline));
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"

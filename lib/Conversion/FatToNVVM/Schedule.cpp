@@ -122,24 +122,30 @@ mlir::fat::chooseTensorization(AttentionOp op,
   return choice;
 }
 
-PipelineChoice mlir::fat::choosePipeline(AttentionOp op) {
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM) {
   PipelineChoice choice;
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
-  // Ping-pong stays off. Alone it gains +2…10% at D = 64 without a mask
-  // (most at short S) and ±2% elsewhere, but it does not combine with the
-  // tensor-core row sums that the same ops get (−2…5% against either
-  // alone, run 10), and the row sums tie with it there (+3…5% at every S).
-  choice.pingpong = false;
+  std::optional<OpShape> shape = getOpShape(op);
   // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
   // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
-  // per tile. Measured (perf log runs 15–18): without a mask +12…26% at
+  // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
   // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
   // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256; with
   // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
   // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
   // windows, whose tiles the pairs would not balance: off there.
-  std::optional<OpShape> shape = getOpShape(op);
   choice.persistent = shape && !shape->windowed;
+  // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
+  // next-tile start overlap the other's GEMMs. Measured (run 20, against
+  // the persistent kernel without it): D = 128 +2…5% without a mask and
+  // +1…5% causal, D = 64 causal +1.5…2.5%; at D = 64 without a mask it
+  // ties with the tensor-core row sums chosen there (and without persistent
+  // CTAs it did not combine with them, −2…5%, run 10), so the simpler
+  // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
+  // Turns need two consumer warpgroups (block-m = 128).
+  int64_t d = shape ? std::max(shape->headDim, shape->headDimV) : 0;
+  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
+                    (shape->masked || d > 64);
   return choice;
 }
 
@@ -265,7 +271,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     }
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
-      PipelineChoice choice = choosePipeline(op);
+      PipelineChoice choice = choosePipeline(op, blockM);
       if (*forceOverlap)
         choice.overlap = **forceOverlap;
       if (*forcePingpong)
@@ -273,8 +279,9 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       if (*forcePersistent)
         choice.persistent = **forcePersistent;
       // Ping-pong turns are the overlapped schedule's issue phases: a
-      // forced overlap=off turns the automatic ping-pong off with it.
-      if (!choice.overlap && !*forcePingpong)
+      // forced overlap=off turns the automatic ping-pong off with it; and
+      // the automatic ping-pong was measured with persistent CTAs only.
+      if ((!choice.overlap || !choice.persistent) && !*forcePingpong)
         choice.pingpong = false;
       updateSchedule(op, {b.getNamedAttr("overlap",
                                          b.getBoolAttr(choice.overlap)),

@@ -4,10 +4,11 @@
 // RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 // RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="block-m=64" -split-input-file | FileCheck %s --check-prefix=M64
 
 // The schedule is decided on fat.attention and recorded in fat.schedule.
 // Cost model (docs/perf-log.md): D, Dv <= 64 without a mask and without an
@@ -62,10 +63,14 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // -----
 
 // A mask keeps the vector row sums; the causal mask gets persistent CTAs
-// too (pairs of query blocks as work units).
+// too (pairs of query blocks as work units), and ping-pong with them.
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132 {
+// With one consumer warpgroup (block-m = 64) there is no one to take turns
+// with: no automatic ping-pong.
+// M64-LABEL:   func.func @d64_causal
+// M64:           persistent = true, pingpong = false
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_opt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
 // launch has min(P·8·B, 132) CTAs), carrying the ring position and the tile

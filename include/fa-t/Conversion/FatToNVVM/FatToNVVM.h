@@ -93,7 +93,7 @@ struct PipelineChoice {
 struct HopperKernelOptions;
 TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);
-PipelineChoice choosePipeline(AttentionOp op);
+PipelineChoice choosePipeline(AttentionOp op, int64_t blockM);
 
 /// The schedule's words, one spelling for the pass options, `fat.schedule`
 /// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".

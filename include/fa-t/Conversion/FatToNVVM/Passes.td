@@ -171,14 +171,14 @@ def FatPipeline : Pass<"fat-pipeline"> {
     The producer warpgroup (TMA, `stages`-deep K and V rings with full and
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
     `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
-    ping-pong nowhere (it gains only where the tensor-core row sums are
-    chosen, and the two do not combine: perf-log run 10); persistent CTAs
-    except with windows (+12…31% at S = 512, ±5% at long S: perf-log runs
-    15–19).
+    persistent CTAs except with windows (+12…31% at S = 512, ±5% at long
+    S: perf-log runs 15–19); ping-pong with them at D ≤ 128 and block-m =
+    128, except at D = 64 without a mask, where it ties with the row sums
+    on the tensor cores (+1…5%: run 20).
 
-    Example: `fa-t-opt --fat-pipeline in.mlir` gives
+    Example: `fa-t-opt --fat-pipeline in.mlir` on a causal D = 128 op gives
     `fat.attention ... {fat.schedule = {forced = false, overlap = true,
-    persistent = true, pingpong = false}}`.
+    persistent = true, pingpong = true}}`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
@@ -186,7 +186,10 @@ def FatPipeline : Pass<"fat-pipeline"> {
     Option<"pingpong", "pingpong", "std::string", /*default=*/"\"auto\"",
            "Consumer warpgroups take turns issuing GEMMs: auto, on or off">,
     Option<"persistent", "persistent", "std::string", /*default=*/"\"auto\"",
-           "Persistent CTAs looping over the tiles: auto, on or off">
+           "Persistent CTAs looping over the tiles: auto, on or off">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
+           "Target kernel's query rows per CTA (ping-pong needs two "
+           "consumer warpgroups: 128)">
   ];
 }
 
