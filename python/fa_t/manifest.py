@@ -43,8 +43,9 @@ PARAM_KINDS = ("tensor_map", "ptr", "stride", "i32", "f32")
 class GridDim:
     """One grid dimension: ``min(ceil(symbol / ceildiv) * prod(times), max)``.
 
-    ``times`` and ``max`` describe persistent kernels: the tile count
-    (``ceil(Sq / M) * Hq * B``) bounded by the SMs of the target.
+    ``times`` and ``max`` describe persistent kernels: the count of work
+    units (``ceil(Sq / M) * Hq * B`` query blocks, or with a causal mask
+    ``ceil(Sq / 2M) * Hq * B`` pairs of them) bounded by the SMs of the target.
     """
 
     symbol: str

@@ -63,12 +63,16 @@ def run_line(line, env):
         return
     _, name, op, rest, _ = m.groups()
     if op == "constant":
-        env[name] = int(rest.split()[0]) & MASK
+        word = rest.split()[0]
+        env[name] = {"true": 1, "false": 0}[word] if word in ("true", "false") \
+            else int(word) & MASK
         return
     if op == "cmpi":
         pred, args = rest.split(", ", 1)
         a, b = (env.get(x.strip()) for x in args.split(","))
-        if a is not None and b is not None:
+        if a is None or b is None:
+            env.pop(name, None)  # a name printed again in another region
+        else:
             env[name] = int(COMPARE[pred](a, b))
         return
     args = [env.get(x.strip()) for x in rest.split(",")]

@@ -16,7 +16,8 @@
 // K and V have barriers of their own, so K_{j+1} can land while V_j is read.
 //
 // Persistent kernels (KernelSchedule::persistent) wrap both roles in the
-// same loop over tiles t ≡ blockIdx.x (mod gridDim.x); the ring index runs
+// same loop over work units u ≡ blockIdx.x (mod num-sms), a query block or,
+// with a causal mask, a pair of them (buildTileLoop); the ring index runs
 // on across tiles (s = (n + j − j0) mod stages, n = blocks of earlier
 // tiles), and Q gets an empty barrier: the consumers release it after the
 // tile's last S = Q·Kᵀ, the producer then loads the next tile's Q.
@@ -52,7 +53,7 @@ namespace {
 /// translation to LLVM IR), so that `--convert-fat-to-nvvm` output shows
 /// which role, stage and order each region is, and lit can check it:
 ///   fat.role  = ["producer", "consumer"]          the warpgroup-role split
-///   fat.tiles = "longest-first-snake" | "head-major"  persistent tile loop
+///   fat.tiles = "head-major-pairs" | "head-major"  persistent tile loop
 ///   fat.stage = "ones" | "load" | "prologue" | "mainloop" | "mask" |
 ///               "rescale" | "epilogue"
 ///   fat.order = the issue order of one main-loop iteration (ASCII, so the

@@ -158,9 +158,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "warpgroup)";
   int64_t blockN = options.blockN;
   if (blockN == 0)
-    blockN = defaultBlockN(config.headDim, config.headDimV,
-                           config.causal || config.windowLeft >= 0 ||
-                               config.windowRight >= 0,
+    blockN = defaultBlockN(config.headDim, config.headDimV, config.masked(),
                            options.schedule);
   if (!isSupportedBlockN(blockN))
     return op.emitOpError("block-n = ")
@@ -232,7 +230,7 @@ std::string AttentionKernelConfig::kernelName() const {
      << stringifyLayout(layout);
   if (causal)
     os << "_causal";
-  if (windowLeft >= 0 || windowRight >= 0)
+  if (windowed())
     os << "_w" << (windowLeft < 0 ? std::string("inf") : std::to_string(windowLeft))
        << "_" << (windowRight < 0 ? std::string("inf") : std::to_string(windowRight));
   if (lse)

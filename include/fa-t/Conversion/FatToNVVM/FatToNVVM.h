@@ -54,9 +54,10 @@ struct KernelSchedule {
   /// head dims the exponentials, not the GEMMs, bound the loop. The chosen
   /// elements are spread evenly over each row's registers.
   double exp2Poly = 0.0;
-  /// Persistent CTAs: the grid is min(tiles, num-sms) CTAs, each looping
-  /// over the (query block, head, batch) tiles t ≡ blockIdx.x mod gridDim.x,
-  /// longest first for causal masks. The producer runs ahead into the next
+  /// Persistent CTAs: the grid is min(units, num-sms) CTAs, each looping
+  /// over the work units u ≡ blockIdx.x mod num-sms, head-major: a query
+  /// block, or with a causal mask the pair of query blocks p and nM − 1 − p
+  /// (equal work for every p). The producer runs ahead into the next
   /// tile's Q, K and V while the consumers finish a tile and store its O,
   /// and the prologue of a CTA (barriers, ones chunks) is paid once per SM.
   bool persistent = false;
@@ -133,6 +134,10 @@ struct AttentionKernelConfig {
   Layout layout = Layout::BHSD;
   bool causal = false;
   int64_t windowLeft = -1, windowRight = -1;
+  /// A sliding-window bound on either side.
+  bool windowed() const { return windowLeft >= 0 || windowRight >= 0; }
+  /// Some keys are hidden: causal or windowed.
+  bool masked() const { return causal || windowed(); }
   bool lse = false;
   int64_t blockM = 128, blockN = 128, stages = 2;
   KernelSchedule schedule;

@@ -54,8 +54,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"blockM", "block-m", "int64_t", /*default=*/"128",
            "Query rows per CTA: 64 (one consumer warpgroup) or 128 (two)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 to 192 in steps of 16; 0 picks 128 for head dims up to "
-           "128 and 80 above (shared-memory and register limits)">,
+           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim "
+           "and schedule (defaultBlockN: 80 above D = 128, 176 for persistent "
+           "unmasked D = 128, else 128)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
