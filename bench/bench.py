@@ -48,7 +48,8 @@ def grid(dtype="bf16"):
 #: options). Letters: o/n overlap on/off, p ping-pong, r rowsum=mma,
 #: l8 lazy rescale with τ = 8, e<N> N% of the exponentials on the FMA pipe
 #: (exp2-poly), t persistent CTAs (one per SM, looping over the tiles), n<K>
-#: K keys per block (block_n). The unlabelled "fa-t" column is the default (auto) schedule
+#: K keys per block (block_n), m<M> M query rows per CTA (block_m; 192 =
+#: three consumer warpgroups, D = 64 only). The unlabelled "fa-t" column is the default (auto) schedule
 #: that fat-tensorize and fat-pipeline choose.
 _BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always",
          "exp2-poly": "0", "persistent": "off"}
@@ -79,6 +80,10 @@ VARIANTS = {
     "orts3": {**_BASE, "rowsum": "mma", "persistent": "on", "stages": 3},
     "ot": {**_BASE, "persistent": "on"},
     "ort": {**_BASE, "rowsum": "mma", "persistent": "on"},
+    "orte12": {**_BASE, "rowsum": "mma", "persistent": "on", "exp2-poly": "0.125"},
+    "opte12": {**_BASE, "pingpong": "on", "persistent": "on", "exp2-poly": "0.125"},
+    "otm192": {**_BASE, "persistent": "on", "block_m": 192},
+    "ortm192": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192},
 }
 
 
@@ -89,6 +94,8 @@ def variant_applies(label, d):
     D = 128, and with the row sums' ones chunks too only at D = 64."""
     block_n = VARIANTS[label].get("block_n")
     rowsum_mma = VARIANTS[label].get("rowsum") == "mma"
+    if VARIANTS[label].get("block_m", 128) == 192:
+        return d == 64  # 160 registers per consumer thread: D = 64 only
     if VARIANTS[label].get("stages", 2) > 2 and (d > 128 or (rowsum_mma and d > 64)):
         return False  # three stages do not fit beside D = 256's Q, or the ones chunks
     if block_n == 64:
@@ -149,6 +156,15 @@ def schedule_configs():
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
+def block_m_configs():
+    """Three consumer warpgroups (192 query rows) against the default two at
+    D = 64, and the exp2 polynomial with persistent CTAs (bf16), for
+    ``python -m fa_t.aot`` into a folder of their own."""
+    labels = ("otm192", "ortm192", "orte12", "opte12")
+    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+            if c.dtype == "bf16" and c.head_dim == 64 for label in labels]
+
+
 def find_variant(kernel_dirs, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -177,6 +193,7 @@ def find_variant(kernel_dirs, config, label):
                     and got.get("persistent", False) == (want["persistent"] == "on")
                     and ("block_n" not in want
                          or m.tuning.get("block_n") == want["block_n"])
+                    and m.tuning.get("block_m", 128) == want.get("block_m", 128)
                     and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
         widths = sorted({m.tuning.get("block_n") for m in found})

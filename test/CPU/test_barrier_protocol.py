@@ -1,7 +1,8 @@
 """A model check of the Hopper kernel's synchronization protocol.
 
 The kernel (lib/Conversion/FatToNVVM/AttentionKernel.cpp) coordinates one TMA
-producer thread and two consumer warpgroups through mbarriers (Q full/empty,
+producer thread and one to three consumer warpgroups (block-m = 64, 128,
+192) through mbarriers (Q full/empty,
 the K and V rings' full/empty) and, with ping-pong, named barriers 1 and 2.
 A protocol bug is a hang or a silent race on the GPU, so this test runs the
 same sequence of barrier operations as the builder emits — per tile, per KV
@@ -83,20 +84,22 @@ class NamedBarrier:
 
 
 class Kernel:
-    """One CTA: the producer and two consumer warpgroups as generators that
-    yield ("wait", predicate) to block or ("step",) after an action."""
+    """One CTA: the producer and `consumers` consumer warpgroups as
+    generators that yield ("wait", predicate) to block or ("step",) after an
+    action. Ping-pong takes exactly two consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
-                 game_per_tile=None):
+                 game_per_tile=None, consumers=2):
+        assert consumers == 2 or not pingpong
         self.tiles, self.stages = tiles, stages
         self.overlap, self.pingpong, self.persistent = overlap, pingpong, persistent
         # The kernel plays one ping-pong game per CTA when persistent, one
         # per tile otherwise; True forces per-tile games on persistent
         # tiles too (an equally correct alternative the tests also check).
         self.game_per_tile = not persistent if game_per_tile is None else game_per_tile
-        # Arrival counts in warpgroups: the kernel's 128·2 thread arrivals
-        # come from two warpgroups of 128 threads acting together.
-        consumers = 2
+        # Arrival counts in warpgroups: the kernel's 128·consumers thread
+        # arrivals come from warpgroups of 128 threads acting together.
+        self.consumers = consumers
         self.q_full = MBarrier(1)
         self.q_empty = MBarrier(consumers)
         self.full = {(isv, s): MBarrier(1) for isv in (0, 1) for s in range(stages)}
@@ -108,7 +111,7 @@ class Kernel:
         self.holders = {}
         self.inflight = []  # TMA copies not yet landed: (slot, tag, barrier, bytes)
         self.rng = rng
-        self.reads = {0: [], 1: []}
+        self.reads = {c: [] for c in range(consumers)}
 
     # -- helpers -----------------------------------------------------------
     def ring(self, base, j, lo):
@@ -254,7 +257,8 @@ class Kernel:
 
 
 def run(kernel, rng, max_steps=200000):
-    actors = {"producer": kernel.producer(), 0: kernel.consumer(0), 1: kernel.consumer(1)}
+    actors = {"producer": kernel.producer(),
+              **{c: kernel.consumer(c) for c in range(kernel.consumers)}}
     blocked = {}
     for _ in range(max_steps):
         runnable = [a for a in actors if a not in blocked or blocked[a]()]
@@ -280,17 +284,21 @@ def run(kernel, rng, max_steps=200000):
 
 
 def schedules():
-    for stages, overlap, pingpong, persistent in itertools.product(
-            (1, 2, 3), (False, True), (False, True), (False, True)):
-        if pingpong and not overlap:
+    """(stages, overlap, pingpong, persistent, consumers, game_per_tile);
+    per-tile games only differ from the default with ping-pong."""
+    for stages, overlap, pingpong, persistent, consumers in itertools.product(
+            (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3)):
+        if pingpong and (not overlap or consumers != 2):
             continue
-        yield stages, overlap, pingpong, persistent
+        for game_per_tile in ((None, True) if pingpong else (None,)):
+            yield stages, overlap, pingpong, persistent, consumers, game_per_tile
 
 
-@pytest.mark.parametrize("stages,overlap,pingpong,persistent", list(schedules()))
-@pytest.mark.parametrize("game_per_tile", [None, True])
-def test_protocol(stages, overlap, pingpong, persistent, game_per_tile):
-    rng = random.Random(1000 * stages + 100 * overlap + 10 * pingpong + persistent)
+@pytest.mark.parametrize("stages,overlap,pingpong,persistent,consumers,game_per_tile",
+                         list(schedules()))
+def test_protocol(stages, overlap, pingpong, persistent, consumers, game_per_tile):
+    rng = random.Random(10000 * consumers + 1000 * stages + 100 * overlap + 10 * pingpong
+                        + persistent)
     for trial in range(60):
         # A CTA's tiles: one without persistence, else several, some with an
         # empty KV range (a causal tile above the diagonal, rows past Skv).
@@ -300,11 +308,12 @@ def test_protocol(stages, overlap, pingpong, persistent, game_per_tile):
             lo = rng.randint(0, 3)
             hi = lo + (0 if rng.random() < 0.2 else rng.randint(1, 6))
             tiles.append((t, lo, hi))
-        kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile)
+        kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile,
+                        consumers)
         run(kernel, rng)
         want = [tag for t, lo, hi in tiles for tag in
                 [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")]]
-        for c in (0, 1):
+        for c in range(consumers):
             assert sorted(kernel.reads[c], key=str) == sorted(want, key=str)
         for b in kernel.named.values():
             assert b.arrived == 0, "a named-barrier phase was left incomplete"

@@ -83,6 +83,15 @@ KERNELS = [
      "block-n=192 rowsum=mma"),
     ("bf16_d64_window_n192_persist", "bf16", 64, 8, 8, False, (100, 30), True, "bshd",
      "block-n=192 persistent=on"),
+    # 192 query rows: three consumer warpgroups with 160 registers each
+    # (FlashAttention-3's D = 64 tile), one CTA per tile and persistent,
+    # query blocks ragged at 192, causal pairs of them.
+    ("bf16_d64_m192_rmma", "bf16", 64, 16, 16, False, None, True, "bhsd",
+     "block-m=192 rowsum=mma"),
+    ("bf16_d64_causal_gqa_m192_persist", "bf16", 64, 16, 4, True, None, True, "bhsd",
+     "block-m=192 persistent=on"),
+    ("f16_d64_window_m192_persist_rmma", "f16", 64, 8, 8, False, (100, 30), True, "bshd",
+     "block-m=192 persistent=on rowsum=mma"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -146,6 +155,13 @@ CASES = [
     ("bf16_d256_causal_n64", 2, 1000, 1000, None),
     ("bf16_d256_causal_n64", 1, 1000, 300, None),   # rows with no key
     ("f16_d128_window_n80", 2, 2000, 2000, None),
+    ("bf16_d64_m192_rmma", 2, 1000, 1000, None),
+    ("bf16_d64_m192_rmma", 1, 17, 4097, None),
+    ("bf16_d64_causal_gqa_m192_persist", 3, 1000, 1000, None),
+    ("bf16_d64_causal_gqa_m192_persist", 2, 1000, 300, None),   # tiles with no key
+    ("bf16_d64_causal_gqa_m192_persist", 1, 4097, 4097, None),
+    ("f16_d64_window_m192_persist_rmma", 2, 2000, 2000, None),
+    ("f16_d64_window_m192_persist_rmma", 1, 193, 1000, 0),
     ("bf16_d128_n176", 2, 1000, 1000, None),
     ("bf16_d128_n176", 1, 17, 4097, None),
     ("f16_d128_causal_gqa_n160", 2, 1000, 1000, None),

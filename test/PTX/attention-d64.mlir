@@ -7,6 +7,10 @@
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: rm -rf %t/auto && mkdir -p %t/auto && fa-t-opt %s --fat-to-ptx="output-dir=%t/auto" -o /dev/null
+// RUN: FileCheck %s --check-prefix=M192 < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.ptx
+// RUN: FileCheck %s --check-prefix=M192JSON < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/poly && mkdir -p %t/poly && fa-t-opt %s --fat-to-ptx="exp2-poly=0.5 output-dir=%t/poly" -o /dev/null
 // RUN: FileCheck %s --check-prefix=POLY < %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_ope50t132.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_ope50t132.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
@@ -47,6 +51,25 @@
 // LSE64-NOT:    m64n72k16
 // CAUSAL64-DAG: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // CAUSAL64-NOT: bar.arrive
+
+// block-m = 0 (defaultBlockM) without a mask: 192 query rows, three
+// consumer warpgroups of 64 rows (512 threads). The producer gives up its
+// registers (24) so that each consumer thread may use 160 (128·24 +
+// 384·160 ≤ 65536); the empty barriers count all 384 consumer threads; Q is
+// one TMA box of 192 rows; the persistent grid counts 192-row blocks.
+// M192:      .maxntid 512, 1, 1
+// M192:      mov.b32 [[CONSUMERS:%r[0-9]+]], 384;
+// M192:      mbarrier.init.shared.b64 {{.+}}, [[CONSUMERS]];
+// M192-DAG:  setmaxnreg.dec.sync.aligned.u32 24
+// M192-DAG:  setmaxnreg.inc.sync.aligned.u32 160
+// M192-DAG:  wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16
+// M192JSON:  "block": [
+// M192JSON-NEXT: 512,
+// M192JSON:  "ceildiv": 192,
+// M192JSON:  "tensor_maps": [
+// M192JSON:    "box": [
+// M192JSON-NEXT: 64,
+// M192JSON-NEXT: 192,
 
 // exp2-poly=0.5: half of each row's exponentials are the FMA-pipe
 // polynomial, whose floor is an add in round-down mode; the kernel still

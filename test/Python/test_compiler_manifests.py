@@ -24,6 +24,14 @@ pytestmark = pytest.mark.skipif(not FAT_OPT.exists(), reason="fa-t-opt is not bu
 SYMBOLS = {"B": 3, "Hq": 8, "Hkv": 8, "Sq": 1000, "Skv": 1000, "D": 64, "Dv": 64}
 
 
+def query_blocks(m, causal):
+    """⌈Sq/block-m⌉, with the cost model's block-m pinned: 192 rows (three
+    consumer warpgroups) at D = 64 without a mask, 128 with one."""
+    block_m = m.tuning["block_m"]
+    assert block_m == (128 if causal else 192)
+    return -(-SYMBOLS["Sq"] // block_m)
+
+
 def compile_one(tmp_path, config, tuning):
     tmp_path.mkdir(exist_ok=True)
     source = tmp_path / "in.mlir"
@@ -41,14 +49,15 @@ def test_one_cta_per_tile_grid(tmp_path, causal):
     assert m.config == config
     assert "B" not in [p.symbol for p in m.params if p.kind == "i32"]
     # (query blocks, heads, B), or (heads, query blocks, B) for causal masks.
-    assert launch_grid(m.grid, SYMBOLS) == (8, 8, 3)
+    blocks = query_blocks(m, causal)
+    assert launch_grid(m.grid, SYMBOLS) == ((8, blocks, 3) if causal else (blocks, 8, 3))
 
 
 @pytest.mark.parametrize("causal", [False, True])
 def test_default_schedule_grid(tmp_path, causal):
-    # The cost model: persistent CTAs, over 192 tiles without a mask and
-    # over 96 pairs of query blocks with the causal mask (132 SMs); one CTA
-    # per tile with a window.
+    # The cost model: persistent CTAs, over 6·8·3 = 144 tiles of 192 rows
+    # without a mask and over 4·8·3 = 96 pairs of 128-row query blocks with
+    # the causal mask (132 SMs); one CTA per tile with a window.
     config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
     m = compile_one(tmp_path, config, jit.default_tuning(config))
     assert m.entry.endswith("t132")
@@ -65,9 +74,11 @@ def test_persistent_grid_and_batch_parameter(tmp_path, causal):
     m = compile_one(tmp_path, config, tuning)
     assert m.entry.endswith("t132")
     assert [p.symbol for p in m.params if p.kind == "i32"][-1] == "B"
-    # 8 query blocks x 8 heads x 3 batches = 192 tiles on 132 SMs; with a
-    # causal mask the work units are pairs of query blocks (4 per head).
-    units_per_head = 4 if causal else 8
+    # 6 query blocks of 192 rows x 8 heads x 3 batches = 144 tiles on 132
+    # SMs; with a causal mask the work units are pairs of 128-row query
+    # blocks (4 per head).
+    blocks = query_blocks(m, causal)
+    units_per_head = (blocks + 1) // 2 if causal else blocks
     assert launch_grid(m.grid, SYMBOLS) == (min(units_per_head * 8 * 3, 132), 1, 1)
     assert launch_grid(m.grid, {**SYMBOLS, "B": 1}) == (units_per_head * 8, 1, 1)
 

@@ -4,7 +4,7 @@
 // `gpu.module`, written with arith/scf on i32/f32 plus LLVM and NVVM ops; the
 // fat-to-ptx pipeline lowers the rest. Parameters follow docs/kernel-abi.md.
 //
-// CTA = 1 producer warpgroup + block-m/64 consumer warpgroups.
+// CTA = 1 producer warpgroup + block-m/64 (1 to 3) consumer warpgroups.
 //
 //   producer (thread 0)                 consumers (64 query rows each)
 //   ------------------                  ------------------------------
@@ -1120,9 +1120,13 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
 
   // Register split (setmaxnreg): with two consumer warpgroups the 384
   // threads start with 168 registers each; the producer drops to 24 so the
-  // consumers can rise to 240 (128·24 + 256·240 ≤ 65536). With one consumer
-  // warpgroup every thread already has up to 255.
-  bool splitRegisters = cfg.numConsumerWarpgroups() == 2;
+  // consumers can rise to 240 (128·24 + 256·240 ≤ 65536); with three, the
+  // 512 threads start with 128 and the consumers rise to 160 (128·24 +
+  // 384·160 ≤ 65536). With one consumer warpgroup every thread already has
+  // up to 255.
+  int64_t consumers = cfg.numConsumerWarpgroups();
+  bool splitRegisters = consumers > 1;
+  int32_t consumerRegisters = consumers == 2 ? 240 : 160;
   Value isProducer = cmp(arith::CmpIPredicate::eq, v.warpgroup, c32(0));
   auto roleIf = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
   tag(roleIf, "fat.role",
@@ -1135,7 +1139,7 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
     buildProducer();
     b.setInsertionPoint(roleIf.elseBlock()->getTerminator());
     if (splitRegisters)
-      NVVM::SetMaxRegisterOp::create(b, 240,
+      NVVM::SetMaxRegisterOp::create(b, consumerRegisters,
                                      NVVM::SetMaxRegisterAction::increase);
     buildConsumer();
   }

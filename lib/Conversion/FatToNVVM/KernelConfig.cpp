@@ -56,8 +56,25 @@ int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV,
   return 128;
 }
 
+int64_t mlir::fat::defaultBlockM(int64_t headDim, int64_t headDimV,
+                                 bool masked, const KernelSchedule &schedule) {
+  // 192 query rows, three consumer warpgroups (FlashAttention-3's D = 64
+  // tile): a third warp per sub-partition to issue while the others wait on
+  // their softmax's dependency chains (ncu's top stall, perf log run 23),
+  // and each K/V block read from shared memory for 192 rows instead of 128.
+  // Measured without a mask (run 25, tensor-core row sums, persistent):
+  // +13…19% from S = 2k, +2% at 1k, equal at 512. Under a causal mask +5…6%
+  // from 8k but −11…35% at S ≤ 2k — the diagonal's masked blocks grow with
+  // the tile, and an odd count of 192-row blocks leaves one pair unit half
+  // empty — so masked kernels keep 128. 160 registers per consumer thread
+  // hold S, P and O only at D = 64; turns are for two warpgroups.
+  if (std::max(headDim, headDimV) <= 64 && !masked && !schedule.pingpong)
+    return 192;
+  return 128;
+}
+
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
-  return blockM == 64 || blockM == 128;
+  return blockM == 64 || blockM == 128 || blockM == 192;
 }
 
 bool mlir::fat::isSupportedStages(int64_t stages) {
@@ -151,11 +168,24 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "to 2^30 or -1 (unbounded), since it computes key positions in "
               "32 bits";
 
-  if (!isSupportedBlockM(options.blockM))
+  int64_t blockM = options.blockM;
+  if (blockM == 0)
+    blockM = defaultBlockM(config.headDim, config.headDimV, config.masked(),
+                           options.schedule);
+  if (!isSupportedBlockM(blockM))
     return op.emitOpError("block-m = ")
-           << options.blockM
-           << " is not supported; supported: 64 or 128 (64 rows per consumer "
-              "warpgroup)";
+           << blockM
+           << " is not supported; supported: 64, 128 or 192 (64 rows per "
+              "consumer warpgroup, one to three of them)";
+  // Three consumer warpgroups leave 160 registers per consumer thread
+  // (setmaxnreg: 128·24 + 384·160 ≤ 65536): S (N/2), O (Dv/2) and the
+  // packed P (N/4) fit only at D = 64 (FlashAttention-3's D64 tile).
+  if (blockM == 192 &&
+      std::max(config.headDim, config.headDimV) > 64)
+    return op.emitOpError("block-m = 192 needs D, Dv <= 64: three consumer "
+                          "warpgroups have 160 registers per thread, too few "
+                          "for S, P and O at D = ")
+           << std::max(config.headDim, config.headDimV);
   int64_t blockN = options.blockN;
   if (blockN == 0)
     blockN = defaultBlockN(config.headDim, config.headDimV, config.masked(),
@@ -172,10 +202,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (options.schedule.pingpong && !options.schedule.overlap)
     return op.emitOpError("pingpong needs overlap: the turns are the GEMM "
                           "issue phases of the overlapped schedule");
-  if (options.schedule.pingpong && options.blockM != 128)
+  if (options.schedule.pingpong && blockM != 128)
     return op.emitOpError("pingpong needs two consumer warpgroups to take "
                           "turns, i.e. block-m = 128 (got block-m = ")
-           << options.blockM << ")";
+           << blockM << ")";
   if (options.schedule.rowsumMma && config.headDimV + 8 > 256)
     return op.emitOpError("rowsum=mma needs Dv + 8 <= 256 (the ones columns "
                           "ride in the P·V wgmma, whose N is at most 256); "
@@ -196,7 +226,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
            << options.numSMs
            << " is not supported; supported: 1 to 65535 (the SMs of the "
               "target, 132 on H100 SXM and H200)";
-  config.blockM = options.blockM;
+  config.blockM = blockM;
   config.blockN = blockN;
   config.stages = options.stages;
   config.schedule = options.schedule;

@@ -20,8 +20,9 @@ namespace {
 struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<std::string> sm{*this, "sm", llvm::cl::init("sm_90a"),
                          llvm::cl::desc("Target architecture (sm_90a)")};
-  Option<int64_t> blockM{*this, "block-m", llvm::cl::init(128),
-                         llvm::cl::desc("Query rows per CTA (64 or 128)")};
+  Option<int64_t> blockM{
+      *this, "block-m", llvm::cl::init(0),
+      llvm::cl::desc("Query rows per CTA (64, 128 or 192; 0 = by head dim and mask)")};
   Option<int64_t> blockN{
       *this, "block-n", llvm::cl::init(0),
       llvm::cl::desc("Keys per KV block (64 to 192 in steps of 16; 0 = by head dim)")};

@@ -54,14 +54,16 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
 
 /// Whether the kernel still fits in shared memory with the ones chunks.
 static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
-  if (!isSupportedBlocking(t.blockM, t.blockN, t.stages))
-    return false;
   AttentionKernelConfig cfg;
   cfg.headDim = shape.headDim;
   cfg.headDimV = shape.headDimV;
-  cfg.blockM = t.blockM;
-  cfg.stages = t.stages;
   cfg.schedule.rowsumMma = true;
+  cfg.blockM = t.blockM ? t.blockM
+                        : defaultBlockM(shape.headDim, shape.headDimV,
+                                        shape.masked, cfg.schedule);
+  if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
+    return false;
+  cfg.stages = t.stages;
   cfg.blockN = t.blockN ? t.blockN
                         : defaultBlockN(shape.headDim, shape.headDimV,
                                         shape.masked, cfg.schedule);
@@ -142,10 +144,11 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM) {
   // ties with the tensor-core row sums chosen there (and without persistent
   // CTAs it did not combine with them, −2…5%, run 10), so the simpler
   // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
-  // Turns need two consumer warpgroups (block-m = 128).
+  // Turns need two consumer warpgroups (block-m = 128; the automatic
+  // block-m is 128 wherever ping-pong is chosen, defaultBlockM).
   int64_t d = shape ? std::max(shape->headDim, shape->headDimV) : 0;
-  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
-                    (shape->masked || d > 64);
+  choice.pingpong = choice.persistent && (blockM == 128 || blockM == 0) &&
+                    d <= 128 && (shape->masked || d > 64);
   return choice;
 }
 

@@ -1,5 +1,6 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm -split-input-file -verify-diagnostics
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=192" 2>&1 | FileCheck %s --check-prefix=BLOCKM192
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
@@ -12,7 +13,8 @@
 // One case per configuration the Hopper kernel cannot serve; each error
 // names what is supported.
 
-// BLOCKM: block-m = 96 is not supported; supported: 64 or 128
+// BLOCKM: block-m = 96 is not supported; supported: 64, 128 or 192 (64 rows per consumer warpgroup, one to three of them)
+// BLOCKM192: block-m = 192 needs D, Dv <= 64: three consumer warpgroups have 160 registers per thread, too few for S, P and O at D = 256
 // SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
 // SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use
 // BLOCKN: block-n = 32 is not supported; supported: 64 to 192 in steps of 16 (the k16 steps of P·V; above 192 keys S, P and O overflow the consumer registers)

@@ -21,13 +21,13 @@
 // CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_or
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
 // Element k of a row's 32 goes to the polynomial when ⌊(k+1)/4⌋ > ⌊k/4⌋:
 // k = 3, 7, ...; the softmax of row 0 starts with four MUFU ex2 (its α,
 // then elements 0, 1, 2), then the Cody–Waite split of element 3.
-// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_ore25
+// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2_ore25
 // POLY-COUNT-4: ex2.approx.ftz.f32
 // POLY:         %[[X:[0-9]+]] = llvm.intr.fma
 // POLY:    %[[CL:[0-9]+]] = llvm.intr.maxnum(%[[X]], %{{.+}}) : (f32, f32) -> f32

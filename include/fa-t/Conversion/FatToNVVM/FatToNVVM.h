@@ -114,8 +114,9 @@ LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule,
 /// Target choices of the Hopper kernel: the pass options.
 struct HopperKernelOptions {
   std::string sm = "sm_90a";
-  int64_t blockM = 128;
-  /// 0 = 128 for head dims up to 128, 64 above.
+  /// 0 = defaultBlockM.
+  int64_t blockM = 0;
+  /// 0 = defaultBlockN.
   int64_t blockN = 0;
   int64_t stages = 2;
   int64_t ptxVersion = 80;
@@ -229,8 +230,14 @@ bool isSupportedBlockN(int64_t blockN);
 /// 128; else 128.
 int64_t defaultBlockN(int64_t headDim, int64_t headDimV, bool masked,
                       const KernelSchedule &schedule);
-/// Query rows per CTA: 64 (one consumer warpgroup) or 128 (two).
+/// Query rows per CTA: 64, 128 or 192 (one, two or three consumer
+/// warpgroups; 192 only at D = 64, where 160 registers per thread hold S, P
+/// and O).
 bool isSupportedBlockM(int64_t blockM);
+/// block-m = 0's choice: 192 at D, Dv ≤ 64 without a mask or ping-pong
+/// (FlashAttention-3's D = 64 tile), else 128.
+int64_t defaultBlockM(int64_t headDim, int64_t headDimV, bool masked,
+                      const KernelSchedule &schedule);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);
 /// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head

@@ -51,8 +51,11 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
   let options = [
     Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
-           "Query rows per CTA: 64 (one consumer warpgroup) or 128 (two)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per CTA: 64, 128 or 192 (one to three consumer "
+           "warpgroups); 0 picks by head dim, mask and schedule "
+           "(defaultBlockM: 192 at D = 64 without a mask or ping-pong, "
+           "else 128)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim "
            "and schedule (defaultBlockN: 80 above D = 128, 176 for persistent "
@@ -139,8 +142,9 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Option<"exp2Poly", "exp2-poly", "std::string", /*default=*/"\"auto\"",
            "Exponentials on the FMA pipe: auto, or a fraction in [0, 1] of "
            "them computed by the polynomial instead of MUFU.EX2">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
-           "Target kernel's query rows per CTA (for the shared-memory fit)">,
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Target kernel's query rows per CTA, 0 = by head dim and mask "
+           "(for the shared-memory fit)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Target kernel's keys per block, 0 = by head dim (shared-memory fit)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
@@ -188,9 +192,9 @@ def FatPipeline : Pass<"fat-pipeline"> {
            "Consumer warpgroups take turns issuing GEMMs: auto, on or off">,
     Option<"persistent", "persistent", "std::string", /*default=*/"\"auto\"",
            "Persistent CTAs looping over the tiles: auto, on or off">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
-           "Target kernel's query rows per CTA (ping-pong needs two "
-           "consumer warpgroups: 128)">
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Target kernel's query rows per CTA, 0 = by head dim and mask "
+           "(ping-pong needs two consumer warpgroups: 128)">
   ];
 }
 

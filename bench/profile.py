@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Where the cycles go: fa-t's kernel and cuDNN's under Nsight Compute.
+
+PERFORMANCE.md asks for the tensor pipe's idle fraction beside TFLOP/s:
+FlashAttention-T's headline is that tensor units idle only 2.7% of the
+time. This script launches each implementation of each point once inside
+``cudaProfilerStart/Stop`` (after warm-up outside it), so that
+
+  ncu --clock-control none --profile-from-start off --csv \\
+      --metrics <list below> python3 bench/profile.py --kernels .kernels-bench
+
+profiles exactly one fa-t kernel and one cuDNN kernel per point, on the same
+random inputs; ``--report CSV`` then turns ncu's CSV into one table (tensor
+pipe active %, MUFU (xu) and FMA pipe activity, the top stall reasons per
+issued instruction). ``bench/profile.sh`` runs both steps on the GPU
+machine. Points are ``D:causal:S`` (bf16, the standard grid's B and H).
+"""
+import argparse
+import csv
+import math
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "bench"))
+
+DEFAULT_POINTS = ("64:0:1024", "64:0:4096", "64:0:16384", "128:0:512", "128:0:1024", "128:0:4096",
+                  "128:1:1024", "256:0:1024", "256:0:8192")
+
+#: What ncu collects (bench/profile.sh passes these). Tensor-pipe activity
+#: for wgmma, the MUFU (xu) and FMA pipes, issue activity, and every stall
+#: reason as warps stalled per issued instruction.
+METRICS = (
+    "gpu__time_duration.sum",
+    "sm__cycles_elapsed.avg",
+    "sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
+    "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
+    "sm__issue_active.avg.pct_of_peak_sustained_active",
+    "l1tex__data_pipe_lsu_wavefronts_mem_shared_op_gmma.sum",
+) + tuple(f"smsp__average_warps_issue_stalled_{r}_per_issue_active.ratio" for r in (
+    "barrier", "branch_resolving", "dispatch_stall", "gmma", "long_scoreboard", "math_pipe_throttle", "membar", "mio_throttle", "no_instruction", "not_selected", "selected", "short_scoreboard", "sleeping", "wait", "lg_throttle", "misc"))
+
+
+def parse_point(text):
+    d, causal, s = (int(x) for x in text.split(":"))
+    return d, bool(causal), s
+
+
+def run(points, kernel_dir):
+    import torch
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+    from fa_t import api, checks
+    import bench
+    F = torch.nn.functional
+    for d, causal, s in points:
+        b, h = bench.TOKENS // s, bench.HIDDEN // d
+        q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
+                   for _ in range(3))
+        o = torch.empty_like(q)
+        ours = api._plan(q, k, v, o, None, checks.check_inputs(q, k, v), causal=causal,
+                         window=(-1, -1), diag=0, scale=1 / math.sqrt(d), kernel_dir=kernel_dir)
+
+        def cudnn():
+            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        for _ in range(3):
+            ours()
+            cudnn()
+        torch.cuda.synchronize()
+        # One profiled launch each; the NVTX-free marker is the launch order.
+        torch.cuda.cudart().cudaProfilerStart()
+        ours()
+        cudnn()
+        torch.cuda.synchronize()
+        torch.cuda.cudart().cudaProfilerStop()
+        print(f"profiled D={d} causal={causal} S={s}", flush=True)
+
+
+def report(csv_path, points):
+    """ncu --csv rows → one line per profiled kernel, in launch order."""
+    kernels = {}
+    with open(csv_path) as f:
+        lines = [ln for ln in f if ln.startswith('"')]
+    for row in csv.DictReader(lines):
+        k = kernels.setdefault(row["ID"], {"name": row["Kernel Name"], "m": {}})
+        try:
+            k["m"][row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
+        except ValueError:
+            pass
+    # Each point launches fa-t's kernel, then whatever cuDNN launches: a
+    # kernel named fat_* starts the next point.
+    point, rows = -1, []
+    for kid in sorted(kernels, key=int):
+        name = kernels[kid]["name"]
+        point += name.startswith("fat_")
+        d, c, s = points[max(point, 0)]
+        who = "fa-t" if name.startswith("fat_") else "peer"
+        rows.append((f"D{d}{' causal' if c else ''} S{s} {who}", kernels[kid]))
+    print(f"{'point':24s} {'us':>8s} {'tensor%':>8s} {'issue%':>7s} {'xu%':>6s} {'fma%':>6s} "
+          f"{'alu%':>6s}  top stalls (warps per issue)")
+    for label, k in rows:
+        m = k["m"]
+
+        def get(key):
+            return next((v for n, v in m.items() if n.startswith(key)), math.nan)
+        stalls = sorted(((v, n.split("stalled_")[1].split("_per_issue")[0])
+                         for n, v in m.items() if "issue_stalled" in n
+                         and "not_issued" not in n), reverse=True)[:5]
+        print(f"{label:24s} {get('gpu__time_duration') / 1e3:8.1f} "
+              f"{get('sm__pipe_tensor_op_hmma_type'):8.1f} "
+              f"{get('sm__issue_active'):7.1f} "
+              f"{get('sm__inst_executed_pipe_xu'):6.1f} {get('sm__pipe_fma_cycles'):6.1f} "
+              f"{get('sm__inst_executed_pipe_alu'):6.1f}  "
+              + ", ".join(f"{n} {v:.2f}" for v, n in stalls))
+        print(f"{'':24s} {k['name'][:100]}")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--kernels", default=".kernels-bench")
+    ap.add_argument("--points", default=",".join(DEFAULT_POINTS),
+                    help="comma-separated D:causal:S")
+    ap.add_argument("--report", help="an ncu --csv output to summarize instead of running")
+    ap.add_argument("--metrics", action="store_true", help="print ncu's --metrics list")
+    args = ap.parse_args()
+    points = [parse_point(p) for p in args.points.split(",")]
+    if args.metrics:
+        print(",".join(METRICS))
+    elif args.report:
+        report(args.report, points)
+    else:
+        run(points, args.kernels)
+
+
+if __name__ == "__main__":
+    main()

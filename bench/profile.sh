@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# bench/profile.py under Nsight Compute on the GPU machine: one fa-t and one
+# cuDNN kernel per point, their tensor-pipe activity and stall reasons.
+#   bash bench/profile.sh OUTDIR [--points D:causal:S,...] [--kernels DIR]
+# Needs build/lib/libfat_runtime.so and the kernel folder (default
+# .kernels-bench) beside the tree, as test/GPU/device-run.sh does.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:?usage: profile.sh OUTDIR [profile.py options]}
+shift
+mkdir -p "$out"
+cd "$root"
+export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}"
+export FA_T_RUNTIME_LIB="$root/build/lib/libfat_runtime.so"
+ncu --query-metrics --chip gh100 2>/dev/null \
+  | grep -E -i "gmma|pipe_xu|pipe_fma|issue_stalled" > "$out/ncu-metrics.txt" || true
+# A metric this ncu does not know fails the run: fall back to sections.
+ncu --clock-control none --profile-from-start off --csv \
+  --metrics "$(python3 bench/profile.py --metrics)" \
+  python3 bench/profile.py "$@" > "$out/ncu.csv" ||
+  ncu --clock-control none --profile-from-start off --csv --section SpeedOfLight \
+    --section ComputeWorkloadAnalysis --section WarpStateStats \
+    python3 bench/profile.py "$@" > "$out/ncu.csv"
+python3 bench/profile.py --report "$out/ncu.csv" "$@" | tee "$out/profile.txt"
