@@ -84,7 +84,16 @@ VARIANTS = {
     "opte12": {**_BASE, "pingpong": "on", "persistent": "on", "exp2-poly": "0.125"},
     "otm192": {**_BASE, "persistent": "on", "block_m": 192},
     "ortm192": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192},
+    "ortm192q1": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192, "q_buffers": 1},
+    "optq1": {**_BASE, "pingpong": "on", "persistent": "on", "q_buffers": 1},
+    "optn160q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 160, "q_buffers": 2},
+    "optn128q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128, "q_buffers": 2},
 }
+
+#: Variants built for some head dims only (the others' kernels would not
+#: fit, or answer another question).
+VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,),
+                     "optn128q2": (128,)}
 
 
 def variant_applies(label, d):
@@ -92,6 +101,8 @@ def variant_applies(label, d):
     Dv + 8 <= 256 (no 'r' variants at D = 256); 64-key blocks are D = 256's
     former default; blocks wider than 128 keys fit shared memory up to
     D = 128, and with the row sums' ones chunks too only at D = 64."""
+    if label in VARIANT_HEAD_DIMS:
+        return d in VARIANT_HEAD_DIMS[label]
     block_n = VARIANTS[label].get("block_n")
     rowsum_mma = VARIANTS[label].get("rowsum") == "mma"
     if VARIANTS[label].get("block_m", 128) == 192:
@@ -165,6 +176,15 @@ def block_m_configs():
             if c.dtype == "bf16" and c.head_dim == 64 for label in labels]
 
 
+def q_buffer_configs():
+    """One Q buffer against two (persistent CTAs; the default where they fit)
+    at D = 64 and 128, and the narrower key blocks that make room for two at
+    D = 128 without a mask (bf16), for ``python -m fa_t.aot`` into a folder
+    of their own."""
+    return [(c, dict(VARIANTS[label])) for c in grid_configs() if c.dtype == "bf16"
+            for label in VARIANT_HEAD_DIMS if variant_applies(label, c.head_dim)]
+
+
 def find_variant(kernel_dirs, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -194,6 +214,8 @@ def find_variant(kernel_dirs, config, label):
                     and ("block_n" not in want
                          or m.tuning.get("block_n") == want["block_n"])
                     and m.tuning.get("block_m", 128) == want.get("block_m", 128)
+                    and ("q_buffers" not in want
+                         or m.tuning.get("q_buffers", 1) == want["q_buffers"])
                     and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
         widths = sorted({m.tuning.get("block_n") for m in found})

@@ -2,7 +2,7 @@
 
 A :class:`KernelConfig` holds the fields that decide *what* a kernel computes
 (dtype, head dims, head counts, output layout, mask, LSE). Tuning choices
-(``block_m``, ``block_n``, ``stages``) decide only *how*; they are kept in the
+(``block_m``, ``block_n``, ``stages``, ``q_buffers``) decide only *how*; they are kept in the
 manifest beside it and do not take part in kernel lookup.
 """
 
@@ -20,7 +20,7 @@ LAYOUTS = ("bhsd", "bshd")
 #: Head dimensions the kernels are built for.
 HEAD_DIMS = (64, 128, 256)
 #: Keys of a manifest's config that are tuning choices, not part of the problem.
-TUNING_KEYS = ("block_m", "block_n", "stages")
+TUNING_KEYS = ("block_m", "block_n", "stages", "q_buffers")
 
 
 @dataclasses.dataclass(frozen=True)

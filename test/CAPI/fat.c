@@ -139,7 +139,7 @@ static int testCompileToPTX(MlirContext ctx) {
   return mlirLogicalResultIsFailure(result);
 }
 // CHECK-LABEL: fat-to-ptx
-// CHECK:       kernel [[NAME:fat_attention_fwd_bf16_d64_h16_4_bhsd_causal_lse_m128n128s2_opt132]]
+// CHECK:       kernel [[NAME:fat_attention_fwd_bf16_d64_h16_4_bhsd_causal_lse_m128n128s2q2_opt132]]
 // CHECK:       manifest {
 // CHECK:         "entry": "[[NAME]]"
 // CHECK:       .version 8.0

@@ -89,8 +89,9 @@ class Kernel:
     action. Ping-pong takes exactly two consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
-                 game_per_tile=None, consumers=2):
+                 game_per_tile=None, consumers=2, q_buffers=1):
         assert consumers == 2 or not pingpong
+        assert q_buffers == 1 or persistent
         self.tiles, self.stages = tiles, stages
         self.overlap, self.pingpong, self.persistent = overlap, pingpong, persistent
         # The kernel plays one ping-pong game per CTA when persistent, one
@@ -100,8 +101,11 @@ class Kernel:
         # Arrival counts in warpgroups: the kernel's 128·consumers thread
         # arrivals come from warpgroups of 128 threads acting together.
         self.consumers = consumers
-        self.q_full = MBarrier(1)
-        self.q_empty = MBarrier(consumers)
+        # Q buffers (qBuffers): tile i uses buffer i mod q_buffers, whose
+        # barriers have seen ⌊i/q_buffers⌋ phases before it.
+        self.q_buffers = q_buffers
+        self.q_full = [MBarrier(1) for _ in range(q_buffers)]
+        self.q_empty = [MBarrier(consumers) for _ in range(q_buffers)]
         self.full = {(isv, s): MBarrier(1) for isv in (0, 1) for s in range(stages)}
         self.empty = {(isv, s): MBarrier(consumers) for isv in (0, 1) for s in range(stages)}
         self.named = {1: NamedBarrier(256), 2: NamedBarrier(256)}
@@ -112,6 +116,7 @@ class Kernel:
         self.inflight = []  # TMA copies not yet landed: (slot, tag, barrier, bytes)
         self.rng = rng
         self.reads = {c: [] for c in range(consumers)}
+        self.q_of = {}
 
     # -- helpers -----------------------------------------------------------
     def ring(self, base, j, lo):
@@ -146,10 +151,11 @@ class Kernel:
     def producer(self):
         base = 0
         for i, (t, lo, hi) in enumerate(self.tiles):
+            q, uses = i % self.q_buffers, i // self.q_buffers
             if self.persistent:
-                yield self.wait(self.q_empty, (i & 1) ^ 1)
-            self.q_full.arrive(tx=1)
-            self.tma("Q", ("Q", t), self.q_full, 1)
+                yield self.wait(self.q_empty[q], (uses & 1) ^ 1)
+            self.q_full[q].arrive(tx=1)
+            self.tma(("Q", q), ("Q", t), self.q_full[q], 1)
             yield ("step",)
             for j in range(lo, hi):
                 s, parity = self.ring(base, j, lo)
@@ -192,8 +198,10 @@ class Kernel:
         if not self.game_per_tile:
             self.open_game(c)
         for i, (t, lo, hi) in enumerate(self.tiles):
-            yield self.wait(self.q_full, i & 1)
-            self.acquire(c, "Q", ("Q", t))
+            q, uses = i % self.q_buffers, i // self.q_buffers
+            yield self.wait(self.q_full[q], uses & 1)
+            self.acquire(c, ("Q", q), ("Q", t))
+            self.q_of[c] = q
             loop = self.overlapped if self.overlap else self.plain
             yield from loop(c, t, lo, hi, base)
             base += hi - lo
@@ -202,10 +210,11 @@ class Kernel:
             yield from self.close_game(c)
 
     def release_q(self, c):
+        q = self.q_of[c]  # the buffer of this consumer's current tile
         if self.persistent:
-            self.release(c, "Q", self.q_empty)
+            self.release(c, ("Q", q), self.q_empty[q])
         else:
-            self.holders["Q"].discard(c)
+            self.holders[("Q", q)].discard(c)
 
     def plain(self, c, t, lo, hi, base):
         for j in range(lo, hi):
@@ -284,20 +293,23 @@ def run(kernel, rng, max_steps=200000):
 
 
 def schedules():
-    """(stages, overlap, pingpong, persistent, consumers, game_per_tile);
-    per-tile games only differ from the default with ping-pong."""
-    for stages, overlap, pingpong, persistent, consumers in itertools.product(
-            (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3)):
+    """(stages, overlap, pingpong, persistent, consumers, q_buffers,
+    game_per_tile); per-tile games only differ from the default with
+    ping-pong, and only persistent CTAs (several tiles) take two Q buffers."""
+    for stages, overlap, pingpong, persistent, consumers, q_buffers in itertools.product(
+            (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3), (1, 2)):
         if pingpong and (not overlap or consumers != 2):
             continue
+        if q_buffers == 2 and not persistent:
+            continue
         for game_per_tile in ((None, True) if pingpong else (None,)):
-            yield stages, overlap, pingpong, persistent, consumers, game_per_tile
+            yield stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile
 
 
-@pytest.mark.parametrize("stages,overlap,pingpong,persistent,consumers,game_per_tile",
-                         list(schedules()))
-def test_protocol(stages, overlap, pingpong, persistent, consumers, game_per_tile):
-    rng = random.Random(10000 * consumers + 1000 * stages + 100 * overlap + 10 * pingpong
+@pytest.mark.parametrize(
+    "stages,overlap,pingpong,persistent,consumers,q_buffers,game_per_tile", list(schedules()))
+def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile):
+    rng = random.Random(100000 * q_buffers + 10000 * consumers + 1000 * stages + 100 * overlap + 10 * pingpong
                         + persistent)
     for trial in range(60):
         # A CTA's tiles: one without persistence, else several, some with an
@@ -309,7 +321,7 @@ def test_protocol(stages, overlap, pingpong, persistent, consumers, game_per_til
             hi = lo + (0 if rng.random() < 0.2 else rng.randint(1, 6))
             tiles.append((t, lo, hi))
         kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile,
-                        consumers)
+                        consumers, q_buffers)
         run(kernel, rng)
         want = [tag for t, lo, hi in tiles for tag in
                 [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")]]

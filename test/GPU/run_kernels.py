@@ -92,6 +92,12 @@ KERNELS = [
      "block-m=192 persistent=on"),
     ("f16_d64_window_m192_persist_rmma", "f16", 64, 8, 8, False, (100, 30), True, "bshd",
      "block-m=192 persistent=on rowsum=mma"),
+    # One Q buffer where the default now takes two (tile t's Q waits for
+    # tile t − 1's release), and two beside 160-key blocks.
+    ("bf16_d128_causal_persist_q1", "bf16", 128, 16, 4, True, None, True, "bhsd",
+     "persistent=on q-buffers=1"),
+    ("bf16_d128_n160_q2", "bf16", 128, 16, 16, False, None, True, "bhsd",
+     "block-n=160 q-buffers=2"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -162,6 +168,10 @@ CASES = [
     ("bf16_d64_causal_gqa_m192_persist", 1, 4097, 4097, None),
     ("f16_d64_window_m192_persist_rmma", 2, 2000, 2000, None),
     ("f16_d64_window_m192_persist_rmma", 1, 193, 1000, 0),
+    ("bf16_d128_causal_persist_q1", 3, 1000, 1000, None),
+    ("bf16_d128_causal_persist_q1", 2, 1000, 300, None),    # tiles with no key
+    ("bf16_d128_n160_q2", 4, 4097, 4097, None),
+    ("bf16_d128_n160_q2", 1, 17, 4097, None),
     ("bf16_d128_n176", 2, 1000, 1000, None),
     ("bf16_d128_n176", 1, 17, 4097, None),
     ("f16_d128_causal_gqa_n160", 2, 1000, 1000, None),

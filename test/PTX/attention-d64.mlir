@@ -1,19 +1,19 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefixes=PTX,LSE64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_ot132.ptx
-// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_ort132.ptx
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_ort132.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: FileCheck %s --check-prefixes=PTX,CAUSAL64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132.ptx
-// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132.json
+// RUN: FileCheck %s --check-prefixes=PTX,LSE64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefixes=PTX,CAUSAL64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx
+// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/auto && mkdir -p %t/auto && fa-t-opt %s --fat-to-ptx="output-dir=%t/auto" -o /dev/null
-// RUN: FileCheck %s --check-prefix=M192 < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.ptx
-// RUN: FileCheck %s --check-prefix=M192JSON < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.json
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=M192 < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// RUN: FileCheck %s --check-prefix=M192JSON < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/poly && mkdir -p %t/poly && fa-t-opt %s --fat-to-ptx="exp2-poly=0.5 output-dir=%t/poly" -o /dev/null
-// RUN: FileCheck %s --check-prefix=POLY < %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_ope50t132.ptx
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_ope50t132.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=POLY < %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_ope50t132.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_ope50t132.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 64, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -84,7 +84,7 @@
 // JSON-NEXT:   384,
 // JSON:      "causal": true,
 // JSON:      "head_dim": 64,
-// JSON:      "entry": "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132",
+// JSON:      "entry": "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132",
 // Causal, persistent (the default): at most 132 CTAs over the pairs of
 // 128-row query blocks, ⌈Sq/256⌉·Hq·B units.
 // JSON:      "grid": [
@@ -100,7 +100,7 @@
 // JSON-NEXT:     "tensor": "q"
 // JSON:          "kind": "f32",
 // JSON-NEXT:     "symbol": "scale_log2e"
-// JSON:      "ptx": "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2_opt132.ptx",
+// JSON:      "ptx": "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx",
 // JSON:      "box": [
 // JSON-NEXT:   64,
 // JSON-NEXT:   128,

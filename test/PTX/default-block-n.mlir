@@ -19,17 +19,17 @@
 // it does not fit shared memory and the default falls back to 128 keys
 // instead of failing; without persistent CTAs it is not taken.
 
-// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_opt132.ptx
+// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
-// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2_opt132.ptx
-// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132.ptx
+// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
 
 // S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_opt132.ptx
 
 // OFF:       fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2.ptx
 // OFF:       fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_or.ptx
 
-// PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2_oprt132.ptx
+// PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_oprt132.ptx
 
 func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>)

@@ -16,7 +16,7 @@
 // that is why the cost model keeps the lazy rescale off.
 
 // D = 128, causal (vector row sums, O rescaled with 64 FMULs):
-// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
+// CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 16 mufu 66
 // CHECK-NEXT:    key: HGMMA 16 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{6[4-9]}} FADD {{[0-9]+}} FMNMX {{6[4-9]}} F2FP 32
 
@@ -40,7 +40,7 @@
 
 // D = 64 without a mask: tensor-core row sums (PV is 64 + 8 columns wide),
 // so no FADD row sums remain on the hot path; persistent CTAs (t132).
-// CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_ort132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:16
+// CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:16
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 12 mufu 66
 // CHECK-NEXT:    key: HGMMA 12 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{[0-9]+}} FADD 0 FMNMX {{6[4-9]}} F2FP 32
 

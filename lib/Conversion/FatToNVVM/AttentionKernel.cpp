@@ -20,7 +20,9 @@
 // with a causal mask, a pair of them (buildTileLoop); the ring index runs
 // on across tiles (s = (n + j − j0) mod stages, n = blocks of earlier
 // tiles), and Q gets an empty barrier: the consumers release it after the
-// tile's last S = Q·Kᵀ, the producer then loads the next tile's Q.
+// tile's last S = Q·Kᵀ, the producer then loads a later tile's Q into it.
+// With two Q buffers (qBuffers, where shared memory allows) tile t uses
+// buffer t mod 2, so tile t+1's Q lands while tile t still runs.
 //
 // Consumer schedules (KernelSchedule):
 //   plain     for j: S_j = QK_j; wait; softmax_j; O = α·O; O += P_j·V_j; wait
@@ -141,8 +143,26 @@ private:
   /// ringBase and tileIndex set in `v`); the next tile's ringBase grows by
   /// the tile's KV blocks.
   void buildTileLoop(function_ref<void()> body);
-  /// Q's empty barrier (persistent kernels only).
-  Value qEmptyBarrier() { return barrier(c32(1 + 4 * cfg.stages)); }
+  /// The Q buffer of the current tile (tile index mod qBuffers) and the
+  /// phase parity of its barriers (the tile's use count of that buffer).
+  Value qSlot() {
+    return cfg.qBuffers == 2 ? arith::AndIOp::create(b, v.tileIndex, c32(1))
+                             : c32(0);
+  }
+  Value qParity() {
+    Value uses = cfg.qBuffers == 2
+                     ? arith::ShRUIOp::create(b, v.tileIndex, c32(1))
+                     : v.tileIndex;
+    return arith::AndIOp::create(b, uses, c32(1));
+  }
+  /// Q's full barrier (index 0, or 2 + 4·stages for buffer 1) and empty
+  /// barrier (persistent kernels only: 1 + 4·stages, or 3 + 4·stages).
+  Value qFullBarrier(Value slot) {
+    return barrier(mul(slot, c32(2 + 4 * cfg.stages)));
+  }
+  Value qEmptyBarrier(Value slot) {
+    return barrier(add(c32(1 + 4 * cfg.stages), mul(slot, c32(2))));
+  }
   /// Persistent kernels: every consumer thread releases Q after the tile's
   /// last S = Q·Kᵀ has completed.
   void buildReleaseQ();
@@ -247,7 +267,8 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    buildMBarrierInit(b, barrier(c32(0)), 1);
+    for (int64_t slot = 0; slot < cfg.qBuffers; ++slot)
+      buildMBarrierInit(b, qFullBarrier(c32(slot)), 1);
     for (int64_t s = 0; s < cfg.stages; ++s) {
       for (bool isV : {false, true}) {
         buildMBarrierInit(b, fullBarrier(c32(s), isV), 1);
@@ -256,7 +277,9 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
       }
     }
     if (cfg.schedule.persistent)
-      buildMBarrierInit(b, qEmptyBarrier(), 128 * cfg.numConsumerWarpgroups());
+      for (int64_t slot = 0; slot < cfg.qBuffers; ++slot)
+        buildMBarrierInit(b, qEmptyBarrier(c32(slot)),
+                          128 * cfg.numConsumerWarpgroups());
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
   }
@@ -415,7 +438,7 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
 
 void AttentionKernelBuilder::buildReleaseQ() {
   if (cfg.schedule.persistent)
-    buildMBarrierArrive(b, qEmptyBarrier());
+    buildMBarrierArrive(b, qEmptyBarrier(qSlot()));
 }
 
 void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
@@ -473,19 +496,22 @@ void AttentionKernelBuilder::buildProducer() {
 }
 
 void AttentionKernelBuilder::buildProducerTile() {
-  // Q: D/64 boxes of [blockM rows][64 columns], once per tile. A persistent
-  // CTA first waits for the consumers to release the previous tile's Q
-  // (parity 1 on the first tile: a fresh barrier reports it complete).
+  // Q: D/64 boxes of [blockM rows][64 columns], once per tile, into the
+  // tile's Q buffer. A persistent CTA first waits for the consumers to
+  // release that buffer's previous tile (parity 1 on its first use: a fresh
+  // barrier reports it complete); with two buffers that is tile t − 2,
+  // released while tile t − 1 ran, so Q(t) loads while the consumers still
+  // work on tile t − 1.
   int64_t rowBytes = 128;
-  Value qBar = barrier(c32(0));
+  Value slot = qSlot();
+  Value qBar = qFullBarrier(slot);
   if (cfg.schedule.persistent)
-    buildMBarrierWait(
-        b, qEmptyBarrier(),
-        arith::XOrIOp::create(
-            b, arith::AndIOp::create(b, v.tileIndex, c32(1)), c32(1)));
+    buildMBarrierWait(b, qEmptyBarrier(slot),
+                      arith::XOrIOp::create(b, qParity(), c32(1)));
   buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
+  Value qBase = buildByteOffset(b, v.smem, mul(slot, c32(cfg.qBytes())));
   for (int64_t c = 0; c < cfg.headDim / 64; ++c)
-    buildTmaLoad(b, buildByteOffset(b, v.smem, c * cfg.blockM * rowBytes),
+    buildTmaLoad(b, buildByteOffset(b, qBase, c * cfg.blockM * rowBytes),
                  v.qMap, {c32(64 * c), v.rowFirst, v.head, v.batch}, qBar);
 
   // K_j and V_j into stage s once the consumers released it (each on its
@@ -520,7 +546,8 @@ SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
   // K-major with 128-byte rows; a k16 step advances 32 bytes inside a row
   // (the swizzle is applied by the hardware on the final address).
   Value qAddr = arith::AddIOp::create(
-      b, v.smemAddr, ext64(mul(consumer, c32(64 * 128))));
+      b, v.smemAddr,
+      ext64(add(mul(qSlot(), c32(cfg.qBytes())), mul(consumer, c32(64 * 128)))));
   Value kAddr =
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, false)));
   Value qDesc = buildWgmmaDescriptor(b, qAddr, 16, 1024);
@@ -1070,8 +1097,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
   Value rowBase = add(add(v.rowFirst, mul(consumer, c32(64))),
                       add(mul(v.warp, c32(16)), g));
 
-  buildMBarrierWait(b, barrier(c32(0)),
-                    arith::AndIOp::create(b, v.tileIndex, c32(1)));
+  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, rowBase)
                                    : buildPlainLoop(consumer, rowBase);

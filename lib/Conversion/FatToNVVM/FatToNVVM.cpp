@@ -49,6 +49,7 @@ struct ConvertFatToNVVMPass
     options.blockM = blockM;
     options.blockN = blockN;
     options.stages = stages;
+    options.qBuffers = qBuffers;
     options.ptxVersion = ptxVersion;
     options.schedule.overlap = overlap;
     options.schedule.pingpong = pingpong;

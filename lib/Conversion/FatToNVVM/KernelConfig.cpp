@@ -199,6 +199,14 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (!isSupportedStages(options.stages))
     return op.emitOpError("stages = ")
            << options.stages << " is not supported; supported: 1 to 4";
+  if (options.qBuffers < 0 || options.qBuffers > 2)
+    return op.emitOpError("q-buffers = ")
+           << options.qBuffers
+           << " is not supported; supported: 1, 2 (persistent kernels), or "
+              "0 to let the compiler choose";
+  if (options.qBuffers == 2 && !options.schedule.persistent)
+    return op.emitOpError("q-buffers = 2 needs persistent CTAs: a CTA with "
+                          "one tile loads its Q once");
   if (options.schedule.pingpong && !options.schedule.overlap)
     return op.emitOpError("pingpong needs overlap: the turns are the GEMM "
                           "issue phases of the overlapped schedule");
@@ -236,9 +244,21 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
 
   // The wide default (176 keys) is a preference, not a requirement: with
   // more stages it may not fit where 128 keys do.
+  config.qBuffers = options.qBuffers ? options.qBuffers : 1;
   if (options.blockN == 0 && config.blockN > 128 &&
       config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     config.blockN = 128;
+  // A second Q buffer where it fits beside the ring (a preference too):
+  // the producer of a persistent CTA then loads tile t+1's Q while tile t
+  // runs, instead of after its last S = Q·Kᵀ. Without it every tile starts
+  // by waiting for a Q fresh from HBM (ncu, perf log run 23: the long-
+  // scoreboard stalls double at S = 512; ~3 µs per tile beyond the blocks'
+  // own time at D = 128).
+  if (options.qBuffers == 0 && config.schedule.persistent) {
+    config.qBuffers = 2;
+    if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+      config.qBuffers = 1;
+  }
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -266,6 +286,8 @@ std::string AttentionKernelConfig::kernelName() const {
   if (lse)
     os << "_lse";
   os << "_m" << blockM << "n" << blockN << "s" << stages;
+  if (qBuffers != 1)
+    os << "q" << qBuffers;
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>.
@@ -362,7 +384,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"lse", lse},
               {"block_m", blockM},
               {"block_n", blockN},
-              {"stages", stages}}},
+              {"stages", stages},
+              {"q_buffers", qBuffers}}},
       {"schedule",
        Object{{"overlap", schedule.overlap},
               {"pingpong", schedule.pingpong},

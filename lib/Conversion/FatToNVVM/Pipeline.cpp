@@ -26,6 +26,9 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<int64_t> blockN{
       *this, "block-n", llvm::cl::init(0),
       llvm::cl::desc("Keys per KV block (64 to 192 in steps of 16; 0 = by head dim)")};
+  Option<int64_t> qBuffers{
+      *this, "q-buffers", llvm::cl::init(0),
+      llvm::cl::desc("Q buffers (1, or 2 for persistent kernels; 0 = 2 where they fit)")};
   Option<int64_t> stages{*this, "stages", llvm::cl::init(2),
                          llvm::cl::desc("Depth of the K/V ring (1..4)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
@@ -78,6 +81,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.blockM = opts.blockM;
   convert.blockN = opts.blockN;
   convert.stages = opts.stages;
+  convert.qBuffers = opts.qBuffers;
   convert.ptxVersion = opts.ptx;
   convert.numSMs = opts.numSMs;
   // The schedule is decided on the op first (fat.schedule), then built.

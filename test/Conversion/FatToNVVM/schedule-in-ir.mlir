@@ -28,7 +28,7 @@
 
 // Persistent: both roles loop over the work units, pairs of query blocks
 // of one head (causal).
-// PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ot132(
+// PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2q2_ot132(
 // PERSIST:       } {fat.stage = "load"}
 // PERSIST:       } attributes {fat.tiles = "head-major-pairs"}
 // PERSIST:       fat.stage = "mainloop"}

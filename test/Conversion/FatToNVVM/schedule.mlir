@@ -21,13 +21,13 @@
 // CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2_or
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_or
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
 // Element k of a row's 32 goes to the polynomial when ⌊(k+1)/4⌋ > ⌊k/4⌋:
 // k = 3, 7, ...; the softmax of row 0 starts with four MUFU ex2 (its α,
 // then elements 0, 1, 2), then the Cody–Waite split of element 3.
-// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2_ore25
+// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ore25
 // POLY-COUNT-4: ex2.approx.ftz.f32
 // POLY:         %[[X:[0-9]+]] = llvm.intr.fma
 // POLY:    %[[CL:[0-9]+]] = llvm.intr.maxnum(%[[X]], %{{.+}}) : (f32, f32) -> f32
@@ -70,17 +70,19 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // M64-LABEL:   func.func @d64_causal
 // M64:           persistent = true, pingpong = false
 // CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_opt132 {
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_opt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
 // launch has min(P·8·B, 132) CTAs), carrying the ring position and the tile
 // index. Causal units are pairs of query blocks of one head, P = ⌈nM/2⌉:
 // one while loop over positions w = 2u + k from 2·blockIdx.x, block p for
 // k = 0 and nM − 1 − p for k = 1; next w + 1 (or w + 264 when the pair is
-// one block), then w + 263. The producer waits on Q's empty barrier
-// (index 1 + 4·stages = 9) with the tile index's parity flipped before
-// loading Q, and the K/V ring slot is (ring + j − kvLo) mod 2.
-// PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_ot132(
+// one block), then w + 263. Q has two buffers (q2): tile i uses buffer
+// i mod 2 — full barrier 0 or 2 + 4·stages = 10, empty barrier 9 or 11 —
+// and the producer waits on the empty one with the parity of the buffer's
+// use count ⌊i/2⌋ flipped before loading Q into buffer (i mod 2)·16 KB;
+// the K/V ring slot is (ring + j − kvLo) mod 2.
+// PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_ot132(
 // PERSIST-SAME:   %[[SEQQ:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: i32)
 // PERSIST:        %[[SQ:[0-9]+]] = arith.addi %[[SEQQ]], %c127_i32
 // PERSIST:        %[[NM:[0-9]+]] = arith.divui %[[SQ]], %c128_i32
@@ -109,12 +111,21 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // PERSIST:          %[[NEXT:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[WG1]], %[[AFTER0]]
 // PERSIST:          %[[M:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[LONG]], %[[PP]]
 // PERSIST:          arith.muli %[[M]], %c128_i32
-// PERSIST:          arith.muli %c9_i32
+// PERSIST:          %[[SLOT:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
+// PERSIST:          %[[FULLI:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c10_i32
+// PERSIST:          %[[QFULL:[a-z0-9_]+]] = llvm.getelementptr
+// PERSIST:          %[[EMPTY2:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c2_i32
+// PERSIST:          %[[EMPTYI:[a-z0-9_]+]] = arith.addi %c9_i32, %[[EMPTY2]]
 // PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr
-// PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
+// PERSIST:          %[[USES:[a-z0-9_]+]] = arith.shrui %[[IDX]], %c1_i32
+// PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[USES]], %c1_i32
 // PERSIST:          %[[FLIP:[a-z0-9_]+]] = arith.xori %[[PAR]], %c1_i32
 // PERSIST:          nvvm.mbarrier.try_wait.parity %[[QEMPTY]], %[[FLIP]]
-// PERSIST:          nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PERSIST:          nvvm.mbarrier.arrive.expect_tx %[[QFULL]], %c16384_i32
+// PERSIST:          %[[QOFF:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c16384_i32
+// PERSIST:          %[[QBUF:[a-z0-9_]+]] = llvm.getelementptr %{{.+}}[%[[QOFF]]]
+// PERSIST:          %[[QDST:[a-z0-9_]+]] = llvm.addrspacecast %[[QBUF]]
+// PERSIST:          nvvm.cp.async.bulk.tensor.shared.cluster.global %[[QDST]], %{{.+}}, %[[QFULL]]
 // PERSIST:          scf.for %[[J:[a-z0-9_]+]] = %[[LO:[a-z0-9_]+]] to
 // PERSIST:            %[[OFF:[a-z0-9_]+]] = arith.subi %[[J]], %[[LO]]
 // PERSIST:            %[[ITER:[a-z0-9_]+]] = arith.addi %[[RING]], %[[OFF]]
@@ -122,7 +133,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // With ping-pong the consumers play one game over all tiles: consumer 1
 // opens it before the tile loop, every turn (the drain's too) hands over,
 // and consumer 0 takes the last hand-over after the loop.
-// PERSIST-PP:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2_opt132(
+// PERSIST-PP:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_opt132(
 // PERSIST-PP:        setmaxregister  increase 240
 // PERSIST-PP:        %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1_i32 : i32
 // PERSIST-PP:        %[[SECOND:[0-9]+]] = arith.cmpi eq, %[[C]], %c1_i32

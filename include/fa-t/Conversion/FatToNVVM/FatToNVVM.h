@@ -119,6 +119,8 @@ struct HopperKernelOptions {
   /// 0 = defaultBlockN.
   int64_t blockN = 0;
   int64_t stages = 2;
+  /// 0 = 2 for persistent kernels where they fit, else 1.
+  int64_t qBuffers = 0;
   int64_t ptxVersion = 80;
   /// SMs of the target (H100 SXM and H200: 132): persistent kernels launch
   /// at most this many CTAs, one per SM.
@@ -141,6 +143,9 @@ struct AttentionKernelConfig {
   bool masked() const { return causal || windowed(); }
   bool lse = false;
   int64_t blockM = 128, blockN = 128, stages = 2;
+  /// Q buffers: 2 lets a persistent CTA's producer load tile t+1's Q while
+  /// tile t still reads its own (tile t uses buffer t mod qBuffers).
+  int64_t qBuffers = 1;
   KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;
@@ -159,11 +164,12 @@ struct AttentionKernelConfig {
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):
   ///
-  ///   [ Q: D/64 chunks of blockM x 128 B ]
+  ///   [ Q buffer 0 .. qBuffers-1: D/64 chunks of blockM x 128 B each ]
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
   ///   [ mbarriers: q, fullK[stages], fullV[stages], emptyK[stages],
-  ///     emptyV[stages], (persistent) qEmpty (8 B each) ]
+  ///     emptyV[stages], (persistent) qEmpty, (two Q buffers) qFull1,
+  ///     qEmpty1 (8 B each) ]
   ///
   /// K and V of a stage have barriers of their own: the consumers release
   /// K_j as soon as S_j is computed, long before they are done with V_j.
@@ -181,14 +187,15 @@ struct AttentionKernelConfig {
   int64_t vStageBytes() const { return vLoadBytes() + onesChunkBytes(); }
   /// Columns of the P·V accumulator: Dv, plus the 8 ones columns.
   int64_t pvColumns() const { return headDimV + (schedule.rowsumMma ? 8 : 0); }
-  int64_t kOffset() const { return qBytes(); }
+  int64_t kOffset() const { return qBuffers * qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
   int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
   /// Persistent kernels add qEmpty (index 1 + 4·stages): the consumers
   /// release Q when their last S = Q·Kᵀ of a tile is done, and the producer
   /// loads the next tile's Q into it.
   int64_t numBarriers() const {
-    return 1 + 4 * stages + (schedule.persistent ? 1 : 0);
+    return 1 + 4 * stages + (schedule.persistent ? 1 : 0) +
+           (qBuffers == 2 ? 2 : 0);
   }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.

@@ -62,6 +62,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "unmasked D = 128, else 128)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
+    Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
+           "Q buffers in shared memory: 1, or 2 for persistent kernels (the "
+           "next tile's Q loads while this tile runs); 0 = 2 where they fit "
+           "beside the K/V ring, else 1">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
            "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
