@@ -185,6 +185,18 @@ def q_buffer_configs():
             for label in VARIANT_HEAD_DIMS if variant_applies(label, c.head_dim)]
 
 
+def find_base(kernel_dirs, config):
+    """The cost model's kernel of ``config`` in the first of ``kernel_dirs``
+    holding one: the default of another compiler build, timed beside this
+    build's default (the variant label ``base``)."""
+    from fa_t import registry
+    for kernel_dir in kernel_dirs:
+        for m in registry.scan_kernel_dir(Path(kernel_dir)):
+            if m.config == config and not m.schedule_forced:
+                return m
+    raise LookupError(f"no cost-model kernel of {config} in {kernel_dirs}")
+
+
 def find_variant(kernel_dirs, config, label):
     """The manifest of ``config`` compiled with variant ``label``'s schedule.
 
@@ -375,7 +387,9 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--only", help="comma-separated D values or 'causal'/'noncausal' filters")
     ap.add_argument("--seq", help="comma-separated sequence lengths to keep (default: all)")
-    ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too")
+    ap.add_argument("--variants", help="comma-separated labels of VARIANTS to time too; "
+                    "'base' is the cost model's own kernel of each point found in the "
+                    "variant folders (another compiler build's defaults, for an A/B)")
     ap.add_argument("--variant-kernels",
                     help="folders of the variants' kernels, searched in order, separated by "
                          f"'{os.pathsep}' (default: --kernels). Keep them apart from the default "
@@ -397,9 +411,10 @@ def main():
     rows = []
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
-        variants = [(label, find_variant((a.variant_kernels or a.kernels).split(os.pathsep),
-                                         point_config(*p[:3]), label))
-                    for label in labels if variant_applies(label, p[1])]
+        dirs = (a.variant_kernels or a.kernels).split(os.pathsep)
+        variants = [(label, find_base(dirs, point_config(*p[:3])) if label == "base"
+                     else find_variant(dirs, point_config(*p[:3]), label))
+                    for label in labels if label == "base" or variant_applies(label, p[1])]
         rows.append(run_point(p, a.kernels, a.reps, variants))
         r = rows[-1]
         print(f"D{r['D']} causal={r['causal']} S={r['S']}: "
