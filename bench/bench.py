@@ -123,21 +123,30 @@ def point_config(dtype, d, causal):
 
 
 def grid_configs():
-    """The kernels the grid needs (bf16 and f16), for ``python -m fa_t.aot``."""
+    """The kernels the grid needs (bf16 and f16): each config tuned for each
+    of the grid's key lengths, ascending, for ``python -m fa_t.aot`` (the
+    registry then picks per call the kernel tuned for the shortest length
+    at least the call's, fa_t.registry.pick_for_seq_len)."""
+    return [(point_config(t, d, c), {"seq_len": s}) for t in ("bf16", "f16")
+            for t, d, c, _, _, s in sorted(grid(t), key=lambda p: (p[1], p[2], p[5]))]
+
+
+def grid_point_configs():
+    """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")
                    for t, d, c, *_ in grid(t)}, key=str)
 
 
 def variant_configs():
     """Every grid kernel in every ablation variant (bf16), for ``python -m fa_t.aot``."""
-    return [(c, dict(t)) for c in grid_configs() if c.dtype == "bf16"
+    return [(c, dict(t)) for c in grid_point_configs() if c.dtype == "bf16"
             for label, t in VARIANTS.items() if variant_applies(label, c.head_dim)]
 
 
 def exp2_poly_configs():
     """The exp2-poly ablation's kernels (D = 64 and 128, bf16), for ``python -m fa_t.aot``."""
     labels = ("o", "or", "oe12", "oe25", "oe50", "ore25")
-    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
 
 
@@ -148,14 +157,14 @@ def block_n_configs():
     in ``persistent_configs``)."""
     labels = ("on64", "on160", "on176", "on192", "orn176", "orn192", "otn176", "otn192",
               "ortn192")
-    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
 def persistent_configs():
     """The persistent-CTA ablation's kernels (bf16, every D), for ``python -m fa_t.aot``."""
     labels = ("o", "ot", "or", "ort")
-    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
@@ -163,7 +172,7 @@ def schedule_configs():
     """Ping-pong and three-stage rings with persistent CTAs (bf16), for
     ``python -m fa_t.aot`` into a folder of their own."""
     labels = ("opt", "oprt", "ots3", "orts3")
-    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
 
 
@@ -172,7 +181,7 @@ def block_m_configs():
     D = 64, and the exp2 polynomial with persistent CTAs (bf16), for
     ``python -m fa_t.aot`` into a folder of their own."""
     labels = ("otm192", "ortm192", "orte12", "opte12")
-    return [(c, dict(VARIANTS[label])) for c in grid_configs()
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" and c.head_dim == 64 for label in labels]
 
 
@@ -181,19 +190,20 @@ def q_buffer_configs():
     at D = 64 and 128, and the narrower key blocks that make room for two at
     D = 128 without a mask (bf16), for ``python -m fa_t.aot`` into a folder
     of their own."""
-    return [(c, dict(VARIANTS[label])) for c in grid_configs() if c.dtype == "bf16"
+    return [(c, dict(VARIANTS[label])) for c in grid_point_configs() if c.dtype == "bf16"
             for label in VARIANT_HEAD_DIMS if variant_applies(label, c.head_dim)]
 
 
-def find_base(kernel_dirs, config):
-    """The cost model's kernel of ``config`` in the first of ``kernel_dirs``
-    holding one: the default of another compiler build, timed beside this
-    build's default (the variant label ``base``)."""
+def find_base(kernel_dirs, config, seq_len):
+    """The cost model's kernel of ``config`` for ``seq_len`` keys in the
+    first of ``kernel_dirs`` holding one: the default of another compiler
+    build, timed beside this build's default (the variant label ``base``)."""
     from fa_t import registry
     for kernel_dir in kernel_dirs:
-        for m in registry.scan_kernel_dir(Path(kernel_dir)):
-            if m.config == config and not m.schedule_forced:
-                return m
+        found = [m for m in registry.scan_kernel_dir(Path(kernel_dir))
+                 if m.config == config and not m.schedule_forced]
+        if found:
+            return registry.pick_for_seq_len(found, seq_len)
     raise LookupError(f"no cost-model kernel of {config} in {kernel_dirs}")
 
 
@@ -412,7 +422,7 @@ def main():
     labels = [x for x in (a.variants or "").split(",") if x]
     for p in points:
         dirs = (a.variant_kernels or a.kernels).split(os.pathsep)
-        variants = [(label, find_base(dirs, point_config(*p[:3])) if label == "base"
+        variants = [(label, find_base(dirs, point_config(*p[:3]), p[5]) if label == "base"
                      else find_variant(dirs, point_config(*p[:3]), label))
                     for label in labels if label == "base" or variant_applies(label, p[1])]
         rows.append(run_point(p, a.kernels, a.reps, variants))

@@ -101,7 +101,7 @@ def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
         config = KernelConfig(dtype=p.dtype, head_dim=p.D, head_dim_v=p.Dv, num_heads_q=p.Hq,
                               num_heads_kv=p.Hkv, layout="bhsd", causal=causal, window=window,
                               lse=lse_out is not None)
-        manifest = registry.find_kernel(config, kernel_dir)
+        manifest = registry.find_kernel(config, kernel_dir, seq_len=p.Skv)
     symbols = problem_symbols(q.shape, k.shape, v.shape, diag=diag, scale=scale)
     grid = launch_grid(manifest.grid, symbols)
 

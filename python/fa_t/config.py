@@ -20,7 +20,7 @@ LAYOUTS = ("bhsd", "bshd")
 #: Head dimensions the kernels are built for.
 HEAD_DIMS = (64, 128, 256)
 #: Keys of a manifest's config that are tuning choices, not part of the problem.
-TUNING_KEYS = ("block_m", "block_n", "stages", "q_buffers")
+TUNING_KEYS = ("block_m", "block_n", "stages", "q_buffers", "seq_len")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,7 +100,10 @@ class KernelConfig:
         for key in TUNING_KEYS:
             if key in d:
                 value = get(key, int)
-                if value <= 0:
-                    raise ValueError(f"{where}.{key}: expected a positive integer, got {value}")
+                # seq_len 0: tuned for no key length in particular.
+                if value < (0 if key == "seq_len" else 1):
+                    raise ValueError(f"{where}.{key}: expected a "
+                                     f"{'non-negative' if key == 'seq_len' else 'positive'} "
+                                     f"integer, got {value}")
         return cls(dtype=dtype, layout=layout, causal=get("causal", bool, False),
                    window=(window[0], window[1]), lse=get("lse", bool, False), **dims)

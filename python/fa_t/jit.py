@@ -77,17 +77,25 @@ def cache_dir() -> Path:
     return Path(env) if env else Path.home() / ".cache" / "fa-t"
 
 
-def default_tuning(config: KernelConfig) -> Dict[str, int]:
-    """Tile sizes for a JIT kernel: none, so the compiler's own defaults decide.
+def default_tuning(config: KernelConfig, seq_len: Optional[int] = None) -> Dict[str, int]:
+    """Tuning for a JIT kernel: no tile sizes, so the compiler's own defaults
+    decide (``defaultBlockM``/``defaultBlockN`` in fa-t-opt, by head dim, mask
+    and schedule); keeping that rule in one place means a kernel built here is
+    the one ``fa-t-opt`` builds by default. The compiler version is part of
+    :func:`cache_key`, so a new default rebuilds.
 
-    ``--fat-to-ptx`` picks 128-row query blocks and, by head dim, 128 keys per
-    block up to D = 128 and 80 above (two stages of K and V still fit the
-    227 KiB of shared memory; perf log run 15). Keeping that rule in one place
-    means a kernel built here is the one ``fa-t-opt`` builds by default. The
-    compiler version is part of :func:`cache_key`, so a new default rebuilds.
+    ``seq_len`` (the call's key length) becomes ``seq-len``, rounded up to a
+    power of two: the compiler tunes the tiles for that length (some tiles
+    win only at short or long sequences), and one kernel serves each octave
+    of lengths instead of one per length.
     """
     del config
-    return {}
+    return {"seq_len": seq_len_bucket(seq_len)} if seq_len else {}
+
+
+def seq_len_bucket(seq_len: int) -> int:
+    """``seq_len`` rounded up to a power of two (the JIT's tuning length)."""
+    return 1 << max(0, (int(seq_len) - 1).bit_length())
 
 
 def cache_key(config: KernelConfig, tuning: Dict[str, int], compiler: str) -> str:
@@ -183,8 +191,10 @@ def _check_compiled(manifest: Manifest, config: KernelConfig, where: Path) -> No
                            f"where {config.to_dict()} was asked for")
 
 
-def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manifest:
-    """The cached JIT kernel for ``config``, compiling it on a cache miss.
+def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
+                   seq_len: Optional[int] = None) -> Manifest:
+    """The cached JIT kernel for ``config`` (tuned for ``seq_len`` keys, see
+    :func:`default_tuning`), compiling it on a cache miss.
 
     Compilation happens in a temporary folder inside the cache that is renamed
     into place only when complete, so concurrent processes and interrupted
@@ -193,7 +203,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None) -> Manif
     fat_opt = fat_opt or find_fat_opt()
     if not fat_opt:
         raise CompileError("fa-t-opt not found: set FA_T_OPT or put it on PATH")
-    tuning = default_tuning(config)
+    tuning = default_tuning(config, seq_len)
     key = cache_key(config, tuning, compiler_version(fat_opt))
     root = cache_dir()
     final = root / key

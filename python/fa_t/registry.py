@@ -6,7 +6,9 @@ just-in-time compile with fa-t-opt (:mod:`fa_t.jit`). In a directory every
 ``*.json`` whose ``format`` is ``fa-t-kernel`` is a kernel; among those whose
 config equals the requested one and whose target is sm_90a, a kernel whose
 schedule the compiler's cost model chose wins over forced ablation variants
-(``schedule.forced``), then the first by file name.
+(``schedule.forced``). Given the call's key length, the cost model's kernels
+are ranked by the length they were tuned for (the manifest's ``seq_len``,
+:func:`pick_for_seq_len`); otherwise the first by file name wins.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 import os
 import threading
 from pathlib import Path
-from typing import Dict, List, Sequence, Tuple, Union
+from typing import Dict, List, Optional, Sequence, Tuple, Union
 
 from . import jit
 from .config import KernelConfig
@@ -61,14 +63,35 @@ def scan_kernel_dir(directory: Path) -> List[Manifest]:
     return _scan_cache[key]
 
 
-def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True) -> Manifest:
-    """The kernel for ``config``; see the module doc for the search order."""
+def pick_for_seq_len(manifests: Sequence[Manifest], seq_len: int) -> Manifest:
+    """The kernel tuned for the shortest length that is at least ``seq_len``;
+    else one tuned for no length in particular (``seq_len`` 0); else the one
+    tuned for the longest. Kernels of one config built for ascending lengths
+    (``python -m fa_t.aot`` keeps the last build of each distinct kernel) then
+    cover each length with the kernel the compiler chose for the lengths up to
+    it."""
+    def tuned(m):
+        return int(m.tuning.get("seq_len", 0))
+    covering = [m for m in manifests if tuned(m) >= seq_len]
+    if covering:
+        return min(covering, key=tuned)
+    untuned = [m for m in manifests if tuned(m) == 0]
+    return untuned[0] if untuned else max(manifests, key=tuned)
+
+
+def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
+                seq_len: Optional[int] = None) -> Manifest:
+    """The kernel for ``config`` (for ``seq_len`` keys, when given); see the
+    module doc for the search order."""
     dirs = kernel_dirs(kernel_dir)
     for directory in dirs:
         matches = [m for m in scan_kernel_dir(directory)
                    if m.config == config and m.sm == jit.SM]
         if matches:
-            return next((m for m in matches if not m.schedule_forced), matches[0])
+            chosen = [m for m in matches if not m.schedule_forced]
+            if not chosen:
+                return matches[0]
+            return pick_for_seq_len(chosen, seq_len) if seq_len else chosen[0]
     searched = ", ".join(str(d) for d in dirs) or "none (set FA_T_KERNEL_DIR)"
     if not allow_jit:
         raise KernelNotFoundError(f"no kernel for {config.to_dict()} in kernel directories: "
@@ -79,7 +102,7 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True) -
             f"no kernel for {config.to_dict()}: none in the kernel directories ({searched}), "
             f"and fa-t-opt, which would compile one, is not available (set FA_T_OPT or put "
             f"it on PATH)")
-    return jit.compile_kernel(config, fat_opt)
+    return jit.compile_kernel(config, fat_opt, seq_len)
 
 
 class LoadedKernel:

@@ -7,6 +7,13 @@
 // RUN: ls %t/off | FileCheck %s --check-prefix=OFF
 // RUN: rm -rf %t/pp && mkdir -p %t/pp && fa-t-opt %s --fat-to-ptx="pingpong=on output-dir=%t/pp" -o /dev/null
 // RUN: ls %t/pp | FileCheck %s --check-prefix=PP
+// RUN: rm -rf %t/short && mkdir -p %t/short && fa-t-opt %s --fat-to-ptx="seq-len=1024 output-dir=%t/short" -o /dev/null
+// RUN: ls %t/short | FileCheck %s --check-prefix=SHORT
+// RUN: rm -rf %t/long && mkdir -p %t/long && fa-t-opt %s --fat-to-ptx="seq-len=8192 output-dir=%t/long" -o /dev/null
+// RUN: ls %t/long | FileCheck %s --check-prefix=LONG
+// RUN: FileCheck %s --check-prefix=LONGJSON < %t/long/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ot132.json
+// RUN: rm -rf %t/static && mkdir -p %t/static && fa-t-opt %s --split-input-file --fat-to-ptx="output-dir=%t/static" -o /dev/null
+// RUN: ls %t/static | FileCheck %s --check-prefix=STATIC
 
 // block-m = 0 (defaultBlockM): 192 query rows (three consumer warpgroups)
 // at D = 64 without a mask, also without persistent CTAs; 128 under the
@@ -31,6 +38,23 @@
 
 // PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_oprt132.ptx
 
+// seq-len (the key length the tiles are tuned for; every kernel still serves
+// every length): below 4k keys D = 128 without a mask takes 128-key blocks
+// and two Q buffers; from 4k the causal D = 128 kernel takes 160 keys, and
+// from 8k the causal D = 64 kernel 192 query rows — three warpgroups, hence
+// no ping-pong. The manifest records the length.
+// SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132.ptx
+// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opt132.ptx
+// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
+// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ot132.ptx
+// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// LONGJSON:  "seq_len": 8192,
+// A static key length tunes like seq-len (the last split: Skv = 16384).
+// STATIC:    fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_m192n128s2q2_ot132.ptx
+
 func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>)
       outs(%o : memref<?x16x?x128xbf16>)
@@ -52,5 +76,13 @@ func.func @d64(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
 func.func @d64_causal(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)
       outs(%o : memref<?x16x?x64xbf16>) causal
+  return
+}
+
+// -----
+
+func.func @d64_causal_static(%q: memref<1x4x16384x64xbf16>, %o: memref<1x4x16384x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<1x4x16384x64xbf16>, memref<1x4x16384x64xbf16>, memref<1x4x16384x64xbf16>)
+      outs(%o : memref<1x4x16384x64xbf16>) causal
   return
 }

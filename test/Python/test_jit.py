@@ -34,9 +34,13 @@ def test_cache_key_is_stable_and_sensitive():
 
 
 def test_default_tuning():
-    # The compiler's defaults decide (one definition, in KernelConfig.cpp).
+    # The compiler's defaults decide (one definition, in KernelConfig.cpp);
+    # a call's key length becomes seq-len, rounded up to a power of two.
     assert jit.default_tuning(CONFIG) == {}
     assert jit.default_tuning(KernelConfig("bf16", 256, 256, 8, 8)) == {}
+    assert jit.default_tuning(CONFIG, 1000) == {"seq_len": 1024}
+    assert jit.default_tuning(CONFIG, 4096) == {"seq_len": 4096}
+    assert [jit.seq_len_bucket(n) for n in (1, 2, 3, 513, 16384)] == [1, 2, 4, 1024, 16384]
 
 
 def test_command_line(tmp_path):
@@ -163,6 +167,17 @@ def test_jit_compiles_once_then_hits_the_cache(fake_opt, tmp_path):
     other = KernelConfig("bf16", 128, 128, 16, 4)
     assert find_kernel(other).config == other
     assert len(calls()) == 2
+
+
+def test_jit_tunes_for_the_key_length_octave(fake_opt):
+    # One kernel per octave of key lengths: 3000 and 4000 share the
+    # seq-len=4096 compile, 5000 gets its own (seq-len=8192).
+    _, calls = fake_opt
+    first = find_kernel(CONFIG, seq_len=3000)
+    assert "seq-len=4096" in calls()[0][1]
+    assert find_kernel(CONFIG, seq_len=4000).path == first.path and len(calls()) == 1
+    assert find_kernel(CONFIG, seq_len=5000).path != first.path
+    assert "seq-len=8192" in calls()[1][1]
 
 
 def test_jit_rebuilds_a_damaged_cache_entry(fake_opt):

@@ -55,6 +55,40 @@ def test_cost_model_kernel_wins_over_forced_variants(kernel_dir, manifest_dict):
     assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "a0_variant.json"
 
 
+def test_kernels_tuned_for_key_lengths(kernel_dir, manifest_dict):
+    # One config built for ascending key lengths keeps one file per distinct
+    # kernel, tuned for the longest length that chose it (python -m fa_t.aot
+    # of bench.grid_configs): a call takes the kernel tuned for the shortest
+    # length at least its own, past the longest the longest, and without a
+    # length the first by name as before.
+    (kernel_dir / "b_causal.json").unlink()
+    for name, seq_len in (("c_short", 2048), ("d_long", 16384)):
+        tuned = json.loads(json.dumps(manifest_dict))
+        tuned["config"]["seq_len"] = seq_len
+        write_kernel(kernel_dir, name, tuned)
+    def pick(seq_len):
+        return find_kernel(CAUSAL, kernel_dir, allow_jit=False, seq_len=seq_len).path.name
+    assert pick(1) == pick(2048) == "c_short.json"
+    assert pick(2049) == pick(16384) == "d_long.json"
+    assert pick(65536) == "d_long.json"
+    assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "c_short.json"
+    # A kernel tuned for no length in particular (seq_len 0) serves the
+    # lengths past every tuned one.
+    untuned = json.loads(json.dumps(manifest_dict))
+    untuned["config"]["seq_len"] = 0
+    write_kernel(kernel_dir, "e_any", untuned)
+    assert pick(65536) == "e_any.json"
+    assert pick(4096) == "d_long.json"
+
+
+def test_negative_seq_len_is_malformed(kernel_dir, manifest_dict):
+    bad = json.loads(json.dumps(manifest_dict))
+    bad["config"]["seq_len"] = -1
+    write_kernel(kernel_dir, "z_bad", bad)
+    with pytest.raises(ManifestError, match=r"config.seq_len: expected a non-negative integer"):
+        scan_kernel_dir(kernel_dir)
+
+
 def test_env_kernel_dirs(kernel_dir, tmp_path, monkeypatch):
     empty = tmp_path / "empty"
     empty.mkdir()

@@ -50,6 +50,7 @@ struct ConvertFatToNVVMPass
     options.blockN = blockN;
     options.stages = stages;
     options.qBuffers = qBuffers;
+    options.seqLen = seqLen;
     options.ptxVersion = ptxVersion;
     options.schedule.overlap = overlap;
     options.schedule.pingpong = pingpong;

@@ -32,9 +32,9 @@ bool mlir::fat::isSupportedBlockN(int64_t blockN) {
   return blockN >= 64 && blockN <= 192 && blockN % 16 == 0;
 }
 
-int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV,
-                                 bool masked, const KernelSchedule &schedule) {
-  int64_t d = std::max(headDim, headDimV);
+int64_t mlir::fat::defaultBlockN(const TileProblem &problem,
+                                 const KernelSchedule &schedule) {
+  int64_t d = problem.maxHeadDim();
   // Above D = 128, 128 keys overflow the registers (S and O together) and
   // two stages of them the shared memory. 80 keys rather than 64: the
   // Q·Kᵀ's operand reads per flop fall by a fifth (64 keys need all of the
@@ -49,28 +49,47 @@ int64_t mlir::fat::defaultBlockN(int64_t headDim, int64_t headDimV,
   // the SMs. With persistent CTAs hiding the per-tile start, 176 keys gain
   // +1…6% at D = 128 without a mask over 128 keys with the tensor-core row
   // sums (perf log run 17), whose ones chunks do not fit beside them; at
-  // D = 64 the row sums win, under causal masks the diagonal blocks' masking
-  // grows with the block and wide blocks lose at S ≤ 4k (run 16).
-  if (d > 64 && !masked && schedule.persistent && !schedule.rowsumMma)
-    return 176;
+  // D = 64 the row sums win. Below 4k keys 128-key blocks with two Q
+  // buffers (which do not fit beside 176) gain +2…5% instead (run 26).
+  // Under the causal mask the diagonal blocks' masking grows with the block
+  // and wide blocks lose at short S (run 16), but from 4k keys 160-key
+  // blocks gain +5…7% (run 26).
+  bool vectorPersistent = schedule.persistent && !schedule.rowsumMma;
+  bool known = problem.seqLen > 0;
+  if (d > 64 && !problem.masked() && vectorPersistent)
+    return known && problem.seqLen < 4096 ? 128 : 176;
+  if (d > 64 && problem.causal && !problem.windowed && vectorPersistent &&
+      known && problem.seqLen >= 4096)
+    return 160;
   return 128;
 }
 
-int64_t mlir::fat::defaultBlockM(int64_t headDim, int64_t headDimV,
-                                 bool masked, const KernelSchedule &schedule) {
+int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
+                                 const KernelSchedule &schedule) {
   // 192 query rows, three consumer warpgroups (FlashAttention-3's D = 64
   // tile): a third warp per sub-partition to issue while the others wait on
   // their softmax's dependency chains (ncu's top stall, perf log run 23),
   // and each K/V block read from shared memory for 192 rows instead of 128.
   // Measured without a mask (run 25, tensor-core row sums, persistent):
-  // +13…19% from S = 2k, +2% at 1k, equal at 512. Under a causal mask +5…6%
-  // from 8k but −11…35% at S ≤ 2k — the diagonal's masked blocks grow with
-  // the tile, and an odd count of 192-row blocks leaves one pair unit half
-  // empty — so masked kernels keep 128. 160 registers per consumer thread
-  // hold S, P and O only at D = 64; turns are for two warpgroups.
-  if (std::max(headDim, headDimV) <= 64 && !masked && !schedule.pingpong)
+  // +13…19% from S = 2k, +2% at 1k, equal at 512. Under a causal mask +5…8%
+  // from 8k, ±2% at 4k, but −11…35% at S ≤ 2k — the diagonal's masked
+  // blocks grow with the tile, and pairs of 192-row blocks are coarse units
+  // for 3–11 blocks per head — so causal kernels take 192 rows only when
+  // tuned for 8k keys or more; windows keep 128. 160 registers per consumer
+  // thread hold S, P and O only at D = 64; turns are for two warpgroups.
+  if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed)
+    return 128;
+  if (!problem.causal || problem.seqLen >= 8192)
     return 192;
   return 128;
+}
+
+int64_t mlir::fat::getTunedSeqLen(AttentionOp op, int64_t option) {
+  if (option > 0)
+    return option;
+  auto k = cast<ShapedType>(op.getKey().getType());
+  int64_t skv = k.getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
+  return ShapedType::isDynamic(skv) ? 0 : skv;
 }
 
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
@@ -168,10 +187,17 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "to 2^30 or -1 (unbounded), since it computes key positions in "
               "32 bits";
 
+  if (options.seqLen < 0)
+    return op.emitOpError("seq-len = ")
+           << options.seqLen
+           << " is not supported; supported: a key-sequence length to tune "
+              "the tiles for, or 0 (unknown)";
+  config.seqLen = getTunedSeqLen(op, options.seqLen);
+  TileProblem problem{config.headDim, config.headDimV, config.causal,
+                      config.windowed(), config.seqLen};
   int64_t blockM = options.blockM;
   if (blockM == 0)
-    blockM = defaultBlockM(config.headDim, config.headDimV, config.masked(),
-                           options.schedule);
+    blockM = defaultBlockM(problem, options.schedule);
   if (!isSupportedBlockM(blockM))
     return op.emitOpError("block-m = ")
            << blockM
@@ -188,8 +214,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
            << std::max(config.headDim, config.headDimV);
   int64_t blockN = options.blockN;
   if (blockN == 0)
-    blockN = defaultBlockN(config.headDim, config.headDimV, config.masked(),
-                           options.schedule);
+    blockN = defaultBlockN(problem, options.schedule);
   if (!isSupportedBlockN(blockN))
     return op.emitOpError("block-n = ")
            << blockN
@@ -385,7 +410,8 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"block_m", blockM},
               {"block_n", blockN},
               {"stages", stages},
-              {"q_buffers", qBuffers}}},
+              {"q_buffers", qBuffers},
+              {"seq_len", seqLen}}},
       {"schedule",
        Object{{"overlap", schedule.overlap},
               {"pingpong", schedule.pingpong},

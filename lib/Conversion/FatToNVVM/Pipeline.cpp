@@ -29,6 +29,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<int64_t> qBuffers{
       *this, "q-buffers", llvm::cl::init(0),
       llvm::cl::desc("Q buffers (1, or 2 for persistent kernels; 0 = 2 where they fit)")};
+  Option<int64_t> seqLen{
+      *this, "seq-len", llvm::cl::init(0),
+      llvm::cl::desc("Key-sequence length to tune the default tiles for "
+                     "(0 = the op's static key length, if any)")};
   Option<int64_t> stages{*this, "stages", llvm::cl::init(2),
                          llvm::cl::desc("Depth of the K/V ring (1..4)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
@@ -82,6 +86,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.blockN = opts.blockN;
   convert.stages = opts.stages;
   convert.qBuffers = opts.qBuffers;
+  convert.seqLen = opts.seqLen;
   convert.ptxVersion = opts.ptx;
   convert.numSMs = opts.numSMs;
   // The schedule is decided on the op first (fat.schedule), then built.
@@ -93,12 +98,14 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   tensorize.blockM = opts.blockM;
   tensorize.blockN = opts.blockN;
   tensorize.stages = opts.stages;
+  tensorize.seqLen = opts.seqLen;
   pm.addPass(fat::createFatTensorize(tensorize));
   fat::FatPipelineOptions pipeline;
   pipeline.overlap = opts.overlap;
   pipeline.pingpong = opts.pingpong;
   pipeline.persistent = opts.persistent;
   pipeline.blockM = opts.blockM;
+  pipeline.seqLen = opts.seqLen;
   pm.addPass(fat::createFatPipeline(pipeline));
   pm.addPass(fat::createConvertFatToNVVM(convert));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"

@@ -39,6 +39,11 @@ struct OpShape {
   int64_t headDim, headDimV;
   bool masked;   ///< causal or windowed
   bool windowed; ///< a left or right window bound
+  bool causal;
+  /// The tile defaults' view of the op, tuned for `seqLen` keys.
+  TileProblem tiles(int64_t seqLen) const {
+    return TileProblem{headDim, headDimV, causal, windowed, seqLen};
+  }
 };
 
 static std::optional<OpShape> getOpShape(AttentionOp op) {
@@ -49,24 +54,23 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
-  return OpShape{d, dv, op.getCausal() || windowed, windowed};
+  return OpShape{d, dv, op.getCausal() || windowed, windowed, op.getCausal()};
 }
 
 /// Whether the kernel still fits in shared memory with the ones chunks.
-static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t) {
+static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t,
+                          int64_t seqLen) {
   AttentionKernelConfig cfg;
   cfg.headDim = shape.headDim;
   cfg.headDimV = shape.headDimV;
   cfg.schedule.rowsumMma = true;
-  cfg.blockM = t.blockM ? t.blockM
-                        : defaultBlockM(shape.headDim, shape.headDimV,
-                                        shape.masked, cfg.schedule);
+  cfg.blockM =
+      t.blockM ? t.blockM : defaultBlockM(shape.tiles(seqLen), cfg.schedule);
   if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
     return false;
   cfg.stages = t.stages;
-  cfg.blockN = t.blockN ? t.blockN
-                        : defaultBlockN(shape.headDim, shape.headDimV,
-                                        shape.masked, cfg.schedule);
+  cfg.blockN =
+      t.blockN ? t.blockN : defaultBlockN(shape.tiles(seqLen), cfg.schedule);
   return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
 }
 
@@ -111,7 +115,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // sum.
   choice.rowsumMma = shape->headDim <= 64 && shape->headDimV <= 64 &&
                      !shape->masked && !op.getLse() &&
-                     onesChunksFit(*shape, target);
+                     onesChunksFit(*shape, target,
+                                   getTunedSeqLen(op, target.seqLen));
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
   // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
@@ -124,7 +129,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
   return choice;
 }
 
-PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM) {
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
+                                         int64_t seqLen) {
   PipelineChoice choice;
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
   std::optional<OpShape> shape = getOpShape(op);
@@ -144,11 +150,15 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM) {
   // ties with the tensor-core row sums chosen there (and without persistent
   // CTAs it did not combine with them, −2…5%, run 10), so the simpler
   // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
-  // Turns need two consumer warpgroups (block-m = 128; the automatic
-  // block-m is 128 wherever ping-pong is chosen, defaultBlockM).
+  // Turns need two consumer warpgroups (block-m = 128): where the automatic
+  // block-m takes three (defaultBlockM: D = 64 without a mask, or causal
+  // and tuned for long sequences) there is no ping-pong.
   int64_t d = shape ? std::max(shape->headDim, shape->headDimV) : 0;
-  choice.pingpong = choice.persistent && (blockM == 128 || blockM == 0) &&
-                    d <= 128 && (shape->masked || d > 64);
+  if (blockM == 0 && shape)
+    blockM = defaultBlockM(shape->tiles(getTunedSeqLen(op, seqLen)),
+                           KernelSchedule());
+  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
+                    (shape->masked || d > 64);
   return choice;
 }
 
@@ -235,6 +245,7 @@ struct FatTensorizePass
     target.blockM = blockM;
     target.blockN = blockN;
     target.stages = stages;
+    target.seqLen = seqLen;
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
       TensorizationChoice choice = chooseTensorization(op, target);
@@ -274,7 +285,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     }
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
-      PipelineChoice choice = choosePipeline(op, blockM);
+      PipelineChoice choice = choosePipeline(op, blockM, seqLen);
       if (*forceOverlap)
         choice.overlap = **forceOverlap;
       if (*forcePingpong)

@@ -1,6 +1,9 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm -split-input-file -verify-diagnostics
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=192" 2>&1 | FileCheck %s --check-prefix=BLOCKM192
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="seq-len=-4" 2>&1 | FileCheck %s --check-prefix=SEQLEN
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="q-buffers=3" 2>&1 | FileCheck %s --check-prefix=QBUF
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="q-buffers=2 persistent=0" 2>&1 | FileCheck %s --check-prefix=QBUF2
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
@@ -14,6 +17,9 @@
 // names what is supported.
 
 // BLOCKM: block-m = 96 is not supported; supported: 64, 128 or 192 (64 rows per consumer warpgroup, one to three of them)
+// SEQLEN: seq-len = -4 is not supported; supported: a key-sequence length to tune the tiles for, or 0 (unknown)
+// QBUF: q-buffers = 3 is not supported; supported: 1, 2 (persistent kernels), or 0 to let the compiler choose
+// QBUF2: q-buffers = 2 needs persistent CTAs: a CTA with one tile loads its Q once
 // BLOCKM192: block-m = 192 needs D, Dv <= 64: three consumer warpgroups have 160 registers per thread, too few for S, P and O at D = 256
 // SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
 // SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use

@@ -94,7 +94,7 @@ struct PipelineChoice {
 struct HopperKernelOptions;
 TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);
-PipelineChoice choosePipeline(AttentionOp op, int64_t blockM);
+PipelineChoice choosePipeline(AttentionOp op, int64_t blockM, int64_t seqLen);
 
 /// The schedule's words, one spelling for the pass options, `fat.schedule`
 /// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".
@@ -121,6 +121,9 @@ struct HopperKernelOptions {
   int64_t stages = 2;
   /// 0 = 2 for persistent kernels where they fit, else 1.
   int64_t qBuffers = 0;
+  /// Skv to tune the default tiles for (TileProblem); 0 = the op's static
+  /// key length, if any.
+  int64_t seqLen = 0;
   int64_t ptxVersion = 80;
   /// SMs of the target (H100 SXM and H200: 132): persistent kernels launch
   /// at most this many CTAs, one per SM.
@@ -146,6 +149,8 @@ struct AttentionKernelConfig {
   /// Q buffers: 2 lets a persistent CTA's producer load tile t+1's Q while
   /// tile t still reads its own (tile t uses buffer t mod qBuffers).
   int64_t qBuffers = 1;
+  /// The key-sequence length the default tiles were tuned for (0 = any).
+  int64_t seqLen = 0;
   KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;
@@ -231,20 +236,36 @@ bool isSupportedHeadDim(int64_t d);
 /// memory bounds it further per head dim (80 at D = 256, FlashAttention-3's
 /// tile there; 192 at D = 128 with two stages).
 bool isSupportedBlockN(int64_t blockN);
+/// What the default tile sizes depend on besides the schedule: the head
+/// dims, the mask, and the key-sequence length the kernel is tuned for.
+/// Every kernel serves every length; `seqLen` only picks the tiles that
+/// measured fastest around it (0 = unknown: tiles good at every length).
+struct TileProblem {
+  int64_t headDim = 0, headDimV = 0;
+  bool causal = false, windowed = false;
+  int64_t seqLen = 0;
+  int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
+  bool masked() const { return causal || windowed; }
+};
 /// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
-/// still fit in shared memory, and 80 measured faster than 64); 176 for
-/// persistent kernels without a mask or tensor-core row sums at 64 < D ≤
-/// 128; else 128.
-int64_t defaultBlockN(int64_t headDim, int64_t headDimV, bool masked,
+/// still fit in shared memory, and 80 measured faster than 64); at 64 < D ≤
+/// 128 with persistent CTAs and vector row sums, without a mask 176 (128
+/// when tuned for Skv < 4096, where two Q buffers then fit), with the causal
+/// mask 160 when tuned for Skv ≥ 4096; else 128.
+int64_t defaultBlockN(const TileProblem &problem,
                       const KernelSchedule &schedule);
 /// Query rows per CTA: 64, 128 or 192 (one, two or three consumer
 /// warpgroups; 192 only at D = 64, where 160 registers per thread hold S, P
 /// and O).
 bool isSupportedBlockM(int64_t blockM);
-/// block-m = 0's choice: 192 at D, Dv ≤ 64 without a mask or ping-pong
-/// (FlashAttention-3's D = 64 tile), else 128.
-int64_t defaultBlockM(int64_t headDim, int64_t headDimV, bool masked,
+/// block-m = 0's choice: 192 at D, Dv ≤ 64 without ping-pong or a window,
+/// without a mask or, causal, when tuned for Skv ≥ 8192 (FlashAttention-3's
+/// D = 64 tile); else 128.
+int64_t defaultBlockM(const TileProblem &problem,
                       const KernelSchedule &schedule);
+/// The Skv a kernel for `op` is tuned for: `option` (the passes' `seq-len`)
+/// when positive, else the op's static key length, else 0 (unknown).
+int64_t getTunedSeqLen(AttentionOp op, int64_t option);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);
 /// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head

@@ -53,19 +53,23 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
            "Query rows per CTA: 64, 128 or 192 (one to three consumer "
-           "warpgroups); 0 picks by head dim, mask and schedule "
-           "(defaultBlockM: 192 at D = 64 without a mask or ping-pong, "
-           "else 128)">,
+           "warpgroups); 0 picks by head dim, mask, schedule and seq-len "
+           "(defaultBlockM: 192 at D = 64 without ping-pong, without a mask "
+           "or causal at seq-len >= 8192; else 128)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim "
-           "and schedule (defaultBlockN: 80 above D = 128, 176 for persistent "
-           "unmasked D = 128, else 128)">,
+           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
+           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128; at "
+           "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
+           "< 4096), 160 causal at seq-len >= 4096; else 128)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
     Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
            "Q buffers in shared memory: 1, or 2 for persistent kernels (the "
            "next tile's Q loads while this tile runs); 0 = 2 where they fit "
            "beside the K/V ring, else 1">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
+           "Key-sequence length to tune the default tiles for (every kernel "
+           "serves every length); 0 = the op's static key length, if any">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
            "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
     Option<"overlap", "overlap", "bool", /*default=*/"true",
@@ -152,7 +156,10 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Target kernel's keys per block, 0 = by head dim (shared-memory fit)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
-           "Target kernel's K/V ring depth (shared-memory fit)">
+           "Target kernel's K/V ring depth (shared-memory fit)">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
+           "Key-sequence length the target kernel's tiles are tuned for, 0 = "
+           "the op's static key length (shared-memory fit)">
   ];
 }
 
@@ -198,7 +205,10 @@ def FatPipeline : Pass<"fat-pipeline"> {
            "Persistent CTAs looping over the tiles: auto, on or off">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
            "Target kernel's query rows per CTA, 0 = by head dim and mask "
-           "(ping-pong needs two consumer warpgroups: 128)">
+           "(ping-pong needs two consumer warpgroups: 128)">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
+           "Key-sequence length the target kernel's tiles are tuned for, 0 = "
+           "the op's static key length (its block-m decides ping-pong)">
   ];
 }
 
