@@ -90,10 +90,19 @@ VARIANTS = {
     "optn128q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128, "q_buffers": 2},
 }
 
+# Widths and depths around the D = 128 defaults (run 29).
+VARIANTS.update({
+    "optn144": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 144},
+    "optn192": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 192},
+    "optn176": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 176},
+    "opts3": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128, "stages": 3},
+})
+
 #: Variants built for some head dims only (the others' kernels would not
 #: fit, or answer another question).
 VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,),
-                     "optn128q2": (128,)}
+                     "optn128q2": (128,), "optn144": (128,), "optn192": (128,),
+                     "optn176": (128,), "opts3": (128,)}
 
 
 def variant_applies(label, d):
@@ -194,6 +203,18 @@ def q_buffer_configs():
             for label in VARIANT_HEAD_DIMS if variant_applies(label, c.head_dim)]
 
 
+def width_depth_configs():
+    """Key-block widths 144…192 and a third K/V stage with ping-pong and
+    persistent CTAs at D = 128, and tensor-core row sums with and without
+    ping-pong at D = 64 (bf16), for ``python -m fa_t.aot`` into a folder of
+    their own."""
+    labels = ("optn144", "optn192", "optn176", "opts3")
+    return ([(c, dict(VARIANTS[label])) for c in grid_point_configs()
+             if c.dtype == "bf16" and c.head_dim == 128 for label in labels]
+            + [(c, dict(VARIANTS[label])) for c in grid_point_configs()
+               if c.dtype == "bf16" and c.head_dim == 64 for label in ("ort", "oprt")])
+
+
 def find_base(kernel_dirs, config, seq_len):
     """The cost model's kernel of ``config`` for ``seq_len`` keys in the
     first of ``kernel_dirs`` holding one: the default of another compiler
@@ -235,15 +256,17 @@ def find_variant(kernel_dirs, config, label):
                     and got.get("persistent", False) == (want["persistent"] == "on")
                     and ("block_n" not in want
                          or m.tuning.get("block_n") == want["block_n"])
-                    and m.tuning.get("block_m", 128) == want.get("block_m", 128)
+                    and ("block_m" not in want
+                         or m.tuning.get("block_m") == want["block_m"])
                     and ("q_buffers" not in want
                          or m.tuning.get("q_buffers", 1) == want["q_buffers"])
                     and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
-        widths = sorted({m.tuning.get("block_n") for m in found})
-        if len(widths) > 1:
-            raise LookupError(f"variant {label!r} of {config} is ambiguous in {kernel_dir}: "
-                              f"block_n {widths}; keep width ablations in their own folder")
+        for key in ("block_n", "block_m"):
+            sizes = sorted({m.tuning.get(key) for m in found})
+            if len(sizes) > 1:
+                raise LookupError(f"variant {label!r} of {config} is ambiguous in {kernel_dir}: "
+                                  f"{key} {sizes}; keep tile-size ablations in their own folder")
         if found:
             return found[0]
     raise LookupError(f"no variant {label!r} of {config} in {kernel_dirs}")

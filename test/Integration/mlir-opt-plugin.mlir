@@ -28,7 +28,7 @@
 // TILE-NOT:     fat.attention
 
 // The whole fat-to-ptx pipeline: a gpu.binary whose object is the PTX.
-// PTX: gpu.binary @[[NAME:fat_attention_fwd_f16_d64_h4_2_bhsd_causal_m128n128s2q2_opt132]]
+// PTX: gpu.binary @[[NAME:fat_attention_fwd_f16_d64_h4_2_bhsd_causal_m128n128s2q2_oprt132]]
 // PTX-SAME: .target sm_90a
 // PTX-SAME: .entry [[NAME]](
 // PTX-SAME: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16

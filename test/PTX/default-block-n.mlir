@@ -28,7 +28,7 @@
 
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
-// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
 
 // S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_opt132.ptx
@@ -45,7 +45,7 @@
 // no ping-pong. The manifest records the length.
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132.ptx
-// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opt132.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx

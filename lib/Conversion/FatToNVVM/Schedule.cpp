@@ -113,8 +113,18 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // (|ΔLSE| up to ~2^-9 on short rows instead of f32 level), so kernels
   // that output the LSE — for merges and backward passes — keep the vector
   // sum.
+  // Under a causal mask with ping-pong (the pipeline's own choice, which
+  // this pass predicts with the same cost model: D = 64 below 8k keys) the
+  // row sums pay again: +7% / +3% / +2% at S = 512 / 1k / 2k, equal at 4k
+  // (perf log run 30) — the turns hide the ones columns' extra MMA work
+  // behind the other warpgroup's softmax, and the diagonal block's
+  // masking no longer sits on the critical path. Windows keep the vector
+  // sum (not measured).
+  bool causalWithTurns =
+      shape->causal && !shape->windowed &&
+      choosePipeline(op, target.blockM, target.seqLen).pingpong;
   choice.rowsumMma = shape->headDim <= 64 && shape->headDimV <= 64 &&
-                     !shape->masked && !op.getLse() &&
+                     (!shape->masked || causalWithTurns) && !op.getLse() &&
                      onesChunksFit(*shape, target,
                                    getTunedSeqLen(op, target.seqLen));
   // The lazy rescale stays off: its branch merges two definitions of the

@@ -62,15 +62,17 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 
 // -----
 
-// A mask keeps the vector row sums; the causal mask gets persistent CTAs
-// too (pairs of query blocks as work units), and ping-pong with them.
+// The causal mask gets persistent CTAs too (pairs of query blocks as work
+// units), ping-pong with them, and with the turns the tensor-core row sums
+// (fat-tensorize predicts fat-pipeline's choice; windows keep the vector
+// sums).
 // CHECK-LABEL: func.func @d64_causal
 // With one consumer warpgroup (block-m = 64) there is no one to take turns
 // with: no automatic ping-pong.
 // M64-LABEL:   func.func @d64_causal
 // M64:           persistent = true, pingpong = false
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_opt132 {
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
 // launch has min(P·8·B, 132) CTAs), carrying the ring position and the tile
@@ -81,8 +83,10 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // i mod 2 — full barrier 0 or 2 + 4·stages = 10, empty barrier 9 or 11 —
 // and the producer waits on the empty one with the parity of the buffer's
 // use count ⌊i/2⌋ flipped before loading Q into buffer (i mod 2)·16 KB;
-// the K/V ring slot is (ring + j − kvLo) mod 2.
-// PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_ot132(
+// the K/V ring slot is (ring + j − kvLo) mod 2. (fat-tensorize chose the
+// tensor-core row sums, predicting the automatic ping-pong that this
+// fat-pipeline run then forces off: _ort132.)
+// PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_ort132(
 // PERSIST-SAME:   %[[SEQQ:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: i32)
 // PERSIST:        %[[SQ:[0-9]+]] = arith.addi %[[SEQQ]], %c127_i32
 // PERSIST:        %[[NM:[0-9]+]] = arith.divui %[[SQ]], %c128_i32
@@ -133,7 +137,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // With ping-pong the consumers play one game over all tiles: consumer 1
 // opens it before the tile loop, every turn (the drain's too) hands over,
 // and consumer 0 takes the last hand-over after the loop.
-// PERSIST-PP:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_opt132(
+// PERSIST-PP:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132(
 // PERSIST-PP:        setmaxregister  increase 240
 // PERSIST-PP:        %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1_i32 : i32
 // PERSIST-PP:        %[[SECOND:[0-9]+]] = arith.cmpi eq, %[[C]], %c1_i32

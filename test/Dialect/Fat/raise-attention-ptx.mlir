@@ -18,7 +18,9 @@
 // PTX:       .entry fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_
 // PTX-DAG:   cp.async.bulk.tensor.4d
 // PTX-DAG:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
-// PTX-DAG:   wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// P·V is N = 72: the causal D = 64 kernel (ping-pong, 256 keys) sums the
+// rows on the tensor cores.
+// PTX-DAG:   wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16
 
 // The host side calls the kernel through fat.attention; no linalg is left.
 // IR-NOT:    linalg.

@@ -126,9 +126,11 @@ def FatTensorize : Pass<"fat-tensorize"> {
       both pipes then work while the tensor cores run.
 
     `auto` applies the cost model — per head dim and mask, from the measured
-    ablation in docs/perf-log.md (runs 6 and 10): row sums on the tensor
-    cores where the P·V is narrow and every block is full (D, Dv ≤ 128, no
-    mask);
+    ablation in docs/perf-log.md (runs 6, 10 and 30): row sums on the
+    tensor cores where the P·V is narrow (D, Dv ≤ 64), no LSE is written, and
+    either every block is full (no mask) or the causal kernel takes
+    ping-pong turns (predicted with fat-pipeline's own cost model, so
+    forcing `pingpong=off` there alone keeps these row sums);
     the eager rescale everywhere (the lazy one's branch makes ptxas serialize
     the overlapped wgmmas); all exponentials on MUFU (exp2_poly = 0: the FMA
     pipe is the busier one in this kernel, run 14). Forcing a choice is for
