@@ -152,67 +152,58 @@ def variant_configs():
             for label, t in VARIANTS.items() if variant_applies(label, c.head_dim)]
 
 
-def exp2_poly_configs():
-    """The exp2-poly ablation's kernels (D = 64 and 128, bf16), for ``python -m fa_t.aot``."""
-    labels = ("o", "or", "oe12", "oe25", "oe50", "ore25")
+def ablation_configs(labels, head_dims=HEAD_DIMS):
+    """``(config, variant options)`` for each bf16 grid config with a head
+    dim in ``head_dims`` and each of ``labels`` that applies to it
+    (variant_applies): the input of ``python -m fa_t.aot`` for one ablation,
+    built into a folder of its own."""
     return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-            if c.dtype == "bf16" and c.head_dim in (64, 128) for label in labels]
+            if c.dtype == "bf16" and c.head_dim in head_dims
+            for label in labels if variant_applies(label, c.head_dim)]
+
+
+def exp2_poly_configs():
+    """The exp2-poly ablation (D = 64 and 128)."""
+    return ablation_configs(("o", "or", "oe12", "oe25", "oe50", "ore25"), (64, 128))
 
 
 def block_n_configs():
-    """The key-block-width ablation (bf16): 64 against the default 80 at
-    D = 256, 160…192 against 128 at D = 64 and 128, for ``python -m fa_t.aot``
-    into a folder of its own (the same schedules at their default width are
-    in ``persistent_configs``)."""
-    labels = ("on64", "on160", "on176", "on192", "orn176", "orn192", "otn176", "otn192",
-              "ortn192")
-    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
+    """The key-block-width ablation: 64 against the default 80 at D = 256,
+    160…192 against 128 at D = 64 and 128 (the same schedules at their
+    default width are in ``persistent_configs``)."""
+    return ablation_configs(("on64", "on160", "on176", "on192", "orn176", "orn192", "otn176",
+                             "otn192", "ortn192"))
 
 
 def persistent_configs():
-    """The persistent-CTA ablation's kernels (bf16, every D), for ``python -m fa_t.aot``."""
-    labels = ("o", "ot", "or", "ort")
-    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
+    """The persistent-CTA ablation (every D)."""
+    return ablation_configs(("o", "ot", "or", "ort"))
 
 
 def schedule_configs():
-    """Ping-pong and three-stage rings with persistent CTAs (bf16), for
-    ``python -m fa_t.aot`` into a folder of their own."""
-    labels = ("opt", "oprt", "ots3", "orts3")
-    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-            if c.dtype == "bf16" for label in labels if variant_applies(label, c.head_dim)]
+    """Ping-pong and three-stage rings with persistent CTAs."""
+    return ablation_configs(("opt", "oprt", "ots3", "orts3"))
 
 
 def block_m_configs():
     """Three consumer warpgroups (192 query rows) against the default two at
-    D = 64, and the exp2 polynomial with persistent CTAs (bf16), for
-    ``python -m fa_t.aot`` into a folder of their own."""
-    labels = ("otm192", "ortm192", "orte12", "opte12")
-    return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-            if c.dtype == "bf16" and c.head_dim == 64 for label in labels]
+    D = 64, and the exp2 polynomial with persistent CTAs."""
+    return ablation_configs(("otm192", "ortm192", "orte12", "opte12"), (64,))
 
 
 def q_buffer_configs():
     """One Q buffer against two (persistent CTAs; the default where they fit)
     at D = 64 and 128, and the narrower key blocks that make room for two at
-    D = 128 without a mask (bf16), for ``python -m fa_t.aot`` into a folder
-    of their own."""
-    return [(c, dict(VARIANTS[label])) for c in grid_point_configs() if c.dtype == "bf16"
-            for label in VARIANT_HEAD_DIMS if variant_applies(label, c.head_dim)]
+    D = 128 without a mask."""
+    return ablation_configs(("ortm192q1", "optq1", "optn160q2", "optn128q2"))
 
 
 def width_depth_configs():
     """Key-block widths 144…192 and a third K/V stage with ping-pong and
     persistent CTAs at D = 128, and tensor-core row sums with and without
-    ping-pong at D = 64 (bf16), for ``python -m fa_t.aot`` into a folder of
-    their own."""
-    labels = ("optn144", "optn192", "optn176", "opts3")
-    return ([(c, dict(VARIANTS[label])) for c in grid_point_configs()
-             if c.dtype == "bf16" and c.head_dim == 128 for label in labels]
-            + [(c, dict(VARIANTS[label])) for c in grid_point_configs()
-               if c.dtype == "bf16" and c.head_dim == 64 for label in ("ort", "oprt")])
+    ping-pong at D = 64."""
+    return (ablation_configs(("optn144", "optn192", "optn176", "opts3"), (128,))
+            + ablation_configs(("ort", "oprt"), (64,)))
 
 
 def find_base(kernel_dirs, config, seq_len):
