@@ -106,9 +106,11 @@ def report(csv_path, points):
 
         def get(key):
             return next((v for n, v in m.items() if n.startswith(key)), math.nan)
+        # "selected" (the warp issued) and "not_selected" (it could have,
+        # another did) are not stalls.
         stalls = sorted(((v, n.split("stalled_")[1].split("_per_issue")[0])
                          for n, v in m.items() if "issue_stalled" in n
-                         and "not_issued" not in n), reverse=True)[:5]
+                         and "selected" not in n), reverse=True)[:5]
         print(f"{label:24s} {get('gpu__time_duration') / 1e3:8.1f} "
               f"{get('sm__pipe_tensor_op_hmma_type'):8.1f} "
               f"{get('sm__issue_active'):7.1f} "
