@@ -1,4 +1,4 @@
-"""bench/profile.py's summary of an Nsight Compute CSV (no GPU, no ncu):
+"""bench/ncu_profile.py's summary of an Nsight Compute CSV (no GPU, no ncu):
 kernels are grouped into points by launch order — a fat_* kernel starts
 the next point, whatever follows is the peer's — and each line carries
 that kernel's time, tensor-pipe activity and top stall reasons."""
@@ -10,7 +10,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
 def load_profile():
-    spec = importlib.util.spec_from_file_location("profile_bench", ROOT / "bench" / "profile.py")
+    spec = importlib.util.spec_from_file_location("ncu_profile", ROOT / "bench" / "ncu_profile.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

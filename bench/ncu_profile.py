@@ -7,12 +7,12 @@ time. This script launches each implementation of each point once inside
 ``cudaProfilerStart/Stop`` (after warm-up outside it), so that
 
   ncu --clock-control none --profile-from-start off --csv \\
-      --metrics <list below> python3 bench/profile.py --kernels .kernels-bench
+      --metrics <list below> python3 bench/ncu_profile.py --kernels .kernels-bench
 
 profiles exactly one fa-t kernel and one cuDNN kernel per point, on the same
 random inputs; ``--report CSV`` then turns ncu's CSV into one table (tensor
 pipe active %, MUFU (xu) and FMA pipe activity, the top stall reasons per
-issued instruction). ``bench/profile.sh`` runs both steps on the GPU
+issued instruction). ``bench/ncu_profile.sh`` runs both steps on the GPU
 machine. Points are ``D:causal:S`` (bf16, the standard grid's B and H).
 """
 import argparse
@@ -22,13 +22,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "python"))
-sys.path.insert(0, str(ROOT / "bench"))
 
 DEFAULT_POINTS = ("64:0:1024", "64:0:4096", "64:0:16384", "128:0:512", "128:0:1024", "128:0:4096",
                   "128:1:1024", "256:0:1024", "256:0:8192")
 
-#: What ncu collects (bench/profile.sh passes these). Tensor-pipe activity
+#: What ncu collects (bench/ncu_profile.sh passes these). Tensor-pipe activity
 #: for wgmma, the MUFU (xu) and FMA pipes, issue activity, and every stall
 #: reason as warps stalled per issued instruction.
 METRICS = (
@@ -50,6 +48,9 @@ def parse_point(text):
 
 
 def run(points, kernel_dir):
+    # Only when profiling: the fa_t package and bench.py beside this file.
+    sys.path.insert(0, str(ROOT / "python"))
+    sys.path.insert(0, str(ROOT / "bench"))
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
     from fa_t import api, checks

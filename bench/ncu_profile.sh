@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# bench/profile.py under Nsight Compute on the GPU machine: one fa-t and one
+# bench/ncu_profile.py under Nsight Compute on the GPU machine: one fa-t and one
 # cuDNN kernel per point, their tensor-pipe activity and stall reasons.
-#   bash bench/profile.sh OUTDIR [--points D:causal:S,...] [--kernels DIR]
+#   bash bench/ncu_profile.sh OUTDIR [--points D:causal:S,...] [--kernels DIR]
 # Needs build/lib/libfat_runtime.so and the kernel folder (default
 # .kernels-bench) beside the tree, as test/GPU/device-run.sh does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-out=${1:?usage: profile.sh OUTDIR [profile.py options]}
+out=${1:?usage: ncu_profile.sh OUTDIR [ncu_profile.py options]}
 shift
 mkdir -p "$out"
 cd "$root"
@@ -16,9 +16,9 @@ ncu --query-metrics --chip gh100 2>/dev/null \
   | grep -E -i "gmma|pipe_xu|pipe_fma|issue_stalled" > "$out/ncu-metrics.txt" || true
 # A metric this ncu does not know fails the run: fall back to sections.
 ncu --clock-control none --profile-from-start off --csv \
-  --metrics "$(python3 bench/profile.py --metrics)" \
-  python3 bench/profile.py "$@" > "$out/ncu.csv" ||
+  --metrics "$(python3 bench/ncu_profile.py --metrics)" \
+  python3 bench/ncu_profile.py "$@" > "$out/ncu.csv" ||
   ncu --clock-control none --profile-from-start off --csv --section SpeedOfLight \
     --section ComputeWorkloadAnalysis --section WarpStateStats \
-    python3 bench/profile.py "$@" > "$out/ncu.csv"
-python3 bench/profile.py --report "$out/ncu.csv" "$@" | tee "$out/profile.txt"
+    python3 bench/ncu_profile.py "$@" > "$out/ncu.csv"
+python3 bench/ncu_profile.py --report "$out/ncu.csv" "$@" | tee "$out/profile.txt"
