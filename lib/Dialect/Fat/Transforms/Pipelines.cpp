@@ -40,6 +40,9 @@ void buildFatToCPUPipeline(OpPassManager &pm, const FatToCPUOptions &opts) {
   fat::FatTileOptions tile;
   tile.blockM = opts.blockM;
   tile.blockN = opts.blockN;
+  // The pipeline bufferizes the whole module: refuse the reshapes that
+  // MLIR 22 verifies but cannot bufferize first (fat-check-reshapes).
+  pm.addPass(fat::createFatCheckReshapes());
   pm.addPass(fat::createFatTile(tile));
   pm.addPass(fat::createFatDecompose());
   (void)appendPipeline(
@@ -63,6 +66,7 @@ void mlir::fat::registerFatPipelines() {
   PassPipelineRegistration<FatToCPUOptions>(
       "fat-to-cpu",
       "Lower fat.attention to LLVM for the host CPU (the reference path): "
-      "fat-tile, fat-decompose, one-shot-bufferize, loops, LLVM",
+      "fat-check-reshapes, fat-tile, fat-decompose, one-shot-bufferize, "
+      "loops, LLVM",
       buildFatToCPUPipeline);
 }

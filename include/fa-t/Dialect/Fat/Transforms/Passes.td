@@ -47,6 +47,28 @@ def FatTile : Pass<"fat-tile"> {
   ];
 }
 
+def FatCheckReshapes : Pass<"fat-check-reshapes"> {
+  let summary = "Refuse tensor.expand_shape ops whose output_shape contradicts their type";
+  let description = [{
+    MLIR 22's `tensor.expand_shape` verifier accepts a static `output_shape`
+    that disagrees with the result type, e.g.
+
+    ```
+    %e = tensor.expand_shape %x [[0], [1, 2]] output_shape [3, 8, 1]
+        : tensor<2x8xf32> into tensor<2x8x1xf32>
+    ```
+
+    and `one-shot-bufferize` then builds a `memref.expand_shape` that does
+    not verify (found by fa-t-fuzz-mlir). This check runs first in
+    `--fat-to-cpu`, which bufferizes the whole module: such an op gets an
+    error naming the dimension, `output_shape[i] = 3` against the result's
+    2, instead of a failure inside bufferization. Dynamic entries (either
+    side) are left to the op's run-time shape.
+
+    Example: `fa-t-opt --fat-check-reshapes in.mlir`
+  }];
+}
+
 def FatDecompose : Pass<"fat-decompose"> {
   let summary = "Lower the tile-level fat ops to linalg/arith/math";
   let description = [{
