@@ -206,12 +206,11 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // Three consumer warpgroups leave 160 registers per consumer thread
   // (setmaxnreg: 128·24 + 384·160 ≤ 65536): S (N/2), O (Dv/2) and the
   // packed P (N/4) fit only at D = 64 (FlashAttention-3's D64 tile).
-  if (blockM == 192 &&
-      std::max(config.headDim, config.headDimV) > 64)
+  if (blockM == 192 && problem.maxHeadDim() > 64)
     return op.emitOpError("block-m = 192 needs D, Dv <= 64: three consumer "
                           "warpgroups have 160 registers per thread, too few "
                           "for S, P and O at D = ")
-           << std::max(config.headDim, config.headDimV);
+           << problem.maxHeadDim();
   int64_t blockN = options.blockN;
   if (blockN == 0)
     blockN = defaultBlockN(problem, options.schedule);
@@ -267,9 +266,9 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   config.ptxVersion = options.ptxVersion;
   config.numSMs = options.numSMs;
 
+  config.qBuffers = options.qBuffers ? options.qBuffers : 1;
   // The wide default (176 keys) is a preference, not a requirement: with
   // more stages it may not fit where 128 keys do.
-  config.qBuffers = options.qBuffers ? options.qBuffers : 1;
   if (options.blockN == 0 && config.blockN > 128 &&
       config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     config.blockN = 128;

@@ -31,22 +31,12 @@ namespace fat {
 using namespace mlir;
 using namespace mlir::fat;
 
-/// Head dims and mask of `op` as the cost model sees them. The model is
-/// keyed on what the kernel is compiled for; sequence lengths are run-time.
-/// None for head dims the kernel does not serve (convert-fat-to-nvvm says
-/// so; the model has nothing to choose).
-struct OpShape {
-  int64_t headDim, headDimV;
-  bool masked;   ///< causal or windowed
-  bool windowed; ///< a left or right window bound
-  bool causal;
-  /// The tile defaults' view of the op, tuned for `seqLen` keys.
-  TileProblem tiles(int64_t seqLen) const {
-    return TileProblem{headDim, headDimV, causal, windowed, seqLen};
-  }
-};
-
-static std::optional<OpShape> getOpShape(AttentionOp op) {
+/// Head dims, mask and tuned key length of `op` as the cost model sees
+/// them (`seqLenOption`: the passes' seq-len, see getTunedSeqLen). None for
+/// head dims the kernel does not serve (convert-fat-to-nvvm says so; the
+/// model has nothing to choose).
+static std::optional<TileProblem> getTileProblem(AttentionOp op,
+                                                 int64_t seqLenOption) {
   auto q = cast<ShapedType>(op.getQuery().getType());
   auto v = cast<ShapedType>(op.getValue().getType());
   unsigned feat = op.getPhysicalDim(AttentionOp::kFeatureDim);
@@ -54,23 +44,22 @@ static std::optional<OpShape> getOpShape(AttentionOp op) {
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
-  return OpShape{d, dv, op.getCausal() || windowed, windowed, op.getCausal()};
+  return TileProblem{d, dv, op.getCausal(), windowed,
+                     getTunedSeqLen(op, seqLenOption)};
 }
 
 /// Whether the kernel still fits in shared memory with the ones chunks.
-static bool onesChunksFit(const OpShape &shape, const HopperKernelOptions &t,
-                          int64_t seqLen) {
+static bool onesChunksFit(const TileProblem &problem,
+                          const HopperKernelOptions &t) {
   AttentionKernelConfig cfg;
-  cfg.headDim = shape.headDim;
-  cfg.headDimV = shape.headDimV;
+  cfg.headDim = problem.headDim;
+  cfg.headDimV = problem.headDimV;
   cfg.schedule.rowsumMma = true;
-  cfg.blockM =
-      t.blockM ? t.blockM : defaultBlockM(shape.tiles(seqLen), cfg.schedule);
+  cfg.blockM = t.blockM ? t.blockM : defaultBlockM(problem, cfg.schedule);
   if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
     return false;
   cfg.stages = t.stages;
-  cfg.blockN =
-      t.blockN ? t.blockN : defaultBlockN(shape.tiles(seqLen), cfg.schedule);
+  cfg.blockN = t.blockN ? t.blockN : defaultBlockN(problem, cfg.schedule);
   return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
 }
 
@@ -96,7 +85,7 @@ TensorizationChoice
 mlir::fat::chooseTensorization(AttentionOp op,
                                const HopperKernelOptions &target) {
   TensorizationChoice choice;
-  std::optional<OpShape> shape = getOpShape(op);
+  std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
   if (!shape)
     return choice;
   // Row sums on the tensor cores pay where every block is full and the P·V
@@ -123,10 +112,9 @@ mlir::fat::chooseTensorization(AttentionOp op,
   bool causalWithTurns =
       shape->causal && !shape->windowed &&
       choosePipeline(op, target.blockM, target.seqLen).pingpong;
-  choice.rowsumMma = shape->headDim <= 64 && shape->headDimV <= 64 &&
-                     (!shape->masked || causalWithTurns) && !op.getLse() &&
-                     onesChunksFit(*shape, target,
-                                   getTunedSeqLen(op, target.seqLen));
+  choice.rowsumMma = shape->maxHeadDim() <= 64 &&
+                     (!shape->masked() || causalWithTurns) && !op.getLse() &&
+                     onesChunksFit(*shape, target);
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
   // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
@@ -143,7 +131,7 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
                                          int64_t seqLen) {
   PipelineChoice choice;
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
-  std::optional<OpShape> shape = getOpShape(op);
+  std::optional<TileProblem> shape = getTileProblem(op, seqLen);
   // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
   // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
   // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
@@ -163,12 +151,11 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
   // Turns need two consumer warpgroups (block-m = 128): where the automatic
   // block-m takes three (defaultBlockM: D = 64 without a mask, or causal
   // and tuned for long sequences) there is no ping-pong.
-  int64_t d = shape ? std::max(shape->headDim, shape->headDimV) : 0;
+  int64_t d = shape ? shape->maxHeadDim() : 0;
   if (blockM == 0 && shape)
-    blockM = defaultBlockM(shape->tiles(getTunedSeqLen(op, seqLen)),
-                           KernelSchedule());
+    blockM = defaultBlockM(*shape, KernelSchedule());
   choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
-                    (shape->masked || d > 64);
+                    (shape->masked() || d > 64);
   return choice;
 }
 
