@@ -52,7 +52,7 @@ def grid(dtype="bf16"):
 #: three consumer warpgroups, D = 64 only). The unlabelled "fa-t" column is the default (auto) schedule
 #: that fat-tensorize and fat-pipeline choose.
 _BASE = {"overlap": "on", "pingpong": "off", "rowsum": "vector", "rescale": "always",
-         "exp2-poly": "0", "persistent": "off"}
+         "exp2-poly": "0", "persistent": "off", "tile-overlap": "off"}
 VARIANTS = {
     "n": {**_BASE, "overlap": "off"},
     "o": dict(_BASE),
@@ -90,6 +90,18 @@ VARIANTS = {
     "optn128q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128, "q_buffers": 2},
 }
 
+# Tile overlap on the persistent schedules (runs 34-35): the D = 64
+# default (192 rows, tensor-core row sums), ping-pong at D <= 128, and the
+# plain persistent schedule.
+VARIANTS.update({
+    "ortm192c": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192,
+                 "tile-overlap": "on"},
+    "optc": {**_BASE, "pingpong": "on", "persistent": "on", "tile-overlap": "on"},
+    "otc": {**_BASE, "persistent": "on", "tile-overlap": "on"},
+    "optn128c": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128,
+                 "q_buffers": 2, "tile-overlap": "on"},
+})
+
 # Widths and depths around the D = 128 defaults (run 29).
 VARIANTS.update({
     "optn144": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 144},
@@ -102,7 +114,11 @@ VARIANTS.update({
 #: fit, or answer another question).
 VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,),
                      "optn128q2": (128,), "optn144": (128,), "optn192": (128,),
-                     "optn176": (128,), "opts3": (128,)}
+                     "optn176": (128,), "opts3": (128,),
+                     # Tile overlap needs two Q buffers: at D = 128 only
+                     # with 128-key blocks (no block_n: D = 128's default
+                     # is 176 keys from 4k, one buffer), never at D = 256.
+                     "optc": (64,), "otc": (64,), "optn128c": (128,)}
 
 
 def variant_applies(label, d):
@@ -160,6 +176,17 @@ def ablation_configs(labels, head_dims=HEAD_DIMS):
     return [(c, dict(VARIANTS[label])) for c in grid_point_configs()
             if c.dtype == "bf16" and c.head_dim in head_dims
             for label in labels if variant_applies(label, c.head_dim)]
+
+
+def tile_overlap_configs():
+    """The tile-overlap ablation: each schedule with and without it where
+    it applies (two Q buffers) — D = 64's 192-row default and ping-pong,
+    D = 128's ping-pong with 128-key blocks. Time D = 64 and D = 128 in two
+    bench runs (``--only 64 --variants ortm192,ortm192c,opt,optc`` and
+    ``--only 128 --variants optn128q2,optn128c``): ``opt`` exists here
+    only at D = 64."""
+    return (ablation_configs(["ortm192", "ortm192c", "opt", "optc"], (64,))
+            + ablation_configs(["optn128q2", "optn128c"], (128,)))
 
 
 def exp2_poly_configs():
@@ -245,6 +272,7 @@ def find_variant(kernel_dirs, config, label):
                     and got.get("rescale") == want["rescale"]
                     and got.get("exp2_poly", 0.0) == float(want["exp2-poly"])
                     and got.get("persistent", False) == (want["persistent"] == "on")
+                    and got.get("tile_overlap", False) == (want["tile-overlap"] == "on")
                     and ("block_n" not in want
                          or m.tuning.get("block_n") == want["block_n"])
                     and ("block_m" not in want

@@ -7,7 +7,8 @@ the K and V rings' full/empty) and, with ping-pong, named barriers 1 and 2.
 A protocol bug is a hang or a silent race on the GPU, so this test runs the
 same sequence of barrier operations as the builder emits — per tile, per KV
 block, for each schedule (plain, overlapped, ping-pong, persistent with
-several tiles per CTA, empty KV ranges, 1 to 3 stages) — under many random
+several tiles per CTA, empty KV ranges, 1 to 3 stages, tile overlap: a
+tile's last P·V issued with the next tile's first S) — under many random
 interleavings, with TMA completions arriving at random later times, and
 checks that
 
@@ -89,9 +90,11 @@ class Kernel:
     action. Ping-pong takes exactly two consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
-                 game_per_tile=None, consumers=2, q_buffers=1):
+                 game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False):
         assert consumers == 2 or not pingpong
         assert q_buffers == 1 or persistent
+        assert not tile_overlap or (persistent and overlap and not game_per_tile)
+        self.tile_overlap = tile_overlap
         self.tiles, self.stages = tiles, stages
         self.overlap, self.pingpong, self.persistent = overlap, pingpong, persistent
         # The kernel plays one ping-pong game per CTA when persistent, one
@@ -194,6 +197,9 @@ class Kernel:
             yield from self.turn_begin(0)
 
     def consumer(self, c):
+        if self.tile_overlap:
+            yield from self.chained(c)
+            return
         base = 0
         if not self.game_per_tile:
             self.open_game(c)
@@ -242,6 +248,17 @@ class Kernel:
         self.turn_end(c, last=False)
         yield ("step",)  # wait S_0
         self.release(c, ("K", s0), self.empty[(0, s0)])
+        yield from self.steady(c, t, lo, hi, base)
+        self.release_q(c)
+        sl, pl = self.ring(base, hi - 1, lo)
+        yield self.wait(self.full[(1, sl)], pl)
+        yield from self.turn_begin(c)
+        self.acquire(c, ("V", sl), ("V", t, hi - 1))
+        self.turn_end(c, last=self.game_per_tile)
+        yield ("step",)
+        self.release(c, ("V", sl), self.empty[(1, sl)])
+
+    def steady(self, c, t, lo, hi, base):
         for j in range(lo + 1, hi):
             s, parity = self.ring(base, j, lo)
             sp, pp = self.ring(base, j - 1, lo)
@@ -255,14 +272,53 @@ class Kernel:
             self.release(c, ("K", s), self.empty[(0, s)])
             yield ("step",)  # softmax, then wait P·V
             self.release(c, ("V", sp), self.empty[(1, sp)])
-        self.release_q(c)
-        sl, pl = self.ring(base, hi - 1, lo)
-        yield self.wait(self.full[(1, sl)], pl)
+
+    def chained(self, c):
+        # buildOverlappedTiles: one game per CTA; a tile's first turn also
+        # issues the pending tile's last P·V (a P = 0 product, reading no
+        # slot it waited for, when nothing is pending), whose O is stored
+        # after that turn's softmax; the last tile's P·V after the loop.
+        base = 0
+        pending = None  # (tile, stage, parity, block) of the P·V to issue
+        self.open_game(c)
+        for i, (t, lo, hi) in enumerate(self.tiles):
+            q, uses = i % self.q_buffers, i // self.q_buffers
+            yield self.wait(self.q_full[q], uses & 1)
+            self.acquire(c, ("Q", q), ("Q", t))
+            self.q_of[c] = q
+            if lo >= hi:
+                self.release_q(c)
+                yield ("step",)  # O = 0 for this tile; the pending one waits
+                continue
+            s0, p0 = self.ring(base, lo, lo)
+            yield self.wait(self.full[(0, s0)], p0)
+            if pending:
+                yield self.wait(self.full[(1, pending[1])], pending[2])
+            yield from self.turn_begin(c)
+            self.acquire(c, ("K", s0), ("K", t, lo))
+            if pending:
+                self.acquire(c, ("V", pending[1]), ("V", pending[0], pending[3]))
+            self.turn_end(c, last=False)
+            yield ("step",)  # wait S_0 (the pending P·V in flight)
+            self.release(c, ("K", s0), self.empty[(0, s0)])
+            yield ("step",)  # softmax_0, wait the P·V
+            if pending:
+                self.release(c, ("V", pending[1]), self.empty[(1, pending[1])])
+                yield ("step",)  # the pending tile's epilogue
+            yield from self.steady(c, t, lo, hi, base)
+            self.release_q(c)
+            pending = (t, *self.ring(base, hi - 1, lo), hi - 1)
+            base += hi - lo
+        if pending:
+            yield self.wait(self.full[(1, pending[1])], pending[2])
         yield from self.turn_begin(c)
-        self.acquire(c, ("V", sl), ("V", t, hi - 1))
-        self.turn_end(c, last=self.game_per_tile)
+        if pending:
+            self.acquire(c, ("V", pending[1]), ("V", pending[0], pending[3]))
+        self.turn_end(c, last=False)
         yield ("step",)
-        self.release(c, ("V", sl), self.empty[(1, sl)])
+        if pending:
+            self.release(c, ("V", pending[1]), self.empty[(1, pending[1])])
+        yield from self.close_game(c)
 
 
 def run(kernel, rng, max_steps=200000):
@@ -294,8 +350,9 @@ def run(kernel, rng, max_steps=200000):
 
 def schedules():
     """(stages, overlap, pingpong, persistent, consumers, q_buffers,
-    game_per_tile); per-tile games only differ from the default with
-    ping-pong, and only persistent CTAs (several tiles) take two Q buffers."""
+    game_per_tile, tile_overlap); per-tile games only differ from the
+    default with ping-pong, only persistent CTAs (several tiles) take two Q
+    buffers, and tile overlap chains the overlapped loops of one game."""
     for stages, overlap, pingpong, persistent, consumers, q_buffers in itertools.product(
             (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3), (1, 2)):
         if pingpong and (not overlap or consumers != 2):
@@ -303,14 +360,18 @@ def schedules():
         if q_buffers == 2 and not persistent:
             continue
         for game_per_tile in ((None, True) if pingpong else (None,)):
-            yield stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile
+            yield stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile, False
+        if persistent and overlap:
+            yield stages, overlap, pingpong, persistent, consumers, q_buffers, None, True
 
 
 @pytest.mark.parametrize(
-    "stages,overlap,pingpong,persistent,consumers,q_buffers,game_per_tile", list(schedules()))
-def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile):
-    rng = random.Random(100000 * q_buffers + 10000 * consumers + 1000 * stages + 100 * overlap + 10 * pingpong
-                        + persistent)
+    "stages,overlap,pingpong,persistent,consumers,q_buffers,game_per_tile,tile_overlap",
+    list(schedules()))
+def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile,
+                  tile_overlap):
+    rng = random.Random(1000000 * tile_overlap + 100000 * q_buffers + 10000 * consumers
+                        + 1000 * stages + 100 * overlap + 10 * pingpong + persistent)
     for trial in range(60):
         # A CTA's tiles: one without persistence, else several, some with an
         # empty KV range (a causal tile above the diagonal, rows past Skv).
@@ -321,7 +382,7 @@ def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, g
             hi = lo + (0 if rng.random() < 0.2 else rng.randint(1, 6))
             tiles.append((t, lo, hi))
         kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile,
-                        consumers, q_buffers)
+                        consumers, q_buffers, tile_overlap)
         run(kernel, rng)
         want = [tag for t, lo, hi in tiles for tag in
                 [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")]]

@@ -1,16 +1,16 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefixes=PTX,LSE64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132.ptx
-// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132.ptx
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefixes=PTX,LSE64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132c.ptx
+// RUN: FileCheck %s --check-prefixes=PTX,AUTO64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132c.ptx
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_ort132c.ptx -o %t/b.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: FileCheck %s --check-prefixes=PTX,CAUSAL64 < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m128n128s2q2_ot132c.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/auto && mkdir -p %t/auto && fa-t-opt %s --fat-to-ptx="output-dir=%t/auto" -o /dev/null
-// RUN: FileCheck %s --check-prefix=M192 < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
-// RUN: FileCheck %s --check-prefix=M192JSON < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.json
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=M192 < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
+// RUN: FileCheck %s --check-prefix=M192JSON < %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/auto/fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx -o %t/e.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/poly && mkdir -p %t/poly && fa-t-opt %s --fat-to-ptx="exp2-poly=0.5 output-dir=%t/poly" -o /dev/null
 // RUN: FileCheck %s --check-prefix=POLY < %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_ope50t132.ptx
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/poly/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_lse_m128n128s2q2_ope50t132.ptx -o %t/d.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}

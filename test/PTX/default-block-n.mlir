@@ -29,7 +29,7 @@
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
-// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 
 // S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_opt132.ptx
 
@@ -46,11 +46,11 @@
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
-// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opt132.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ot132.ptx
-// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132.ptx
+// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONGJSON:  "seq_len": 8192,
 // A static key length tunes like seq-len (the last split: Skv = 16384).
 // STATIC:    fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_m192n128s2q2_ot132.ptx

@@ -58,13 +58,14 @@ def test_default_schedule_grid(tmp_path, causal):
     # The cost model: persistent CTAs, over 6·8·3 = 144 tiles of 192 rows
     # without a mask and over 4·8·3 = 96 pairs of 128-row query blocks with
     # the causal mask (132 SMs); one CTA per tile with a window.
+    # Without a mask (no ping-pong turns) the tiles also overlap: suffix c.
     config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
     m = compile_one(tmp_path, config, jit.default_tuning(config))
-    assert m.entry.endswith("t132")
+    assert m.entry.endswith("t132" if causal else "t132c")
     assert launch_grid(m.grid, SYMBOLS) == ((96 if causal else 132), 1, 1)
     windowed = KernelConfig("bf16", 64, 64, 8, 8, causal=causal, window=(100, 0))
     m = compile_one(tmp_path / "w", windowed, jit.default_tuning(windowed))
-    assert not m.entry.endswith("t132")
+    assert "t132" not in m.entry
 
 
 @pytest.mark.parametrize("causal", [False, True])
@@ -72,7 +73,7 @@ def test_persistent_grid_and_batch_parameter(tmp_path, causal):
     config = KernelConfig("bf16", 64, 64, 8, 8, causal=causal)
     tuning = {**jit.default_tuning(config), "persistent": "on", "num-sms": 132}
     m = compile_one(tmp_path, config, tuning)
-    assert m.entry.endswith("t132")
+    assert m.entry.endswith("t132" if causal else "t132c")
     assert [p.symbol for p in m.params if p.kind == "i32"][-1] == "B"
     # 6 query blocks of 192 rows x 8 heads x 3 batches = 144 tiles on 132
     # SMs; with a causal mask the work units are pairs of 128-row query

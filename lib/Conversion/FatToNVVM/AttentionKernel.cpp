@@ -35,6 +35,10 @@
 //             in turns — bar.sync on their own named barrier before issuing,
 //             bar.arrive on the other's after — so the tensor cores work
 //             for one warpgroup while the other runs its softmax.
+//   tile overlap (persistent, with overlap) the loops of a CTA's tiles are
+//             chained: tile t+1's first turn issues S_0 = QK_0 together
+//             with tile t's last O += P_last·V_last, and tile t's O is
+//             stored after softmax_0 of tile t+1 (buildOverlappedTiles).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,8 +84,9 @@ struct KernelValues {
   Value oPtr, oStrideB, oStrideH, oStrideS;
   Value lsePtr, lseStrideB, lseStrideH;
   Value seqQ, seqKV, diag, scaleLog2e;
-  // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B).
-  Value batchCount;
+  // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B)
+  // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
+  Value batchCount, numM;
   // Thread coordinates.
   Value tid, warpgroup, warp, lane;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
@@ -124,8 +129,10 @@ private:
   Value emptyBarrier(Value stage, bool isV) {
     return ringBarrier(isV ? 3 : 2, stage);
   }
-  /// Ring slot and phase parity of KV block `kvBlock`.
+  /// Ring slot and phase parity of KV block `kvBlock` of the current tile,
+  /// and of the CTA's `iter`-th block.
   std::pair<Value, Value> ringSlot(Value kvBlock);
+  std::pair<Value, Value> ringSlotOfIteration(Value iter);
   /// Byte offset of K (or V) stage `stage` from the shared-memory base.
   Value stageOffset(Value stage, bool isV);
 
@@ -141,8 +148,18 @@ private:
   void buildBlockCoordinates();
   /// Persistent: runs `body` on each of this CTA's tiles (coordinates,
   /// ringBase and tileIndex set in `v`); the next tile's ringBase grows by
-  /// the tile's KV blocks.
-  void buildTileLoop(function_ref<void()> body);
+  /// the tile's KV blocks. The loop also carries `extraInit` from tile to
+  /// tile: `body` receives the values of the previous tile and returns the
+  /// next ones. Returns the final (ring position, tile count, extras...).
+  SmallVector<Value>
+  buildTileLoop(ValueRange extraInit,
+                function_ref<SmallVector<Value>(ValueRange)> body);
+  void buildTileLoop(function_ref<void()> body) {
+    buildTileLoop(ValueRange{}, [&](ValueRange) {
+      body();
+      return SmallVector<Value>{};
+    });
+  }
   /// The Q buffer of the current tile (tile index mod qBuffers) and the
   /// phase parity of its barriers (the tile's use count of that buffer).
   Value qSlot() {
@@ -181,8 +198,10 @@ private:
   SmallVector<Value> buildMaskIfNeeded(ValueRange s, Value kvBlock,
                                        Value rowBase);
   /// Issues O += P·V_s with P in registers (N/16 register-A wgmma k-steps)
-  /// as one commit group; the caller waits.
-  SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage);
+  /// as one commit group; the caller waits. With `accumulate` (i32) zero at
+  /// run time the result is P·V_s alone (O's values are ignored).
+  SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage,
+                             Value accumulate = {});
   /// The online-softmax step on the scores of one block: turns `s` into P
   /// (f32), returns m', l' and α for the thread's two rows.
   struct SoftmaxStep {
@@ -204,6 +223,21 @@ private:
   /// The two consumer loops; both return (O, m[2], l[2]).
   SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
+  /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
+  /// from `init` = (O, m[2], l[2], P_kvLo); returns the same after the last
+  /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
+  /// first P·V ignores the incoming O (tile overlap hands in the previous
+  /// tile's).
+  SmallVector<Value> buildSteadyLoop(Value consumer, Value rowBase,
+                                     ValueRange init, bool overwriteFirst);
+  /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
+  /// one tile, and the final P·V after the last tile.
+  void buildOverlappedTiles();
+  SmallVector<Value> buildOverlappedTile(Value consumer, ValueRange pending);
+  void buildDrainPending(Value consumer, Value ringPosition,
+                         ValueRange pending);
+  void buildStorePending(Value consumer, Value isPending, Value stage,
+                         ValueRange o, const struct PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (consumer 1 to 0) and last take-over.
   void buildOpenGame(Value consumer);
@@ -212,9 +246,17 @@ private:
   void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
-  /// Writes O / l (and the LSE) of this thread's two rows.
+  /// Writes O / l (and the LSE) of this thread's two rows of (batch, head).
+  /// The parts: `storeO`, `storeLse` (only where the kernel writes one);
+  /// `lIsSum`: `l` holds the rows' full sums already (else the ones columns
+  /// of `o` or the quad's partials do).
   void buildEpilogue(ValueRange o, ArrayRef<Value> m, ArrayRef<Value> l,
-                     Value rowBase, Value quadLane);
+                     Value rowBase, Value batch, Value head,
+                     bool storeO = true, bool storeLse = true,
+                     bool lIsSum = false);
+  /// This thread's first row in the tile starting at row `rowFirst` (the
+  /// second is +8), see HopperBuilders.h.
+  Value buildRowBase(Value consumer, Value rowFirst);
 
   ImplicitLocOpBuilder &b;
   const AttentionKernelConfig &cfg;
@@ -230,7 +272,11 @@ Value AttentionKernelBuilder::barrier(Value index) {
 }
 
 std::pair<Value, Value> AttentionKernelBuilder::ringSlot(Value kvBlock) {
-  Value iter = add(v.ringBase, sub(kvBlock, v.kvLo));
+  return ringSlotOfIteration(add(v.ringBase, sub(kvBlock, v.kvLo)));
+}
+
+std::pair<Value, Value>
+AttentionKernelBuilder::ringSlotOfIteration(Value iter) {
   Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
   Value parity = arith::AndIOp::create(
       b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
@@ -339,7 +385,8 @@ void AttentionKernelBuilder::buildBlockCoordinates() {
   }
 }
 
-void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
+SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
+    ValueRange extraInit, function_ref<SmallVector<Value>(ValueRange)> body) {
   // Work units u ∈ [0, U), CTA c taking c, c + G, c + 2G, … (G = num-sms;
   // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the
   // CTAs running together work on few heads and share their K/V blocks in
@@ -364,6 +411,7 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
   // 24-register producer a register it spills.)
   Value numM = arith::DivUIOp::create(
       b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
+  v.numM = numM;
   Value heads = c32(cfg.numHeadsQ);
   Value unitsPerHead =
       cfg.causal ? arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)) : numM;
@@ -378,21 +426,26 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
     v.tileIndex = carried[1];
     buildTileCoordinates(mBlock, arith::RemUIOp::create(b, rest, heads),
                          arith::DivUIOp::create(b, rest, heads));
-    body();
-    return SmallVector<Value>{add(v.ringBase, sub(v.kvHi, v.kvLo)),
-                              add(v.tileIndex, c32(1))};
+    SmallVector<Value> extra = body(carried.drop_front(2));
+    SmallVector<Value> next{add(v.ringBase, sub(v.kvHi, v.kvLo)),
+                            add(v.tileIndex, c32(1))};
+    next.append(extra);
+    return next;
   };
+  SmallVector<Value> init{c32(0), c32(0)};
+  llvm::append_range(init, extraInit);
   if (!cfg.causal) {
-    auto loop = scf::ForOp::create(b, first, numUnits, c32(step),
-                                   ValueRange{c32(0), c32(0)});
+    auto loop = scf::ForOp::create(b, first, numUnits, c32(step), init);
     tag(loop, "fat.tiles", b.getStringAttr("head-major"));
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value u = loop.getInductionVar();
-    scf::YieldOp::create(
-        b, buildTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
-                     loop.getRegionIterArgs()));
-    return;
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value u = loop.getInductionVar();
+      scf::YieldOp::create(
+          b, buildTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
+                       loop.getRegionIterArgs()));
+    }
+    return SmallVector<Value>(loop.getResults());
   }
   // Causal: one loop over tile positions w = 2u + k (k = 0: block p, k = 1:
   // block nM − 1 − p), from 2c: after k = 0 the next position is w + 1, or
@@ -402,23 +455,20 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
   // loop nest (units, then the pair) keeps its bounds live and spills in
   // the 24-register producer and the D = 256 consumers. Positions stay
   // below 2U + 2G < 2^32 (U < 2^31): unsigned compares.
-  Type i32 = b.getI32Type();
   Value end = mul(numUnits, c32(2));
-  auto loop = scf::WhileOp::create(
-      b, TypeRange{i32, i32, i32}, ValueRange{mul(first, c32(2)), c32(0), c32(0)});
+  init.insert(init.begin(), mul(first, c32(2)));
+  SmallVector<Type> types(ValueRange(init).getTypes());
+  SmallVector<Location> locs(init.size(), b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, init);
   tag(loop, "fat.tiles", b.getStringAttr("head-major-pairs"));
   OpBuilder::InsertionGuard guard(b);
   {
-    Block *before = b.createBlock(&loop.getBefore(), {}, {i32, i32, i32},
-                                  {b.getUnknownLoc(), b.getUnknownLoc(),
-                                   b.getUnknownLoc()});
+    Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
     scf::ConditionOp::create(
         b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
         before->getArguments());
   }
-  Block *after = b.createBlock(&loop.getAfter(), {}, {i32, i32, i32},
-                               {b.getUnknownLoc(), b.getUnknownLoc(),
-                                b.getUnknownLoc()});
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
   Value w = after->getArgument(0);
   Value u = arith::ShRUIOp::create(b, w, c32(1));
   Value second = cmp(arith::CmpIPredicate::ne,
@@ -433,7 +483,10 @@ void AttentionKernelBuilder::buildTileLoop(function_ref<void()> body) {
   Value mBlock = arith::SelectOp::create(b, second, longer, p);
   SmallVector<Value> carried =
       buildTile(u, mBlock, after->getArguments().drop_front());
-  scf::YieldOp::create(b, ValueRange{next, carried[0], carried[1]});
+  carried.insert(carried.begin(), next);
+  scf::YieldOp::create(b, carried);
+  b.setInsertionPointAfter(loop);
+  return SmallVector<Value>(loop.getResults().drop_front());
 }
 
 void AttentionKernelBuilder::buildReleaseQ() {
@@ -611,7 +664,8 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
 
 SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
                                                    ArrayRef<Value> p,
-                                                   Value stage) {
+                                                   Value stage,
+                                                   Value accumulate) {
   // V_s is MN-major for this GEMM: box c holds columns [64c, 64c+64) of the
   // blockN key rows, one 128-byte row per key. A k16 step covers 16 key rows
   // = 2048 bytes; SBO = 1024 (8 key rows), LBO = blockN·128 (the next 64
@@ -625,8 +679,9 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
     Value desc = kk == 0 ? vDesc
                          : Value(arith::AddIOp::create(
                                b, vDesc, i64Const(b, (kk * 2048) >> 4)));
+    // Only the first k-step may start over; the others add to it.
     acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.pvColumns(),
-                       cfg.isF16);
+                       cfg.isF16, kk == 0 ? accumulate : Value());
   }
   buildWgmmaCommit(b);
   return acc;
@@ -634,7 +689,10 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
 
 void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
                                            ArrayRef<Value> l, Value rowBase,
-                                           Value quadLane) {
+                                           Value batch, Value head,
+                                           bool storeO, bool storeLse,
+                                           bool lIsSum) {
+  Value quadLane = arith::RemUIOp::create(b, v.lane, c32(4));
   Value zero = f32Const(b, 0.0);
   Value one = f32Const(b, 1.0);
   Value ln2 = f32Const(b, M_LN2);
@@ -642,7 +700,8 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
   for (int r = 0; r < 2; ++r) {
     // rowsum=mma: every ones column of the accumulator holds the full row
     // sum; rowsum=vector: l was a per-thread partial, finish it on the quad.
-    Value sum = cfg.schedule.rowsumMma
+    Value sum = lIsSum ? l[r]
+                : cfg.schedule.rowsumMma
                     ? o[4 * (cfg.headDimV / 8) + 2 * r]
                     : buildQuadReduce(b, l[r], /*isMax=*/false);
     Value nonEmpty = arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum,
@@ -660,11 +719,11 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
     // O[b, h, row, 8i + 2t + {0, 1}] as one 32-bit store per pair.
     Value rowOffset = arith::AddIOp::create(
         b,
-        arith::AddIOp::create(b, arith::MulIOp::create(b, ext64(v.batch), v.oStrideB),
-                              arith::MulIOp::create(b, ext64(v.head), v.oStrideH)),
+        arith::AddIOp::create(b, arith::MulIOp::create(b, ext64(batch), v.oStrideB),
+                              arith::MulIOp::create(b, ext64(head), v.oStrideH)),
         arith::MulIOp::create(b, ext64(row), v.oStrideS));
     Value colBase = mul(quadLane, c32(2));
-    for (int64_t i = 0; i < cfg.headDimV / 8; ++i) {
+    for (int64_t i = 0; storeO && i < cfg.headDimV / 8; ++i) {
       Value lo = arith::MulFOp::create(b, o[4 * i + 2 * r], inv);
       Value hi = arith::MulFOp::create(b, o[4 * i + 2 * r + 1], inv);
       Value packed = buildPackPair(b, lo, hi, cfg.isF16);
@@ -674,7 +733,7 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
                                       v.oPtr, ValueRange{index});
       LLVM::StoreOp::create(b, packed, ptr, /*alignment=*/4);
     }
-    if (!cfg.lse)
+    if (!cfg.lse || !storeLse)
       continue;
     // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
     Value lse = arith::MulFOp::create(
@@ -689,8 +748,8 @@ void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
     Value index = arith::AddIOp::create(
         b,
         arith::AddIOp::create(
-            b, arith::MulIOp::create(b, ext64(v.batch), v.lseStrideB),
-            arith::MulIOp::create(b, ext64(v.head), v.lseStrideH)),
+            b, arith::MulIOp::create(b, ext64(batch), v.lseStrideB),
+            arith::MulIOp::create(b, ext64(head), v.lseStrideH)),
         ext64(row));
     Value ptr = LLVM::GEPOp::create(b, v.lsePtr.getType(), b.getF32Type(),
                                     v.lsePtr, ValueRange{index});
@@ -1006,6 +1065,31 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   llvm::append_range(init, buildPackP(s));
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
+  SmallVector<Value> last =
+      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/false);
+
+  // Every S of the tile is done: Q may be overwritten (persistent).
+  buildReleaseQ();
+  // Drain: O += P_last·V_last.
+  SmallVector<Value> o(last.begin(), last.begin() + oRegs);
+  auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
+  buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
+  buildTurnBegin(consumer);
+  o = buildPV(o, ArrayRef<Value>(last).drop_front(oRegs + 4), lastStage);
+  buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildMBarrierArrive(b, emptyBarrier(lastStage, true));
+  SmallVector<Value> result(o);
+  result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
+                 last[oRegs + 3]});
+  scf::YieldOp::create(b, result);
+  return SmallVector<Value>(work.getResults());
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
+    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst) {
+  int64_t oRegs = accRegs();
   auto loop = scf::ForOp::create(b, add(v.kvLo, c32(1)), v.kvHi, c32(1), init);
   tagStage(loop, "mainloop");
   tag(loop, "fat.order",
@@ -1026,8 +1110,14 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     buildMBarrierWait(b, fullBarrier(stage, false), parity);
     buildMBarrierWait(b, fullBarrier(prevStage, true), prevParity);
     buildTurnBegin(consumer);
-    s = buildQK(consumer, stage);
-    o = buildPV(o, pPrev, prevStage);
+    SmallVector<Value> s = buildQK(consumer, stage);
+    // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
+    Value accumulate;
+    if (overwriteFirst)
+      accumulate = arith::ExtUIOp::create(
+          b, b.getI32Type(),
+          cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
+    o = buildPV(o, pPrev, prevStage, accumulate);
     buildTurnEnd(consumer, /*lastTurn=*/false);
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
@@ -1052,24 +1142,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     scf::YieldOp::create(b, next);
   }
 
-  // Every S of the tile is done: Q may be overwritten (persistent).
-  buildReleaseQ();
-  // Drain: O += P_last·V_last.
-  ValueRange last = loop.getResults();
-  SmallVector<Value> o(last.take_front(oRegs));
-  auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
-  buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
-  buildTurnBegin(consumer);
-  o = buildPV(o, SmallVector<Value>(last.drop_front(oRegs + 4)), lastStage);
-  buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
-  buildMBarrierArrive(b, emptyBarrier(lastStage, true));
-  SmallVector<Value> result(o);
-  result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
-                 last[oRegs + 3]});
-  scf::YieldOp::create(b, result);
-  return SmallVector<Value>(work.getResults());
+  return SmallVector<Value>(loop.getResults());
 }
 
 void AttentionKernelBuilder::buildConsumer() {
@@ -1083,19 +1156,243 @@ void AttentionKernelBuilder::buildConsumer() {
   // orders of turns), but consumer 1 would re-open it only after its own
   // epilogue; here its last turn of tile i hands over at once, so consumer
   // 0 issues tile i+1's first S = Q·Kᵀ while consumer 1 stores O.
+  if (cfg.schedule.tileOverlap) {
+    buildOverlappedTiles();
+    return;
+  }
   Value consumer = sub(v.warpgroup, c32(1));
   buildOpenGame(consumer);
   buildTileLoop([&] { buildConsumerTile(); });
   buildCloseGame(consumer);
 }
 
+Value AttentionKernelBuilder::buildRowBase(Value consumer, Value rowFirst) {
+  Value g = arith::DivUIOp::create(b, v.lane, c32(4));
+  return add(add(rowFirst, mul(consumer, c32(64))),
+             add(mul(v.warp, c32(16)), g));
+}
+
+/// The state tile overlap carries from one tile to the next: the tile whose
+/// last P·V is still to be issued ("pending"), flattened into loop-carried
+/// values. Its V block is the CTA's last ring iteration (ring position − 1;
+/// tiles without keys take none), and there is one exactly when the ring
+/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
+/// issued anyway, on stage 0, and never stored), so every tile body is the
+/// same straight-line code around its wgmmas (branches that merge
+/// accumulator definitions make ptxas serialize every wgmma, C7513).
+/// Registers are what the 160- and 240-register consumers run out of, so
+/// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
+/// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
+/// (< 2^31 like the unit count).
+namespace {
+struct PendingTile {
+  SmallVector<Value> o; // accumulator (O, and l with rowsum=mma)
+  Value m[2], l[2];     // row max and (vector) row-sum partials
+  SmallVector<Value> p; // packed P of its last block
+  Value id;             // accumulate bit and tile coordinates, see above
+
+  static PendingTile unpack(ValueRange vals, int64_t oRegs) {
+    PendingTile t;
+    t.o.assign(vals.begin(), vals.begin() + oRegs);
+    ValueRange rest = vals.drop_front(oRegs);
+    t.m[0] = rest[0], t.m[1] = rest[1], t.l[0] = rest[2], t.l[1] = rest[3];
+    ValueRange p = rest.slice(4, rest.size() - 5);
+    t.p.assign(p.begin(), p.end());
+    t.id = rest.back();
+    return t;
+  }
+  SmallVector<Value> pack() const {
+    SmallVector<Value> vals(o);
+    vals.append({m[0], m[1], l[0], l[1]});
+    vals.append(p);
+    vals.push_back(id);
+    return vals;
+  }
+};
+} // namespace
+
+void AttentionKernelBuilder::buildOverlappedTiles() {
+  // Tile overlap: per tile of n ≥ 1 key blocks,
+  //   turn 1:     S_0 = Q·K_0ᵀ of this tile, O' += P'·V' of the pending tile
+  //   wait S_0; softmax_0; wait O'; store the pending tile's O', l', LSE
+  //   turns 2..n: the overlapped steady state (its first P·V overwrites O)
+  // and the last tile's P·V after the loop, so a tile takes n GEMM-issue
+  // turns (not n + 1) and the next tile's first scores are computed while
+  // the tensor cores finish this one. A tile without keys (all its rows
+  // masked) stores O = 0, LSE = −inf and leaves the pending tile as it is.
+  Value consumer = sub(v.warpgroup, c32(1));
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  PendingTile none;
+  none.o.assign(accRegs(), zero);
+  none.m[0] = none.m[1] = negInf;
+  none.l[0] = none.l[1] = zero;
+  none.p.assign(cfg.blockN / 4, c32(0));
+  none.id = c32(0);
+  buildOpenGame(consumer);
+  SmallVector<Value> last =
+      buildTileLoop(none.pack(), [&](ValueRange pending) {
+        return buildOverlappedTile(consumer, pending);
+      });
+  buildDrainPending(consumer, last[0], ArrayRef<Value>(last).drop_front(2));
+  buildCloseGame(consumer);
+}
+
+SmallVector<Value>
+AttentionKernelBuilder::buildOverlappedTile(Value consumer,
+                                            ValueRange pendingVals) {
+  int64_t oRegs = accRegs();
+  PendingTile pending = PendingTile::unpack(pendingVals, oRegs);
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  Value rowBase = buildRowBase(consumer, v.rowFirst);
+  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
+
+  Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  auto work = scf::IfOp::create(b, TypeRange(ValueRange(pendingVals)),
+                                hasWork, /*withElseRegion=*/true);
+  tagStage(work, "prologue");
+  tag(work, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(0), V'", "S(0) = Q*K(0)^T", "O' += P'*V'",
+                   "wait S (1 pending)", "softmax(0)", "wait O'",
+                   "store O'", "mainloop"}));
+  OpBuilder::InsertionGuard guard(b);
+  // No keys: this tile's rows get O = 0, LSE = −inf; the pending tile
+  // stays pending.
+  b.setInsertionPointToStart(work.elseBlock());
+  buildReleaseQ();
+  {
+    SmallVector<Value> zeros(oRegs, zero);
+    Value m[2] = {negInf, negInf}, l[2] = {zero, zero};
+    buildEpilogue(zeros, m, l, rowBase, v.batch, v.head);
+  }
+  scf::YieldOp::create(b, pendingVals);
+
+  b.setInsertionPointToStart(work.thenBlock());
+  auto [firstStage, firstParity] = ringSlot(v.kvLo);
+  Value isPending = cmp(arith::CmpIPredicate::ugt, v.ringBase, c32(0));
+  auto [pendingStage, pendingParity] =
+      ringSlotOfIteration(sub(v.ringBase, c32(1)));
+  // Nothing pending: stage 0 (whose P = 0 product is never stored), and
+  // K_0's barrier, just waited for, stands in for its V barrier.
+  Value stage = arith::SelectOp::create(b, isPending, pendingStage, c32(0));
+  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
+  Value vIndex = arith::SelectOp::create(
+      b, isPending, add(stage, c32(1 + cfg.stages)), add(firstStage, c32(1)));
+  Value vParity =
+      arith::SelectOp::create(b, isPending, pendingParity, firstParity);
+  buildMBarrierWait(b, barrier(vIndex), vParity);
+  buildTurnBegin(consumer);
+  SmallVector<Value> s = buildQK(consumer, firstStage);
+  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
+  SmallVector<Value> o = buildPV(pending.o, pending.p, stage, accumulate);
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 1);
+  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
+                                     ArrayRef<Value>(mInit),
+                                     ArrayRef<Value>(lInit));
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildFenceOperands(b, pending.p);
+  // P_0 is packed only now, after the pending P's last use: so ptxas can
+  // give it the pending P's registers, and the steady loop's P (which
+  // starts as P_0 and ends as the next pending P) stays one set of
+  // registers — packed before, P_0 needs a set of its own and every
+  // iteration copies P into the wgmma's operand registers (perf log run 34).
+  s = buildFenceOperands(b, s);
+  SmallVector<Value> p = buildPackP(s);
+  buildStorePending(consumer, isPending, stage, o, pending);
+
+  // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
+  SmallVector<Value> init(o);
+  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
+  llvm::append_range(init, p);
+  SmallVector<Value> last =
+      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/true);
+  // Every S of the tile is done: Q may be overwritten.
+  buildReleaseQ();
+
+  PendingTile next;
+  next.o.assign(last.begin(), last.begin() + oRegs);
+  for (int r = 0; r < 2; ++r) {
+    next.m[r] = last[oRegs + r];
+    next.l[r] = last[oRegs + 2 + r];
+  }
+  next.p.assign(last.begin() + oRegs + 4, last.end());
+  if (!cfg.schedule.rowsumMma) {
+    // The vector row sums and the row max are final before the last P·V:
+    // finish the sums and write the LSE now, so that only the two sums
+    // wait in registers through the next tile's first block.
+    for (int r = 0; r < 2; ++r)
+      next.l[r] = buildQuadReduce(b, next.l[r], /*isMax=*/false);
+    buildEpilogue(next.o, next.m, next.l, rowBase, v.batch, v.head,
+                  /*storeO=*/false, /*storeLse=*/true, /*lIsSum=*/true);
+    next.m[0] = next.m[1] = negInf;
+  }
+  // Bit 31: more than one block, so its last P·V adds to O.
+  Value several = arith::ExtUIOp::create(
+      b, b.getI32Type(),
+      cmp(arith::CmpIPredicate::ugt, sub(v.kvHi, v.kvLo), c32(1)));
+  Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
+                   v.mBlock);
+  next.id = arith::OrIOp::create(b, tile,
+                                 arith::ShLIOp::create(b, several, c32(31)));
+  scf::YieldOp::create(b, next.pack());
+  return SmallVector<Value>(work.getResults());
+}
+
+void AttentionKernelBuilder::buildStorePending(Value consumer,
+                                               Value isPending, Value stage,
+                                               ValueRange o,
+                                               const PendingTile &pending) {
+  // Release the pending tile's V block and store its O (and LSE).
+  auto store = scf::IfOp::create(b, isPending, /*withElseRegion=*/false);
+  tagStage(store, "epilogue");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(store.thenBlock()->getTerminator());
+  buildMBarrierArrive(b, emptyBarrier(stage, true));
+  Value tile = arith::AndIOp::create(b, pending.id, c32(0x7fffffff));
+  Value rest = arith::DivUIOp::create(b, tile, v.numM);
+  Value heads = c32(cfg.numHeadsQ);
+  Value rowFirst =
+      mul(arith::RemUIOp::create(b, tile, v.numM), c32(cfg.blockM));
+  // rowsum=vector: the sums are final and the LSE written (tile end).
+  bool vectorSums = !cfg.schedule.rowsumMma;
+  buildEpilogue(o, pending.m, pending.l, buildRowBase(consumer, rowFirst),
+                arith::DivUIOp::create(b, rest, heads),
+                arith::RemUIOp::create(b, rest, heads), /*storeO=*/true,
+                /*storeLse=*/!vectorSums, /*lIsSum=*/vectorSums);
+}
+
+void AttentionKernelBuilder::buildDrainPending(Value consumer,
+                                               Value ringPosition,
+                                               ValueRange pendingVals) {
+  // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
+  // no keys at all: both warpgroups still take the turn).
+  PendingTile pending = PendingTile::unpack(pendingVals, accRegs());
+  Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
+  auto [lastStage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
+  Value stage = arith::SelectOp::create(b, isPending, lastStage, c32(0));
+  {
+    auto wait = scf::IfOp::create(b, isPending, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(wait.thenBlock()->getTerminator());
+    buildMBarrierWait(b, fullBarrier(stage, true), parity);
+  }
+  buildTurnBegin(consumer);
+  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
+  SmallVector<Value> o = buildPV(pending.o, pending.p, stage, accumulate);
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildStorePending(consumer, isPending, stage, o, pending);
+}
+
 void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
-  Value g = arith::DivUIOp::create(b, v.lane, c32(4));
-  Value t = arith::RemUIOp::create(b, v.lane, c32(4));
-  // This thread's first row (the second is +8), see HopperBuilders.h.
-  Value rowBase = add(add(v.rowFirst, mul(consumer, c32(64))),
-                      add(mul(v.warp, c32(16)), g));
+  Value rowBase = buildRowBase(consumer, v.rowFirst);
 
   buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
   SmallVector<Value> results = cfg.schedule.overlap
@@ -1104,7 +1401,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
   int64_t oRegs = accRegs();
   ArrayRef<Value> res(results);
   buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
-                {res[oRegs + 2], res[oRegs + 3]}, rowBase, t);
+                {res[oRegs + 2], res[oRegs + 3]}, rowBase, v.batch, v.head);
 }
 
 void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
@@ -1145,14 +1442,12 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
     buildBlockCoordinates();
 
   // Register split (setmaxnreg): with two consumer warpgroups the 384
-  // threads start with 168 registers each; the producer drops to 24 so the
-  // consumers can rise to 240 (128·24 + 256·240 ≤ 65536); with three, the
-  // 512 threads start with 128 and the consumers rise to 160 (128·24 +
-  // 384·160 ≤ 65536). With one consumer warpgroup every thread already has
-  // up to 255.
-  int64_t consumers = cfg.numConsumerWarpgroups();
-  bool splitRegisters = consumers > 1;
-  int32_t consumerRegisters = consumers == 2 ? 240 : 160;
+  // threads start with 168 registers each, with three the 512 start with
+  // 128; the producer drops to 24 so the consumers can rise to
+  // cfg.consumerRegisters(). With one consumer warpgroup every thread
+  // already has up to 255.
+  bool splitRegisters = cfg.numConsumerWarpgroups() > 1;
+  int32_t consumerRegisters = cfg.consumerRegisters();
   Value isProducer = cmp(arith::CmpIPredicate::eq, v.warpgroup, c32(0));
   auto roleIf = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
   tag(roleIf, "fat.role",

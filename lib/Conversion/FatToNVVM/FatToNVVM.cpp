@@ -73,6 +73,7 @@ struct ConvertFatToNVVMPass
     options.schedule.rescaleThreshold = rescaleThreshold;
     options.schedule.exp2Poly = exp2Poly;
     options.schedule.persistent = persistent;
+    options.schedule.tileOverlap = tileOverlap;
     options.numSMs = numSMs;
 
     // Ops already inside device code (a gpu.module) are not host calls.

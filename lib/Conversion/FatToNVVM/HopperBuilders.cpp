@@ -128,7 +128,7 @@ SmallVector<Value> hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
 
 SmallVector<Value> hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
                                         ValueRange a, Value descB, int64_t n,
-                                        bool isF16) {
+                                        bool isF16, Value scaleD) {
   int64_t regs = n / 2;
   const char *t = isF16 ? "f16" : "bf16";
   // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, tied inputs.
@@ -139,7 +139,7 @@ SmallVector<Value> hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
       regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
   SmallVector<Value> operands(a.begin(), a.end());
   operands.push_back(descB);
-  operands.push_back(i32Const(b, 1));
+  operands.push_back(scaleD ? scaleD : i32Const(b, 1));
   operands.append(acc.begin(), acc.end());
   SmallVector<Type> types(regs, b.getF32Type());
   return buildInlineAsm(b, types, operands, text,

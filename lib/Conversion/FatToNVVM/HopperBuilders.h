@@ -76,10 +76,13 @@ SmallVector<Value> buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
 
 /// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` with A from the
 /// four 32-bit registers `a` (the A fragment above) and B an MN-major
-/// descriptor (trans-b = 1). Accumulates into `acc`.
+/// descriptor (trans-b = 1). Accumulates into `acc` when `scaleD` (an i32,
+/// null = 1) is nonzero; with 0 the result is A·B alone and `acc`'s values
+/// are ignored (whatever they hold, NaN included): the run-time scale-d
+/// predicate of wgmma.
 SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
                                 ValueRange a, Value descB, int64_t n,
-                                bool isF16);
+                                bool isF16, Value scaleD = {});
 
 /// wgmma.fence / commit_group / wait_group.
 void buildWgmmaFence(ImplicitLocOpBuilder &b);

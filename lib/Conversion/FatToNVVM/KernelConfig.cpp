@@ -198,6 +198,12 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   int64_t blockM = options.blockM;
   if (blockM == 0)
     blockM = defaultBlockM(problem, options.schedule);
+  // The automatic 192 rows are fitted to 128-key blocks: with wider ones
+  // asked for, S (N/2 registers), P (N/4) and O no longer fit the 160
+  // registers of three consumer warpgroups (block-n = 192: 584 bytes of
+  // spills per thread), so two warpgroups take them.
+  if (options.blockM == 0 && blockM == 192 && options.blockN > 128)
+    blockM = 128;
   if (!isSupportedBlockM(blockM))
     return op.emitOpError("block-m = ")
            << blockM
@@ -234,6 +240,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (options.schedule.pingpong && !options.schedule.overlap)
     return op.emitOpError("pingpong needs overlap: the turns are the GEMM "
                           "issue phases of the overlapped schedule");
+  if (options.schedule.tileOverlap &&
+      !(options.schedule.persistent && options.schedule.overlap))
+    return op.emitOpError("tile-overlap needs persistent CTAs with overlap: "
+                          "it chains the overlapped loops of a CTA's tiles");
   if (options.schedule.pingpong && blockM != 128)
     return op.emitOpError("pingpong needs two consumer warpgroups to take "
                           "turns, i.e. block-m = 128 (got block-m = ")
@@ -283,6 +293,22 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
     if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
       config.qBuffers = 1;
   }
+  // Tile overlap issues a tile's last P·V with the next tile's first
+  // Q·Kᵀ, so it needs that tile's Q loaded while this one runs: with one
+  // Q buffer the load only starts after this tile's last Q·Kᵀ, and the
+  // P·V would wait for it (−2…10% at D = 256, perf log run 34). With one
+  // buffer (asked for, or all that fits) the kernel is built without tile
+  // overlap; its manifest's schedule says so.
+  if (config.qBuffers == 1)
+    config.schedule.tileOverlap = false;
+  // It also keeps the pending tile's P (N/4 registers) and O beside the
+  // next tile's scores (N/2): where that passes a consumer thread's
+  // registers less ~28 for addresses and indices, ptxas spills (1.4 KB per
+  // thread at D = 64 with 192 rows and 192 keys), so such kernels go
+  // without.
+  if (config.pvColumns() / 2 + 3 * config.blockN / 4 >
+      config.consumerRegisters() - 28)
+    config.schedule.tileOverlap = false;
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -314,7 +340,8 @@ std::string AttentionKernelConfig::kernelName() const {
     os << "q" << qBuffers;
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
-  // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>.
+  // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,
+  // c(hained tiles: tile overlap).
   if (!(schedule == KernelSchedule())) {
     os << "_" << (schedule.overlap ? "o" : "n")
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
@@ -325,6 +352,8 @@ std::string AttentionKernelConfig::kernelName() const {
       os << "e" << static_cast<int64_t>(std::lround(schedule.exp2Poly * 100));
     if (schedule.persistent)
       os << "t" << numSMs;
+    if (schedule.tileOverlap)
+      os << "c";
   }
   return name;
 }
@@ -419,6 +448,7 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"rescale_threshold", schedule.rescaleThreshold},
               {"exp2_poly", schedule.exp2Poly},
               {"persistent", schedule.persistent},
+              {"tile_overlap", schedule.tileOverlap},
               {"forced", scheduleForced}}},
       {"block", Array{numThreads(), 1, 1}},
       {"grid", std::move(grid)},

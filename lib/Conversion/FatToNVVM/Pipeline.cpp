@@ -47,6 +47,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "persistent", llvm::cl::init("auto"),
       llvm::cl::desc("Persistent CTAs with a tile loop: auto, on or off "
                      "(fat-pipeline)")};
+  Option<std::string> tileOverlap{
+      *this, "tile-overlap", llvm::cl::init("auto"),
+      llvm::cl::desc("A tile's last P·V issued with the next tile's first "
+                     "Q·K^T: auto, on or off (fat-pipeline)")};
   Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::init(132),
       llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
@@ -104,6 +108,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.overlap = opts.overlap;
   pipeline.pingpong = opts.pingpong;
   pipeline.persistent = opts.persistent;
+  pipeline.tileOverlap = opts.tileOverlap;
   pipeline.blockM = opts.blockM;
   pipeline.seqLen = opts.seqLen;
   pm.addPass(fat::createFatPipeline(pipeline));

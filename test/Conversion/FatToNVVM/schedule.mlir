@@ -18,10 +18,11 @@
 
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = true}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
-// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_or
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
+// Without ping-pong turns and without a mask, tile overlap (the c suffix).
+// KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
 // KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
 // exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
 // Element k of a row's 32 goes to the polynomial when ⌊(k+1)/4⌋ > ⌊k/4⌋:
@@ -71,7 +72,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // with: no automatic ping-pong.
 // M64-LABEL:   func.func @d64_causal
 // M64:           persistent = true, pingpong = false
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
@@ -160,9 +161,12 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // -----
 
 // D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
-// the ones columns at all), persistent CTAs without a mask.
+// the ones columns at all), persistent CTAs without a mask, and tile
+// overlap asked for — which the kernel goes without: only one Q buffer fits
+// beside D = 256's K/V ring (no c suffix, no q2).
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = true}
+// KERNEL:       gpu.module @fat_attention_fwd_f16_d256_h8_8_bhsd_m128n80s2_ot132 {
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>
@@ -172,4 +176,4 @@ func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<
 // BADROWSUM: fat-tensorize: rowsum must be auto, vector or mma, got 'simd'
 // BADPOLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
 // BADPOLY2: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got 'half'
-// BADPP: fat-pipeline: overlap, pingpong and persistent must be auto, on or off, got overlap='auto' pingpong='sometimes' persistent='auto'
+// BADPP: fat-pipeline: overlap, pingpong, persistent and tile-overlap must be auto, on or off, got overlap='auto' pingpong='sometimes' persistent='auto' tile-overlap='auto'

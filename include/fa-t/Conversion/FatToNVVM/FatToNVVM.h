@@ -61,12 +61,20 @@ struct KernelSchedule {
   /// tile's Q, K and V while the consumers finish a tile and store its O,
   /// and the prologue of a CTA (barriers, ones chunks) is paid once per SM.
   bool persistent = false;
+  /// Overlap across tiles (persistent CTAs with overlap): the last
+  /// O += P·V of tile t is issued together with the first S = Q·Kᵀ of the
+  /// CTA's next tile and runs under that block's softmax; tile t's O is
+  /// stored after it. A tile of n key blocks then takes n GEMM-issue turns
+  /// instead of n + 1, and the tensor cores get no fill/drain bubble at tile
+  /// boundaries. The first P·V of each tile overwrites the accumulator
+  /// (wgmma scale-d = 0) instead of adding to a zeroed one.
+  bool tileOverlap = false;
 
   bool operator==(const KernelSchedule &o) const {
     return overlap == o.overlap && pingpong == o.pingpong &&
            rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
            rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly &&
-           persistent == o.persistent;
+           persistent == o.persistent && tileOverlap == o.tileOverlap;
   }
 };
 
@@ -88,6 +96,7 @@ struct PipelineChoice {
   bool overlap = true;
   bool pingpong = false;
   bool persistent = false;
+  bool tileOverlap = false;
 };
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
 /// and mask; see Schedule.cpp for the measurements behind each rule.
@@ -165,6 +174,14 @@ struct AttentionKernelConfig {
   /// warpgroup is the TMA producer.
   int64_t numConsumerWarpgroups() const { return blockM / 64; }
   int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
+  /// Registers of a consumer thread: with two or three consumer warpgroups
+  /// the producer gives its registers away (setmaxnreg 24) and the
+  /// consumers rise to 240 (128·24 + 256·240 ≤ 65536) or 160 (128·24 +
+  /// 384·160 ≤ 65536); with one, every thread already has up to 255.
+  int64_t consumerRegisters() const {
+    int64_t consumers = numConsumerWarpgroups();
+    return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
+  }
   int64_t elementBytes() const { return 2; }
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):

@@ -92,6 +92,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "FMA-pipe polynomial instead of MUFU.EX2">,
     Option<"persistent", "persistent", "bool", /*default=*/"false",
            "Persistent CTAs looping over the tiles (at most num-sms CTAs)">,
+    Option<"tileOverlap", "tile-overlap", "bool", /*default=*/"false",
+           "Persistent CTAs with overlap: a tile's last P·V is issued with "
+           "the next tile's first Q·Kᵀ and its O stored after that block's "
+           "softmax">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
            "SMs of the target: the most CTAs a persistent kernel launches">
   ];
@@ -184,7 +188,14 @@ def FatPipeline : Pass<"fat-pipeline"> {
       static round robin is balanced). The K/V ring and its phases run on
       across tiles, Q has a full and an empty barrier, so the producer
       loads the next tile while the consumers finish the current one and
-      store O.
+      store O;
+    - `tile_overlap` (persistent CTAs with overlap): the overlapped loops of
+      a CTA's tiles are chained — the last O += P·V of tile t is issued in
+      the same turn as the first S = Q·Kᵀ of tile t+1 and runs under that
+      block's softmax, after which tile t's O is stored; the first P·V of a
+      tile starts its accumulator (wgmma scale-d = 0). A tile of n key
+      blocks takes n GEMM-issue turns instead of n + 1, so the tensor cores
+      see no fill and drain at tile boundaries.
 
     The producer warpgroup (TMA, `stages`-deep K and V rings with full and
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
@@ -192,11 +203,12 @@ def FatPipeline : Pass<"fat-pipeline"> {
     persistent CTAs except with windows (+12…31% at S = 512, ±5% at long
     S: perf-log runs 15–19); ping-pong with them at D ≤ 128 and block-m =
     128, except at D = 64 without a mask, where it ties with the row sums
-    on the tensor cores (+1…5%: run 20).
+    on the tensor cores (+1…5%: run 20); tile overlap wherever the CTAs are
+    persistent and overlapped (run 34).
 
     Example: `fa-t-opt --fat-pipeline in.mlir` on a causal D = 128 op gives
     `fat.attention ... {fat.schedule = {forced = false, overlap = true,
-    persistent = true, pingpong = true}}`.
+    persistent = true, pingpong = true, tile_overlap = true}}`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
@@ -205,6 +217,9 @@ def FatPipeline : Pass<"fat-pipeline"> {
            "Consumer warpgroups take turns issuing GEMMs: auto, on or off">,
     Option<"persistent", "persistent", "std::string", /*default=*/"\"auto\"",
            "Persistent CTAs looping over the tiles: auto, on or off">,
+    Option<"tileOverlap", "tile-overlap", "std::string", /*default=*/"\"auto\"",
+           "A tile's last P·V issued with the next tile's first Q·Kᵀ "
+           "(persistent CTAs with overlap): auto, on or off">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
            "Target kernel's query rows per CTA, 0 = by head dim and mask "
            "(ping-pong needs two consumer warpgroups: 128)">,
