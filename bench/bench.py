@@ -100,6 +100,10 @@ VARIANTS.update({
     "otc": {**_BASE, "persistent": "on", "tile-overlap": "on"},
     "optn128c": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128,
                  "q_buffers": 2, "tile-overlap": "on"},
+    # D = 256: two Q buffers fit beside a one-stage K/V ring only.
+    "ots1q2": {**_BASE, "persistent": "on", "stages": 1, "q_buffers": 2},
+    "ots1q2c": {**_BASE, "persistent": "on", "stages": 1, "q_buffers": 2,
+                "tile-overlap": "on"},
 })
 
 # Widths and depths around the D = 128 defaults (run 29).
@@ -118,7 +122,8 @@ VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,)
                      # Tile overlap needs two Q buffers: at D = 128 only
                      # with 128-key blocks (no block_n: D = 128's default
                      # is 176 keys from 4k, one buffer), never at D = 256.
-                     "optc": (64,), "otc": (64,), "optn128c": (128,)}
+                     "optc": (64,), "otc": (64,), "optn128c": (128,),
+                     "ots1q2": (256,), "ots1q2c": (256,)}
 
 
 def variant_applies(label, d):
@@ -186,7 +191,8 @@ def tile_overlap_configs():
     ``--only 128 --variants optn128q2,optn128c``): ``opt`` exists here
     only at D = 64."""
     return (ablation_configs(["ortm192", "ortm192c", "opt", "optc"], (64,))
-            + ablation_configs(["optn128q2", "optn128c"], (128,)))
+            + ablation_configs(["optn128q2", "optn128c"], (128,))
+            + ablation_configs(["ots1q2", "ots1q2c"], (256,)))
 
 
 def exp2_poly_configs():

@@ -1246,6 +1246,10 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   Value zero = f32Const(b, 0.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   Value rowBase = buildRowBase(consumer, v.rowFirst);
+  // This tile's name once it is pending, taken now: the coordinates it is
+  // made of then need no registers through the tile.
+  Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
+                   v.mBlock);
   buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
 
   Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
@@ -1335,8 +1339,6 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   Value several = arith::ExtUIOp::create(
       b, b.getI32Type(),
       cmp(arith::CmpIPredicate::ugt, sub(v.kvHi, v.kvLo), c32(1)));
-  Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
-                   v.mBlock);
   next.id = arith::OrIOp::create(b, tile,
                                  arith::ShLIOp::create(b, several, c32(31)));
   scf::YieldOp::create(b, next.pack());
