@@ -262,8 +262,8 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
   std::string sm = c.usually<const char *>(
       {"sm_90a"}, {"sm_90", "sm_80", "sm_100a", "''", "'sm_90a} O=3'",
                    "'sm_90a features=+ptx80'"});
-  std::string blockM =
-      std::to_string(c.usually<int64_t>({128, 64}, {0, 96, 256, -64, big40}));
+  std::string blockM = std::to_string(
+      c.usually<int64_t>({128, 64, 192, 0}, {96, 256, -64, big40}));
   std::string blockN =
       std::to_string(c.usually<int64_t>({0, 64, 128, 80, 176}, {32, 72, 96, 192, 208, -1, big40}));
   std::string stages =
@@ -284,6 +284,12 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       c.usually<const char *>({"auto", "0", "0.25", "1"},
                               {"-0.5", "2", "nan", "''", "half"}) +
       " persistent=" + c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
+      " tile-overlap=" +
+      c.usually<const char *>({"auto", "off", "on"}, {"''", "sometimes"}) +
+      " q-buffers=" +
+      std::to_string(c.usually<int64_t>({0, 1, 2}, {3, -1, big40})) +
+      " seq-len=" +
+      std::to_string(c.usually<int64_t>({0, 512, 8192}, {-1, big40})) +
       " num-sms=" +
       std::to_string(c.usually<int64_t>({132, 114, 1}, {0, -1, 65536, big40}));
   out.options.ptx = "sm=" + sm + " block-m=" + blockM + " block-n=" + blockN +

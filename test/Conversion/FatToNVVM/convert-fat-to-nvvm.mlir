@@ -60,9 +60,14 @@
 // CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 0, 0;
 // CHECK:           nvvm.wgmma.commit.group.sync.aligned
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// Edge blocks only: keys ≥ Skv are masked.
+// Edge blocks only: keys ≥ Skv are masked. Key c0 + k (c0 = j·N + 2t,
+// k = 8i + e) is visible when k ≤ Skv − 1 − c0: one compare of a constant
+// with a per-row limit for each element.
 // CHECK:           scf.if
-// CHECK:             arith.cmpi slt, %{{.+}}, %[[SKV]]
+// CHECK:             %[[SKV1:[0-9]+]] = arith.subi %[[SKV]], %c1_i32{{.*}} : i32
+// CHECK:             %[[TAIL:[0-9]+]] = arith.subi %[[SKV1]], %{{.+}} : i32
+// CHECK:             arith.cmpi sle, %c0_i32{{.*}}, %[[TAIL]] : i32
+// CHECK:             arith.cmpi sle, %c1_i32{{.*}}, %[[TAIL]] : i32
 // Row max over the quad: shuffles xor 1 and xor 2; P packed to bf16 pairs.
 // CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c1_i32
 // CHECK:           nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c2_i32
@@ -153,15 +158,22 @@ func.func @gqa(%q: memref<?x16x?x128xbf16>, %k: memref<?x4x?x128xbf16>,
 // -----
 
 // Causal with LSE (tensor form): the LSE pointer and its (b, h) strides join
-// the parameters; the masked branch tests j ≤ i + diag.
+// the parameters; the masked branch tests j ≤ i + diag as k ≤ limit with the
+// row's limit min(Skv − 1 − c0, i + diag − c0) for key c0 + k.
 // CHECK-LABEL: func.func @causal_lse
 // CHECK:         fat.attention
 // CHECK-SAME:      {fat.kernel = @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]]}
 // CHECK:       gpu.module @[[NAME]]
 // CHECK:         llvm.func @[[NAME]](
-// CHECK-SAME:      %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[LSE:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: i32, %{{.+}}: f32)
+// CHECK-SAME:      %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[LSE:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %[[CSKV:[a-z0-9]+]]: i32, %[[CDIAG:[a-z0-9]+]]: i32, %{{.+}}: f32)
 // CHECK:           wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
-// CHECK:           arith.cmpi sle
+// CHECK:           %[[CSKV1:[0-9]+]] = arith.subi %[[CSKV]], %c1_i32{{.*}} : i32
+// CHECK-NEXT:      %[[CTAIL:[0-9]+]] = arith.subi %[[CSKV1]], %[[C0:[0-9]+]] : i32
+// CHECK:           %[[ROW:[0-9]+]] = arith.addi %{{.+}}, %[[CDIAG]] : i32
+// CHECK:           %[[ROWK:[0-9]+]] = arith.addi %[[ROW]], %c0_i32{{.*}} : i32
+// CHECK-NEXT:      %[[ROWLIM:[0-9]+]] = arith.subi %[[ROWK]], %[[C0]] : i32
+// CHECK:           %[[LIM:[0-9]+]] = arith.minsi %[[CTAIL]], %[[ROWLIM]] : i32
+// CHECK:           arith.cmpi sle, %c0_i32{{.*}}, %[[LIM]] : i32
 // CHECK:           cvt.rn.f16x2.f32
 // CHECK:         lg2.approx.ftz.f32
 // CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : f32, !llvm.ptr<1>
