@@ -204,16 +204,21 @@ class Kernel:
         if not self.game_per_tile:
             self.open_game(c)
         for i, (t, lo, hi) in enumerate(self.tiles):
-            q, uses = i % self.q_buffers, i // self.q_buffers
-            yield self.wait(self.q_full[q], uses & 1)
-            self.acquire(c, ("Q", q), ("Q", t))
-            self.q_of[c] = q
+            yield from self.take_q(c, i, t)
             loop = self.overlapped if self.overlap else self.plain
             yield from loop(c, t, lo, hi, base)
             base += hi - lo
             yield ("step",)  # epilogue
         if not self.game_per_tile:
             yield from self.close_game(c)
+
+    def take_q(self, c, i, t):
+        # Tile i (of this CTA) reads Q buffer i mod q_buffers, whose full
+        # barrier has completed ⌊i/q_buffers⌋ phases before.
+        q, uses = i % self.q_buffers, i // self.q_buffers
+        yield self.wait(self.q_full[q], uses & 1)
+        self.acquire(c, ("Q", q), ("Q", t))
+        self.q_of[c] = q
 
     def release_q(self, c):
         q = self.q_of[c]  # the buffer of this consumer's current tile
@@ -282,10 +287,7 @@ class Kernel:
         pending = None  # (tile, stage, parity, block) of the P·V to issue
         self.open_game(c)
         for i, (t, lo, hi) in enumerate(self.tiles):
-            q, uses = i % self.q_buffers, i // self.q_buffers
-            yield self.wait(self.q_full[q], uses & 1)
-            self.acquire(c, ("Q", q), ("Q", t))
-            self.q_of[c] = q
+            yield from self.take_q(c, i, t)
             if lo >= hi:
                 self.release_q(c)
                 yield ("step",)  # O = 0 for this tile; the pending one waits

@@ -203,8 +203,12 @@ def FatPipeline : Pass<"fat-pipeline"> {
     persistent CTAs except with windows (+12…31% at S = 512, ±5% at long
     S: perf-log runs 15–19); ping-pong with them at D ≤ 128 and block-m =
     128, except at D = 64 without a mask, where it ties with the row sums
-    on the tensor cores (+1…5%: run 20); tile overlap wherever the CTAs are
-    persistent and overlapped (run 34).
+    on the tensor cores (+1…5%: run 20); tile overlap for persistent,
+    overlapped kernels without ping-pong and without a mask (D = 64: +8% at
+    S ≤ 1k, +2…5% above; with turns −1…3%: runs 34–37). convert-fat-to-nvvm
+    builds a kernel without it where only one Q buffer fits (the next tile's
+    Q would arrive too late) or its registers would not hold the pending
+    tile; the manifest's schedule says what was built.
 
     Example: `fa-t-opt --fat-pipeline in.mlir` on a causal D = 128 op gives
     `fat.attention ... {fat.schedule = {forced = false, overlap = true,
