@@ -55,21 +55,15 @@ int main(int argc, char **argv) {
     return hazard.has_value();
   };
   mlir::MlirOptMainConfig config = mlir::MlirOptMainConfig::createFromCLOptions();
-  if (inputFilename != "-" || config.shouldShowDialects() ||
-      config.shouldListPasses()) {
-    std::string error;
-    if (inputFilename != "-")
-      if (std::unique_ptr<llvm::MemoryBuffer> file =
-              mlir::openInputFile(inputFilename, &error))
-        if (refuseHazard(*file))
-          return 1;
+  if (config.shouldShowDialects() || config.shouldListPasses())
     return mlir::asMainReturnCode(
         mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
-  }
-  // Standard input can be read once: read it here, check it, and hand the
-  // buffer to the driver (what MlirOptMain does for a file).
+  // Read the input once — a file, or standard input, which can only be read
+  // once — check it, and hand the buffer to the driver (what MlirOptMain
+  // does after opening the file itself).
   std::string error;
-  std::unique_ptr<llvm::MemoryBuffer> input = mlir::openInputFile("-", &error);
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &error);
   if (!input) {
     llvm::errs() << error << "\n";
     return 1;
