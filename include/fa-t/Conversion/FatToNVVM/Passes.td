@@ -38,7 +38,11 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     wgmma (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides
     with α·O; `rescale=lazy` moves a row's reference max only when it grows
     by more than `rescale-threshold` (log2 units), keeping P ≤ 2^τ, and
-    skips the O multiply in warps where no row moved.
+    skips the O multiply in warps where no row moved; `tile-overlap`
+    (persistent CTAs with overlap and two Q buffers) issues a tile's last
+    O += P·V with the next tile's first S = Q·Kᵀ and stores the tile's O
+    after that block's softmax — the next tile's first P·V then starts its
+    accumulator (wgmma scale-d = 0).
 
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
