@@ -98,6 +98,45 @@ struct KernelValues {
   Value ringBase, tileIndex;
 };
 
+/// The state tile overlap carries from one tile to the next: the tile whose
+/// last P·V is still to be issued ("pending"), flattened into loop-carried
+/// values. Its V block is the CTA's last ring iteration (ring position − 1;
+/// tiles without keys take none), and there is one exactly when the ring
+/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
+/// issued anyway, on stage 0, and never stored), so every tile body is the
+/// same straight-line code around its wgmmas (branches that merge
+/// accumulator definitions make ptxas serialize every wgmma, C7513).
+/// Registers are what the 160- and 240-register consumers run out of, so
+/// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
+/// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
+/// (< 2^31 like the unit count).
+struct PendingTile {
+  SmallVector<Value> o; // accumulator (O, and l with rowsum=mma)
+  // rowsum=mma: m for the LSE (l is in o's ones columns); rowsum=vector:
+  // l = the rows' full sums, the LSE already written at the tile's end.
+  Value m[2], l[2];
+  SmallVector<Value> p; // packed P of its last block
+  Value id;             // accumulate bit and tile coordinates, see above
+
+  static PendingTile unpack(ValueRange vals, int64_t oRegs) {
+    PendingTile t;
+    t.o.assign(vals.begin(), vals.begin() + oRegs);
+    ValueRange rest = vals.drop_front(oRegs);
+    t.m[0] = rest[0], t.m[1] = rest[1], t.l[0] = rest[2], t.l[1] = rest[3];
+    ValueRange p = rest.slice(4, rest.size() - 5);
+    t.p.assign(p.begin(), p.end());
+    t.id = rest.back();
+    return t;
+  }
+  SmallVector<Value> pack() const {
+    SmallVector<Value> vals(o);
+    vals.append({m[0], m[1], l[0], l[1]});
+    vals.append(p);
+    vals.push_back(id);
+    return vals;
+  }
+};
+
 /// Builds the kernel body; one method per stage of the kernel.
 class AttentionKernelBuilder {
 public:
@@ -239,7 +278,7 @@ private:
   void buildDrainPending(Value consumer, Value ringPosition,
                          ValueRange pending);
   void buildStorePending(Value consumer, Value isPending, Value stage,
-                         ValueRange o, const struct PendingTile &pending);
+                         ValueRange o, const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (consumer 1 to 0) and last take-over.
   void buildOpenGame(Value consumer);
@@ -1225,44 +1264,6 @@ Value AttentionKernelBuilder::buildRowBase(Value consumer, Value rowFirst) {
              add(mul(v.warp, c32(16)), g));
 }
 
-/// The state tile overlap carries from one tile to the next: the tile whose
-/// last P·V is still to be issued ("pending"), flattened into loop-carried
-/// values. Its V block is the CTA's last ring iteration (ring position − 1;
-/// tiles without keys take none), and there is one exactly when the ring
-/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
-/// issued anyway, on stage 0, and never stored), so every tile body is the
-/// same straight-line code around its wgmmas (branches that merge
-/// accumulator definitions make ptxas serialize every wgmma, C7513).
-/// Registers are what the 160- and 240-register consumers run out of, so
-/// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
-/// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
-/// (< 2^31 like the unit count).
-namespace {
-struct PendingTile {
-  SmallVector<Value> o; // accumulator (O, and l with rowsum=mma)
-  Value m[2], l[2];     // row max and (vector) row-sum partials
-  SmallVector<Value> p; // packed P of its last block
-  Value id;             // accumulate bit and tile coordinates, see above
-
-  static PendingTile unpack(ValueRange vals, int64_t oRegs) {
-    PendingTile t;
-    t.o.assign(vals.begin(), vals.begin() + oRegs);
-    ValueRange rest = vals.drop_front(oRegs);
-    t.m[0] = rest[0], t.m[1] = rest[1], t.l[0] = rest[2], t.l[1] = rest[3];
-    ValueRange p = rest.slice(4, rest.size() - 5);
-    t.p.assign(p.begin(), p.end());
-    t.id = rest.back();
-    return t;
-  }
-  SmallVector<Value> pack() const {
-    SmallVector<Value> vals(o);
-    vals.append({m[0], m[1], l[0], l[1]});
-    vals.append(p);
-    vals.push_back(id);
-    return vals;
-  }
-};
-} // namespace
 
 void AttentionKernelBuilder::buildOverlappedTiles() {
   // Tile overlap: per tile of n ≥ 1 key blocks,
