@@ -28,8 +28,39 @@ struct InputHazard {
   std::string message;
 };
 
+/// Whether `text` from `k` on is `]` or `int (',' int)* ']'` (an int: an
+/// optional '-' and digits; white space between tokens). Anything else —
+/// a leading, doubled or trailing comma, a lone '-', integers without a
+/// comma — crashes MLIR 22's dense-array parsing in the linalg ops.
+inline bool isIntegerList(llvm::StringRef text, size_t k) {
+  auto skipSpace = [&] {
+    while (k < text.size() && std::isspace(static_cast<unsigned char>(text[k])))
+      ++k;
+  };
+  skipSpace();
+  if (k < text.size() && text[k] == ']')
+    return true;
+  while (true) {
+    if (k < text.size() && text[k] == '-')
+      ++k;
+    size_t digits = k;
+    while (k < text.size() && std::isdigit(static_cast<unsigned char>(text[k])))
+      ++k;
+    if (k == digits)
+      return false;
+    skipSpace();
+    if (k < text.size() && text[k] == ']')
+      return true;
+    if (k >= text.size() || text[k] != ',')
+      return false;
+    ++k;
+    skipSpace();
+  }
+}
+
 /// The first `permutation = [` or `dimensions = [` (outside `//` comments)
-/// whose array is not integers separated by commas and closed by ']'.
+/// whose array is not integers separated by commas and closed by ']'
+/// (isIntegerList).
 inline std::optional<InputHazard> findLinalgArrayHazard(llvm::StringRef text) {
   unsigned line = 1;
   size_t lineStart = 0;
@@ -62,13 +93,7 @@ inline std::optional<InputHazard> findLinalgArrayHazard(llvm::StringRef text) {
       if (j >= text.size() || text[j] != '[')
         continue;
       size_t open = j;
-      size_t k = j + 1;
-      while (k < text.size() &&
-             (std::isdigit(static_cast<unsigned char>(text[k])) ||
-              std::isspace(static_cast<unsigned char>(text[k])) ||
-              text[k] == ',' || text[k] == '-'))
-        ++k;
-      if (k < text.size() && text[k] == ']')
+      if (isIntegerList(text, j + 1))
         continue;
       unsigned col = static_cast<unsigned>(open - lineStart) + 1;
       // (The line of the '[': count the newlines between i and open.)
