@@ -58,9 +58,9 @@ inline bool isIntegerList(llvm::StringRef text, size_t k) {
   }
 }
 
-/// The first `permutation = [` or `dimensions = [` (outside `//` comments)
-/// whose array is not integers separated by commas and closed by ']'
-/// (isIntegerList).
+/// The first `permutation =` or `dimensions =` (outside `//` comments) not
+/// followed by `[`, integers separated by commas and `]` (isIntegerList),
+/// nor by the generic attribute syntax `array<`.
 inline std::optional<InputHazard> findLinalgArrayHazard(llvm::StringRef text) {
   unsigned line = 1;
   size_t lineStart = 0;
@@ -90,10 +90,13 @@ inline std::optional<InputHazard> findLinalgArrayHazard(llvm::StringRef text) {
       ++j;
       while (j < text.size() && std::isspace(static_cast<unsigned char>(text[j])))
         ++j;
-      if (j >= text.size() || text[j] != '[')
+      // `key = array<...>` is the generic attribute syntax (robust); after
+      // `key =` anything but it or an integer list in brackets crashes the
+      // linalg parsers too (`dimensions = :`: no '[' at all).
+      if (text.substr(j).starts_with("array<"))
         continue;
       size_t open = j;
-      if (isIntegerList(text, j + 1))
+      if (j < text.size() && text[j] == '[' && isIntegerList(text, j + 1))
         continue;
       unsigned col = static_cast<unsigned>(open - lineStart) + 1;
       // (The line of the '[': count the newlines between i and open.)
