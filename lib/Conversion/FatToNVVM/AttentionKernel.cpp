@@ -277,7 +277,14 @@ private:
   SmallVector<Value> buildOverlappedTile(Value consumer, ValueRange pending);
   void buildDrainPending(Value consumer, Value ringPosition,
                          ValueRange pending);
-  void buildStorePending(Value consumer, Value isPending, Value stage,
+  /// The pending tile's V block from the CTA's ring position (blocks
+  /// issued so far): whether there is one (position > 0), its stage (0
+  /// when there is none: the P = 0 product reads any stage) and parity.
+  struct PendingSlot {
+    Value isPending, stage, parity;
+  };
+  PendingSlot buildPendingSlot(Value ringPosition);
+  void buildStorePending(Value consumer, const PendingSlot &slot,
                          ValueRange o, const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (consumer 1 to 0) and last take-over.
@@ -1329,22 +1336,21 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
 
   b.setInsertionPointToStart(work.thenBlock());
   auto [firstStage, firstParity] = ringSlot(v.kvLo);
-  Value isPending = cmp(arith::CmpIPredicate::ugt, v.ringBase, c32(0));
-  auto [pendingStage, pendingParity] =
-      ringSlotOfIteration(sub(v.ringBase, c32(1)));
-  // Nothing pending: stage 0 (whose P = 0 product is never stored), and
-  // K_0's barrier, just waited for, stands in for its V barrier.
-  Value stage = arith::SelectOp::create(b, isPending, pendingStage, c32(0));
+  PendingSlot slot = buildPendingSlot(v.ringBase);
   buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
+  // Nothing pending: K_0's barrier, just waited for, stands in for the V
+  // barrier (the P = 0 product is never stored).
   Value vIndex = arith::SelectOp::create(
-      b, isPending, add(stage, c32(1 + cfg.stages)), add(firstStage, c32(1)));
+      b, slot.isPending, add(slot.stage, c32(1 + cfg.stages)),
+      add(firstStage, c32(1)));
   Value vParity =
-      arith::SelectOp::create(b, isPending, pendingParity, firstParity);
+      arith::SelectOp::create(b, slot.isPending, slot.parity, firstParity);
   buildMBarrierWait(b, barrier(vIndex), vParity);
   buildTurnBegin(consumer);
   SmallVector<Value> s = buildQK(consumer, firstStage);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  SmallVector<Value> o = buildPV(pending.o, pending.p, stage, accumulate);
+  SmallVector<Value> o =
+      buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   buildWgmmaWait(b, 1);
   Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
@@ -1361,7 +1367,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // iteration copies P into the wgmma's operand registers (perf log run 34).
   s = buildFenceOperands(b, s);
   SmallVector<Value> p = buildPackP(s);
-  buildStorePending(consumer, isPending, stage, o, pending);
+  buildStorePending(consumer, slot, o, pending);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
   SmallVector<Value> init(o);
@@ -1399,16 +1405,24 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   return SmallVector<Value>(work.getResults());
 }
 
+AttentionKernelBuilder::PendingSlot
+AttentionKernelBuilder::buildPendingSlot(Value ringPosition) {
+  Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
+  auto [stage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
+  return {isPending, arith::SelectOp::create(b, isPending, stage, c32(0)),
+          parity};
+}
+
 void AttentionKernelBuilder::buildStorePending(Value consumer,
-                                               Value isPending, Value stage,
+                                               const PendingSlot &slot,
                                                ValueRange o,
                                                const PendingTile &pending) {
   // Release the pending tile's V block and store its O (and LSE).
-  auto store = scf::IfOp::create(b, isPending, /*withElseRegion=*/false);
+  auto store = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
   tagStage(store, "epilogue");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(store.thenBlock()->getTerminator());
-  buildMBarrierArrive(b, emptyBarrier(stage, true));
+  buildMBarrierArrive(b, emptyBarrier(slot.stage, true));
   Value tile = arith::AndIOp::create(b, pending.id, c32(0x7fffffff));
   Value rest = arith::DivUIOp::create(b, tile, v.numM);
   Value heads = c32(cfg.numHeadsQ);
@@ -1428,22 +1442,21 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
   // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
   // no keys at all: both warpgroups still take the turn).
   PendingTile pending = PendingTile::unpack(pendingVals, accRegs());
-  Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
-  auto [lastStage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
-  Value stage = arith::SelectOp::create(b, isPending, lastStage, c32(0));
+  PendingSlot slot = buildPendingSlot(ringPosition);
   {
-    auto wait = scf::IfOp::create(b, isPending, /*withElseRegion=*/false);
+    auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(wait.thenBlock()->getTerminator());
-    buildMBarrierWait(b, fullBarrier(stage, true), parity);
+    buildMBarrierWait(b, fullBarrier(slot.stage, true), slot.parity);
   }
   buildTurnBegin(consumer);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  SmallVector<Value> o = buildPV(pending.o, pending.p, stage, accumulate);
+  SmallVector<Value> o =
+      buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   buildWgmmaWait(b, 0);
   o = buildFenceOperands(b, o);
-  buildStorePending(consumer, isPending, stage, o, pending);
+  buildStorePending(consumer, slot, o, pending);
 }
 
 void AttentionKernelBuilder::buildConsumerTile() {

@@ -35,6 +35,10 @@ using namespace mlir::fat;
 /// them (`seqLenOption`: the passes' seq-len, see getTunedSeqLen). None for
 /// head dims the kernel does not serve (convert-fat-to-nvvm says so; the
 /// model has nothing to choose).
+static bool isWindowed(AttentionOp op) {
+  return op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
+}
+
 static std::optional<TileProblem> getTileProblem(AttentionOp op,
                                                  int64_t seqLenOption) {
   auto q = cast<ShapedType>(op.getQuery().getType());
@@ -43,8 +47,7 @@ static std::optional<TileProblem> getTileProblem(AttentionOp op,
   int64_t d = q.getDimSize(feat), dv = v.getDimSize(feat);
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
-  bool windowed = op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
-  return TileProblem{d, dv, op.getCausal(), windowed,
+  return TileProblem{d, dv, op.getCausal(), isWindowed(op),
                      getTunedSeqLen(op, seqLenOption)};
 }
 
@@ -138,7 +141,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
 /// 192-row kernel measured equal (its tiles are long where it is chosen)
 /// and its 160-register consumers spill with the pending tile's row sums
 /// beside the next tile's scores, so masked kernels go without.
-static bool autoTileOverlap(const PipelineChoice &choice, bool masked) {
+static bool autoTileOverlap(const PipelineChoice &choice, AttentionOp op) {
+  bool masked = op.getCausal() || isWindowed(op);
   return choice.persistent && choice.overlap && !choice.pingpong && !masked;
 }
 
@@ -171,7 +175,7 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
     blockM = defaultBlockM(*shape, KernelSchedule());
   choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
                     (shape->masked() || d > 64);
-  choice.tileOverlap = autoTileOverlap(choice, shape && shape->masked());
+  choice.tileOverlap = autoTileOverlap(choice, op);
   return choice;
 }
 
@@ -315,13 +319,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       // Tile overlap follows the forced choices above unless forced itself
       // (convert-fat-to-nvvm refuses it without persistent CTAs and
       // overlap).
-      if (*forceTileOverlap) {
-        choice.tileOverlap = **forceTileOverlap;
-      } else {
-        std::optional<TileProblem> shape = getTileProblem(op, seqLen);
-        choice.tileOverlap =
-            autoTileOverlap(choice, shape && shape->masked());
-      }
+      choice.tileOverlap = *forceTileOverlap ? **forceTileOverlap
+                                             : autoTileOverlap(choice, op);
       updateSchedule(op, {b.getNamedAttr("overlap",
                                          b.getBoolAttr(choice.overlap)),
                           b.getNamedAttr("pingpong",
