@@ -7,8 +7,8 @@
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_lse_m128n176s2_opt132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/p && fa-t-opt %s --fat-to-ptx="persistent=on pingpong=off num-sms=114 output-dir=%t/p" -o /dev/null
-// RUN: FileCheck %s --check-prefix=PERSIST < %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114.json
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114.ptx -o %t/p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=PERSIST < %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114c.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114c.ptx -o %t/p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 128, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is

@@ -685,10 +685,9 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
   // and an element costs a compare with an immediate (two with a left
   // bound) and a select, not its key's index and a compare per bound
   // (about 120 SASS instructions less per masked block at 128 keys). The
-  // per-row limits' loop-invariant parts cost registers, though: the
-  // 160-register consumers of three warpgroups then spill (20 bytes at
-  // D = 64, in the main loop), so they keep the per-key form.
-  if (cfg.consumerRegisters() < 240)
+  // per-row limits' loop-invariant parts cost registers, though: some
+  // 160-register kernels keep the per-key form (cfg.maskByRowLimits()).
+  if (!cfg.maskByRowLimits())
     return buildMaskedScoresByKey(s, kvBlock, rowBase);
   Value t = arith::RemUIOp::create(b, v.lane, c32(4));
   Value colBase = add(mul(kvBlock, c32(cfg.blockN)), mul(t, c32(2)));

@@ -112,11 +112,15 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // behind the other warpgroup's softmax, and the diagonal block's
   // masking no longer sits on the critical path. Windows keep the vector
   // sum (not measured).
-  bool causalWithTurns =
-      shape->causal && !shape->windowed &&
-      choosePipeline(op, target.blockM, target.seqLen).pingpong;
+  // The same holds for the causal 192-row kernel with tile overlap (the
+  // pipeline's choice from 4k keys at D = 64): +3…6% over the two-
+  // warpgroup kernel with turns, where the vector row sums of the 192-row
+  // kernel without tile overlap only tied with it (run 37).
+  PipelineChoice pipeline = choosePipeline(op, target.blockM, target.seqLen);
+  bool causalHidden = shape->causal && !shape->windowed &&
+                      (pipeline.pingpong || pipeline.tileOverlap);
   choice.rowsumMma = shape->maxHeadDim() <= 64 &&
-                     (!shape->masked() || causalWithTurns) && !op.getLse() &&
+                     (!shape->masked() || causalHidden) && !op.getLse() &&
                      onesChunksFit(*shape, target);
   // The lazy rescale stays off: its branch merges two definitions of the
   // accumulator registers and ptxas then serializes the overlapped wgmmas
@@ -138,12 +142,14 @@ mlir::fat::chooseTensorization(AttentionOp op,
 /// from 2k for D = 64 without a mask (192 rows, three warpgroups); with
 /// turns the other warpgroup's GEMMs already fill that gap and the longer
 /// first turn costs 1…3% (D = 128, causal D = 64 below 8k). The causal
-/// 192-row kernel measured equal (its tiles are long where it is chosen)
-/// and its 160-register consumers spill with the pending tile's row sums
-/// beside the next tile's scores, so masked kernels go without.
+/// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
+/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s);
+/// its masked blocks then compare with per-row limits, the form that fits
+/// its registers (AttentionKernelConfig::maskByRowLimits). Windows have no
+/// persistent CTAs.
 static bool autoTileOverlap(const PipelineChoice &choice, AttentionOp op) {
-  bool masked = op.getCausal() || isWindowed(op);
-  return choice.persistent && choice.overlap && !choice.pingpong && !masked;
+  return choice.persistent && choice.overlap && !choice.pingpong &&
+         !isWindowed(op);
 }
 
 PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,

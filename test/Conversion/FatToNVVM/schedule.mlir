@@ -4,7 +4,7 @@
 // RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 // RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
+// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
 // RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2

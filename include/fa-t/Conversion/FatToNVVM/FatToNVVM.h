@@ -182,6 +182,20 @@ struct AttentionKernelConfig {
     int64_t consumers = numConsumerWarpgroups();
     return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
   }
+  /// Whether a masked block compares each element's key with per-row
+  /// limits (one limit per row and bound, computed once per block) rather
+  /// than building each key's index and comparing it with every bound.
+  /// The limits cost ~120 SASS instructions less per 128-key block but
+  /// keep their loop-invariant parts live: 240 and 255 registers hold
+  /// them; of the 160-register (three-warpgroup) kernels, ptxas keeps
+  /// them without spilling only in the masked ones with tile overlap,
+  /// whose per-key form instead spills 56…64 bytes (the first block's
+  /// mask beside the pending tile), while the others spill 40…52 bytes
+  /// with the limits and none per key. lit test/PTX/grid-kernels-no-spill
+  /// pins the default kernels.
+  bool maskByRowLimits() const {
+    return consumerRegisters() >= 240 || (masked() && schedule.tileOverlap);
+  }
   int64_t elementBytes() const { return 2; }
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):
