@@ -98,6 +98,16 @@ KERNELS = [
      "persistent=on q-buffers=1"),
     ("bf16_d128_n160_q2", "bf16", 128, 16, 16, False, None, True, "bhsd",
      "block-n=160 q-buffers=2"),
+    # Tile overlap (a tile's last P·V issued with the next tile's first
+    # Q·Kᵀ) under the causal mask: D = 64's default tuned for 4k keys (192
+    # rows, tensor-core row sums, masks by per-row limits), D = 128 without
+    # turns (with the LSE), and 128 rows without a mask.
+    ("bf16_d64_causal_gqa_seq4k", "bf16", 64, 16, 4, True, None, False, "bhsd",
+     "seq-len=4096"),
+    ("bf16_d128_causal_tile_overlap", "bf16", 128, 16, 4, True, None, True, "bhsd",
+     "persistent=on pingpong=off tile-overlap=on"),
+    ("bf16_d64_tile_overlap_m128", "bf16", 64, 8, 8, False, None, False, "bshd",
+     "persistent=on block-m=128 tile-overlap=on"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -179,6 +189,16 @@ CASES = [
     ("bf16_d64_n192_rmma", 2, 1000, 1000, None),
     ("bf16_d64_n192_rmma", 1, 1, 513, None),
     ("bf16_d64_window_n192_persist", 3, 2000, 2000, None),
+    ("bf16_d64_causal_gqa_seq4k", 3, 1000, 1000, None),
+    ("bf16_d64_causal_gqa_seq4k", 2, 1000, 300, None),     # tiles with no key
+    ("bf16_d64_causal_gqa_seq4k", 1, 4097, 4097, None),
+    ("bf16_d64_causal_gqa_seq4k", 2, 300, 1000, None),     # bottom-right
+    ("bf16_d64_causal_gqa_seq4k", 2, 1000, 1000, 0),       # top-left
+    ("bf16_d128_causal_tile_overlap", 3, 1000, 1000, None),
+    ("bf16_d128_causal_tile_overlap", 1, 1000, 300, None),  # rows with no key
+    ("bf16_d128_causal_tile_overlap", 1, 17, 4097, None),
+    ("bf16_d64_tile_overlap_m128", 3, 1000, 777, None),
+    ("bf16_d64_tile_overlap_m128", 1, 17, 4097, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.

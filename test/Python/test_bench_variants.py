@@ -54,3 +54,18 @@ def test_folders_are_searched_in_order(tmp_path):
     assert bench.find_variant(dirs, config, "on64").tuning["block_n"] == 64
     with pytest.raises(LookupError, match="no variant 'ot'"):
         bench.find_variant(dirs, config, "ot")
+
+
+def test_rep_orders_vary_each_slots_predecessor():
+    """The timing order is a fresh permutation per repetition, so no slot
+    sits behind the same implementation every time (run 37's slot bias)."""
+    bench = load_bench()
+    names = ["fa-t", "base", "cudnn", "flash"]
+    orders = bench.rep_orders(names, 30)
+    assert len(orders) == 30
+    assert all(sorted(o) == sorted(names) for o in orders)
+    for n in names:
+        before = {o[o.index(n) - 1] if o.index(n) else None for o in orders}
+        assert len(before) >= 3, (n, before)
+    assert orders == bench.rep_orders(names, 30)  # seeded: repeatable
+    assert orders != bench.rep_orders(names, 30, seed=1)

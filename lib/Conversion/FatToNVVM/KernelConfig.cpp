@@ -308,9 +308,12 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // next tile's scores (N/2): where that passes a consumer thread's
   // registers less ~28 for addresses and indices, ptxas spills (1.4 KB per
   // thread at D = 64 with 192 rows and 192 keys), so such kernels go
-  // without.
+  // without. A masked kernel that also writes the LSE keeps ~8 more live
+  // (the mask's row limits beside the LSE's row addresses and unscaled
+  // maxima): the causal 192-row kernel with the LSE spilled 20 bytes.
+  int64_t reserved = config.masked() && config.lse ? 36 : 28;
   if (config.pvColumns() / 2 + 3 * config.blockN / 4 >
-      config.consumerRegisters() - 28)
+      config.consumerRegisters() - reserved)
     config.schedule.tileOverlap = false;
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
