@@ -8,8 +8,7 @@ A protocol bug is a hang or a silent race on the GPU, so this test runs the
 same sequence of barrier operations as the builder emits — per tile, per KV
 block, for each schedule (plain, overlapped, ping-pong, persistent with
 several tiles per CTA, empty KV ranges, 1 to 3 stages, tile overlap: a
-tile's last P·V issued with the next tile's first S, and there warpgroups
-without rows in a tile, which release its K/V blocks unread) — under many random
+tile's last P·V issued with the next tile's first S) — under many random
 interleavings, with TMA completions arriving at random later times, and
 checks that
 
@@ -91,16 +90,11 @@ class Kernel:
     action. Ping-pong takes exactly two consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
-                 game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False,
-                 idle=frozenset(), idle_waits=True):
+                 game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False):
         assert consumers == 2 or not pingpong
         assert q_buffers == 1 or persistent
         assert not tile_overlap or (persistent and overlap and not game_per_tile)
-        assert not idle or (tile_overlap and not pingpong)
         self.tile_overlap = tile_overlap
-        # (consumer, tile) pairs whose rows all lie past Sq (buildIdleTile);
-        # idle_waits=False is a mutation: release without waiting for the load.
-        self.idle, self.idle_waits = idle, idle_waits
         self.tiles, self.stages = tiles, stages
         self.overlap, self.pingpong, self.persistent = overlap, pingpong, persistent
         # The kernel plays one ping-pong game per CTA when persistent, one
@@ -148,12 +142,6 @@ class Kernel:
             f"warpgroup {wg} reads {slot} expecting {tag}, holds {self.slot_data.get(slot)}")
         self.holders.setdefault(slot, set()).add(wg)
         self.reads[wg].append(tag)
-
-    def peek(self, wg, slot, tag):
-        # A read whose result is discarded (a P = 0 product) that still
-        # must not see a slot in flight.
-        assert self.slot_data.get(slot) == tag, (
-            f"warpgroup {wg} reads {slot} expecting {tag}, holds {self.slot_data.get(slot)}")
 
     def release(self, wg, slot, barrier):
         self.holders[slot].discard(wg)
@@ -304,11 +292,6 @@ class Kernel:
                 self.release_q(c)
                 yield ("step",)  # O = 0 for this tile; the pending one waits
                 continue
-            if (c, t) in self.idle:
-                yield from self.idle_tile(c, t, lo, hi, base, pending)
-                pending = None
-                base += hi - lo
-                continue
             s0, p0 = self.ring(base, lo, lo)
             yield self.wait(self.full[(0, s0)], p0)
             if pending:
@@ -338,31 +321,6 @@ class Kernel:
         if pending:
             self.release(c, ("V", pending[1]), self.empty[(1, pending[1])])
         yield from self.close_game(c)
-
-
-    def idle_tile(self, c, t, lo, hi, base, pending):
-        # buildIdleTile: the pending tile's P·V (with none, a P = 0 product
-        # on this tile's V_0, waited for like it) and store; then every K
-        # and V block of the tile released once loaded; then Q.
-        s0, p0 = self.ring(base, lo, lo)
-        if pending:
-            yield self.wait(self.full[(1, pending[1])], pending[2])
-            self.acquire(c, ("V", pending[1]), ("V", pending[0], pending[3]))
-            yield ("step",)  # the P·V, wait
-            self.release(c, ("V", pending[1]), self.empty[(1, pending[1])])
-            yield ("step",)  # the pending tile's epilogue
-        else:
-            yield self.wait(self.full[(1, s0)], p0)
-            self.peek(c, ("V", s0), ("V", t, lo))
-            yield ("step",)
-        for j in range(lo, hi):
-            s, parity = self.ring(base, j, lo)
-            for isv in (0, 1):
-                if self.idle_waits:
-                    yield self.wait(self.full[(isv, s)], parity)
-                self.empty[(isv, s)].arrive()
-                yield ("step",)
-        self.release_q(c)
 
 
 def run(kernel, rng, max_steps=200000):
@@ -425,36 +383,12 @@ def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, g
             lo = rng.randint(0, 3)
             hi = lo + (0 if rng.random() < 0.2 else rng.randint(1, 6))
             tiles.append((t, lo, hi))
-        # Warpgroups without rows (tile overlap without turns): the last
-        # query block of a sequence leaves consumers ≥ k with none.
-        idle = frozenset()
-        if tile_overlap and not pingpong and consumers > 1:
-            idle = frozenset((c, t) for t in range(count) if rng.random() < 0.4
-                             for c in range(rng.randint(1, consumers - 1), consumers))
         kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile,
-                        consumers, q_buffers, tile_overlap, idle)
+                        consumers, q_buffers, tile_overlap)
         run(kernel, rng)
+        want = [tag for t, lo, hi in tiles for tag in
+                [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")]]
         for c in range(consumers):
-            want = [tag for t, lo, hi in tiles for tag in
-                    [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")
-                                  if (c, t) not in idle]]
             assert sorted(kernel.reads[c], key=str) == sorted(want, key=str)
         for b in kernel.named.values():
             assert b.arrived == 0, "a named-barrier phase was left incomplete"
-
-
-def test_idle_warpgroup_must_wait_for_the_load():
-    """The mutation: a warpgroup without rows releasing K/V blocks without
-    waiting for their loads counts its arrival toward the wrong phase, and
-    the producer overwrites a stage another warpgroup still reads."""
-    rng = random.Random(7)
-    caught = 0
-    for trial in range(200):
-        tiles = [(t, 0, rng.randint(2, 6)) for t in range(3)]
-        kernel = Kernel(tiles, 2, True, False, True, rng, None, 3, 2, True,
-                        idle=frozenset({(2, 0), (2, 1), (2, 2)}), idle_waits=False)
-        try:
-            run(kernel, rng)
-        except AssertionError:
-            caught += 1
-    assert caught > 0

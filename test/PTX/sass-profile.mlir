@@ -40,10 +40,9 @@
 
 // D = 64 without a mask: tensor-core row sums (PV is 64 + 8 columns wide),
 // so no FADD row sums remain on the hot path; persistent CTAs (t132) with
-// tile overlap (c): four P·V sites (a tile's first turn, the steady loop,
-// a warpgroup without rows in the tile, the last tile's), two of
-// S = Q·Kᵀ.
-// CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:32
+// tile overlap (c): three P·V sites (a tile's first turn, the steady loop,
+// the last tile's), two of S = Q·Kᵀ.
+// CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:24
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 12 mufu 66
 // CHECK-NEXT:    key: HGMMA 12 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{[0-9]+}} FADD 0 FMNMX {{6[4-9]}} F2FP 32
 

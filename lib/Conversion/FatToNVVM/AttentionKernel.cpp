@@ -102,12 +102,10 @@ struct KernelValues {
 /// last P·V is still to be issued ("pending"), flattened into loop-carried
 /// values. Its V block is the CTA's last ring iteration (ring position − 1;
 /// tiles without keys take none), and there is one exactly when the ring
-/// position is > 0 and its id is not kNoTile (a warpgroup whose rows of a
-/// tile all lie past Sq finishes its pending tile and leaves none). With
-/// nothing pending P = 0 (a P·V of it is issued anyway and never stored),
-/// so every tile body is the same straight-line code around its wgmmas
-/// (branches that merge accumulator definitions make ptxas serialize every
-/// wgmma, C7513).
+/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
+/// issued anyway, on stage 0, and never stored), so every tile body is the
+/// same straight-line code around its wgmmas (branches that merge
+/// accumulator definitions make ptxas serialize every wgmma, C7513).
 /// Registers are what the 160- and 240-register consumers run out of, so
 /// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
 /// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
@@ -119,8 +117,6 @@ struct PendingTile {
   Value m[2], l[2];
   SmallVector<Value> p; // packed P of its last block
   Value id;             // accumulate bit and tile coordinates, see above
-  /// The id of "no pending tile" (no tile has all 31 index bits set).
-  static constexpr int64_t kNoTile = -1;
 
   static PendingTile unpack(ValueRange vals, int64_t oRegs) {
     PendingTile t;
@@ -282,18 +278,12 @@ private:
   void buildDrainPending(Value consumer, Value ringPosition,
                          ValueRange pending);
   /// The pending tile's V block from the CTA's ring position (blocks
-  /// issued so far) and the pending id: whether there is one (position > 0,
-  /// id ≠ kNoTile), its stage (0 when there is none: the P = 0 product
-  /// reads any stage) and parity.
+  /// issued so far): whether there is one (position > 0), its stage (0
+  /// when there is none: the P = 0 product reads any stage) and parity.
   struct PendingSlot {
     Value isPending, stage, parity;
   };
-  PendingSlot buildPendingSlot(Value ringPosition, Value id);
-  PendingTile buildNoPendingTile();
-  /// A warpgroup with no rows in this tile (all ≥ Sq): the pending tile's
-  /// P·V and store, then the tile's K/V blocks released unread.
-  void buildIdleTile(Value consumer, const PendingTile &pending,
-                     Value firstStage, Value firstParity);
+  PendingSlot buildPendingSlot(Value ringPosition);
   void buildStorePending(Value consumer, const PendingSlot &slot,
                          ValueRange o, const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
@@ -1291,7 +1281,14 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   // the tensor cores finish this one. A tile without keys (all its rows
   // masked) stores O = 0, LSE = −inf and leaves the pending tile as it is.
   Value consumer = sub(v.warpgroup, c32(1));
-  PendingTile none = buildNoPendingTile();
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  PendingTile none;
+  none.o.assign(accRegs(), zero);
+  none.m[0] = none.m[1] = negInf;
+  none.l[0] = none.l[1] = zero;
+  none.p.assign(cfg.blockN / 4, c32(0));
+  none.id = c32(0);
   buildOpenGame(consumer);
   SmallVector<Value> last =
       buildTileLoop(none.pack(), [&](ValueRange pending) {
@@ -1338,24 +1335,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
 
   b.setInsertionPointToStart(work.thenBlock());
   auto [firstStage, firstParity] = ringSlot(v.kvLo);
-  // A warpgroup whose 64 rows all lie past Sq (the last query block of a
-  // sequence that is no multiple of block-m: 512 rows take 3 × 192 with
-  // the third warpgroup's rows empty) computes nothing, so the others get
-  // the tensor cores and MUFU to themselves. Turns need both warpgroups,
-  // so kernels with ping-pong compute those rows.
-  if (cfg.numConsumerWarpgroups() > 1 && !cfg.schedule.pingpong) {
-    Value rowsEnd = add(v.rowFirst, mul(consumer, c32(64)));
-    Value idle = cmp(arith::CmpIPredicate::sge, rowsEnd, v.seqQ);
-    auto rows = scf::IfOp::create(b, TypeRange(ValueRange(pendingVals)),
-                                  idle, /*withElseRegion=*/true);
-    tagStage(rows, "idle rows");
-    scf::YieldOp::create(b, rows.getResults());
-    b.setInsertionPointToStart(rows.thenBlock());
-    buildIdleTile(consumer, pending, firstStage, firstParity);
-    scf::YieldOp::create(b, buildNoPendingTile().pack());
-    b.setInsertionPointToStart(rows.elseBlock());
-  }
-  PendingSlot slot = buildPendingSlot(v.ringBase, pending.id);
+  PendingSlot slot = buildPendingSlot(v.ringBase);
   buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
   // Nothing pending: K_0's barrier, just waited for, stands in for the V
   // barrier (the P = 0 product is never stored).
@@ -1425,60 +1405,11 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
 }
 
 AttentionKernelBuilder::PendingSlot
-AttentionKernelBuilder::buildPendingSlot(Value ringPosition, Value id) {
-  Value isPending = arith::AndIOp::create(
-      b, cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0)),
-      cmp(arith::CmpIPredicate::ne, id, c32(PendingTile::kNoTile)));
+AttentionKernelBuilder::buildPendingSlot(Value ringPosition) {
+  Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
   auto [stage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
   return {isPending, arith::SelectOp::create(b, isPending, stage, c32(0)),
           parity};
-}
-
-PendingTile
-AttentionKernelBuilder::buildNoPendingTile() {
-  PendingTile none;
-  Value zero = f32Const(b, 0.0);
-  none.o.assign(accRegs(), zero);
-  none.m[0] = none.m[1] = f32Const(b, -std::numeric_limits<double>::infinity());
-  none.l[0] = none.l[1] = zero;
-  none.p.assign(cfg.blockN / 4, c32(0));
-  none.id = c32(PendingTile::kNoTile);
-  return none;
-}
-
-void AttentionKernelBuilder::buildIdleTile(Value consumer,
-                                           const PendingTile &pending,
-                                           Value firstStage,
-                                           Value firstParity) {
-  // The pending tile's last P·V and store, as in a working tile's first
-  // turn but without its S_0 (with nothing pending a P = 0 product on this
-  // tile's V_0, waited for like the pending V).
-  PendingSlot slot = buildPendingSlot(v.ringBase, pending.id);
-  Value stage = arith::SelectOp::create(b, slot.isPending, slot.stage,
-                                        firstStage);
-  Value parity = arith::SelectOp::create(b, slot.isPending, slot.parity,
-                                         firstParity);
-  buildMBarrierWait(b, fullBarrier(stage, true), parity);
-  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  SmallVector<Value> o = buildPV(pending.o, pending.p, stage, accumulate);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
-  buildFenceOperands(b, pending.p);
-  buildStorePending(consumer, slot, o, pending);
-  // Release every K and V block of the tile unread. Each is waited for
-  // first: the producer refills a stage once all consumers released it, so
-  // an arrival ahead of the load would count toward the wrong phase.
-  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
-  {
-    OpBuilder::InsertionGuard body(b);
-    b.setInsertionPointToStart(loop.getBody());
-    auto [blockStage, blockParity] = ringSlot(loop.getInductionVar());
-    for (bool isV : {false, true}) {
-      buildMBarrierWait(b, fullBarrier(blockStage, isV), blockParity);
-      buildMBarrierArrive(b, emptyBarrier(blockStage, isV));
-    }
-  }
-  buildReleaseQ();
 }
 
 void AttentionKernelBuilder::buildStorePending(Value consumer,
@@ -1510,7 +1441,7 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
   // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
   // no keys at all: both warpgroups still take the turn).
   PendingTile pending = PendingTile::unpack(pendingVals, accRegs());
-  PendingSlot slot = buildPendingSlot(ringPosition, pending.id);
+  PendingSlot slot = buildPendingSlot(ringPosition);
   {
     auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);

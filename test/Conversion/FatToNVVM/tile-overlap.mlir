@@ -10,41 +10,15 @@
 // position and the tile index, the tile whose last P·V is still to be
 // issued: its accumulator (O and the ones columns' l, 36 registers), m and
 // l (4), its packed P (32) and one i32 naming it (75 values). There is one
-// when the ring position is > 0 and the id is not -1, and its V block is
-// the ring's last: iteration ring − 1.
+// exactly when the ring position is > 0, and its V block is the ring's
+// last: iteration ring − 1.
 // CHECK-LABEL: gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c
 // CHECK:         %[[TILES:[0-9]+]]:75 = scf.for %{{.+}} iter_args(%[[RING:[a-z0-9_]+]] = %{{.+}}, %[[IDX:[a-z0-9_]+]] = %{{.+}}, %{{.+}} = %cst,
-// CHECK-SAME:      %[[ID:arg[0-9]+]] = %c-1_i32{{.*}})
 // CHECK:           %[[WORK:[0-9]+]]:73 = scf.if %{{.+}} -> (f32,
-// A warpgroup whose 64 rows all lie past Sq (rowFirst + 64·consumer ≥ Sq)
-// issues the pending tile's P·V on its own, stores it, and releases each
-// K and V block of the tile after its load, leaving nothing pending.
-// CHECK:             %[[WGOFF:[0-9]+]] = arith.muli %{{.+}}, %c64_i32{{.*}} : i32
-// CHECK-NEXT:        %[[ROWS:[0-9]+]] = arith.addi %{{.+}}, %[[WGOFF]] : i32
-// CHECK-NEXT:        %[[IDLE:[0-9]+]] = arith.cmpi sge, %[[ROWS]], %{{.+}} : i32
-// CHECK-NEXT:        %{{.+}}:73 = scf.if %[[IDLE]] -> (f32,
-// CHECK:               %[[IPEND:[0-9]+]] = arith.andi %{{.+}}, %{{.+}} : i1
-// CHECK:               %[[IADD:[0-9]+]] = arith.shrui %[[ID]], %c31_i32{{.*}} : i32
-// CHECK:               llvm.inline_asm has_side_effects {{.*}}m64n72k16{{.*}} %[[IADD]],
-// CHECK:               nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK:               scf.if %[[IPEND]] {
-// CHECK:                 nvvm.mbarrier.arrive
-// CHECK:               } {fat.stage = "epilogue"}
-// CHECK:               scf.for
-// CHECK:                 nvvm.mbarrier.try_wait.parity
-// CHECK:                 nvvm.mbarrier.arrive
-// CHECK:                 nvvm.mbarrier.try_wait.parity
-// CHECK:                 nvvm.mbarrier.arrive
-// CHECK:               }
-// CHECK:               nvvm.mbarrier.arrive
-// CHECK:               scf.yield %cst{{.*}}, %c-1_i32{{.*}} : f32,
-// CHECK:             } else {
-// CHECK:               %[[AFTER:[0-9]+]] = arith.cmpi ugt, %[[RING]], %{{.+}} : i32
-// CHECK:               %[[HASID:[0-9]+]] = arith.cmpi ne, %[[ID]], %c-1_i32{{.*}} : i32
-// CHECK-NEXT:          %[[PENDING:[0-9]+]] = arith.andi %[[AFTER]], %[[HASID]] : i1
-// CHECK:               %[[LASTIT:[0-9]+]] = arith.subi %[[RING]], %{{.+}} : i32
-// CHECK:               %[[LASTST:[0-9]+]] = arith.remui %[[LASTIT]], %c2_i32
-// CHECK:               %[[STAGE:[0-9]+]] = arith.select %[[PENDING]], %[[LASTST]], %{{.+}} : i32
+// CHECK:             %[[PENDING:[0-9]+]] = arith.cmpi ugt, %[[RING]], %{{.+}} : i32
+// CHECK:             %[[LASTIT:[0-9]+]] = arith.subi %[[RING]], %{{.+}} : i32
+// CHECK:             %[[LASTST:[0-9]+]] = arith.remui %[[LASTIT]], %c2_i32
+// CHECK:             %[[STAGE:[0-9]+]] = arith.select %[[PENDING]], %[[LASTST]], %{{.+}} : i32
 // One turn issues this tile's first S = Q·Kᵀ and then the pending tile's
 // P·V, whose first k-step adds to O only if the pending tile had more than
 // one block (bit 31 of its id: wgmma scale-d).
@@ -80,9 +54,7 @@
 // CHECK:           } {fat.order = ["wait K(0), V'", "S(0) = Q*K(0)^T", "O' += P'*V'", "wait S (1 pending)", "softmax(0)", "wait O'", "store O'", "mainloop"], fat.stage = "prologue"}
 // CHECK:         } {fat.tiles = "head-major"}
 // After the last tile: its P·V and its store.
-// CHECK:         %[[RAN:[0-9]+]] = arith.cmpi ugt, %[[TILES]]#0, %{{.+}} : i32
-// CHECK:         %[[LASTID:[0-9]+]] = arith.cmpi ne, %[[TILES]]#74, %c-1_i32{{.*}} : i32
-// CHECK-NEXT:    %[[LAST:[0-9]+]] = arith.andi %[[RAN]], %[[LASTID]] : i1
+// CHECK:         %[[LAST:[0-9]+]] = arith.cmpi ugt, %[[TILES]]#0, %{{.+}} : i32
 // CHECK:         %[[LASTADD:[0-9]+]] = arith.shrui %[[TILES]]#74, %c31_i32{{.*}} : i32
 // CHECK:         llvm.inline_asm has_side_effects {{.*}}m64n72k16{{.*}} %[[LASTADD]],
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
