@@ -77,7 +77,8 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // for 3–11 blocks per head — so causal kernels take 192 rows only when
   // tuned for 4k keys or more, where with tile overlap and tensor-core row
   // sums (the pipeline's and fat-tensorize's choices for them) they gain
-  // +3% at 4k and +4…6% from 8k over two warpgroups with turns (run 37);
+  // +7…9% at 4k…16k over the previous defaults (runs 40–41); at 2k this
+  // kernel is still 6% behind two warpgroups with turns (run 37);
   // windows keep 128. 160 registers per consumer thread hold S, P and O
   // only at D = 64; turns are for two warpgroups.
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed)

@@ -106,16 +106,16 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // that output the LSE — for merges and backward passes — keep the vector
   // sum.
   // Under a causal mask with ping-pong (the pipeline's own choice, which
-  // this pass predicts with the same cost model: D = 64 below 8k keys) the
+  // this pass predicts with the same cost model: D = 64 below 4k keys) the
   // row sums pay again: +7% / +3% / +2% at S = 512 / 1k / 2k, equal at 4k
   // (perf log run 30) — the turns hide the ones columns' extra MMA work
   // behind the other warpgroup's softmax, and the diagonal block's
   // masking no longer sits on the critical path. Windows keep the vector
   // sum (not measured).
   // The same holds for the causal 192-row kernel with tile overlap (the
-  // pipeline's choice from 4k keys at D = 64): +3…6% over the two-
-  // warpgroup kernel with turns, where the vector row sums of the 192-row
-  // kernel without tile overlap only tied with it (run 37).
+  // pipeline's choice from 4k keys at D = 64): +7…9% at 4k…16k over the
+  // previous defaults (runs 40–41: the two-warpgroup kernel with turns at
+  // 4k, the 192-row kernel with vector sums and no tile overlap above).
   PipelineChoice pipeline = choosePipeline(op, target.blockM, target.seqLen);
   bool causalHidden = shape->causal && !shape->windowed &&
                       (pipeline.pingpong || pipeline.tileOverlap);
@@ -143,7 +143,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
 /// turns the other warpgroup's GEMMs already fill that gap and the longer
 /// first turn costs 1…3% (D = 128, causal D = 64 below 8k). The causal
 /// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
-/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s);
+/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s;
+/// as the default +7…9%, runs 40–41);
 /// its masked blocks then compare with per-row limits, the form that fits
 /// its registers (AttentionKernelConfig::maskByRowLimits). Windows have no
 /// persistent CTAs.

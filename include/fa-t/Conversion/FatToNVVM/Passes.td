@@ -59,7 +59,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Query rows per CTA: 64, 128 or 192 (one to three consumer "
            "warpgroups); 0 picks by head dim, mask, schedule and seq-len "
            "(defaultBlockM: 192 at D = 64 without ping-pong, without a mask "
-           "or causal at seq-len >= 8192; else 128)">,
+           "or causal at seq-len >= 4096; else 128)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
            "mask, schedule and seq-len (defaultBlockN: 80 above D = 128; at "
@@ -208,11 +208,12 @@ def FatPipeline : Pass<"fat-pipeline"> {
     S: perf-log runs 15–19); ping-pong with them at D ≤ 128 and block-m =
     128, except at D = 64 without a mask, where it ties with the row sums
     on the tensor cores (+1…5%: run 20); tile overlap for persistent,
-    overlapped kernels without ping-pong and without a mask (D = 64: +8% at
-    S ≤ 1k, +2…5% above; with turns −1…3%: runs 34–37). convert-fat-to-nvvm
-    builds a kernel without it where only one Q buffer fits (the next tile's
-    Q would arrive too late) or its registers would not hold the pending
-    tile; the manifest's schedule says what was built.
+    overlapped kernels without ping-pong (D = 64: +8% at S ≤ 1k, +2…5%
+    above; causal D = 64 from 4k keys, 192 rows: +7…9%; with turns −1…3%:
+    runs 34–41). convert-fat-to-nvvm builds a kernel without it where only
+    one Q buffer fits (the next tile's Q would arrive too late) or its
+    registers would not hold the pending tile; the manifest's schedule says
+    what was built.
 
     Example: `fa-t-opt --fat-pipeline in.mlir` on a causal D = 128 op gives
     `fat.attention ... {fat.schedule = {forced = false, overlap = true,
