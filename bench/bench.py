@@ -118,6 +118,12 @@ VARIANTS.update({
     # D = 64's defaults (192 rows, tile overlap) with a third K/V stage.
     "ortm192s3c": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192,
                    "stages": 3, "tile-overlap": "on"},
+    # Narrow key blocks for short sequences (run 44): D = 64's default with
+    # 64 keys, D = 256's persistent kernel with 64 (512 keys = 8 full
+    # blocks instead of 6 × 80 + a 32-key tail).
+    "ortm192n64c": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192,
+                    "block_n": 64, "tile-overlap": "on"},
+    "otn64": {**_BASE, "persistent": "on", "block_n": 64},
 })
 
 # Widths and depths around the D = 128 defaults (run 29).
@@ -138,6 +144,7 @@ VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,)
                      # is 176 keys from 4k, one buffer), never at D = 256.
                      "optc": (64,), "otc": (64,), "optn128c": (128,),
                      "ortc": (64,), "otn128c": (128,), "ortm192s3c": (64,),
+                     "ortm192n64c": (64,), "otn64": (256,),
                      "ots1q2": (256,), "ots1q2c": (256,)}
 
 
@@ -223,6 +230,13 @@ def depth_192_configs():
     """Run 41: a third K/V stage for D = 64's 192-row default (``--only 64
     --variants ortm192c,ortm192s3c``)."""
     return ablation_configs(["ortm192c", "ortm192s3c"], (64,))
+
+
+def narrow_block_configs():
+    """Run 44: 64-key blocks at short S (``--only 64 --variants
+    ortm192c,ortm192n64c`` and ``--only 256 --variants otn64``)."""
+    return (ablation_configs(["ortm192c", "ortm192n64c"], (64,))
+            + ablation_configs(["otn64"], (256,)))
 
 
 def exp2_poly_configs():
