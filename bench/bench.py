@@ -124,6 +124,12 @@ VARIANTS.update({
     "ortm192n64c": {**_BASE, "rowsum": "mma", "persistent": "on", "block_m": 192,
                     "block_n": 64, "tile-overlap": "on"},
     "otn64": {**_BASE, "persistent": "on", "block_n": 64},
+    # Turns round three warpgroups (run 45): D = 64's 192 rows with the
+    # GEMM-issue phases taken in turn, with and without tile overlap.
+    "oprtm192": {**_BASE, "pingpong": "on", "rowsum": "mma", "persistent": "on",
+                 "block_m": 192},
+    "oprtm192c": {**_BASE, "pingpong": "on", "rowsum": "mma", "persistent": "on",
+                  "block_m": 192, "tile-overlap": "on"},
 })
 
 # Widths and depths around the D = 128 defaults (run 29).
@@ -145,6 +151,7 @@ VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,)
                      "optc": (64,), "otc": (64,), "optn128c": (128,),
                      "ortc": (64,), "otn128c": (128,), "ortm192s3c": (64,),
                      "ortm192n64c": (64,), "otn64": (256,),
+                     "oprtm192": (64,), "oprtm192c": (64,),
                      "ots1q2": (256,), "ots1q2c": (256,)}
 
 
@@ -237,6 +244,12 @@ def narrow_block_configs():
     ortm192c,ortm192n64c`` and ``--only 256 --variants otn64``)."""
     return (ablation_configs(["ortm192c", "ortm192n64c"], (64,))
             + ablation_configs(["otn64"], (256,)))
+
+
+def three_turn_configs():
+    """Run 45: ping-pong turns round three warpgroups at D = 64 (``--only 64
+    --variants oprtm192,oprtm192c``)."""
+    return ablation_configs(["oprtm192", "oprtm192c"], (64,))
 
 
 def exp2_poly_configs():

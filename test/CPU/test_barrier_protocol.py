@@ -3,7 +3,7 @@
 The kernel (lib/Conversion/FatToNVVM/AttentionKernel.cpp) coordinates one TMA
 producer thread and one to three consumer warpgroups (block-m = 64, 128,
 192) through mbarriers (Q full/empty,
-the K and V rings' full/empty) and, with ping-pong, named barriers 1 and 2.
+the K and V rings' full/empty) and, with ping-pong turns, named barriers 1 to 3 (one per consumer).
 A protocol bug is a hang or a silent race on the GPU, so this test runs the
 same sequence of barrier operations as the builder emits — per tile, per KV
 block, for each schedule (plain, overlapped, ping-pong, persistent with
@@ -87,11 +87,11 @@ class NamedBarrier:
 class Kernel:
     """One CTA: the producer and `consumers` consumer warpgroups as
     generators that yield ("wait", predicate) to block or ("step",) after an
-    action. Ping-pong takes exactly two consumers (as the kernel checks)."""
+    action. Ping-pong turns go round two or three consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
                  game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False):
-        assert consumers == 2 or not pingpong
+        assert consumers > 1 or not pingpong
         assert q_buffers == 1 or persistent
         assert not tile_overlap or (persistent and overlap and not game_per_tile)
         self.tile_overlap = tile_overlap
@@ -111,7 +111,9 @@ class Kernel:
         self.q_empty = [MBarrier(consumers) for _ in range(q_buffers)]
         self.full = {(isv, s): MBarrier(1) for isv in (0, 1) for s in range(stages)}
         self.empty = {(isv, s): MBarrier(consumers) for isv in (0, 1) for s in range(stages)}
-        self.named = {1: NamedBarrier(256), 2: NamedBarrier(256)}
+        # Turns go round the consumers: c waits on 1 + c and hands over on
+        # 1 + (c + 1) mod consumers.
+        self.named = {1 + c: NamedBarrier(256) for c in range(consumers)}
         # Shared memory: slot -> (tag of the data in it, writes in flight,
         # warpgroups holding it).
         self.slot_data = {}
@@ -184,12 +186,12 @@ class Kernel:
     def turn_end(self, c, last):
         if not self.pingpong:
             return
-        if last and c != 0:
+        if last and c == self.consumers - 1:
             return
-        self.named[2 - c].arrive(128, c)
+        self.named[1 + (c + 1) % self.consumers].arrive(128, c)
 
     def open_game(self, c):
-        if self.pingpong and c == 1:
+        if self.pingpong and c == self.consumers - 1:
             self.named[1].arrive(128, c)
 
     def close_game(self, c):
@@ -357,7 +359,7 @@ def schedules():
     buffers, and tile overlap chains the overlapped loops of one game."""
     for stages, overlap, pingpong, persistent, consumers, q_buffers in itertools.product(
             (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3), (1, 2)):
-        if pingpong and (not overlap or consumers != 2):
+        if pingpong and (not overlap or consumers == 1):
             continue
         if q_buffers == 2 and not persistent:
             continue

@@ -108,6 +108,12 @@ KERNELS = [
      "persistent=on pingpong=off tile-overlap=on"),
     ("bf16_d64_tile_overlap_m128", "bf16", 64, 8, 8, False, None, False, "bshd",
      "persistent=on block-m=128 tile-overlap=on"),
+    # Ping-pong turns round three warpgroups (named barriers 1–3), with tile
+    # overlap, and causal with GQA and the LSE.
+    ("bf16_d64_m192_turns_c", "bf16", 64, 16, 16, False, None, False, "bhsd",
+     "block-m=192 pingpong=on tile-overlap=on"),
+    ("bf16_d64_causal_gqa_m192_turns", "bf16", 64, 16, 4, True, None, True, "bshd",
+     "block-m=192 pingpong=on"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -199,6 +205,10 @@ CASES = [
     ("bf16_d128_causal_tile_overlap", 1, 17, 4097, None),
     ("bf16_d64_tile_overlap_m128", 3, 1000, 777, None),
     ("bf16_d64_tile_overlap_m128", 1, 17, 4097, None),
+    ("bf16_d64_m192_turns_c", 3, 1000, 1000, None),
+    ("bf16_d64_m192_turns_c", 1, 17, 4097, None),
+    ("bf16_d64_causal_gqa_m192_turns", 2, 1000, 1000, None),
+    ("bf16_d64_causal_gqa_m192_turns", 1, 1000, 300, None),    # rows with no key
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.

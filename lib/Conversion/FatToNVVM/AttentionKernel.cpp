@@ -1043,16 +1043,22 @@ void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
   body();
 }
 
+// The turns go round the n consumer warpgroups (two, or three at
+// block-m = 192): 0, 1, …, n − 1, 0, … Consumer c waits on named barrier
+// 1 + c and hands over on the next one's, 1 + (c + 1) mod n; each phase is
+// 256 threads, the waiter's 128 syncing and the previous turn's 128
+// arriving.
 void AttentionKernelBuilder::buildOpenGame(Value consumer) {
-  // Consumer 1 opens the game: consumer 0 issues first.
+  // The last consumer opens the game: consumer 0 issues first.
+  int64_t n = cfg.numConsumerWarpgroups();
   if (cfg.schedule.pingpong)
-    buildOnConsumer(consumer, 1,
+    buildOnConsumer(consumer, n - 1,
                     [&] { buildNamedBarrierArrive(b, c32(1), 256); });
 }
 
 void AttentionKernelBuilder::buildCloseGame(Value consumer) {
-  // Every turn handed over, consumer 1's last too: consumer 0 takes that
-  // last hand-over, so every barrier phase completes exactly.
+  // Every turn handed over, the last consumer's last too: consumer 0 takes
+  // that last hand-over, so every barrier phase completes exactly.
   if (cfg.schedule.pingpong)
     buildOnConsumer(consumer, 0,
                     [&] { buildNamedBarrierSync(b, c32(1), 256); });
@@ -1060,7 +1066,7 @@ void AttentionKernelBuilder::buildCloseGame(Value consumer) {
 
 void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
   // Consumer c waits on named barrier 1 + c: 128 of its own threads sync,
-  // the other warpgroup's 128 arrive when it has issued its GEMMs.
+  // the previous warpgroup's 128 arrive when it has issued its GEMMs.
   if (cfg.schedule.pingpong)
     buildNamedBarrierSync(b, add(consumer, c32(1)), 256);
 }
@@ -1068,16 +1074,22 @@ void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
 void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
   if (!cfg.schedule.pingpong)
     return;
-  // Hand the turn to the other warpgroup (barrier 2 − c). Consumer 1 opened
-  // the game with one extra arrive on consumer 0's barrier, so its last
-  // turn hands nothing over: every barrier phase completes exactly.
-  Value other = sub(c32(2), consumer);
+  // Hand the turn to the next warpgroup (barrier 1 + (c + 1) mod n). The
+  // last consumer opened the game with one extra arrive on consumer 0's
+  // barrier, so its last turn hands nothing over: every barrier phase
+  // completes exactly.
+  int64_t n = cfg.numConsumerWarpgroups();
+  Value next =
+      n == 2 ? sub(c32(2), consumer) // 2 − c, without the remainder
+             : add(arith::RemUIOp::create(b, add(consumer, c32(1)), c32(n)),
+                   c32(1));
   if (!lastTurn) {
-    buildNamedBarrierArrive(b, other, 256);
+    buildNamedBarrierArrive(b, next, 256);
     return;
   }
-  buildOnConsumer(consumer, 0,
-                  [&] { buildNamedBarrierArrive(b, other, 256); });
+  for (int64_t c = 0; c + 1 < n; ++c)
+    buildOnConsumer(consumer, c,
+                    [&] { buildNamedBarrierArrive(b, next, 256); });
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,

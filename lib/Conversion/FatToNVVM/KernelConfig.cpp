@@ -248,9 +248,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
       !(options.schedule.persistent && options.schedule.overlap))
     return op.emitOpError("tile-overlap needs persistent CTAs with overlap: "
                           "it chains the overlapped loops of a CTA's tiles");
-  if (options.schedule.pingpong && blockM != 128)
-    return op.emitOpError("pingpong needs two consumer warpgroups to take "
-                          "turns, i.e. block-m = 128 (got block-m = ")
+  if (options.schedule.pingpong && blockM == 64)
+    return op.emitOpError("pingpong needs two or three consumer warpgroups "
+                          "to take turns, i.e. block-m = 128 or 192 (got "
+                          "block-m = ")
            << blockM << ")";
   if (options.schedule.rowsumMma && config.headDimV + 8 > 256)
     return op.emitOpError("rowsum=mma needs Dv + 8 <= 256 (the ones columns "

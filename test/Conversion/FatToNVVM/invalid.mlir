@@ -26,7 +26,7 @@
 // BLOCKN: block-n = 32 is not supported; supported: 64 to 192 in steps of 16 (the k16 steps of P·V; above 192 keys S, P and O overflow the consumer registers)
 // STAGES: stages = 0 is not supported; supported: 1 to 4
 // PTX: ptx = 89 is not supported; supported: 80 to 88, or 90
-// PINGPONG: pingpong needs two consumer warpgroups to take turns, i.e. block-m = 128 (got block-m = 64)
+// PINGPONG: pingpong needs two or three consumer warpgroups to take turns, i.e. block-m = 128 or 192 (got block-m = 64)
 // POLY: exp2-poly must be a fraction in [0, 1] (of the exponentials computed on the FMA pipe), got 1.5
 // THRESHOLD: rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40
 
