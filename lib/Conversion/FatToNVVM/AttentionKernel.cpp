@@ -31,10 +31,10 @@
 //                        wait S_j (wait_group 1); softmax_j (the P·V runs)
 //                        wait P·V (wait_group 0); O = α_j·O
 //             O += P_last·V_last
-//   pingpong  (with overlap) the two consumer warpgroups issue their GEMMs
-//             in turns — bar.sync on their own named barrier before issuing,
-//             bar.arrive on the other's after — so the tensor cores work
-//             for one warpgroup while the other runs its softmax.
+//   pingpong  (with overlap) the consumer warpgroups issue their GEMMs in
+//             turns — bar.sync on their own named barrier before issuing,
+//             bar.arrive on the next one's after — so the tensor cores work
+//             for one warpgroup while the others run their softmax.
 //   tile overlap (persistent, with overlap) the loops of a CTA's tiles are
 //             chained: tile t+1's first turn issues S_0 = QK_0 together
 //             with tile t's last O += P_last·V_last, and tile t's O is

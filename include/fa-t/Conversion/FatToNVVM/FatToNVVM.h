@@ -33,9 +33,9 @@ struct KernelSchedule {
   /// O += P_{j−1}·V_{j−1} back to back, waits only for S_j, and runs the
   /// softmax of S_j while the P·V wgmma of the previous block still runs.
   bool overlap = true;
-  /// Ping-pong: the two consumer warpgroups take turns issuing their GEMMs
-  /// (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs.
-  /// Needs two consumer warpgroups (block-m = 128).
+  /// Ping-pong: the consumer warpgroups take turns issuing their GEMMs
+  /// (named barriers 1 … n), so one's softmax overlaps the others' GEMMs.
+  /// Needs two or three consumer warpgroups (block-m = 128 or 192).
   bool pingpong = false;
   /// FlashAttention-T row sums: l = rowsum(P) by the tensor cores. The P·V
   /// wgmma gets 8 extra B columns of ones (a constant shared-memory chunk

@@ -33,7 +33,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Schedule options (measured per choice in docs/perf-log.md):
     `overlap` (default on) issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
     together and runs the softmax of S_j while the P·V still runs;
-    `pingpong` makes the two consumer warpgroups take turns issuing GEMMs;
+    `pingpong` makes the consumer warpgroups take turns issuing GEMMs;
     `rowsum=mma` (FlashAttention-T) appends 8 columns of ones to the P·V
     wgmma (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides
     with α·O; `rescale=lazy` moves a row's reference max only when it grows
@@ -80,8 +80,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Intra-warpgroup overlap: softmax of block j runs while the P·V "
            "wgmma of block j−1 is in flight">,
     Option<"pingpong", "pingpong", "bool", /*default=*/"false",
-           "The two consumer warpgroups take turns issuing GEMMs (named "
-           "barriers), so one's softmax hides behind the other's GEMMs">,
+           "The two or three consumer warpgroups take turns issuing GEMMs "
+           "(named barriers), so one's softmax hides behind the others' "
+           "GEMMs">,
     Option<"rowsum", "rowsum", "std::string", /*default=*/"\"vector\"",
            "Row sums l = rowsum(P): 'vector' (FADDs) or 'mma' (8 ones "
            "columns appended to the P·V wgmma: the tensor cores sum)">,
@@ -182,8 +183,9 @@ def FatPipeline : Pass<"fat-pipeline"> {
     - `overlap`: iteration j issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
       back to back, waits for S_j only (wgmma.wait_group 1), and runs the
       softmax of S_j while the P·V is in flight;
-    - `pingpong`: the two consumer warpgroups take turns issuing their GEMMs
-      (named barriers 1 and 2), so one's softmax overlaps the other's GEMMs;
+    - `pingpong`: the consumer warpgroups take turns issuing their GEMMs
+      (named barriers 1 … n, round the n = 2 or 3 warpgroups), so one's
+      softmax overlaps the others' GEMMs;
     - `persistent`: min(U, num-sms) CTAs for U work units, CTA c taking
       units c, c + G, c + 2G, … (G = num-sms), head-major so that the CTAs
       running together share K/V blocks in L2. A unit is a query block, or
@@ -231,7 +233,7 @@ def FatPipeline : Pass<"fat-pipeline"> {
            "(persistent CTAs with overlap): auto, on or off">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
            "Target kernel's query rows per CTA, 0 = by head dim and mask "
-           "(ping-pong needs two consumer warpgroups: 128)">,
+           "(ping-pong needs two or three consumer warpgroups: 128, 192)">,
     Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
            "Key-sequence length the target kernel's tiles are tuned for, 0 = "
            "the op's static key length (its block-m decides ping-pong)">
