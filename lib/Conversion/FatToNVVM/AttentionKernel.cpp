@@ -287,7 +287,8 @@ private:
   void buildStorePending(Value consumer, const PendingSlot &slot,
                          ValueRange o, const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
-  /// and the game's first hand-over (consumer 1 to 0) and last take-over.
+  /// and the game's first hand-over (the last consumer to 0) and last
+  /// take-over.
   void buildOpenGame(Value consumer);
   /// Builds `body` for consumer warpgroup `which` only.
   void buildOnConsumer(Value consumer, int64_t which, function_ref<void()> body);

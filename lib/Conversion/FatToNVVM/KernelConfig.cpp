@@ -80,7 +80,8 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // +7…9% at 4k…16k over the previous defaults (runs 40–41); at 2k this
   // kernel is still 6% behind two warpgroups with turns (run 37);
   // windows keep 128. 160 registers per consumer thread hold S, P and O
-  // only at D = 64; turns are for two warpgroups.
+  // only at D = 64; forced turns keep 128 rows (the automatic turns are
+  // for two warpgroups, choosePipeline).
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed)
     return 128;
   if (!problem.causal || problem.seqLen >= 4096)

@@ -141,13 +141,13 @@ mlir::fat::chooseTensorization(AttentionOp op,
 /// tile's last P·V, O store and first softmax — +8% at S = 512 / 1k, +2%
 /// from 2k for D = 64 without a mask (192 rows, three warpgroups); with
 /// turns the other warpgroup's GEMMs already fill that gap and the longer
-/// first turn costs 1…3% (D = 128, causal D = 64 below 8k). The causal
+/// first turn costs 1…3% (D = 128, causal D = 64 with turns). The causal
 /// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
 /// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s;
 /// as the default +7…9%, runs 40–41);
 /// its masked blocks then compare with per-row limits, the form that fits
-/// its registers (AttentionKernelConfig::maskByRowLimits). Windows have no
-/// persistent CTAs.
+/// its registers (AttentionKernelConfig::maskByRowLimits). Windows get
+/// persistent CTAs only when forced and were not measured with it.
 static bool autoTileOverlap(const PipelineChoice &choice, AttentionOp op) {
   return choice.persistent && choice.overlap && !choice.pingpong &&
          !isWindowed(op);
