@@ -246,6 +246,13 @@ def narrow_block_configs():
             + ablation_configs(["otn64"], (256,)))
 
 
+def staged_width_configs():
+    """Run 48: with O staged through Q, D = 128 with two Q buffers beside
+    160- or 128-key blocks against the 176-key, one-buffer default (whose
+    O stays direct) (``--only 128 --variants optn160q2,optn128q2``)."""
+    return ablation_configs(["optn160q2", "optn128q2"], (128,))
+
+
 def three_turn_configs():
     """Run 45: ping-pong turns round three warpgroups at D = 64 (``--only 64
     --variants oprtm192,oprtm192c``)."""

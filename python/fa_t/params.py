@@ -34,6 +34,9 @@ GRID_LIMITS = (2**31 - 1, 65535, 65535)
 TMA_ALIGN = 16
 TENSOR_MAP_BYTES = 128
 TENSOR_MAP_ALIGN = 64
+#: Alignment the kernels need of the tensors passed by pointer: O is stored
+#: in 16-byte row segments (docs/kernel-abi.md), the LSE one float at a time.
+PTR_ALIGN = {"o": 16, "lse": 4}
 
 
 def problem_symbols(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Sequence[int],
@@ -208,7 +211,18 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
             values.append(encode(tensor_map_args(manifest.tensor_maps[p.tensor],
                                                  tensors[p.tensor])))
         elif p.kind == "ptr":
-            values.append(ctypes.c_uint64(int(tensors[p.tensor].data_ptr())))
+            t = tensors[p.tensor]
+            align = PTR_ALIGN.get(p.tensor, 4)
+            if t.data_ptr() % align:
+                raise ValueError(f"expected {p.tensor}.data_ptr() ({t.data_ptr():#x}) to be "
+                                 f"{align}-byte aligned: the kernel stores it in "
+                                 f"{align}-byte vectors (pass a fresh tensor)")
+            if p.tensor == "o" and any(t.stride(d) % 8 for d in range(t.dim() - 1)
+                                       if t.shape[d] > 1):
+                raise ValueError(f"expected the strides of o ({tuple(t.stride())}) outside "
+                                 f"the last dimension to be multiples of 8 elements: the "
+                                 f"kernel stores 16-byte row segments")
+            values.append(ctypes.c_uint64(int(t.data_ptr())))
         elif p.kind == "stride":
             values.append(ctypes.c_int64(int(tensors[p.tensor].stride(p.dim))))
         elif p.kind == "i32":

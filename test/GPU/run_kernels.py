@@ -114,6 +114,22 @@ KERNELS = [
      "block-m=192 pingpong=on tile-overlap=on"),
     ("bf16_d64_causal_gqa_m192_turns", "bf16", 64, 16, 4, True, None, True, "bshd",
      "block-m=192 pingpong=on"),
+    # The epilogue's two ways to write O: straight from the registers
+    # (o-store=direct, the default only where staging does not pay), and
+    # staged through Q with one Q buffer at D = 128 (held until the staged
+    # rows are read back), BSHD rows and rows with no key; on four
+    # SMs, so that each persistent CTA reuses its Q buffers for many tiles
+    # (the sanitizers' small cases then cover the hand-back of a staged
+    # buffer to the producer's TMA), also at D = 256 and with two buffers.
+    ("bf16_d128_causal_direct", "bf16", 128, 16, 4, True, None, True, "bhsd",
+     "o-store=direct"),
+    ("bf16_d256_direct", "bf16", 256, 8, 8, False, None, True, "bshd",
+     "o-store=direct"),
+    ("bf16_d128_n160_q1_staged", "bf16", 128, 8, 2, True, None, False, "bshd",
+     "block-n=160 q-buffers=1 o-store=staged num-sms=4"),
+    ("bf16_d256_causal_few_sms", "bf16", 256, 8, 8, True, None, True, "bhsd", "num-sms=4"),
+    ("bf16_d128_few_sms", "bf16", 128, 16, 4, False, None, True, "bhsd",
+     "num-sms=4 seq-len=1024"),
 ]
 
 # Correctness cases: (kernel key, B, Sq, Skv, diag or None = Skv - Sq).
@@ -209,6 +225,14 @@ CASES = [
     ("bf16_d64_m192_turns_c", 1, 17, 4097, None),
     ("bf16_d64_causal_gqa_m192_turns", 2, 1000, 1000, None),
     ("bf16_d64_causal_gqa_m192_turns", 1, 1000, 300, None),    # rows with no key
+    ("bf16_d128_causal_direct", 3, 1000, 1000, None),
+    ("bf16_d128_causal_direct", 1, 17, 4097, None),
+    ("bf16_d256_direct", 2, 1000, 777, None),
+    ("bf16_d128_n160_q1_staged", 3, 1000, 1000, None),
+    ("bf16_d128_n160_q1_staged", 2, 1000, 300, None),     # rows with no key
+    ("bf16_d128_n160_q1_staged", 1, 17, 4097, None),
+    ("bf16_d256_causal_few_sms", 2, 1000, 1000, None),
+    ("bf16_d128_few_sms", 3, 1000, 777, None),
 ]
 
 # Timing: (kernel key, B, H, S) against torch SDPA.

@@ -75,6 +75,14 @@ struct ConvertFatToNVVMPass
     options.schedule.persistent = persistent;
     options.schedule.tileOverlap = tileOverlap;
     options.numSMs = numSMs;
+    if (oStore == "staged" || oStore == "direct") {
+      options.stageO = oStore == "staged";
+    } else if (oStore != "auto") {
+      top.emitError() << "convert-fat-to-nvvm: o-store must be 'auto', "
+                         "'staged' or 'direct', got '"
+                      << oStore << "'";
+      return signalPassFailure();
+    }
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

@@ -318,6 +318,16 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (config.pvColumns() / 2 + 3 * config.blockN / 4 >
       config.consumerRegisters() - reserved)
     config.schedule.tileOverlap = false;
+  config.stageO =
+      options.stageO.value_or(config.canStageO() && config.stagingPays());
+  if (config.stageO && !config.canStageO())
+    return op.emitOpError("o-store=staged needs Dv <= D (each warpgroup "
+                          "stages its O in its own rows of the Q buffer; got "
+                          "D = ")
+           << config.headDim << ", Dv = " << config.headDimV
+           << "), no tile overlap (which stores a tile's O during the next "
+              "tile) and 240 consumer registers (block-m <= 128): use "
+              "o-store=direct or auto";
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -347,6 +357,9 @@ std::string AttentionKernelConfig::kernelName() const {
   os << "_m" << blockM << "n" << blockN << "s" << stages;
   if (qBuffers != 1)
     os << "q" << qBuffers;
+  // g: O stored straight from the registers where o-store=auto stages it.
+  if (!stageO && canStageO() && stagingPays())
+    os << "g";
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,
@@ -448,6 +461,7 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"block_n", blockN},
               {"stages", stages},
               {"q_buffers", qBuffers},
+              {"o_store", stageO ? "staged" : "direct"},
               {"seq_len", seqLen}}},
       {"schedule",
        Object{{"overlap", schedule.overlap},

@@ -51,6 +51,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "tile-overlap", llvm::cl::init("auto"),
       llvm::cl::desc("A tile's last P·V issued with the next tile's first "
                      "Q·K^T: auto, on or off (fat-pipeline)")};
+  Option<std::string> oStore{
+      *this, "o-store", llvm::cl::init("auto"),
+      llvm::cl::desc("How the epilogue writes O: auto, staged (through "
+                     "shared memory) or direct (from registers)")};
   Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::init(132),
       llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
@@ -93,6 +97,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.seqLen = opts.seqLen;
   convert.ptxVersion = opts.ptx;
   convert.numSMs = opts.numSMs;
+  convert.oStore = opts.oStore;
   // The schedule is decided on the op first (fat.schedule), then built.
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;

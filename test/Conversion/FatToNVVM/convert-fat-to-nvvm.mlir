@@ -90,9 +90,14 @@
 // CHECK:           nvvm.wgmma.fence.aligned
 // CHECK-COUNT-8:   wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {{.+}}p, 1, 1, 1;
 // CHECK:           nvvm.wgmma.wait.group.sync.aligned 0
-// Epilogue: rows < Sq stored as bf16 pairs.
+// Epilogue: O/l staged through the warpgroup's Q rows (stmatrix, then
+// 16-byte row segments back); rows < Sq stored 16 bytes per lane
+// (test/Conversion/FatToNVVM/o-store.mlir has the addresses).
+// CHECK:         nvvm.stmatrix
+// CHECK:         nvvm.bar.warp.sync
+// CHECK:         llvm.load %{{.+}} {alignment = 16 : i64} : !llvm.ptr<3> -> vector<4xi32>
 // CHECK:         arith.cmpi slt, %{{.+}}, %[[SQ]]
-// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
+// CHECK:         llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 
 // overlap=false: one loop, each GEMM waited for before the next step.
 // PLAIN-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2_n(

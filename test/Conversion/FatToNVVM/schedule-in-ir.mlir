@@ -8,13 +8,12 @@
 
 // OVERLAP-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2(
 // The producer's K/V loads, then the consumers: the causal mask on the
-// diagonal blocks, the overlapped main loop, its prologue, the epilogue rows
-// and the role split closing both.
+// diagonal blocks, the overlapped main loop, its prologue, the epilogue's
+// loop over the staged rows of O and the role split closing both.
 // OVERLAP:       } {fat.stage = "load"}
 // OVERLAP:       } {fat.stage = "mask"}
 // OVERLAP:       } {fat.order = ["wait K(j), V(j-1)", "S(j) = Q*K(j)^T", "O += P(j-1)*V(j-1)", "wait S (1 pending)", "softmax(j)", "wait O", "O = alpha*O"], fat.stage = "mainloop"}
 // OVERLAP:       } {fat.stage = "prologue"}
-// OVERLAP:       } {fat.stage = "epilogue"}
 // OVERLAP:       } {fat.stage = "epilogue"}
 // OVERLAP:       } {fat.role = ["producer", "consumer"]}
 // OVERLAP-NOT:   fat.tiles

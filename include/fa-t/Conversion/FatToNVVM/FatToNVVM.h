@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -137,6 +138,11 @@ struct HopperKernelOptions {
   /// SMs of the target (H100 SXM and H200: 132): persistent kernels launch
   /// at most this many CTAs, one per SM.
   int64_t numSMs = 132;
+  /// How O reaches global memory (the `o-store` option): true = staged
+  /// through shared memory, false = straight from the accumulator
+  /// registers, nullopt = staged wherever the kernel can
+  /// (AttentionKernelConfig::canStageO).
+  std::optional<bool> stageO;
   KernelSchedule schedule;
 };
 
@@ -160,6 +166,38 @@ struct AttentionKernelConfig {
   int64_t qBuffers = 1;
   /// The key-sequence length the default tiles were tuned for (0 = any).
   int64_t seqLen = 0;
+  /// The epilogue stages O through shared memory: each warp writes its 16
+  /// normalized rows with stmatrix into its warpgroup's rows of the tile's
+  /// Q buffer (dead after the tile's last S = Q·Kᵀ), reads them back as
+  /// 16-byte row segments and stores those, so a warp's store covers whole
+  /// 128-byte lines instead of 8 rows × 16 bytes (8× fewer L1 wavefronts;
+  /// the direct stores took a quarter of the time at D = 256, S = 512,
+  /// perf log run 47). Persistent kernels then release Q after the
+  /// epilogue instead of after the last S.
+  bool stageO = false;
+  /// Whether O can be staged: it fits the warpgroup's Q rows (Dv ≤ D), the
+  /// epilogue stores the current tile (tile overlap stores the pending one
+  /// during the next tile, whose Q buffer is another), and the consumers
+  /// have 240 or more registers: of the 160-register (three-warpgroup)
+  /// kernels, the windowed one with the LSE spilled 16 bytes staged.
+  bool canStageO() const {
+    return headDimV <= headDim && !schedule.tileOverlap &&
+           consumerRegisters() >= 240;
+  }
+  /// Whether staging pays, o-store=auto's rule. With two Q buffers (or a
+  /// CTA of one tile) holding Q until the epilogue is over costs nothing:
+  /// the producer refills that buffer only with tile t+2's Q, after tile
+  /// t+1's K and V. With one, tile t+1's Q only starts loading once the
+  /// staged rows are read back, and its first S waits for that load (~1
+  /// µs, TMA latency) instead of overlapping the epilogue. The direct
+  /// epilogue costs 16·Dv L1 wavefronts per CTA (8 per warp store of 8
+  /// rows × 16 bytes): 4096 (~2.2 µs) at Dv = 256 outweigh the wait, 2048
+  /// at Dv = 128 do not. Measured (perf log run 47): staged +1…14% with
+  /// two Q buffers, +1…10% at D = 256 with one (equal from 8k); −2…4% at
+  /// D = 128 with one (176-key blocks, 4k…16k).
+  bool stagingPays() const {
+    return !schedule.persistent || qBuffers == 2 || headDimV >= 256;
+  }
   KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;

@@ -44,6 +44,14 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     after that block's softmax — the next tile's first P·V then starts its
     accumulator (wgmma scale-d = 0).
 
+    Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
+    through shared memory: each warp writes its 16 rows with `stmatrix`
+    into its warpgroup's rows of the tile's Q buffer (dead once the last
+    S = Q·Kᵀ is done; a row's 16-byte chunks XOR-swizzled by row mod 8 so
+    neither side conflicts on banks), then reads them back and stores whole
+    row segments 16 bytes per thread. `o-store=direct` stores each
+    accumulator pair from registers (4 bytes, 8 rows per warp store).
+
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
     "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
@@ -102,7 +110,13 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "the next tile's first Q·Kᵀ and its O stored after that block's "
            "softmax">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
-           "SMs of the target: the most CTAs a persistent kernel launches">
+           "SMs of the target: the most CTAs a persistent kernel launches">,
+    Option<"oStore", "o-store", "std::string", /*default=*/"\"auto\"",
+           "How the epilogue writes O: 'staged' (stmatrix into the "
+           "warpgroup's dead Q rows, then 16-byte stores of whole row "
+           "segments; needs Dv <= D, no tile overlap and block-m <= 128), 'direct' (4-byte "
+           "stores from the accumulator registers), 'auto' = staged where "
+           "it can be">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
