@@ -88,6 +88,23 @@ def main():
         by_class[c] = (a + s, b + n)
     for c, (s, n) in sorted(by_class.items(), key=lambda kv: -kv[1][0]):
         print(f"  {c:18s} {100 * s / total:5.1f}%  (not issued {100 * n / total:5.1f}%)")
+    # Straight-line regions: runs of instructions executed equally often
+    # (a loop body, the per-tile code, the epilogue), with their share.
+    col_exec_values = [number(r.get(col_exec, 0)) if col_exec else 0.0 for r in rows]
+    print("  regions (instructions executed equally often, >= 1% of samples):")
+    start = 0
+    for i in range(1, len(rows) + 1):
+        if i < len(rows) and col_exec_values[i] == col_exec_values[start]:
+            continue
+        share = sum(samples[start:i]) / total
+        if share >= 0.01:
+            kinds = {}
+            for text in src[start:i]:
+                c = classify(opcode(text))
+                kinds[c] = kinds.get(c, 0) + 1
+            top = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])[:3])
+            print(f"  [{start:5d}-{i - 1:5d}] x{int(col_exec_values[start]):9d} {100 * share:5.1f}%  ({top})")
+        start = i
     print(f"  hottest {args.top} instructions (% of samples, not-issued %, executions):")
     order = sorted(range(len(rows)), key=lambda i: -samples[i])[:args.top]
     for i in sorted(order):

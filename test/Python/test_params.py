@@ -160,6 +160,35 @@ def test_build_params_i32_overflow(manifest_dict):
                      lambda args: TensorMapBuffer())
 
 
+@pytest.mark.parametrize("o_ptr,lse_ptr,message", [
+    (0x40008, 0x50000, r"expected o.data_ptr\(\) \(0x40008\) to be 16-byte aligned"),
+    (0x40000, 0x50002, r"expected lse.data_ptr\(\) \(0x50002\) to be 4-byte aligned"),
+])
+def test_build_params_pointer_alignment(manifest_dict, o_ptr, lse_ptr, message):
+    # The kernels store O in 16-byte row segments (o_store "staged") and the
+    # LSE one float at a time: a misaligned base would fault on the GPU.
+    m = parse_manifest(manifest_dict)
+    q, k, v = qkv()
+    o = FakeTensor((B, HQ, SQ, D), BF16, ptr=o_ptr)
+    lse = FakeTensor((B, HQ, SQ), F32, ptr=lse_ptr)
+    symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.1)
+    with pytest.raises(ValueError, match=message):
+        build_params(m, {"q": q, "k": k, "v": v, "o": o, "lse": lse}, symbols,
+                     lambda args: TensorMapBuffer())
+
+
+def test_build_params_o_row_stride(manifest_dict):
+    m = parse_manifest(manifest_dict)
+    q, k, v = qkv()
+    # A row stride of 132 elements is not a whole number of 16-byte segments.
+    o = FakeTensor((B, HQ, SQ, D), BF16, ptr=0x40000, strides=(HQ * SQ * 132, SQ * 132, 132, 1))
+    lse = FakeTensor((B, HQ, SQ), F32, ptr=0x50000)
+    symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.1)
+    with pytest.raises(ValueError, match=r"strides of o .* multiples of 8 elements"):
+        build_params(m, {"q": q, "k": k, "v": v, "o": o, "lse": lse}, symbols,
+                     lambda args: TensorMapBuffer())
+
+
 def test_tensor_map_buffer_alignment():
     for _ in range(8):
         assert TensorMapBuffer().address % 64 == 0

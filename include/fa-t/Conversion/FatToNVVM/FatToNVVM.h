@@ -192,7 +192,7 @@ struct AttentionKernelConfig {
   /// µs, TMA latency) instead of overlapping the epilogue. The direct
   /// epilogue costs 16·Dv L1 wavefronts per CTA (8 per warp store of 8
   /// rows × 16 bytes): 4096 (~2.2 µs) at Dv = 256 outweigh the wait, 2048
-  /// at Dv = 128 do not. Measured (perf log run 47): staged +1…14% with
+  /// at Dv = 128 do not. Measured (perf log runs 48–49): staged +1…14% with
   /// two Q buffers, +1…10% at D = 256 with one (equal from 8k); −2…4% at
   /// D = 128 with one (176-key blocks, 4k…16k).
   bool stagingPays() const {
