@@ -88,6 +88,11 @@ VARIANTS = {
     "optq1": {**_BASE, "pingpong": "on", "persistent": "on", "q_buffers": 1},
     "optn160q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 160, "q_buffers": 2},
     "optn128q2": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 128, "q_buffers": 2},
+    # O through the last V stage (one Q buffer) or straight from registers.
+    "optn176v": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 176, "q_buffers": 1,
+                 "o-store": "staged"},
+    "optn176g": {**_BASE, "pingpong": "on", "persistent": "on", "block_n": 176, "q_buffers": 1,
+                 "o-store": "direct"},
 }
 
 # Tile overlap on the persistent schedules (runs 34-35): the D = 64
@@ -144,7 +149,7 @@ VARIANTS.update({
 #: fit, or answer another question).
 VARIANT_HEAD_DIMS = {"ortm192q1": (64,), "optq1": (64, 128), "optn160q2": (128,),
                      "optn128q2": (128,), "optn144": (128,), "optn192": (128,),
-                     "optn176": (128,), "opts3": (128,),
+                     "optn176": (128,), "opts3": (128,), "optn176v": (128,), "optn176g": (128,),
                      # Tile overlap needs two Q buffers: at D = 128 only
                      # with 128-key blocks (no block_n: D = 128's default
                      # is 176 keys from 4k, one buffer), never at D = 256.
@@ -253,6 +258,13 @@ def staged_width_configs():
     return ablation_configs(["optn160q2", "optn128q2"], (128,))
 
 
+def v_staging_configs():
+    """Run 51: D = 128's one-Q-buffer kernel (176 keys, ping-pong) with O
+    staged in the last V stage or stored from registers (``--only 128
+    --variants optn176v,optn176g``)."""
+    return ablation_configs(["optn176v", "optn176g"], (128,))
+
+
 def three_turn_configs():
     """Run 45: ping-pong turns round three warpgroups at D = 64 (``--only 64
     --variants oprtm192,oprtm192c``)."""
@@ -349,6 +361,8 @@ def find_variant(kernel_dirs, config, label):
                          or m.tuning.get("block_m") == want["block_m"])
                     and ("q_buffers" not in want
                          or m.tuning.get("q_buffers", 1) == want["q_buffers"])
+                    and ("o-store" not in want
+                         or m.tuning.get("o_store", "direct") == want["o-store"])
                     and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
         for key in ("block_n", "block_m"):

@@ -8,7 +8,9 @@ A protocol bug is a hang or a silent race on the GPU, so this test runs the
 same sequence of barrier operations as the builder emits — per tile, per KV
 block, for each schedule (plain, overlapped, ping-pong, persistent with
 several tiles per CTA, empty KV ranges, 1 to 3 stages, tile overlap: a
-tile's last P·V issued with the next tile's first S) — under many random
+tile's last P·V issued with the next tile's first S; O staged through the
+tile's Q buffer or, with one Q buffer, through its last V stage after a
+named barrier of the consumers) — under many random
 interleavings, with TMA completions arriving at random later times, and
 checks that
 
@@ -18,7 +20,9 @@ checks that
 - every consumer reads each slot only after the TMA write it waited for
   completed, and each KV block's K and V exactly once per warpgroup,
 - every barrier phase completes exactly: at the end no named barrier holds
-  pending arrivals (ping-pong's game is balanced).
+  pending arrivals (ping-pong's game is balanced),
+- a consumer stages O in a V stage only after every consumer's last P·V
+  finished reading it.
 
 Semantics modelled: mbarrier phases complete when the expected arrivals and
 the transaction bytes are in; `try_wait.parity(P)` succeeds once the phase
@@ -90,8 +94,19 @@ class Kernel:
     action. Ping-pong turns go round two or three consumers (as the kernel checks)."""
 
     def __init__(self, tiles, stages, overlap, pingpong, persistent, rng,
-                 game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False):
+                 game_per_tile=None, consumers=2, q_buffers=1, tile_overlap=False,
+                 stage_o=None):
         assert consumers > 1 or not pingpong
+        # stage_o (AttentionKernelConfig::stageO): None = O from registers;
+        # "q" = staged in the warpgroup's Q rows, Q released after the
+        # epilogue; "v" (persistent, one Q buffer, overlapped) = staged in
+        # the last key block's V stage after the consumers' named barrier,
+        # that V released after the epilogue (Q, for a tile without keys).
+        assert stage_o in (None, "q", "v") and not (stage_o and tile_overlap)
+        assert stage_o != "v" or (persistent and q_buffers == 1 and overlap)
+        self.stage_o = stage_o
+        self.epilogue_barrier = NamedBarrier(128 * consumers)
+        self.finished = {c: set() for c in range(consumers)}
         assert q_buffers == 1 or persistent
         assert not tile_overlap or (persistent and overlap and not game_per_tile)
         self.tile_overlap = tile_overlap
@@ -209,10 +224,38 @@ class Kernel:
             yield from self.take_q(c, i, t)
             loop = self.overlapped if self.overlap else self.plain
             yield from loop(c, t, lo, hi, base)
+            yield from self.epilogue(c, t, lo, hi, base)
             base += hi - lo
-            yield ("step",)  # epilogue
         if not self.game_per_tile:
             yield from self.close_game(c)
+
+    def epilogue(self, c, t, lo, hi, base):
+        # buildEpilogue / buildStoreOStaged / buildReleaseStaging.
+        if self.stage_o == "v":
+            # bar.sync kEpilogueBarrier, 128·consumers: every consumer thread.
+            barrier = self.epilogue_barrier
+            generation = barrier.generation
+            barrier.arrive(128, c)
+            yield ("wait", lambda: barrier.generation > generation)
+            if lo < hi:
+                last = ("V", t, hi - 1)
+                for other in range(self.consumers):
+                    assert last in self.finished[other], (
+                        f"warpgroup {c} stages O in {last} while warpgroup {other} "
+                        f"has not finished its P·V reading it")
+                sl, _ = self.ring(base, hi - 1, lo)
+                # The stage is still this warpgroup's: no TMA refilled it.
+                assert c in self.holders.get(("V", sl), set()) and \
+                    self.slot_data.get(("V", sl)) == last, (
+                        f"warpgroup {c} stages O in {('V', sl)} after releasing it")
+                yield ("step",)  # stmatrix into the V stage, read back, store
+                assert self.slot_data.get(("V", sl)) == last, (
+                    f"TMA overwrote {('V', sl)} while warpgroup {c} staged O in it")
+                self.release(c, ("V", sl), self.empty[(1, sl)])
+                return
+        yield ("step",)  # the epilogue (staged in Q, or from registers)
+        if self.stage_o:
+            self.release_q(c, after_epilogue=True)
 
     def take_q(self, c, i, t):
         # Tile i (of this CTA) reads Q buffer i mod q_buffers, whose full
@@ -222,7 +265,12 @@ class Kernel:
         self.acquire(c, ("Q", q), ("Q", t))
         self.q_of[c] = q
 
-    def release_q(self, c):
+    def release_q(self, c, after_epilogue=False):
+        # Q is released after the tile's last S, unless this path stages O
+        # in it: then after the epilogue.
+        staged_in_q = self.stage_o is not None and not after_epilogue
+        if staged_in_q:
+            return
         q = self.q_of[c]  # the buffer of this consumer's current tile
         if self.persistent:
             self.release(c, ("Q", q), self.q_empty[q])
@@ -256,14 +304,17 @@ class Kernel:
         yield ("step",)  # wait S_0
         self.release(c, ("K", s0), self.empty[(0, s0)])
         yield from self.steady(c, t, lo, hi, base)
-        self.release_q(c)
+        # With O staged in the last V stage, Q goes back at once.
+        self.release_q(c, after_epilogue=self.stage_o == "v")
         sl, pl = self.ring(base, hi - 1, lo)
         yield self.wait(self.full[(1, sl)], pl)
         yield from self.turn_begin(c)
         self.acquire(c, ("V", sl), ("V", t, hi - 1))
         self.turn_end(c, last=self.game_per_tile)
         yield ("step",)
-        self.release(c, ("V", sl), self.empty[(1, sl)])
+        self.finished[c].add(("V", t, hi - 1))
+        if self.stage_o != "v":
+            self.release(c, ("V", sl), self.empty[(1, sl)])
 
     def steady(self, c, t, lo, hi, base):
         for j in range(lo + 1, hi):
@@ -354,27 +405,35 @@ def run(kernel, rng, max_steps=200000):
 
 def schedules():
     """(stages, overlap, pingpong, persistent, consumers, q_buffers,
-    game_per_tile, tile_overlap); per-tile games only differ from the
-    default with ping-pong, only persistent CTAs (several tiles) take two Q
-    buffers, and tile overlap chains the overlapped loops of one game."""
+    game_per_tile, tile_overlap, stage_o); per-tile games only differ from
+    the default with ping-pong, only persistent CTAs (several tiles) take
+    two Q buffers, tile overlap chains the overlapped loops of one game
+    (and stores O from registers), and O is staged in the last V stage only
+    by overlapped persistent CTAs with one Q buffer."""
     for stages, overlap, pingpong, persistent, consumers, q_buffers in itertools.product(
             (1, 2, 3), (False, True), (False, True), (False, True), (1, 2, 3), (1, 2)):
         if pingpong and (not overlap or consumers == 1):
             continue
         if q_buffers == 2 and not persistent:
             continue
+        staging = [None, "q"]
+        if persistent and q_buffers == 1 and overlap:
+            staging.append("v")
         for game_per_tile in ((None, True) if pingpong else (None,)):
-            yield stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile, False
+            for stage_o in staging:
+                yield (stages, overlap, pingpong, persistent, consumers, q_buffers,
+                       game_per_tile, False, stage_o)
         if persistent and overlap:
-            yield stages, overlap, pingpong, persistent, consumers, q_buffers, None, True
+            yield stages, overlap, pingpong, persistent, consumers, q_buffers, None, True, None
 
 
 @pytest.mark.parametrize(
-    "stages,overlap,pingpong,persistent,consumers,q_buffers,game_per_tile,tile_overlap",
+    "stages,overlap,pingpong,persistent,consumers,q_buffers,game_per_tile,tile_overlap,stage_o",
     list(schedules()))
 def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, game_per_tile,
-                  tile_overlap):
-    rng = random.Random(1000000 * tile_overlap + 100000 * q_buffers + 10000 * consumers
+                  tile_overlap, stage_o):
+    rng = random.Random(10000000 * (None, "q", "v").index(stage_o) + 1000000 * tile_overlap
+                        + 100000 * q_buffers + 10000 * consumers
                         + 1000 * stages + 100 * overlap + 10 * pingpong + persistent)
     for trial in range(60):
         # A CTA's tiles: one without persistence, else several, some with an
@@ -386,11 +445,11 @@ def test_protocol(stages, overlap, pingpong, persistent, consumers, q_buffers, g
             hi = lo + (0 if rng.random() < 0.2 else rng.randint(1, 6))
             tiles.append((t, lo, hi))
         kernel = Kernel(tiles, stages, overlap, pingpong, persistent, rng, game_per_tile,
-                        consumers, q_buffers, tile_overlap)
+                        consumers, q_buffers, tile_overlap, stage_o)
         run(kernel, rng)
         want = [tag for t, lo, hi in tiles for tag in
                 [("Q", t)] + [(x, t, j) for j in range(lo, hi) for x in ("K", "V")]]
         for c in range(consumers):
             assert sorted(kernel.reads[c], key=str) == sorted(want, key=str)
-        for b in kernel.named.values():
+        for b in [*kernel.named.values(), kernel.epilogue_barrier]:
             assert b.arrived == 0, "a named-barrier phase was left incomplete"

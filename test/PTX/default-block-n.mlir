@@ -12,6 +12,8 @@
 // RUN: rm -rf %t/long && mkdir -p %t/long && fa-t-opt %s --fat-to-ptx="seq-len=4096 output-dir=%t/long" -o /dev/null
 // RUN: ls %t/long | FileCheck %s --check-prefix=LONG
 // RUN: FileCheck %s --check-prefix=LONGJSON < %t/long/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132c.json
+// RUN: rm -rf %t/8k && mkdir -p %t/8k && fa-t-opt %s --fat-to-ptx="seq-len=8192 output-dir=%t/8k" -o /dev/null
+// RUN: ls %t/8k | FileCheck %s --check-prefix=LONGER
 // RUN: rm -rf %t/static && mkdir -p %t/static && fa-t-opt %s --split-input-file --fat-to-ptx="output-dir=%t/static" -o /dev/null
 // RUN: ls %t/static | FileCheck %s --check-prefix=STATIC
 
@@ -39,8 +41,10 @@
 // PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_oprt132.ptx
 
 // seq-len (the key length the tiles are tuned for; every kernel still serves
-// every length): below 4k keys D = 128 without a mask takes 128-key blocks
-// and two Q buffers; from 4k the causal D = 128 kernel takes 160 keys, and
+// every length): below 2k keys D = 128 without a mask takes 128-key blocks
+// and two Q buffers, below 8k 160-key blocks and two Q buffers (both store
+// O staged through Q), from 8k 176 keys and one buffer (O direct); from 4k
+// the causal D = 128 kernel takes 160 keys, and
 // the causal D = 64 kernel 192 query rows — three warpgroups, hence no
 // ping-pong, but tile overlap and the tensor-core row sums. The manifest
 // records the length.
@@ -49,10 +53,11 @@
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opt132.ptx
-// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
+// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132c.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONGJSON:  "seq_len": 4096,
+// LONGER:    fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // A static key length tunes like seq-len (the last split: Skv = 16384).
 // STATIC:    fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_m192n128s2q2_ort132c.ptx
 

@@ -220,10 +220,13 @@ private:
     return barrier(add(c32(1 + 4 * cfg.stages), mul(slot, c32(2))));
   }
   /// Persistent kernels: every consumer thread releases its tile's Q buffer
-  /// once nothing reads or writes it any more: after the tile's last
-  /// S = Q·Kᵀ, or, when the epilogue stages O in it (cfg.stageO), after
-  /// the epilogue. Callers at both points say which one they are.
-  void buildReleaseQ(bool afterEpilogue = false);
+  /// after the tile's last S = Q·Kᵀ — unless the epilogue of this path
+  /// stages O in it (`stagedInQ`); then buildReleaseStaging does, after the
+  /// epilogue.
+  void buildReleaseQ(bool stagedInQ);
+  /// After a staged epilogue: the staging area goes back to the producer
+  /// (Q, or with stageOInV the last V stage, or Q for a tile without keys).
+  void buildReleaseStaging();
   void buildProducer();
   void buildProducerTile();
   void buildConsumer();
@@ -547,9 +550,23 @@ SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
   return SmallVector<Value>(loop.getResults().drop_front());
 }
 
-void AttentionKernelBuilder::buildReleaseQ(bool afterEpilogue) {
-  if (cfg.schedule.persistent && afterEpilogue == cfg.stageO)
+void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {
+  if (cfg.schedule.persistent && !stagedInQ)
     buildMBarrierArrive(b, qEmptyBarrier(qSlot()));
+}
+
+void AttentionKernelBuilder::buildReleaseStaging() {
+  if (!cfg.stageO || !cfg.schedule.persistent)
+    return;
+  Value bar = qEmptyBarrier(qSlot());
+  if (cfg.stageOInV()) {
+    auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
+    (void)lastParity;
+    bar = arith::SelectOp::create(
+        b, cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi),
+        emptyBarrier(lastStage, /*isV=*/true), bar);
+  }
+  buildMBarrierArrive(b, bar);
 }
 
 void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
@@ -887,15 +904,19 @@ void AttentionKernelBuilder::buildStoreOStaged(
     function_ref<Value(int64_t, int)> packed, Value rowBase, Value batch,
     Value head) {
   // Warp w of warpgroup c owns rows 16w .. 16w+15 of the warpgroup's 64
-  // and stages them, 16 rows × Dv/8 chunks of 16 bytes (pitch 2·Dv), in
-  // its own 32·Dv bytes of the warpgroup's Q rows: those are the rows
-  // [64c, 64c+64) of each of the D/64 Q boxes, 8 KB per box, so warp w's
-  // bytes start at box ⌊w·32·Dv / 8192⌋, offset w·32·Dv mod 8192 (Dv ≤ D:
-  // the warpgroup has the Dv/64 boxes O needs; 8192 is a multiple of
-  // 32·Dv, so a warp never straddles two boxes). Only this warpgroup's
-  // wgmmas read those rows, and its last one has completed.
-  int64_t dv = cfg.headDimV;
-  int64_t pitch = 2 * dv, chunksPerRow = dv / 8;
+  // and stages them in rounds of R = cfg.oStagingColumns() columns: 16 rows
+  // × R/8 chunks of 16 bytes (pitch 2R) in a region of its own, 32·R bytes:
+  //  - in Q: the warpgroup's rows [64c, 64c+64) of the D/64 Q boxes, 8 KB
+  //    per box, so warp w's region starts at box ⌊w·32R / 8192⌋, offset
+  //    w·32R mod 8192 (R ≤ Dv ≤ D: the warpgroup has the boxes; 8192 is a
+  //    multiple of 32R, so a region never straddles two boxes). Only this
+  //    warpgroup's wgmmas read those rows, and its last one has completed.
+  //  - with stageOInV, in the last key block's V stage: region (4c + w)·32R
+  //    of it, once every consumer warpgroup is past its last P·V (they all
+  //    read that stage); a tile without key blocks uses Q as above.
+  int64_t cols = cfg.oStagingColumns();
+  int64_t pitch = 2 * cols, chunksPerRow = cols / 8;
+  int64_t regionBytes = 16 * pitch;
   // The addresses below depend only on the thread (and the Q slot): LLVM
   // would hoist their parts to the top of the kernel and keep them live
   // through the main loop (36…80 bytes of spills at D = 256). Opaque
@@ -906,12 +927,22 @@ void AttentionKernelBuilder::buildStoreOStaged(
   Value warp = arith::RemUIOp::create(
       b, arith::DivUIOp::create(b, tid, c32(32)), c32(4));
   Value consumer = sub(arith::DivUIOp::create(b, tid, c32(128)), c32(1));
-  Value linear = mul(warp, c32(16 * pitch));
+  Value linear = mul(warp, c32(regionBytes));
   Value box = arith::DivUIOp::create(b, linear, c32(8192));
   Value within = arith::RemUIOp::create(b, linear, c32(8192));
   Value warpOffset =
       add(add(mul(ids[1], c32(cfg.qBytes())), mul(box, c32(cfg.blockM * 128))),
           add(mul(consumer, c32(64 * 128)), within));
+  if (cfg.stageOInV()) {
+    auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
+    (void)lastParity;
+    Value inV = add(stageOffset(lastStage, /*isV=*/true),
+                    mul(add(mul(consumer, c32(4)), warp), c32(regionBytes)));
+    warpOffset = arith::SelectOp::create(
+        b, cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi), inV, warpOffset);
+    buildNamedBarrierSync(b, c32(kEpilogueBarrier),
+                          128 * cfg.numConsumerWarpgroups());
+  }
   // Chunk c of staged row ρ lives at ρ·pitch + 16·(c ⊕ (ρ mod 8)): the
   // eight rows of an 8×8 stmatrix tile land on eight different 16-byte
   // bank groups, and a read of one row is still one permutation of it.
@@ -937,20 +968,9 @@ void AttentionKernelBuilder::buildStoreOStaged(
   SmallVector<Value> writeBase;
   for (int64_t j = 0; j < writePeriod; ++j)
     writeBase.push_back(chunkOffset(rho, add(chunkOfLane, c32(2 * j))));
-  auto *ctx = b.getContext();
-  for (int64_t j = 0; j < chunksPerRow / 2; ++j) {
-    NVVM::StMatrixOp::create(
-        b, smemAt(writeBase[j % writePeriod], 16 * 8 * (j / writePeriod)),
-        ValueRange{packed(2 * j, 0), packed(2 * j, 1), packed(2 * j + 1, 0),
-                   packed(2 * j + 1, 1)},
-        NVVM::MMALayout::row, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
-        NVVM::LdStMatrixEltType::B16);
-  }
-  // bar.warp.sync orders the warp's shared-memory writes before its reads.
-  NVVM::SyncWarpOp::create(b, c32(-1));
 
-  // Read back: load k of lane λ is chunk 32k + λ of the warp's 16·Dv/8,
-  // i.e. row k·rowsPerLoad + ⌊λ / (Dv/8)⌋, chunk λ mod Dv/8: one 16-byte
+  // Read back: load k of lane λ is chunk 32k + λ of the warp's 16·R/8,
+  // i.e. row k·rowsPerLoad + ⌊λ / (R/8)⌋, chunk λ mod R/8: one 16-byte
   // load and store per lane covers 512 contiguous bytes of O per warp
   // instruction (4 full 128-byte lines). A loop, not unrolled: with all
   // loads in flight at once (Dv/4 registers) ptxas spills at D = 256.
@@ -962,27 +982,49 @@ void AttentionKernelBuilder::buildStoreOStaged(
   Value firstIndex = arith::AddIOp::create(
       b, buildORowOffset(batch, head, firstRow), ext64(mul(chunk, c32(8))));
   auto vecType = VectorType::get({4}, b.getI32Type());
-  auto loop = scf::ForOp::create(b, c32(0), c32(16), c32(rowsPerLoad));
-  tagStage(loop, "epilogue");
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value step = loop.getInductionVar();
-  Value data = LLVM::LoadOp::create(
-      b, vecType, smemAt(chunkOffset(add(laneRow, step), chunk), 0),
-      /*alignment=*/16);
-  Value row = add(firstRow, step);
-  auto ifRow = scf::IfOp::create(b, cmp(arith::CmpIPredicate::slt, row, v.seqQ),
-                                 /*withElseRegion=*/false);
-  b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
-  Value index = arith::AddIOp::create(
-      b, firstIndex, arith::MulIOp::create(b, v.oStrideS, ext64(step)));
-  Value ptr = LLVM::GEPOp::create(b, v.oPtr.getType(), b.getI16Type(),
-                                  v.oPtr, ValueRange{index});
-  LLVM::StoreOp::create(b, data, ptr, /*alignment=*/16);
-  b.setInsertionPointAfter(loop);
-  // The producer's TMA (async proxy) may overwrite these bytes with a later
-  // tile's Q once Q is released: order this warp's generic-proxy accesses
-  // before that.
+  auto *ctx = b.getContext();
+  for (int64_t round = 0; round < cfg.headDimV / cols; ++round) {
+    // bar.warp.sync orders the warp's shared-memory accesses: the previous
+    // round's reads before these writes, these writes before the reads.
+    if (round > 0)
+      NVVM::SyncWarpOp::create(b, c32(-1));
+    int64_t firstChunk = round * chunksPerRow;
+    for (int64_t j = 0; j < chunksPerRow / 2; ++j) {
+      int64_t i = firstChunk + 2 * j;
+      NVVM::StMatrixOp::create(
+          b, smemAt(writeBase[j % writePeriod], 16 * 8 * (j / writePeriod)),
+          ValueRange{packed(i, 0), packed(i, 1), packed(i + 1, 0),
+                     packed(i + 1, 1)},
+          NVVM::MMALayout::row, NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+          NVVM::LdStMatrixEltType::B16);
+    }
+    NVVM::SyncWarpOp::create(b, c32(-1));
+
+    auto loop = scf::ForOp::create(b, c32(0), c32(16), c32(rowsPerLoad));
+    tagStage(loop, "epilogue");
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value step = loop.getInductionVar();
+    Value data = LLVM::LoadOp::create(
+        b, vecType, smemAt(chunkOffset(add(laneRow, step), chunk), 0),
+        /*alignment=*/16);
+    Value row = add(firstRow, step);
+    auto ifRow = scf::IfOp::create(
+        b, cmp(arith::CmpIPredicate::slt, row, v.seqQ),
+        /*withElseRegion=*/false);
+    b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+    Value index = arith::AddIOp::create(
+        b, firstIndex,
+        arith::AddIOp::create(b, arith::MulIOp::create(b, v.oStrideS, ext64(step)),
+                              i64Const(b, round * cols)));
+    Value ptr = LLVM::GEPOp::create(b, v.oPtr.getType(), b.getI16Type(),
+                                    v.oPtr, ValueRange{index});
+    LLVM::StoreOp::create(b, data, ptr, /*alignment=*/16);
+    b.setInsertionPointAfter(loop);
+  }
+  // The producer's TMA (async proxy) overwrites these bytes with a later
+  // tile's Q or V once they are released: order this warp's generic-proxy
+  // accesses before that.
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
       NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
@@ -1264,7 +1306,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
   scf::YieldOp::create(b, next);
   b.setInsertionPointAfter(loop);
-  buildReleaseQ();
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   return SmallVector<Value>(loop.getResults());
 }
 
@@ -1284,7 +1326,9 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   tagStage(work, "prologue");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(work.elseBlock());
-  buildReleaseQ();
+  // Without a key block there is no V stage to stage O in: it goes through
+  // Q in either staging mode.
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   scf::YieldOp::create(b, empty);
   b.setInsertionPointToStart(work.thenBlock());
 
@@ -1312,7 +1356,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
       buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/false);
 
   // Every S of the tile is done: Q may be overwritten (persistent).
-  buildReleaseQ();
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
   // Drain: O += P_last·V_last.
   SmallVector<Value> o(last.begin(), last.begin() + oRegs);
   auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
@@ -1322,7 +1366,9 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
   buildWgmmaWait(b, 0);
   o = buildFenceOperands(b, o);
-  buildMBarrierArrive(b, emptyBarrier(lastStage, true));
+  // With stageOInV the epilogue stages O in this V stage and releases it.
+  if (!cfg.stageOInV())
+    buildMBarrierArrive(b, emptyBarrier(lastStage, true));
   SmallVector<Value> result(o);
   result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
                  last[oRegs + 3]});
@@ -1470,7 +1516,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // No keys: this tile's rows get O = 0, LSE = −inf; the pending tile
   // stays pending.
   b.setInsertionPointToStart(work.elseBlock());
-  buildReleaseQ();
+  buildReleaseQ(/*stagedInQ=*/false);
   {
     SmallVector<Value> zeros(oRegs, zero);
     Value m[2] = {negInf, negInf}, l[2] = {zero, zero};
@@ -1520,7 +1566,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   SmallVector<Value> last =
       buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/true);
   // Every S of the tile is done: Q may be overwritten.
-  buildReleaseQ();
+  buildReleaseQ(/*stagedInQ=*/false);
 
   PendingTile next;
   next.o.assign(last.begin(), last.begin() + oRegs);
@@ -1615,7 +1661,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
   ArrayRef<Value> res(results);
   buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
                 {res[oRegs + 2], res[oRegs + 3]}, rowBase, v.batch, v.head);
-  buildReleaseQ(/*afterEpilogue=*/true);
+  buildReleaseStaging();
 }
 
 void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,

@@ -50,14 +50,20 @@ int64_t mlir::fat::defaultBlockN(const TileProblem &problem,
   // +1…6% at D = 128 without a mask over 128 keys with the tensor-core row
   // sums (perf log run 17), whose ones chunks do not fit beside them; at
   // D = 64 the row sums win. Below 4k keys 128-key blocks with two Q
-  // buffers (which do not fit beside 176) gain +2…5% instead (run 26).
+  // buffers (which do not fit beside 176) gained +2…5% instead (run 26);
+  // with O staged through Q (which pays with two buffers only, at D = 128)
+  // 160-key blocks with two buffers gain +1.4…1.8% over both at 2k…4k
+  // keys (runs 49–50).
   // Under the causal mask the diagonal blocks' masking grows with the block
   // and wide blocks lose at short S (run 16), but from 4k keys 160-key
   // blocks gain +5…7% (run 26).
   bool vectorPersistent = schedule.persistent && !schedule.rowsumMma;
   bool known = problem.seqLen > 0;
-  if (d > 64 && !problem.masked() && vectorPersistent)
-    return known && problem.seqLen < 4096 ? 128 : 176;
+  if (d > 64 && !problem.masked() && vectorPersistent) {
+    if (known && problem.seqLen < 2048)
+      return 128;
+    return known && problem.seqLen < 8192 ? 160 : 176;
+  }
   if (d > 64 && problem.causal && !problem.windowed && vectorPersistent &&
       known && problem.seqLen >= 4096)
     return 160;
@@ -326,8 +332,10 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
                           "D = ")
            << config.headDim << ", Dv = " << config.headDimV
            << "), no tile overlap (which stores a tile's O during the next "
-              "tile) and 240 consumer registers (block-m <= 128): use "
-              "o-store=direct or auto";
+              "tile), 240 consumer registers (block-m <= 128) and, with one "
+              "Q buffer and persistent CTAs, overlap and 64 columns of O per "
+              "warp in a V stage (O is staged there): use o-store=direct or "
+              "auto";
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -357,9 +365,13 @@ std::string AttentionKernelConfig::kernelName() const {
   os << "_m" << blockM << "n" << blockN << "s" << stages;
   if (qBuffers != 1)
     os << "q" << qBuffers;
-  // g: O stored straight from the registers where o-store=auto stages it.
-  if (!stageO && canStageO() && stagingPays())
-    os << "g";
+  // The epilogue's O store where it differs from o-store=auto's for any
+  // length: g(lobal stores from the registers) where that stages (also
+  // D = 256 tuned for 8k keys and more), x (staged) where it stores
+  // directly.
+  bool autoStaged = canStageO() && stagingPaysForShape();
+  if (stageO != autoStaged)
+    os << (stageO ? "x" : "g");
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,

@@ -36,20 +36,20 @@
 // STAGED:          %[[T:[0-9]+]] = arith.addi %[[WARPOFF]], %[[ROWOFF]] : i32
 // STAGED:          %[[SWOFF:[0-9]+]] = arith.muli %[[SW]], %c16_i32{{.*}} : i32
 // STAGED:          %[[ADDR0:[0-9]+]] = arith.addi %[[T]], %[[SWOFF]] : i32
-// STAGED:          %[[P0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[ADDR0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
-// STAGED:          nvvm.stmatrix %[[P0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
-// Dv/16 = 8 of them (16 chunks of 8 columns, two per stmatrix), then the
-// warp's barrier before it reads back what its other lanes wrote.
-// STAGED-COUNT-7:  nvvm.stmatrix
-// STAGED:          nvvm.bar.warp.sync %c-1_i32
-// Read back: lane λ takes chunk λ mod 16 of row ⌊λ/16⌋ + k, k = 0, 2, ..,
-// 14; the store goes to O[b, h, row, 8·chunk] if row < Sq, 16 bytes.
+// The read-back's lane split: chunk λ mod 16 of row ⌊λ/16⌋ + k, k = 0, 2,
+// .., 14, to be stored to O[b, h, row, 8·chunk].
 // STAGED:          %[[LROW:[0-9]+]] = arith.divui %[[LANE]], %c16_i32{{.*}} : i32
 // STAGED:          %[[LCH:[0-9]+]] = arith.remui %[[LANE]], %c16_i32{{.*}} : i32
 // STAGED:          %[[ROW0:[0-9]+]] = arith.addi %{{[0-9]+}}, %[[LROW]] : i32
 // STAGED:          %[[ROWIDX:[0-9]+]] = arith.muli %{{[0-9]+}}, %[[SS]] : i64
 // STAGED:          %[[COL:[0-9]+]] = arith.muli %[[LCH]], %c8_i32{{.*}} : i32
-// STAGED:          %[[IDX0:[0-9]+]] = arith.addi %{{[0-9]+}}, %{{[0-9]+}} : i64
+// STAGED:          %[[P0:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[ADDR0]]] : (!llvm.ptr<3>, i32) -> !llvm.ptr<3>, i8
+// STAGED:          nvvm.stmatrix %[[P0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
+// Dv/16 = 8 of them (16 chunks of 8 columns, two per stmatrix; all of Dv
+// in one round in Q), then the warp's barrier before it reads back what
+// its other lanes wrote; a store only if row < Sq, 16 bytes.
+// STAGED-COUNT-7:  nvvm.stmatrix
+// STAGED:          nvvm.bar.warp.sync %c-1_i32
 // STAGED:          scf.for %[[K:arg[0-9]+]] = %c0_i32{{.*}} to %c16_i32{{.*}} step %c2_i32{{.*}} : i32 {
 // STAGED:            %[[R:[0-9]+]] = arith.addi %[[LROW]], %[[K]] : i32
 // STAGED:            %[[R7B:[0-9]+]] = arith.andi %[[R]], %c7_i32{{.*}} : i32
@@ -92,7 +92,7 @@
 // ONEQ-NOT:        nvvm.stmatrix
 // ONEQ:            llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 
-// BADTILE: error: 'fat.attention' op o-store=staged needs Dv <= D (each warpgroup stages its O in its own rows of the Q buffer; got D = 128, Dv = 128), no tile overlap (which stores a tile's O during the next tile) and 240 consumer registers (block-m <= 128): use o-store=direct or auto
+// BADTILE: error: 'fat.attention' op o-store=staged needs Dv <= D (each warpgroup stages its O in its own rows of the Q buffer; got D = 128, Dv = 128), no tile overlap (which stores a tile's O during the next tile), 240 consumer registers (block-m <= 128) and, with one Q buffer and persistent CTAs, overlap and 64 columns of O per warp in a V stage (O is staged there): use o-store=direct or auto
 // BADWORD: convert-fat-to-nvvm: o-store must be 'auto', 'staged' or 'direct', got 'tma'
 
 func.func @attn(%q: memref<?x8x?x128xbf16>, %k: memref<?x8x?x128xbf16>,

@@ -18,6 +18,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <algorithm>
 #include <optional>
 #include <string>
 
@@ -167,35 +168,77 @@ struct AttentionKernelConfig {
   /// The key-sequence length the default tiles were tuned for (0 = any).
   int64_t seqLen = 0;
   /// The epilogue stages O through shared memory: each warp writes its 16
-  /// normalized rows with stmatrix into its warpgroup's rows of the tile's
-  /// Q buffer (dead after the tile's last S = Q·Kᵀ), reads them back as
+  /// normalized rows with stmatrix into a staging area, reads them back as
   /// 16-byte row segments and stores those, so a warp's store covers whole
   /// 128-byte lines instead of 8 rows × 16 bytes (8× fewer L1 wavefronts;
   /// the direct stores took a quarter of the time at D = 256, S = 512,
-  /// perf log run 47). Persistent kernels then release Q after the
-  /// epilogue instead of after the last S.
+  /// perf log run 47). The staging area is the warpgroup's own rows of the
+  /// tile's Q buffer (dead after the tile's last S = Q·Kᵀ; persistent
+  /// kernels then release Q after the epilogue), or, for persistent
+  /// kernels with one Q buffer (stageOInV), the V stage of the tile's last
+  /// key block.
   bool stageO = false;
-  /// Whether O can be staged: it fits the warpgroup's Q rows (Dv ≤ D), the
-  /// epilogue stores the current tile (tile overlap stores the pending one
-  /// during the next tile, whose Q buffer is another), and the consumers
-  /// have 240 or more registers: of the 160-register (three-warpgroup)
-  /// kernels, the windowed one with the LSE spilled 16 bytes staged.
-  bool canStageO() const {
-    return headDimV <= headDim && !schedule.tileOverlap &&
-           consumerRegisters() >= 240;
+  /// Persistent kernels with one Q buffer stage O in the last key block's
+  /// V stage rather than in Q: holding the only Q buffer through the
+  /// epilogue would delay the next tile's Q load (its first S waited ~1 µs
+  /// for it, perf log run 50). All consumer warpgroups must be done with
+  /// that V (a named barrier, kEpilogueBarrier), which is released after
+  /// the epilogue; a tile without key blocks stages in Q instead.
+  bool stageOInV() const {
+    return stageO && schedule.persistent && qBuffers == 1;
   }
-  /// Whether staging pays, o-store=auto's rule. With two Q buffers (or a
-  /// CTA of one tile) holding Q until the epilogue is over costs nothing:
-  /// the producer refills that buffer only with tile t+2's Q, after tile
-  /// t+1's K and V. With one, tile t+1's Q only starts loading once the
-  /// staged rows are read back, and its first S waits for that load (~1
-  /// µs, TMA latency) instead of overlapping the epilogue. The direct
-  /// epilogue costs 16·Dv L1 wavefronts per CTA (8 per warp store of 8
-  /// rows × 16 bytes): 4096 (~2.2 µs) at Dv = 256 outweigh the wait, 2048
-  /// at Dv = 128 do not. Measured (perf log runs 48–49): staged +1…14% with
-  /// two Q buffers, +1…10% at D = 256 with one (equal from 8k); −2…4% at
-  /// D = 128 with one (176-key blocks, 4k…16k).
+  /// Columns of O staged per round: all Dv in Q; in a V stage as many as
+  /// 16 rows per consumer warp fit (a power of two, 64 at least: the
+  /// swizzle permutes 8 chunks of 16 bytes), e.g. 128 of D = 256's
+  /// columns in an 80-key stage, in two rounds.
+  int64_t oStagingColumns() const {
+    if (!(schedule.persistent && qBuffers == 1))
+      return headDimV;
+    int64_t fit = vLoadBytes() / (4 * numConsumerWarpgroups() * 16 * 2);
+    int64_t cols = 64;
+    while (cols * 2 <= std::min(fit, headDimV))
+      cols *= 2;
+    return cols <= fit ? cols : 0;
+  }
+  /// Whether O can be staged: it fits the warpgroup's Q rows (Dv ≤ D) or,
+  /// with one Q buffer, 64 columns of it fit the last V stage and the loop
+  /// is the overlapped one (whose drain the V release moves out of); the
+  /// epilogue stores the current tile (tile overlap stores the pending one
+  /// during the next tile); and the consumers have 240 or more registers:
+  /// of the 160-register (three-warpgroup) kernels, the windowed one with
+  /// the LSE spilled 16 bytes staged.
+  bool canStageO() const {
+    bool inV = schedule.persistent && qBuffers == 1;
+    return headDimV <= headDim && !schedule.tileOverlap &&
+           consumerRegisters() >= 240 &&
+           (!inV || (schedule.overlap && oStagingColumns() >= 64));
+  }
+  /// Whether staging pays, o-store=auto's rule. The direct epilogue costs
+  /// 16·Dv L1 wavefronts per CTA (8 per warp store of 8 rows × 16 bytes):
+  /// 1024 (~0.5 µs) at Dv = 64 are less than staging's own stmatrix,
+  /// barrier and read-back cost (−1% at causal D = 64, S ≤ 2k). With two Q
+  /// buffers (or a CTA of one tile) holding Q until the epilogue is over
+  /// costs nothing more: the producer refills that buffer only with tile
+  /// t+2's Q, after tile t+1's K and V. With one, O goes through the last
+  /// V stage (stageOInV), whose named barrier makes each warpgroup wait
+  /// for the others' last P·V: that pays at Dv = 256 (4096 wavefronts,
+  /// ~2.2 µs, no ping-pong) where tiles are short — not without a mask
+  /// when tuned for 8k keys or more (100+ blocks per tile: −1% there);
+  /// the one-buffer kernels at Dv = 128 take turns (ping-pong), and the
+  /// barrier stalls the turns (−0.5…1.5% from 8k). Measured (perf log
+  /// runs 48–51): staged +1…15% at Dv = 128 with two Q buffers; at
+  /// Dv = 256 (one buffer, in the V stage) +14…18% at 512, +9…12% at 1k,
+  /// +2…5% at 4k.
   bool stagingPays() const {
+    return stagingPaysForShape() &&
+           (!schedule.persistent || qBuffers == 2 || masked() || seqLen == 0 ||
+            seqLen < 8192);
+  }
+  /// stagingPays without the tuned length: the name of a kernel spells
+  /// out o-store where it differs from this (seq-len is not in the name).
+  bool stagingPaysForShape() const {
+    if (headDimV < 128)
+      return false;
     return !schedule.persistent || qBuffers == 2 || headDimV >= 256;
   }
   KernelSchedule schedule;
@@ -283,6 +326,10 @@ struct AttentionKernelConfig {
   std::string manifestJson() const;
 };
 
+/// The named barrier the consumer warpgroups meet at before staging O in
+/// the last V stage (AttentionKernelConfig::stageOInV): ids 1 to 3 are
+/// ping-pong's turns.
+constexpr int64_t kEpilogueBarrier = 4;
 /// Largest dynamic shared memory one block may use on sm_90 (227 KB).
 constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
 
@@ -319,8 +366,8 @@ struct TileProblem {
 /// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
 /// still fit in shared memory, and 80 measured faster than 64); at 64 < D ≤
 /// 128 with persistent CTAs and vector row sums, without a mask 176 (128
-/// when tuned for Skv < 4096, where two Q buffers then fit), with the causal
-/// mask 160 when tuned for Skv ≥ 4096; else 128.
+/// when tuned for Skv < 2048, 160 for Skv < 8192: two Q buffers then fit),
+/// with the causal mask 160 when tuned for Skv ≥ 4096; else 128.
 int64_t defaultBlockN(const TileProblem &problem,
                       const KernelSchedule &schedule);
 /// Query rows per CTA: 64, 128 or 192 (one, two or three consumer

@@ -72,7 +72,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
            "mask, schedule and seq-len (defaultBlockN: 80 above D = 128; at "
            "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
-           "< 4096), 160 causal at seq-len >= 4096; else 128)">,
+           "< 2048, 160 below 8192), 160 causal at seq-len >= 4096; else "
+           "128)">,
     Option<"stages", "stages", "int64_t", /*default=*/"2",
            "Depth of the K/V shared-memory ring (1..4)">,
     Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
