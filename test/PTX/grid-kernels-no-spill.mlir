@@ -7,7 +7,8 @@
 
 // Every default kernel of the standard grid (bf16; D = 64, 128, 256 with
 // the grid's 2048 hidden units; causal or not; tuned for 1k, 4k and 8k
-// keys, which covers each distinct default choice: 192 rows and tile
+// keys, which covers each distinct default choice (D = 256 causal takes
+// 64-key blocks at 1k): 192 rows and tile
 // overlap at D64, 128/160/176-key blocks at D128, 160 keys causal from 4k, 192
 // causal rows with tile overlap from 4k at D64, masked with per-row limits)
 // fits its registers: no spill, no local memory.
@@ -15,7 +16,7 @@
 // CHECK-NOT: spill_bytes {{[1-9]}}
 // CHECK: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
-// CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
+// CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_causal_m128n128s2q2_oprt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0

@@ -1,5 +1,7 @@
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
 // RUN: fa-t-opt %s --fat-tensorize="seq-len=8192" --fat-pipeline="seq-len=8192" --convert-fat-to-nvvm="seq-len=8192" | FileCheck %s --check-prefix=LONG
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm="seq-len=1024" | FileCheck %s --check-prefix=S1K
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=512" --fat-pipeline="seq-len=512" --convert-fat-to-nvvm="seq-len=512" | FileCheck %s --check-prefix=S512
 
 // D = 256 has one Q buffer (64 KB of Q beside two 80-key K/V stages): the
 // epilogue stages O in the last key block's V stage (stageOInV) instead of
@@ -60,6 +62,16 @@
 // LONG:          llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 // LONG-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ot132(
 // LONG:          nvvm.stmatrix
+
+// Tuned for 512 keys (1k causal) D = 256 takes 64-key blocks, which divide
+// the keys where 80 leave a ragged seventh block (defaultBlockN); a 32 KB
+// V stage still holds 128 columns of O per warp, in two rounds.
+// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ot132(
+// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132(
+// S1K:           nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
+// S1K-COUNT-8:   nvvm.stmatrix
+// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n64s2_ot132(
+// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132(
 
 func.func @d256(%q: memref<?x8x?x256xbf16>, %k: memref<?x8x?x256xbf16>,
                 %v: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>) {

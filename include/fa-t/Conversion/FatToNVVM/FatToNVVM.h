@@ -364,7 +364,8 @@ struct TileProblem {
   bool masked() const { return causal || windowed; }
 };
 /// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
-/// still fit in shared memory, and 80 measured faster than 64); at 64 < D ≤
+/// still fit in shared memory, and 80 measured faster than 64), 64 when
+/// tuned for Skv ≤ 512 (≤ 1k causal); at 64 < D ≤
 /// 128 with persistent CTAs and vector row sums, without a mask 176 (128
 /// when tuned for Skv < 2048, 160 for Skv < 8192: two Q buffers then fit),
 /// with the causal mask 160 when tuned for Skv ≥ 4096; else 128.

@@ -70,7 +70,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "or causal at seq-len >= 4096; else 128)">,
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
-           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128; at "
+           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128, 64 "
+           "for seq-len <= 512 or causal <= 1024; at "
            "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
            "< 2048, 160 below 8192), 160 causal at seq-len >= 4096; else "
            "128)">,
