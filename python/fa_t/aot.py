@@ -111,6 +111,15 @@ def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_op
         # already chose keeps the existing manifest's "forced": false, as
         # fa-t-opt does when it writes into a folder (same code either way).
         target = out / manifest_path.name
+        # A kernel's name stands for its code: a second build of the name
+        # (another tuned length, a variant the cost model also chose) must
+        # produce the same PTX, or the folder would keep whichever came last.
+        ptx_name = manifest.ptx
+        if (out / ptx_name).exists() and \
+                (out / ptx_name).read_bytes() != (kernel / ptx_name).read_bytes():
+            raise CompileError(f"{ptx_name}: {config.to_dict()} {tuning} compiled to other "
+                               f"code than the kernel of that name already in {out} (the "
+                               f"kernel name does not spell out a choice that differs)")
         keep_manifest = (manifest.schedule_forced and target.exists()
                          and not load_manifest(target).schedule_forced)
         for f in kernel.iterdir():

@@ -104,7 +104,7 @@ FAKE_OPT = textwrap.dedent('''\
         manifest["params"] = [p for p in manifest["params"] if p.get("symbol") != "diag"]
     out = opts["output-dir"]
     with open(os.path.join(out, manifest["ptx"]), "w") as f:
-        f.write("// ptx\\n")
+        f.write(os.environ.get("FAKE_OPT_PTX", "// ptx") + "\\n")
     with open(os.path.join(out, "kernel.json"), "w") as f:
         json.dump(manifest, f)
 ''')
@@ -226,3 +226,19 @@ def test_default_cache_dir(monkeypatch):
     assert jit.cache_dir() == jit.Path.home() / ".cache" / "fa-t"
     monkeypatch.setenv("FA_T_CACHE_DIR", "/x/y")
     assert str(jit.cache_dir()) == "/x/y"
+
+
+def test_aot_refuses_one_name_for_two_codes(fake_opt, tmp_path, monkeypatch):
+    # A kernel's name must spell out every choice that changes its code: a
+    # second build under a name already in the folder (another tuned length)
+    # may only produce the same PTX, else the folder would silently keep
+    # whichever came last.
+    from fa_t import aot
+    c = KernelConfig("bf16", 128, 128, 16, 16)
+    out = tmp_path / "kernels"
+    quiet = lambda *args: None  # noqa: E731
+    aot.build([(c, {"seq_len": 512}), (c, {"seq_len": 1024})], out, str(fake_opt[0]), log=quiet)
+    monkeypatch.setenv("FAKE_OPT_PTX", "// other code")
+    with pytest.raises(CompileError, match=r"compiled to other code than the kernel of that "
+                                           r"name already in"):
+        aot.build([(c, {"seq_len": 8192})], out, str(fake_opt[0]), log=quiet)
