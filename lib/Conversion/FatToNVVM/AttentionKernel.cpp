@@ -219,6 +219,12 @@ private:
   Value qEmptyBarrier(Value slot) {
     return barrier(add(c32(1 + 4 * cfg.stages), mul(slot, c32(2))));
   }
+  /// Whether the current tile has key blocks (kvLo < kvHi), and the ring
+  /// stage of its last one (meaningless without).
+  Value hasKeyBlocks() {
+    return cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  }
+  Value lastKeyStage() { return ringSlot(sub(v.kvHi, c32(1))).first; }
   /// Persistent kernels: every consumer thread releases its tile's Q buffer
   /// after the tile's last S = Q·Kᵀ — unless the epilogue of this path
   /// stages O in it (`stagedInQ`); then buildReleaseStaging does, after the
@@ -559,13 +565,10 @@ void AttentionKernelBuilder::buildReleaseStaging() {
   if (!cfg.stageO || !cfg.schedule.persistent)
     return;
   Value bar = qEmptyBarrier(qSlot());
-  if (cfg.stageOInV()) {
-    auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
-    (void)lastParity;
-    bar = arith::SelectOp::create(
-        b, cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi),
-        emptyBarrier(lastStage, /*isV=*/true), bar);
-  }
+  if (cfg.stageOInV())
+    bar = arith::SelectOp::create(b, hasKeyBlocks(),
+                                  emptyBarrier(lastKeyStage(), /*isV=*/true),
+                                  bar);
   buildMBarrierArrive(b, bar);
 }
 
@@ -934,12 +937,9 @@ void AttentionKernelBuilder::buildStoreOStaged(
       add(add(mul(ids[1], c32(cfg.qBytes())), mul(box, c32(cfg.blockM * 128))),
           add(mul(consumer, c32(64 * 128)), within));
   if (cfg.stageOInV()) {
-    auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
-    (void)lastParity;
-    Value inV = add(stageOffset(lastStage, /*isV=*/true),
+    Value inV = add(stageOffset(lastKeyStage(), /*isV=*/true),
                     mul(add(mul(consumer, c32(4)), warp), c32(regionBytes)));
-    warpOffset = arith::SelectOp::create(
-        b, cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi), inV, warpOffset);
+    warpOffset = arith::SelectOp::create(b, hasKeyBlocks(), inV, warpOffset);
     buildNamedBarrierSync(b, c32(kEpilogueBarrier),
                           128 * cfg.numConsumerWarpgroups());
   }
@@ -1320,7 +1320,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
   // The software pipeline needs a first block: CTAs with an empty KV range
   // (all rows masked out) skip straight to the epilogue with O = 0, l = 0.
-  Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  Value hasWork = hasKeyBlocks();
   SmallVector<Type> types(oRegs + 4, b.getF32Type());
   auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
   tagStage(work, "prologue");
@@ -1503,7 +1503,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
                    v.mBlock);
   buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
 
-  Value hasWork = cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  Value hasWork = hasKeyBlocks();
   auto work = scf::IfOp::create(b, TypeRange(ValueRange(pendingVals)),
                                 hasWork, /*withElseRegion=*/true);
   tagStage(work, "prologue");

@@ -184,15 +184,18 @@ struct AttentionKernelConfig {
   /// for it, perf log run 50). All consumer warpgroups must be done with
   /// that V (a named barrier, kEpilogueBarrier), which is released after
   /// the epilogue; a tile without key blocks stages in Q instead.
-  bool stageOInV() const {
-    return stageO && schedule.persistent && qBuffers == 1;
+  bool stageOInV() const { return stageO && oStagingAreaIsV(); }
+  /// Where staged O would go: the last V stage for persistent kernels with
+  /// one Q buffer, else Q.
+  bool oStagingAreaIsV() const {
+    return schedule.persistent && qBuffers == 1;
   }
   /// Columns of O staged per round: all Dv in Q; in a V stage as many as
   /// 16 rows per consumer warp fit (a power of two, 64 at least: the
   /// swizzle permutes 8 chunks of 16 bytes), e.g. 128 of D = 256's
   /// columns in an 80-key stage, in two rounds.
   int64_t oStagingColumns() const {
-    if (!(schedule.persistent && qBuffers == 1))
+    if (!oStagingAreaIsV())
       return headDimV;
     int64_t fit = vLoadBytes() / (4 * numConsumerWarpgroups() * 16 * 2);
     int64_t cols = 64;
@@ -208,10 +211,10 @@ struct AttentionKernelConfig {
   /// of the 160-register (three-warpgroup) kernels, the windowed one with
   /// the LSE spilled 16 bytes staged.
   bool canStageO() const {
-    bool inV = schedule.persistent && qBuffers == 1;
     return headDimV <= headDim && !schedule.tileOverlap &&
            consumerRegisters() >= 240 &&
-           (!inV || (schedule.overlap && oStagingColumns() >= 64));
+           (!oStagingAreaIsV() ||
+            (schedule.overlap && oStagingColumns() >= 64));
   }
   /// Whether staging pays, o-store=auto's rule. The direct epilogue costs
   /// 16·Dv L1 wavefronts per CTA (8 per warp store of 8 rows × 16 bytes):
