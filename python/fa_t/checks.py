@@ -13,7 +13,7 @@ import math
 from typing import Any, Optional, Tuple
 
 from .config import HEAD_DIMS
-from .params import TMA_ALIGN
+from .params import check_16_byte_layout
 
 #: Element types the kernels take, by torch's name, and the config's name.
 DTYPE_NAMES = {"torch.bfloat16": "bf16", "torch.float16": "f16"}
@@ -41,20 +41,7 @@ def check_tma_layout(t: Any, name: str) -> None:
     """The strides TMA accepts: innermost stride 1, every other stride a
     multiple of 16 bytes, data pointer 16-byte aligned. Dimensions of extent 1
     are exempt from the stride rules (they are never stepped over)."""
-    esize = t.element_size()
-    last = t.dim() - 1
-    if t.shape[last] > 1 and t.stride(last) != 1:
-        raise ValueError(f"expected {name}.stride({last}) ({t.stride(last)}) to be 1: the last "
-                         f"dimension must be contiguous (call .contiguous())")
-    for d in range(last):
-        if t.shape[d] > 1 and (t.stride(d) * esize) % TMA_ALIGN:
-            raise ValueError(
-                f"expected {name}.stride({d}) ({t.stride(d)}) times the element size ({esize}) "
-                f"= {t.stride(d) * esize} bytes to be a multiple of {TMA_ALIGN} bytes, as TMA "
-                f"requires (call .contiguous())")
-    if t.data_ptr() % TMA_ALIGN:
-        raise ValueError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be {TMA_ALIGN}-byte "
-                         f"aligned, as TMA requires (call .clone())")
+    check_16_byte_layout(t, name, "as TMA requires")
 
 
 def _check_4d(tensors, names) -> None:

@@ -34,9 +34,30 @@ GRID_LIMITS = (2**31 - 1, 65535, 65535)
 TMA_ALIGN = 16
 TENSOR_MAP_BYTES = 128
 TENSOR_MAP_ALIGN = 64
-#: Alignment the kernels need of the tensors passed by pointer: O is stored
-#: in 16-byte row segments (docs/kernel-abi.md), the LSE one float at a time.
-PTR_ALIGN = {"o": 16, "lse": 4}
+#: The LSE is passed by pointer and stored one float at a time.
+LSE_ALIGN = 4
+
+
+def check_16_byte_layout(t: Any, name: str, why: str) -> None:
+    """Innermost stride 1, every other stride a multiple of 16 bytes, data
+    pointer 16-byte aligned: what TMA needs of Q, K and V, and the kernels'
+    16-byte row-segment stores of O (docs/kernel-abi.md). Dimensions of
+    extent 1 are exempt from the stride rules (they are never stepped over).
+    ``why`` ends the messages ("as TMA requires")."""
+    esize = t.element_size()
+    last = t.dim() - 1
+    if t.shape[last] > 1 and t.stride(last) != 1:
+        raise ValueError(f"expected {name}.stride({last}) ({t.stride(last)}) to be 1: the last "
+                         f"dimension must be contiguous (call .contiguous())")
+    for d in range(last):
+        if t.shape[d] > 1 and (t.stride(d) * esize) % TMA_ALIGN:
+            raise ValueError(
+                f"expected {name}.stride({d}) ({t.stride(d)}) times the element size ({esize}) "
+                f"= {t.stride(d) * esize} bytes to be a multiple of {TMA_ALIGN} bytes, {why} "
+                f"(call .contiguous())")
+    if t.data_ptr() % TMA_ALIGN:
+        raise ValueError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be {TMA_ALIGN}-byte "
+                         f"aligned, {why} (call .clone())")
 
 
 def problem_symbols(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Sequence[int],
@@ -212,16 +233,12 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
                                                  tensors[p.tensor])))
         elif p.kind == "ptr":
             t = tensors[p.tensor]
-            align = PTR_ALIGN.get(p.tensor, 4)
-            if t.data_ptr() % align:
+            if p.tensor == "o":
+                check_16_byte_layout(t, "o", "as the kernel's 16-byte stores of O require")
+            elif t.data_ptr() % LSE_ALIGN:
                 raise ValueError(f"expected {p.tensor}.data_ptr() ({t.data_ptr():#x}) to be "
-                                 f"{align}-byte aligned: the kernel stores it in "
-                                 f"{align}-byte vectors (pass a fresh tensor)")
-            if p.tensor == "o" and any(t.stride(d) % 8 for d in range(t.dim() - 1)
-                                       if t.shape[d] > 1):
-                raise ValueError(f"expected the strides of o ({tuple(t.stride())}) outside "
-                                 f"the last dimension to be multiples of 8 elements: the "
-                                 f"kernel stores 16-byte row segments")
+                                 f"{LSE_ALIGN}-byte aligned: the kernel stores it one float "
+                                 f"at a time (pass a fresh tensor)")
             values.append(ctypes.c_uint64(int(t.data_ptr())))
         elif p.kind == "stride":
             values.append(ctypes.c_int64(int(tensors[p.tensor].stride(p.dim))))

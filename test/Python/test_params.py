@@ -184,7 +184,9 @@ def test_build_params_o_row_stride(manifest_dict):
     o = FakeTensor((B, HQ, SQ, D), BF16, ptr=0x40000, strides=(HQ * SQ * 132, SQ * 132, 132, 1))
     lse = FakeTensor((B, HQ, SQ), F32, ptr=0x50000)
     symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.1)
-    with pytest.raises(ValueError, match=r"strides of o .* multiples of 8 elements"):
+    with pytest.raises(ValueError, match=r"expected o\.stride\(2\) \(132\) times the element "
+                                         r"size \(2\) = 264 bytes to be a multiple of 16 bytes, "
+                                         r"as the kernel's 16-byte stores of O require"):
         build_params(m, {"q": q, "k": k, "v": v, "o": o, "lse": lse}, symbols,
                      lambda args: TensorMapBuffer())
 
