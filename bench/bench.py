@@ -252,7 +252,7 @@ def narrow_block_configs():
 
 
 def staged_width_configs():
-    """Run 48: with O staged through Q, D = 128 with two Q buffers beside
+    """Run 49: with O staged through Q, D = 128 with two Q buffers beside
     160- or 128-key blocks against the 176-key, one-buffer default (whose
     O stays direct) (``--only 128 --variants optn160q2,optn128q2``)."""
     return ablation_configs(["optn160q2", "optn128q2"], (128,))

@@ -244,18 +244,23 @@ class Kernel:
                         f"warpgroup {c} stages O in {last} while warpgroup {other} "
                         f"has not finished its P·V reading it")
                 sl, _ = self.ring(base, hi - 1, lo)
-                # The stage is still this warpgroup's: no TMA refilled it.
-                assert c in self.holders.get(("V", sl), set()) and \
-                    self.slot_data.get(("V", sl)) == last, (
-                        f"warpgroup {c} stages O in {('V', sl)} after releasing it")
-                yield ("step",)  # stmatrix into the V stage, read back, store
-                assert self.slot_data.get(("V", sl)) == last, (
-                    f"TMA overwrote {('V', sl)} while warpgroup {c} staged O in it")
+                yield from self.stage_in(c, ("V", sl), last)
                 self.release(c, ("V", sl), self.empty[(1, sl)])
                 return
-        yield ("step",)  # the epilogue (staged in Q, or from registers)
         if self.stage_o:
-            self.release_q(c, after_epilogue=True)
+            yield from self.stage_in(c, ("Q", self.q_of[c]), ("Q", t))
+            self.release_q(c)
+        else:
+            yield ("step",)  # the epilogue, O from the registers
+
+    def stage_in(self, c, slot, tag):
+        # stmatrix into the slot, read back, store: the slot is still this
+        # warpgroup's (not released, so no TMA refilled it) throughout.
+        assert c in self.holders.get(slot, set()) and self.slot_data.get(slot) == tag, (
+            f"warpgroup {c} stages O in {slot} after releasing it")
+        yield ("step",)
+        assert self.slot_data.get(slot) == tag, (
+            f"TMA overwrote {slot} while warpgroup {c} staged O in it")
 
     def take_q(self, c, i, t):
         # Tile i (of this CTA) reads Q buffer i mod q_buffers, whose full
@@ -265,10 +270,9 @@ class Kernel:
         self.acquire(c, ("Q", q), ("Q", t))
         self.q_of[c] = q
 
-    def release_q(self, c, after_epilogue=False):
-        # Q is released after the tile's last S, unless this path stages O
-        # in it: then after the epilogue.
-        staged_in_q = self.stage_o is not None and not after_epilogue
+    def release_q(self, c, staged_in_q=False):
+        # buildReleaseQ: Q goes back after the tile's last S, unless this
+        # path's epilogue stages O in it (then the epilogue releases it).
         if staged_in_q:
             return
         q = self.q_of[c]  # the buffer of this consumer's current tile
@@ -288,11 +292,12 @@ class Kernel:
             self.acquire(c, ("V", s), ("V", t, j))
             yield ("step",)  # O += P·V, wait
             self.release(c, ("V", s), self.empty[(1, s)])
-        self.release_q(c)
+        self.release_q(c, staged_in_q=self.stage_o is not None)
 
     def overlapped(self, c, t, lo, hi, base):
         if lo >= hi:
-            self.release_q(c)
+            # No V stage to stage O in: it goes through Q in either mode.
+            self.release_q(c, staged_in_q=self.stage_o is not None)
             return
         if self.game_per_tile:
             self.open_game(c)
@@ -305,7 +310,7 @@ class Kernel:
         self.release(c, ("K", s0), self.empty[(0, s0)])
         yield from self.steady(c, t, lo, hi, base)
         # With O staged in the last V stage, Q goes back at once.
-        self.release_q(c, after_epilogue=self.stage_o == "v")
+        self.release_q(c, staged_in_q=self.stage_o == "q")
         sl, pl = self.ring(base, hi - 1, lo)
         yield self.wait(self.full[(1, sl)], pl)
         yield from self.turn_begin(c)

@@ -116,11 +116,12 @@ KERNELS = [
      "block-m=192 pingpong=on"),
     # The epilogue's two ways to write O: straight from the registers
     # (o-store=direct, the default only where staging does not pay), and
-    # staged through Q with one Q buffer at D = 128 (held until the staged
-    # rows are read back), BSHD rows and rows with no key; on four
-    # SMs, so that each persistent CTA reuses its Q buffers for many tiles
-    # (the sanitizers' small cases then cover the hand-back of a staged
-    # buffer to the producer's TMA), also at D = 256 and with two buffers.
+    # staged with one Q buffer at D = 128 (in the last V stage, with
+    # ping-pong; a tile without keys stages in Q), BSHD rows and rows with
+    # no key; on four SMs, so that each persistent CTA reuses its buffers
+    # for many tiles (the sanitizers' small cases then cover the hand-back
+    # of a staging area to the producer's TMA), also at D = 256 (in V) and
+    # with two Q buffers (in Q).
     ("bf16_d128_causal_direct", "bf16", 128, 16, 4, True, None, True, "bhsd",
      "o-store=direct"),
     ("bf16_d256_direct", "bf16", 256, 8, 8, False, None, True, "bshd",
