@@ -195,6 +195,13 @@ def grid_configs():
             for t, d, c, _, _, s in sorted(grid(t), key=lambda p: (p[1], p[2], p[5]))]
 
 
+def early_pv_wait_configs():
+    """Run 54's ablation: the bf16 grid kernels with the P·V wait left to
+    ptxas (``pv-wait=early``), for ``--variants base --variant-kernels``
+    against the default (late where it pays) kernels."""
+    return [(c, {**t, "pv-wait": "early"}) for c, t in grid_configs() if c.dtype == "bf16"]
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")
@@ -363,6 +370,8 @@ def find_variant(kernel_dirs, config, label):
                          or m.tuning.get("q_buffers", 1) == want["q_buffers"])
                     and ("o-store" not in want
                          or m.tuning.get("o_store", "direct") == want["o-store"])
+                    and ("pv-wait" not in want
+                         or m.tuning.get("pv_wait", "early") == want["pv-wait"])
                     and m.tuning.get("stages", 2) == want.get("stages", 2)):
                 found.append(m)
         for key in ("block_n", "block_m"):

@@ -2,7 +2,7 @@
 
 A :class:`KernelConfig` holds the fields that decide *what* a kernel computes
 (dtype, head dims, head counts, output layout, mask, LSE). Tuning choices
-(``block_m``, ``block_n``, ``stages``, ``q_buffers``, ``o_store``) decide only *how*; they are kept in the
+(``block_m``, ``block_n``, ``stages``, ``q_buffers``, ``o_store``, ``pv_wait``) decide only *how*; they are kept in the
 manifest beside it and do not take part in kernel lookup.
 """
 
@@ -20,10 +20,15 @@ LAYOUTS = ("bhsd", "bshd")
 #: Head dimensions the kernels are built for.
 HEAD_DIMS = (64, 128, 256)
 #: Keys of a manifest's config that are tuning choices, not part of the problem.
-TUNING_KEYS = ("block_m", "block_n", "stages", "q_buffers", "o_store", "seq_len")
+TUNING_KEYS = ("block_m", "block_n", "stages", "q_buffers", "o_store", "pv_wait", "seq_len")
 #: How a kernel's epilogue writes O (the manifest's ``o_store``): through
 #: shared memory as whole row segments, or straight from the registers.
 O_STORES = ("staged", "direct")
+#: Where the main loop waits for P·V (the manifest's ``pv_wait``): after the
+#: softmax, fenced, or where ptxas puts it.
+PV_WAITS = ("late", "early")
+#: The tuning keys whose values are names, and the names each allows.
+NAMED_TUNING = {"o_store": O_STORES, "pv_wait": PV_WAITS}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,9 +106,10 @@ class KernelConfig:
             raise ValueError(
                 f"{where}.window: expected [left, right] with each >= 0 or -1, got {window!r}")
         for key in TUNING_KEYS:
-            if key == "o_store":
-                if key in d and d[key] not in O_STORES:
-                    raise ValueError(f"{where}.o_store: expected one of {', '.join(O_STORES)}, "
+            if key in NAMED_TUNING:
+                allowed = NAMED_TUNING[key]
+                if key in d and d[key] not in allowed:
+                    raise ValueError(f"{where}.{key}: expected one of {', '.join(allowed)}, "
                                      f"got {d[key]!r}")
                 continue
             if key in d:

@@ -1414,7 +1414,14 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
                                       carried.slice(oRegs, 2),
                                       carried.slice(oRegs + 2, 2));
-    SmallVector<Value> p = buildPackP(s);
+    // latePVWait: P_j is packed after the wait, into registers P_{j−1}
+    // leaves, and the fence keeps ptxas from lifting the wait (and with it
+    // the rest of the softmax) above the exponentials.
+    SmallVector<Value> p;
+    if (cfg.latePVWait)
+      buildSchedulingFence(b, v.seqKV);
+    else
+      p = buildPackP(s);
     buildWgmmaWait(b, 0);
     o = buildFenceOperands(b, o);
     // P_{j−1} is read by the in-flight wgmma until here. Using it after the
@@ -1422,6 +1429,8 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     // coalesced into them (ptxas would see the wgmma's A operand redefined
     // mid-flight and serialize every wgmma, C7513).
     buildFenceOperands(b, pPrev);
+    if (cfg.latePVWait)
+      p = buildPackP(s);
     buildMBarrierArrive(b, emptyBarrier(prevStage, true));
     // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
     buildRescale(o, step);

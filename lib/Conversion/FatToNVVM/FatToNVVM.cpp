@@ -84,6 +84,15 @@ struct ConvertFatToNVVMPass
       return signalPassFailure();
     }
 
+    if (pvWait == "late" || pvWait == "early") {
+      options.latePVWait = pvWait == "late";
+    } else if (pvWait != "auto") {
+      top.emitError() << "convert-fat-to-nvvm: pv-wait must be 'auto', "
+                         "'late' or 'early', got '"
+                      << pvWait << "'";
+      return signalPassFailure();
+    }
+
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;
     top.walk([&](AttentionOp op) {

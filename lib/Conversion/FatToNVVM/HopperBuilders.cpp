@@ -171,6 +171,19 @@ SmallVector<Value> hopper::buildFenceOperands(ImplicitLocOpBuilder &b,
   return out;
 }
 
+void hopper::buildSchedulingFence(ImplicitLocOpBuilder &b, Value never) {
+  // The label is local to the braces (as in MLIR's own mbarrier waits), so
+  // the fence may appear any number of times in one kernel. An empty
+  // skipped path would be folded away, and a trap there makes it a
+  // divergent exit (ptxas then serializes the wgmmas, C7518).
+  buildInlineAsm(b, {}, never,
+                 "{\n\t.reg .pred fence_p;\n\t"
+                 "setp.eq.u32 fence_p, $0, 0xffffffff;\n\t"
+                 "@!fence_p bra.uni FENCE_SKIP;\n\tmembar.cta;\n"
+                 "FENCE_SKIP:\n\t}",
+                 "r", /*sideEffects=*/true);
+}
+
 void hopper::buildNamedBarrierSync(ImplicitLocOpBuilder &b, Value id,
                                    int64_t count) {
   NVVM::BarrierOp::create(b, TypeRange{}, id, i32Const(b, count),

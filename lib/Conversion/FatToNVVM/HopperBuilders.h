@@ -96,6 +96,16 @@ void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
 /// and LLVM may move arithmetic on them above it. Emits no instruction.
 SmallVector<Value> buildFenceOperands(ImplicitLocOpBuilder &b, ValueRange vals);
 
+/// A basic-block boundary ptxas keeps: a branch, taken unless `never` is
+/// 2^32 − 1, over a `membar.cta` that therefore never runs. ptxas schedules within basic
+/// blocks, and it lifts a `wgmma.wait_group` as far up its block as the
+/// block's instructions allow — above a softmax that does not touch the
+/// in-flight registers (perf log run 54). Placed right before the wait, it
+/// keeps what precedes it on the near side. `never` must be warp-uniform
+/// and not provably 2^32 − 1 (a sequence length: < 2^31 by the ABI), so
+/// the branch is a uniform `bra.uni`, always taken.
+void buildSchedulingFence(ImplicitLocOpBuilder &b, Value never);
+
 /// Named barrier `bar.sync id, count` / `bar.arrive id, count` (ids 1..15;
 /// 0 is __syncthreads').
 void buildNamedBarrierSync(ImplicitLocOpBuilder &b, Value id, int64_t count);

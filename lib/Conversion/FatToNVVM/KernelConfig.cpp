@@ -312,7 +312,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // own time at D = 128).
   if (options.qBuffers == 0 && config.schedule.persistent) {
     config.qBuffers = 2;
-    if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+  if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
       config.qBuffers = 1;
   }
   // Tile overlap issues a tile's last P·V with the next tile's first
@@ -346,6 +346,13 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "Q buffer and persistent CTAs, overlap and 64 columns of O per "
               "warp in a V stage (O is staged there): use o-store=direct or "
               "auto";
+  config.latePVWait = options.latePVWait.value_or(config.canWaitLate() &&
+                                                  config.lateWaitPays());
+  if (config.latePVWait && !config.canWaitLate())
+    return op.emitOpError("pv-wait=late needs the overlapped main loop "
+                          "(fat-tensorize overlap, no tile overlap): only "
+                          "there does a softmax run while a P·V is in "
+                          "flight; use pv-wait=early or auto");
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -382,6 +389,11 @@ std::string AttentionKernelConfig::kernelName() const {
   bool autoStaged = canStageO() && stagingPaysForShape();
   if (stageO != autoStaged)
     os << (stageO ? "x" : "g");
+  // The P·V wait where it differs from pv-wait=auto's: y (late) where
+  // auto leaves it to ptxas, z (early) where auto fences it late.
+  bool autoLate = canWaitLate() && lateWaitPays();
+  if (latePVWait != autoLate)
+    os << (latePVWait ? "y" : "z");
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,
@@ -484,6 +496,7 @@ std::string AttentionKernelConfig::manifestJson() const {
               {"stages", stages},
               {"q_buffers", qBuffers},
               {"o_store", stageO ? "staged" : "direct"},
+              {"pv_wait", latePVWait ? "late" : "early"},
               {"seq_len", seqLen}}},
       {"schedule",
        Object{{"overlap", schedule.overlap},

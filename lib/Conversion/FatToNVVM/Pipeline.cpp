@@ -55,6 +55,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "o-store", llvm::cl::init("auto"),
       llvm::cl::desc("How the epilogue writes O: auto, staged (through "
                      "shared memory) or direct (from registers)")};
+  Option<std::string> pvWait{
+      *this, "pv-wait", llvm::cl::init("auto"),
+      llvm::cl::desc("Where the overlapped loop waits for P·V: auto, late "
+                     "(after the softmax, fenced) or early (ptxas's place)")};
   Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::init(132),
       llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
@@ -98,6 +102,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   convert.ptxVersion = opts.ptx;
   convert.numSMs = opts.numSMs;
   convert.oStore = opts.oStore;
+  convert.pvWait = opts.pvWait;
   // The schedule is decided on the op first (fat.schedule), then built.
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;

@@ -144,6 +144,11 @@ struct HopperKernelOptions {
   /// registers, nullopt = staged wherever the kernel can
   /// (AttentionKernelConfig::canStageO).
   std::optional<bool> stageO;
+  /// Where the overlapped main loop waits for P_{j−1}·V_{j−1} (the
+  /// `pv-wait` option): true = late, after the softmax of S_j behind a
+  /// scheduling fence, false = where ptxas puts it, nullopt = late where it
+  /// pays (AttentionKernelConfig::lateWaitPays).
+  std::optional<bool> latePVWait;
   KernelSchedule schedule;
 };
 
@@ -185,6 +190,27 @@ struct AttentionKernelConfig {
   /// that V (a named barrier, kEpilogueBarrier), which is released after
   /// the epilogue; a tile without key blocks stages in Q instead.
   bool stageOInV() const { return stageO && oStagingAreaIsV(); }
+  /// The overlapped main loop waits for P_{j−1}·V_{j−1} only after the
+  /// softmax of S_j (its exponentials, row maxima and sums): the P_j packs
+  /// follow the wait and a scheduling fence precedes it
+  /// (hopper::buildSchedulingFence). Without it ptxas lifts the wait above
+  /// the softmax — the 16-bit packs of P_j may reuse P_{j−1}'s registers
+  /// only after it, and ptxas schedules the packs (and so the wait) as
+  /// early as their inputs allow — so the softmax never ran under the P·V
+  /// the schedule overlaps it with (perf log run 54).
+  bool latePVWait = false;
+  /// The late wait needs the overlapped loop: the plain loop has no P·V in
+  /// flight during a softmax, and the tile-overlap loop keeps its own order.
+  bool canWaitLate() const {
+    return schedule.overlap && !schedule.tileOverlap;
+  }
+  /// pv-wait=auto's rule: late at Dv >= 128 with key blocks wider than 64.
+  /// Measured (run 54, against ptxas's placement): +1…1.5% at D = 128
+  /// without a mask from 4k keys, +1…3% at D = 256 from 2k; D = 64 loses
+  /// (−1…2.5% with two consumer warpgroups; −15% with three, where P_j and
+  /// P_{j−1} both live at 160 registers cost 32 moves per block), and so
+  /// do D = 256's 64-key blocks of short sequences (−1…3%).
+  bool lateWaitPays() const { return headDimV >= 128 && blockN > 64; }
   /// Where staged O would go: the last V stage for persistent kernels with
   /// one Q buffer, else Q.
   bool oStagingAreaIsV() const {

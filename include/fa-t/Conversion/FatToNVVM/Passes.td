@@ -52,6 +52,14 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     row segments 16 bytes per thread. `o-store=direct` stores each
     accumulator pair from registers (4 bytes, 8 rows per warp store).
 
+    P·V wait (`pv-wait`): the overlapped loop issues S_j = Q·K_jᵀ and
+    O += P_{j−1}·V_{j−1}, waits for S_j, runs its softmax and then waits
+    for the P·V. ptxas lifts that second wait as high as its basic block
+    allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
+    it), so by default (`late`, at Dv >= 128) the packs follow the wait and
+    a never-taken branch fences it below the exponentials; `early` leaves
+    it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
+
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
     "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
@@ -118,7 +126,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "warpgroup's dead Q rows, then 16-byte stores of whole row "
            "segments; needs Dv <= D, no tile overlap and block-m <= 128), 'direct' (4-byte "
            "stores from the accumulator registers), 'auto' = staged where "
-           "it can be">
+           "it can be">,
+    Option<"pvWait", "pv-wait", "std::string", /*default=*/"\"auto\"",
+           "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
+           "(after the softmax of S(j), behind a scheduling fence; the P(j) "
+           "packs follow the wait), 'early' (where ptxas puts it: before "
+           "the softmax), 'auto' = late at Dv >= 128 with block-n > 64">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
