@@ -202,6 +202,14 @@ def early_pv_wait_configs():
     return [(c, {**t, "pv-wait": "early"}) for c, t in grid_configs() if c.dtype == "bf16"]
 
 
+def lazy_rescale_configs():
+    """Run 55: the bf16 grid kernels at D = 128 and 256 with the lazy
+    (conditional) rescale, which ptxas no longer serializes under the late
+    P·V wait (``--only 128,256 --variants base --variant-kernels``)."""
+    return [(c, {**t, "rescale": "lazy"}) for c, t in grid_configs()
+            if c.dtype == "bf16" and c.head_dim >= 128]
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")
@@ -325,11 +333,13 @@ def width_depth_configs():
 def find_base(kernel_dirs, config, seq_len):
     """The cost model's kernel of ``config`` for ``seq_len`` keys in the
     first of ``kernel_dirs`` holding one: the default of another compiler
-    build, timed beside this build's default (the variant label ``base``)."""
+    build, timed beside this build's default (the variant label ``base``).
+    A folder with only forced schedules for ``config`` (one option forced
+    over the whole grid, e.g. ``lazy_rescale_configs``) gives those."""
     from fa_t import registry
     for kernel_dir in kernel_dirs:
-        found = [m for m in registry.scan_kernel_dir(Path(kernel_dir))
-                 if m.config == config and not m.schedule_forced]
+        found = [m for m in registry.scan_kernel_dir(Path(kernel_dir)) if m.config == config]
+        found = [m for m in found if not m.schedule_forced] or found
         if found:
             return registry.pick_for_seq_len(found, seq_len)
     raise LookupError(f"no cost-model kernel of {config} in {kernel_dirs}")

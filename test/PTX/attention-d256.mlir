@@ -1,10 +1,10 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ot132.ptx
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132.ptx
-// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132.json
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ol8t132.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132.ptx
+// RUN: FileCheck %s --check-prefix=JSON < %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ot132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_lse_m128n80s2_ol8t132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 256, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -39,7 +39,7 @@
 // JSON-NEXT:   384,
 // JSON:      "causal": true,
 // JSON:      "head_dim": 256,
-// JSON:      "entry": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132",
+// JSON:      "entry": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132",
 // Causal, persistent (the default): at most 132 CTAs over the pairs of
 // 128-row query blocks, ⌈Sq/256⌉·Hq·B units.
 // JSON:      "grid": [
@@ -55,7 +55,7 @@
 // JSON-NEXT:     "tensor": "q"
 // JSON:          "kind": "f32",
 // JSON-NEXT:     "symbol": "scale_log2e"
-// JSON:      "ptx": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132.ptx",
+// JSON:      "ptx": "fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132.ptx",
 // JSON:      "box": [
 // JSON-NEXT:   64,
 // JSON-NEXT:   128,

@@ -52,7 +52,7 @@
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
-// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opt132.ptx
+// LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132c.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx

@@ -2,8 +2,9 @@
 // RUN: rm -rf %t && mkdir -p %t
 // RUN: fa-t-opt %s --fat-to-ptx="output-dir=%t" -o /dev/null
 // RUN: fa-t-opt %s --fat-to-ptx="rescale=lazy output-dir=%t" -o /dev/null
+// RUN: fa-t-opt %s --fat-to-ptx="rescale=always output-dir=%t/always" -o /dev/null
 // RUN: fa-t-opt %s --fat-to-ptx="block-n=64 output-dir=%t" -o /dev/null
-// RUN: %python %fat_src_root/scripts/sass_profile.py %t/*.ptx | FileCheck %s
+// RUN: %python %fat_src_root/scripts/sass_profile.py %t/*.ptx %t/always/*d256*.ptx | FileCheck %s
 
 // What ptxas makes of the default kernels (scripts/sass_profile.py: ptxas
 // -v and cuobjdump -sass): no local memory, the wgmma shapes of each head
@@ -12,8 +13,8 @@
 // the two rows' α), the QK and PV k-steps as HGMMA (D/16 + blockN/16), and
 // exactly two WARPGROUP.ARRIVE / DEPBAR pairs — the overlapped schedule's
 // two commit groups. More WARPGROUP instructions mean ptxas serialized the
-// wgmmas (C7513), as it does for the lazy rescale's branch (last kernel):
-// that is why the cost model keeps the lazy rescale off.
+// wgmmas (C7513), as it did for the lazy rescale's branch until the P·V
+// wait moved below the softmax (pv-wait=late, the default at D = 256).
 
 // D = 128, causal (vector row sums, O rescaled with 64 FMULs):
 // CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:32
@@ -26,17 +27,14 @@
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 20 mufu 34
 // CHECK-NEXT:    key: HGMMA 20 WARPGROUP 4 MUFU 34 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
 
-// The lazy rescale's branch: every wgmma serialized (one ARRIVE/DEPBAR pair
-// per HGMMA), although the rescale multiplies are gone from the hot path.
+// The default at D = 256 since run 55: 80-key blocks (FlashAttention-3's
+// tile) with the lazy rescale under the late P·V wait — the rescale
+// multiplies are gone from the hot path and the wgmmas keep their two
+// commit groups (with ptxas's early wait every wgmma was serialized:
+// WARPGROUP 42).
 // CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ol8t132:
 // CHECK-NEXT:    main loop:
-// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 42 MUFU 42 FFMA {{[0-9]+}} FMUL {{[0-9]}} FADD
-
-// The default at D = 256: 80-key blocks (FlashAttention-3's tile), still no
-// spill and no serialization; the same 130 rescale FMULs now serve 80 keys.
-// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:10 64x80x16:32
-// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 21 mufu 42
-// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 4 MUFU 42 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
+// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 4 MUFU 42 FFMA {{[0-9]+}} FMUL {{[0-9]}} FADD
 
 // D = 64 without a mask: tensor-core row sums (PV is 64 + 8 columns wide),
 // so no FADD row sums remain on the hot path; persistent CTAs (t132) with
@@ -45,6 +43,12 @@
 // CHECK-LABEL: fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x128x16:8 64x72x16:24
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 12 mufu 66
 // CHECK-NEXT:    key: HGMMA 12 WARPGROUP 4 MUFU 66 FFMA {{[0-9]+}} FMUL {{[0-9]+}} FADD 0 FMNMX {{6[4-9]}} F2FP 32
+
+// The same with the rescale every block (rescale=always; the default until
+// run 55): no spill and no serialization; 130 rescale FMULs per 80 keys.
+// CHECK-LABEL: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_lse_m128n80s2_ot132: registers {{[0-9]+}} spill_bytes 0 local_memory 0 mufu_ex2 {{[0-9]+}} hgmma 64x256x16:10 64x80x16:32
+// CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 21 mufu 42
+// CHECK-NEXT:    key: HGMMA 21 WARPGROUP 4 MUFU 42 FFMA {{[0-9]+}} FMUL {{1[23][0-9]}}
 
 func.func @d64(%q: memref<?x16x?x64xbf16>, %o: memref<?x16x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>, memref<?x16x?x64xbf16>)

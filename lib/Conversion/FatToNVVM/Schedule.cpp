@@ -122,10 +122,31 @@ mlir::fat::chooseTensorization(AttentionOp op,
   choice.rowsumMma = shape->maxHeadDim() <= 64 &&
                      (!shape->masked() || causalHidden) && !op.getLse() &&
                      onesChunksFit(*shape, target);
-  // The lazy rescale stays off: its branch merges two definitions of the
-  // accumulator registers and ptxas then serializes the overlapped wgmmas
-  // (C7513, −21%). In the plain schedule it gains 3%, less than overlap.
-  choice.lazyRescale = false;
+  // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
+  // more than τ) needs the late P·V wait (AttentionKernelConfig::
+  // lateWaitPays): with ptxas's early wait its branch serializes the
+  // overlapped wgmmas (C7513, −21%, perf log run 7; −20…30% at D = 128
+  // with 128-key blocks in run 55). With the late wait it pays where the
+  // rescale is a large share of the vector work: +4.2…4.7% at D = 256 from
+  // 1k keys with and without the causal mask, +1.7…2.2% at D = 128 causal
+  // from 4k; ±0.7% at D = 128 without a mask, so off there (run 55).
+  {
+    AttentionKernelConfig late;
+    late.headDim = shape->headDim;
+    late.headDimV = shape->headDimV;
+    late.schedule.overlap = pipeline.overlap;
+    late.schedule.pingpong = pipeline.pingpong;
+    late.schedule.persistent = pipeline.persistent;
+    // Tile overlap needs two Q buffers, which no kernel with Dv >= 128
+    // fits beside two stages of 80-key (D = 256) blocks, and ping-pong
+    // (D = 128) excludes it: where the late wait can pay, there is none.
+    late.schedule.tileOverlap = false;
+    late.schedule.rowsumMma = choice.rowsumMma;
+    late.blockN = target.blockN ? target.blockN
+                                : defaultBlockN(*shape, late.schedule);
+    choice.lazyRescale = late.canWaitLate() && late.lateWaitPays() &&
+                         (shape->headDimV >= 256 || shape->causal);
+  }
   // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
   // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64
   // without a mask, below the row sums on the tensor cores there, and loses

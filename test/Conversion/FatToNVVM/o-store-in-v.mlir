@@ -7,7 +7,7 @@
 // epilogue stages O in the last key block's V stage (stageOInV) instead of
 // holding Q, in two rounds of 128 columns (8 warps × 16 rows × 256 bytes =
 // 32 KB of the 40 KB stage).
-// CHECK-LABEL: llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ot132(
+// CHECK-LABEL: llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132(
 // The work path releases Q after the tile's last S, before the drain's P·V
 // (barrier 9 = qEmpty), and the drain keeps its V stage.
 // CHECK:         } {fat.order =
@@ -57,16 +57,16 @@
 // Tuned for 8k keys, a tile has ~100 key blocks and the barrier costs more
 // than the stores save without a mask: O goes straight from the registers
 // (stagingPays; the name says so: g); the causal kernel still stages.
-// LONG-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2g_ot132(
+// LONG-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2g_ol8t132(
 // LONG-NOT:      nvvm.stmatrix
 // LONG:          llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
-// LONG-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ot132(
+// LONG-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ol8t132(
 // LONG:          nvvm.stmatrix
 
 // Tuned for 512 keys (1k causal) D = 256 takes 64-key blocks, which divide
 // the keys where 80 leave a ragged seventh block (defaultBlockN); a 32 KB
 // V stage still holds 128 columns of O per warp, in two rounds.
-// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ot132(
+// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132(
 // S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132(
 // S1K:           nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
 // S1K-COUNT-8:   nvvm.stmatrix

@@ -204,13 +204,18 @@ struct AttentionKernelConfig {
   bool canWaitLate() const {
     return schedule.overlap && !schedule.tileOverlap;
   }
-  /// pv-wait=auto's rule: late at Dv >= 128 with key blocks wider than 64.
-  /// Measured (run 54, against ptxas's placement): +1…1.5% at D = 128
-  /// without a mask from 4k keys, +1…3% at D = 256 from 2k; D = 64 loses
-  /// (−1…2.5% with two consumer warpgroups; −15% with three, where P_j and
-  /// P_{j−1} both live at 160 registers cost 32 moves per block), and so
-  /// do D = 256's 64-key blocks of short sequences (−1…3%).
-  bool lateWaitPays() const { return headDimV >= 128 && blockN > 64; }
+  /// pv-wait=auto's rule: late where a block's P·V is at least 160 keys ×
+  /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80):
+  /// the longer the P·V, the more of the softmax fits under it. Measured
+  /// (perf log run 54, against ptxas's placement in the same run): D = 128
+  /// +1.3…1.9% from 4k keys without a mask; D = 256 with 80-key blocks
+  /// +1.6…2.7% without a mask, +0.7…1.6% causal. Smaller blocks lose:
+  /// D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k, D = 64 −1…2.5% with
+  /// two consumer warpgroups and −15% with three (at 160 registers P_j and
+  /// P_{j−1} both live cost 32 moves per block; hand-edited PTX, run 54).
+  bool lateWaitPays() const {
+    return headDimV >= 128 && blockN * headDimV >= 160 * 128;
+  }
   /// Where staged O would go: the last V stage for persistent kernels with
   /// one Q buffer, else Q.
   bool oStagingAreaIsV() const {

@@ -56,7 +56,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     O += P_{j−1}·V_{j−1}, waits for S_j, runs its softmax and then waits
     for the P·V. ptxas lifts that second wait as high as its basic block
     allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
-    it), so by default (`late`, at Dv >= 128) the packs follow the wait and
+    it), so by default (`late`, where a block's P·V spans at least 160
+    keys × 128 columns) the packs follow the wait and
     a never-taken branch fences it below the exponentials; `early` leaves
     it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
 
@@ -131,7 +132,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
            "(after the softmax of S(j), behind a scheduling fence; the P(j) "
            "packs follow the wait), 'early' (where ptxas puts it: before "
-           "the softmax), 'auto' = late at Dv >= 128 with block-n > 64">
+           "the softmax), 'auto' = late where block-n × Dv >= 160 × 128">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
