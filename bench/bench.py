@@ -195,19 +195,24 @@ def grid_configs():
             for t, d, c, _, _, s in sorted(grid(t), key=lambda p: (p[1], p[2], p[5]))]
 
 
+def forced_grid_configs(options, head_dims=HEAD_DIMS):
+    """The bf16 grid kernels (each tuned length) at ``head_dims`` with the
+    fat-to-ptx ``options`` forced: a folder for ``--variants base
+    --variant-kernels`` against the defaults."""
+    return [(c, {**t, **options}) for c, t in grid_configs()
+            if c.dtype == "bf16" and c.head_dim in head_dims]
+
+
 def early_pv_wait_configs():
-    """Run 54's ablation: the bf16 grid kernels with the P·V wait left to
-    ptxas (``pv-wait=early``), for ``--variants base --variant-kernels``
-    against the default (late where it pays) kernels."""
-    return [(c, {**t, "pv-wait": "early"}) for c, t in grid_configs() if c.dtype == "bf16"]
+    """Run 54's ablation: the P·V wait left to ptxas (``pv-wait=early``)
+    against the defaults (late where it pays)."""
+    return forced_grid_configs({"pv-wait": "early"})
 
 
 def lazy_rescale_configs():
-    """Run 55: the bf16 grid kernels at D = 128 and 256 with the lazy
-    (conditional) rescale, which ptxas no longer serializes under the late
-    P·V wait (``--only 128,256 --variants base --variant-kernels``)."""
-    return [(c, {**t, "rescale": "lazy"}) for c, t in grid_configs()
-            if c.dtype == "bf16" and c.head_dim >= 128]
+    """Run 55: the lazy (conditional) rescale at D = 128 and 256, which ptxas
+    no longer serializes under the late P·V wait (``--only 128,256``)."""
+    return forced_grid_configs({"rescale": "lazy"}, (128, 256))
 
 
 def grid_point_configs():

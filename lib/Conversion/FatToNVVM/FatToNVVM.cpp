@@ -23,6 +23,24 @@ namespace fat {
 using namespace mlir;
 using namespace mlir::fat;
 
+/// An option naming one of two choices or `auto`: sets `choice` to true for
+/// `yes`, false for `no` and leaves it unset for `auto`; anything else is
+/// an error naming the option and its three words.
+static LogicalResult parseAutoChoice(ModuleOp top, StringRef option,
+                                     StringRef value, StringRef yes,
+                                     StringRef no,
+                                     std::optional<bool> &choice) {
+  if (value == yes || value == no) {
+    choice = value == yes;
+    return success();
+  }
+  if (value == "auto")
+    return success();
+  return top.emitError() << "convert-fat-to-nvvm: " << option
+                         << " must be 'auto', '" << yes << "' or '" << no
+                         << "', got '" << value << "'";
+}
+
 namespace {
 struct ConvertFatToNVVMPass
     : public fat::impl::ConvertFatToNVVMBase<ConvertFatToNVVMPass> {
@@ -75,23 +93,11 @@ struct ConvertFatToNVVMPass
     options.schedule.persistent = persistent;
     options.schedule.tileOverlap = tileOverlap;
     options.numSMs = numSMs;
-    if (oStore == "staged" || oStore == "direct") {
-      options.stageO = oStore == "staged";
-    } else if (oStore != "auto") {
-      top.emitError() << "convert-fat-to-nvvm: o-store must be 'auto', "
-                         "'staged' or 'direct', got '"
-                      << oStore << "'";
+    if (failed(parseAutoChoice(top, "o-store", oStore, "staged", "direct",
+                               options.stageO)) ||
+        failed(parseAutoChoice(top, "pv-wait", pvWait, "late", "early",
+                               options.latePVWait)))
       return signalPassFailure();
-    }
-
-    if (pvWait == "late" || pvWait == "early") {
-      options.latePVWait = pvWait == "late";
-    } else if (pvWait != "auto") {
-      top.emitError() << "convert-fat-to-nvvm: pv-wait must be 'auto', "
-                         "'late' or 'early', got '"
-                      << pvWait << "'";
-      return signalPassFailure();
-    }
 
     // Ops already inside device code (a gpu.module) are not host calls.
     SmallVector<AttentionOp> ops;

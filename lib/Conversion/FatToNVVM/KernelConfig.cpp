@@ -346,8 +346,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "Q buffer and persistent CTAs, overlap and 64 columns of O per "
               "warp in a V stage (O is staged there): use o-store=direct or "
               "auto";
-  config.latePVWait = options.latePVWait.value_or(config.canWaitLate() &&
-                                                  config.lateWaitPays());
+  config.latePVWait = options.latePVWait.value_or(config.autoLatePVWait());
   if (config.latePVWait && !config.canWaitLate())
     return op.emitOpError("pv-wait=late needs the overlapped main loop "
                           "(fat-tensorize overlap, no tile overlap): only "
@@ -391,8 +390,7 @@ std::string AttentionKernelConfig::kernelName() const {
     os << (stageO ? "x" : "g");
   // The P·V wait where it differs from pv-wait=auto's: y (late) where
   // auto leaves it to ptxas, z (early) where auto fences it late.
-  bool autoLate = canWaitLate() && lateWaitPays();
-  if (latePVWait != autoLate)
+  if (latePVWait != autoLatePVWait())
     os << (latePVWait ? "y" : "z");
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),

@@ -144,7 +144,7 @@ mlir::fat::chooseTensorization(AttentionOp op,
     late.schedule.rowsumMma = choice.rowsumMma;
     late.blockN = target.blockN ? target.blockN
                                 : defaultBlockN(*shape, late.schedule);
-    choice.lazyRescale = late.canWaitLate() && late.lateWaitPays() &&
+    choice.lazyRescale = late.autoLatePVWait() &&
                          (shape->headDimV >= 256 || shape->causal);
   }
   // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the

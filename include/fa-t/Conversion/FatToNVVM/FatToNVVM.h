@@ -216,6 +216,8 @@ struct AttentionKernelConfig {
   bool lateWaitPays() const {
     return headDimV >= 128 && blockN * headDimV >= 160 * 128;
   }
+  /// pv-wait=auto's choice (fat-tensorize predicts it for the lazy rescale).
+  bool autoLatePVWait() const { return canWaitLate() && lateWaitPays(); }
   /// Where staged O would go: the last V stage for persistent kernels with
   /// one Q buffer, else Q.
   bool oStagingAreaIsV() const {
