@@ -215,6 +215,17 @@ def lazy_rescale_configs():
     return forced_grid_configs({"rescale": "lazy"}, (128, 256))
 
 
+def late_d64_configs():
+    """Run 57: D = 64 with the late P·V wait (also in the tile-overlap
+    prologue), which run 54's hand-edited PTX measured with 32 extra moves."""
+    return forced_grid_configs({"pv-wait": "late"}, (64,))
+
+
+def late_lazy_d64_configs():
+    """Run 57: D = 64 with the late P·V wait and the lazy rescale."""
+    return forced_grid_configs({"pv-wait": "late", "rescale": "lazy"}, (64,))
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")

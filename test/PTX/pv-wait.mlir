@@ -7,6 +7,7 @@
 // RUN: not grep -q FENCE_SKIP %t/early/fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2z_opt132.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/late/fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132.json
 // RUN: ls %t/short | FileCheck %s --check-prefix=SHORT
+// RUN: grep -c "^FENCE_SKIP:" %t/short/fat_attention_fwd_bf16_d64_h32_32_bhsd_m192n128s2q2y_ort132c.ptx | FileCheck %s --check-prefix=TWO
 // RUN: not fa-t-opt %s --fat-to-ptx="pv-wait=soon output-dir=%t" 2>&1 | FileCheck %s --check-prefix=BADWORD
 // RUN: not fa-t-opt %s --fat-to-ptx="overlap=off pv-wait=late output-dir=%t" 2>&1 | FileCheck %s --check-prefix=PLAIN
 
@@ -44,11 +45,23 @@
 // early: pv-wait=late is then spelled out in the name (y).
 // SHORT: fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2y_opt132.ptx
 
+// D = 64 waits early by default (run 57: late −6…16% with three consumer
+// warpgroups); forced late, its tile-overlap kernel fences both waits that
+// run a softmax under a P·V: a tile's first block (under the pending
+// tile's P·V) and the steady loop's.
+// TWO: {{^}}2{{$}}
+
 // BADWORD: convert-fat-to-nvvm: pv-wait must be 'auto', 'late' or 'early', got 'soon'
 // PLAIN: pv-wait=late needs the overlapped main loop
 
 func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>)
       outs(%o : memref<?x16x?x128xbf16>)
+  return
+}
+
+func.func @d64(%q: memref<?x32x?x64xbf16>, %o: memref<?x32x?x64xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x32x?x64xbf16>, memref<?x32x?x64xbf16>, memref<?x32x?x64xbf16>)
+      outs(%o : memref<?x32x?x64xbf16>)
   return
 }

@@ -1556,6 +1556,9 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
                                      ArrayRef<Value>(mInit),
                                      ArrayRef<Value>(lInit));
+  // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
+  if (cfg.latePVWait)
+    buildSchedulingFence(b, v.seqKV);
   buildWgmmaWait(b, 0);
   o = buildFenceOperands(b, o);
   buildFenceOperands(b, pending.p);

@@ -349,9 +349,9 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   config.latePVWait = options.latePVWait.value_or(config.autoLatePVWait());
   if (config.latePVWait && !config.canWaitLate())
     return op.emitOpError("pv-wait=late needs the overlapped main loop "
-                          "(fat-tensorize overlap, no tile overlap): only "
-                          "there does a softmax run while a P·V is in "
-                          "flight; use pv-wait=early or auto");
+                          "(fat-pipeline overlap): only there does a "
+                          "softmax run while a P·V is in flight; use "
+                          "pv-wait=early or auto");
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return op.emitOpError("the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV

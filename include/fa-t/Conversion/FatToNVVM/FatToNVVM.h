@@ -200,9 +200,10 @@ struct AttentionKernelConfig {
   /// the schedule overlaps it with (perf log run 54).
   bool latePVWait = false;
   /// The late wait needs the overlapped loop: the plain loop has no P·V in
-  /// flight during a softmax, and the tile-overlap loop keeps its own order.
+  /// flight during a softmax. With tile overlap it also fences the wait of
+  /// a tile's first block (the pending tile's P·V runs under softmax_0).
   bool canWaitLate() const {
-    return schedule.overlap && !schedule.tileOverlap;
+    return schedule.overlap;
   }
   /// pv-wait=auto's rule: late where a block's P·V is at least 160 keys ×
   /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80):
@@ -210,9 +211,10 @@ struct AttentionKernelConfig {
   /// (perf log run 54, against ptxas's placement in the same run): D = 128
   /// +1.3…1.9% from 4k keys without a mask; D = 256 with 80-key blocks
   /// +1.6…2.7% without a mask, +0.7…1.6% causal. Smaller blocks lose:
-  /// D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k, D = 64 −1…2.5% with
-  /// two consumer warpgroups and −15% with three (at 160 registers P_j and
-  /// P_{j−1} both live cost 32 moves per block; hand-edited PTX, run 54).
+  /// D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k; D = 64 −1…2.5% with
+  /// two consumer warpgroups and −6…16% with three (run 57; with the lazy
+  /// rescale −1…5%) — there the three warpgroups' softmaxes already fill
+  /// the tensor cores' gaps, and the 160-register kernel loses ILP.
   bool lateWaitPays() const {
     return headDimV >= 128 && blockN * headDimV >= 160 * 128;
   }
