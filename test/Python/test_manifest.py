@@ -67,6 +67,8 @@ BROKEN = [
     (["config", "layout"], "sbhd", r"config.layout: expected one of bhsd, bshd"),
     (["config", "colour"], 1, r"config: unknown key\(s\) colour"),
     (["config", "block_m"], 0, r"config.block_m: expected a positive integer, got 0"),
+    (["config", "o_store"], "tma", r"config.o_store: expected one of staged, direct, got 'tma'"),
+    (["config", "pv_wait"], "soon", r"config.pv_wait: expected one of late, early, got 'soon'"),
     (["block"], [384, 1], r"block: expected 3 entries, got 2"),
     (["block"], [2048, 1, 1], r"block: \[2048, 1, 1\] is 2048 threads, above the CUDA limit"),
     (["block", 1], 0, r"block\[1\]: expected an integer in >= 1, got 0"),

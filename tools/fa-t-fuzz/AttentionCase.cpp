@@ -292,6 +292,8 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       std::to_string(c.usually<int64_t>({0, 512, 1024, 8192}, {-1, big40})) +
       " o-store=" +
       c.usually<const char *>({"auto", "staged", "direct"}, {"''", "tma"}) +
+      " pv-wait=" +
+      c.usually<const char *>({"auto", "late", "early"}, {"''", "soon"}) +
       " num-sms=" +
       std::to_string(c.usually<int64_t>({132, 114, 1}, {0, -1, 65536, big40}));
   out.options.ptx = "sm=" + sm + " block-m=" + blockM + " block-n=" + blockN +

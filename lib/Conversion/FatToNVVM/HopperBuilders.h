@@ -97,8 +97,8 @@ void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
 SmallVector<Value> buildFenceOperands(ImplicitLocOpBuilder &b, ValueRange vals);
 
 /// A basic-block boundary ptxas keeps: a branch, taken unless `never` is
-/// 2^32 − 1, over a `membar.cta` that therefore never runs. ptxas schedules within basic
-/// blocks, and it lifts a `wgmma.wait_group` as far up its block as the
+/// 2^32 − 1, over a `membar.cta` that therefore never runs. ptxas
+/// schedules within basic blocks, and it lifts a `wgmma.wait_group` as far up its block as the
 /// block's instructions allow — above a softmax that does not touch the
 /// in-flight registers (perf log run 54). Placed right before the wait, it
 /// keeps what precedes it on the near side. `never` must be warp-uniform

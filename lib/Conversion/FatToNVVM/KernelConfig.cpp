@@ -312,7 +312,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // own time at D = 128).
   if (options.qBuffers == 0 && config.schedule.persistent) {
     config.qBuffers = 2;
-  if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+    if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
       config.qBuffers = 1;
   }
   // Tile overlap issues a tile's last P·V with the next tile's first

@@ -137,10 +137,6 @@ mlir::fat::chooseTensorization(AttentionOp op,
     late.schedule.overlap = pipeline.overlap;
     late.schedule.pingpong = pipeline.pingpong;
     late.schedule.persistent = pipeline.persistent;
-    // Tile overlap needs two Q buffers, which no kernel with Dv >= 128
-    // fits beside two stages of 80-key (D = 256) blocks, and ping-pong
-    // (D = 128) excludes it: where the late wait can pay, there is none.
-    late.schedule.tileOverlap = false;
     late.schedule.rowsumMma = choice.rowsumMma;
     late.blockN = target.blockN ? target.blockN
                                 : defaultBlockN(*shape, late.schedule);

@@ -57,9 +57,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     for the P·V. ptxas lifts that second wait as high as its basic block
     allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
     it), so by default (`late`, where a block's P·V spans at least 160
-    keys × 128 columns) the packs follow the wait and
-    a never-taken branch fences it below the exponentials; `early` leaves
-    it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
+    keys × 128 columns) the packs follow the wait and a branch over a
+    `membar.cta` that never runs fences it below the exponentials (ptxas
+    schedules within basic blocks); `early` leaves it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
 
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
