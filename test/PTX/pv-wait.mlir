@@ -7,6 +7,7 @@
 // RUN: not grep -q FENCE_SKIP %t/early/fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2z_opt132.ptx
 // RUN: FileCheck %s --check-prefix=JSON < %t/late/fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132.json
 // RUN: ls %t/short | FileCheck %s --check-prefix=SHORT
+// RUN: ls %t/late %t/early | FileCheck %s --check-prefix=LAZY
 // RUN: grep -c "^FENCE_SKIP:" %t/short/fat_attention_fwd_bf16_d64_h32_32_bhsd_m192n128s2q2y_ort132c.ptx | FileCheck %s --check-prefix=TWO
 // RUN: not fa-t-opt %s --fat-to-ptx="pv-wait=soon output-dir=%t" 2>&1 | FileCheck %s --check-prefix=BADWORD
 // RUN: not fa-t-opt %s --fat-to-ptx="overlap=off pv-wait=late output-dir=%t" 2>&1 | FileCheck %s --check-prefix=PLAIN
@@ -45,6 +46,14 @@
 // early: pv-wait=late is then spelled out in the name (y).
 // SHORT: fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2y_opt132.ptx
 
+// D = 256 (80-key blocks) waits late and so takes fat-tensorize's lazy
+// rescale (l8); forced early, the same unforced schedule rescales every
+// block instead — the lazy branch would serialize its wgmmas (C7513).
+// LAZY-LABEL: early:
+// LAZY:       fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2z_ot132.ptx
+// LAZY-LABEL: late:
+// LAZY:       fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132.ptx
+
 // D = 64 waits early by default (run 57: late −6…16% with three consumer
 // warpgroups); forced late, its tile-overlap kernel fences both waits that
 // run a softmax under a P·V: a tile's first block (under the pending
@@ -63,5 +72,11 @@ func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
 func.func @d64(%q: memref<?x32x?x64xbf16>, %o: memref<?x32x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x32x?x64xbf16>, memref<?x32x?x64xbf16>, memref<?x32x?x64xbf16>)
       outs(%o : memref<?x32x?x64xbf16>)
+  return
+}
+
+func.func @d256(%q: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x8x?x256xbf16>, memref<?x8x?x256xbf16>, memref<?x8x?x256xbf16>)
+      outs(%o : memref<?x8x?x256xbf16>)
   return
 }

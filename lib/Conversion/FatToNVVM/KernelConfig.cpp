@@ -347,6 +347,16 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
               "warp in a V stage (O is staged there): use o-store=direct or "
               "auto";
   config.latePVWait = options.latePVWait.value_or(config.autoLatePVWait());
+  // fat-tensorize's cost-model lazy rescale (an unforced fat.schedule)
+  // assumes the late wait it predicts (chooseTensorization): under
+  // pv-wait=early its branch would serialize the wgmmas (C7513), so such a
+  // kernel rescales every block. A lazy rescale asked for (forced, or this
+  // pass's own `rescale` option) stays.
+  bool costModelSchedule =
+      op->hasAttr(kScheduleAttrName) && !config.scheduleForced;
+  if (costModelSchedule && config.schedule.lazyRescale &&
+      config.schedule.overlap && !config.latePVWait)
+    config.schedule.lazyRescale = false;
   if (config.latePVWait && !config.canWaitLate())
     return op.emitOpError("pv-wait=late needs the overlapped main loop "
                           "(fat-pipeline overlap): only there does a "
