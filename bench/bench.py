@@ -226,6 +226,13 @@ def late_lazy_d64_configs():
     return forced_grid_configs({"pv-wait": "late", "rescale": "lazy"}, (64,))
 
 
+def late_lazy_configs():
+    """Run 58: the late P·V wait and the lazy rescale forced at D = 128 and
+    256, including the short-sequence tiles (128 keys at D = 128, 64 at
+    D = 256) where the defaults wait early (``--only 128,256``)."""
+    return forced_grid_configs({"pv-wait": "late", "rescale": "lazy"}, (128, 256))
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")

@@ -1,14 +1,14 @@
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="sm=sm_90a block-m=128 output-dir=%t" -o %t/out.mlir
 // RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_lse_m128n176s2_opt132.ptx
-// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_opl8t132.ptx
 // RUN: rm -rf %t/np && fa-t-opt %s --fat-to-ptx="persistent=off output-dir=%t/np" -o /dev/null
-// RUN: FileCheck %s --check-prefix=JSON < %t/np/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2.json
+// RUN: FileCheck %s --check-prefix=JSON < %t/np/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2_ol8.json
 // RUN: FileCheck %s --check-prefix=IR < %t/out.mlir
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_lse_m128n176s2_opt132.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_opt132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_opl8t132.ptx -o %t/c.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // RUN: rm -rf %t/p && fa-t-opt %s --fat-to-ptx="persistent=on pingpong=off num-sms=114 output-dir=%t/p" -o /dev/null
-// RUN: FileCheck %s --check-prefix=PERSIST < %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114c.json
-// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ot114c.ptx -o %t/p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
+// RUN: FileCheck %s --check-prefix=PERSIST < %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ol8t114c.json
+// RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/p/fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2q2_ol8t114c.ptx -o %t/p.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 
 // D = 128, bf16, with and without the causal mask, through the whole
 // fat-to-ptx pipeline: the PTX holds the Hopper instructions the kernel is
@@ -65,7 +65,7 @@
 // JSON-NEXT:   384,
 // JSON:      "causal": true,
 // JSON:      "head_dim": 128,
-// JSON:      "entry": "fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2",
+// JSON:      "entry": "fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2_ol8",
 // Causal with one CTA per tile (persistent=off): heads in x, query blocks
 // (longest first) in y.
 // JSON:      "grid": [
@@ -80,7 +80,7 @@
 // JSON-NEXT:     "tensor": "q"
 // JSON:          "kind": "f32",
 // JSON-NEXT:     "symbol": "scale_log2e"
-// JSON:      "ptx": "fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2.ptx",
+// JSON:      "ptx": "fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_lse_m128n128s2_ol8.ptx",
 // JSON:      "box": [
 // JSON-NEXT:   64,
 // JSON-NEXT:   128,

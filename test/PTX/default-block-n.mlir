@@ -28,7 +28,7 @@
 // it does not fit shared memory and the default falls back to 128 keys
 // instead of failing; without persistent CTAs it is not taken.
 
-// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opl8t132.ptx
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // AUTO:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
@@ -48,7 +48,7 @@
 // the causal D = 64 kernel 192 query rows — three warpgroups, hence no
 // ping-pong, but tile overlap and the tensor-core row sums. The manifest
 // records the length.
-// SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opt132.ptx
+// SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opl8t132.ptx
 // SHORT:     fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2q2_opt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m128n128s2q2_oprt132.ptx
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx

@@ -123,25 +123,22 @@ mlir::fat::chooseTensorization(AttentionOp op,
                      (!shape->masked() || causalHidden) && !op.getLse() &&
                      onesChunksFit(*shape, target);
   // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
-  // more than τ) needs the late P·V wait (AttentionKernelConfig::
-  // lateWaitPays): with ptxas's early wait its branch serializes the
-  // overlapped wgmmas (C7513, −21%, perf log run 7; −20…30% at D = 128
-  // with 128-key blocks in run 55). With the late wait it pays where the
-  // rescale is a large share of the vector work: +4.2…4.7% at D = 256 from
-  // 1k keys with and without the causal mask, +1.7…2.2% at D = 128 causal
-  // from 4k; ±0.7% at D = 128 without a mask, so off there (run 55).
+  // more than τ) where it pays with the late P·V wait it needs
+  // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
+  // early wait its branch serializes the overlapped wgmmas (C7513, −21%,
+  // perf log run 7; −20…30% at D = 128 with 128-key blocks in run 55).
   {
     AttentionKernelConfig late;
     late.headDim = shape->headDim;
     late.headDimV = shape->headDimV;
+    late.causal = shape->causal;
     late.schedule.overlap = pipeline.overlap;
     late.schedule.pingpong = pipeline.pingpong;
     late.schedule.persistent = pipeline.persistent;
     late.schedule.rowsumMma = choice.rowsumMma;
     late.blockN = target.blockN ? target.blockN
                                 : defaultBlockN(*shape, late.schedule);
-    choice.lazyRescale = late.autoLatePVWait() &&
-                         (shape->headDimV >= 256 || shape->causal);
+    choice.lazyRescale = late.autoLatePVWait() && late.lazyRescalePays();
   }
   // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
   // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64

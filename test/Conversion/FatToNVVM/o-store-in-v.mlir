@@ -67,11 +67,11 @@
 // the keys where 80 leave a ragged seventh block (defaultBlockN); a 32 KB
 // V stage still holds 128 columns of O per warp, in two rounds.
 // S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132(
-// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132(
+// S1K-LABEL:   llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ol8t132(
 // S1K:           nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
 // S1K-COUNT-8:   nvvm.stmatrix
-// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n64s2_ot132(
-// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ot132(
+// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n64s2_ol8t132(
+// S512-LABEL:  llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n64s2_ol8t132(
 
 func.func @d256(%q: memref<?x8x?x256xbf16>, %k: memref<?x8x?x256xbf16>,
                 %v: memref<?x8x?x256xbf16>, %o: memref<?x8x?x256xbf16>) {

@@ -6,7 +6,7 @@
 // structured ops with the warpgroup role, the stage and the issue order of
 // the main loop (attributes close their regions, so they print inner first).
 
-// OVERLAP-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2(
+// OVERLAP-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_ol8(
 // The producer's K/V loads, then the consumers: the causal mask on the
 // diagonal blocks, the overlapped main loop, its prologue, the epilogue's
 // loop over the staged rows of O and the role split closing both.
@@ -18,7 +18,7 @@
 // OVERLAP:       } {fat.role = ["producer", "consumer"]}
 // OVERLAP-NOT:   fat.tiles
 
-// PLAIN-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_n(
+// PLAIN-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2_nl8(
 // PLAIN:         } {fat.stage = "load"}
 // PLAIN:         } {fat.stage = "mask"}
 // PLAIN:         } {fat.order = ["wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)", "O = alpha*O", "wait V(j)", "O += P(j)*V(j)", "wait O"], fat.stage = "mainloop"}
@@ -27,7 +27,7 @@
 
 // Persistent: both roles loop over the work units, pairs of query blocks
 // of one head (causal).
-// PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2q2_ot132(
+// PERSIST-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_m128n128s2q2_ol8t132(
 // PERSIST:       } {fat.stage = "load"}
 // PERSIST:       } attributes {fat.tiles = "head-major-pairs"}
 // PERSIST:       fat.stage = "mainloop"}

@@ -206,18 +206,28 @@ struct AttentionKernelConfig {
     return schedule.overlap;
   }
   /// pv-wait=auto's rule: late where a block's P·V is at least 160 keys ×
-  /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80):
-  /// the longer the P·V, the more of the softmax fits under it. Measured
+  /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80) —
+  /// the longer the P·V, the more of the softmax fits under it — or where
+  /// the lazy rescale pays, which needs it (lazyRescalePays). Measured
   /// (perf log run 54, against ptxas's placement in the same run): D = 128
   /// +1.3…1.9% from 4k keys without a mask; D = 256 with 80-key blocks
-  /// +1.6…2.7% without a mask, +0.7…1.6% causal. Smaller blocks lose:
-  /// D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k; D = 64 −1…2.5% with
-  /// two consumer warpgroups and −6…16% with three (run 57; with the lazy
-  /// rescale −1…5%) — there the three warpgroups' softmaxes already fill
-  /// the tensor cores' gaps, and the 160-register kernel loses ILP.
+  /// +1.6…2.7% without a mask, +0.7…1.6% causal. Alone, smaller blocks
+  /// lose: D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k; D = 64 −1…2.5%
+  /// with two consumer warpgroups and −6…16% with three (run 57; with the
+  /// lazy rescale −1…5%) — there the three warpgroups' softmaxes already
+  /// fill the tensor cores' gaps, and the 160-register kernel loses ILP.
   bool lateWaitPays() const {
-    return headDimV >= 128 && blockN * headDimV >= 160 * 128;
+    return headDimV >= 128 &&
+           (blockN * headDimV >= 160 * 128 || lazyRescalePays());
   }
+  /// Where fat-tensorize's rescale=auto takes the lazy rescale, given the
+  /// late wait (without it the lazy branch serializes the wgmmas, C7513):
+  /// where O's rescale is a large share of the vector work, Dv = 256 or
+  /// under the causal mask. Measured (runs 55, 58, against the defaults):
+  /// D = 256 +4.2…4.7% from 1k keys with 80-key blocks, +2.7…5.0% with 64
+  /// (S ≤ 1k); D = 128 causal +1.7…2.2% from 4k (160 keys), −0.3 / +0.9 /
+  /// +2.7% at 512 / 1k / 2k (128 keys); D = 128 without a mask ±1%, so off.
+  bool lazyRescalePays() const { return headDimV >= 256 || causal; }
   /// pv-wait=auto's choice (fat-tensorize predicts it for the lazy rescale).
   bool autoLatePVWait() const { return canWaitLate() && lateWaitPays(); }
   /// Where staged O would go: the last V stage for persistent kernels with

@@ -57,7 +57,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     for the P·V. ptxas lifts that second wait as high as its basic block
     allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
     it), so by default (`late`, where a block's P·V spans at least 160
-    keys × 128 columns) the packs follow the wait and a branch over a
+    keys × 128 columns or the lazy rescale pays) the packs follow the wait and a branch over a
     `membar.cta` that never runs fences it below the exponentials (ptxas
     schedules within basic blocks); `early` leaves it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
 
@@ -132,7 +132,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
            "(after the softmax of S(j), behind a scheduling fence; the P(j) "
            "packs follow the wait), 'early' (where ptxas puts it: before "
-           "the softmax), 'auto' = late where block-n × Dv >= 160 × 128">
+           "the softmax), 'auto' = late where block-n × Dv >= 160 × 128 "
+           "or (Dv >= 128) where Dv = 256 or causal (the lazy rescale)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
@@ -170,8 +171,11 @@ def FatTensorize : Pass<"fat-tensorize"> {
     either every block is full (no mask) or the causal kernel takes
     ping-pong turns (predicted with fat-pipeline's own cost model, so
     forcing `pingpong=off` there alone keeps these row sums);
-    the eager rescale everywhere (the lazy one's branch makes ptxas serialize
-    the overlapped wgmmas); all exponentials on MUFU (exp2_poly = 0: the FMA
+    the lazy rescale where the P·V wait is late and O's rescale weighs most
+    (Dv = 256, or the causal mask at Dv >= 128: runs 55 and 58; with
+    ptxas's early wait its branch serializes the overlapped wgmmas, so
+    convert-fat-to-nvvm drops it again under a forced `pv-wait=early`), the
+    eager one elsewhere; all exponentials on MUFU (exp2_poly = 0: the FMA
     pipe is the busier one in this kernel, run 14). Forcing a choice is for
     ablation.
 
