@@ -127,18 +127,14 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
   // early wait its branch serializes the overlapped wgmmas (C7513, −21%,
   // perf log run 7; −20…30% at D = 128 with 128-key blocks in run 55).
+  // The key-block width does not matter: where the lazy rescale pays, the
+  // wait is late at any width.
   {
     AttentionKernelConfig late;
-    late.headDim = shape->headDim;
     late.headDimV = shape->headDimV;
     late.causal = shape->causal;
     late.schedule.overlap = pipeline.overlap;
-    late.schedule.pingpong = pipeline.pingpong;
-    late.schedule.persistent = pipeline.persistent;
-    late.schedule.rowsumMma = choice.rowsumMma;
-    late.blockN = target.blockN ? target.blockN
-                                : defaultBlockN(*shape, late.schedule);
-    choice.lazyRescale = late.autoLatePVWait() && late.lazyRescalePays();
+    choice.lazyRescale = late.lazyRescalePays() && late.autoLatePVWait();
   }
   // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
   // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64

@@ -57,9 +57,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     for the P·V. ptxas lifts that second wait as high as its basic block
     allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
     it), so by default (`late`, where a block's P·V spans at least 160
-    keys × 128 columns or the lazy rescale pays) the packs follow the wait and a branch over a
-    `membar.cta` that never runs fences it below the exponentials (ptxas
-    schedules within basic blocks); `early` leaves it to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
+    keys × 128 columns or the lazy rescale pays) the packs follow the wait
+    and a branch over a `membar.cta` that never runs fences it below the
+    exponentials (ptxas schedules within basic blocks); `early` leaves it
+    to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
 
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
@@ -132,8 +133,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
            "(after the softmax of S(j), behind a scheduling fence; the P(j) "
            "packs follow the wait), 'early' (where ptxas puts it: before "
-           "the softmax), 'auto' = late where block-n × Dv >= 160 × 128 "
-           "or (Dv >= 128) where Dv = 256 or causal (the lazy rescale)">
+           "the softmax), 'auto' = late at Dv >= 128 where block-n × Dv >= "
+           "160 × 128, Dv = 256 or the mask is causal">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
