@@ -233,6 +233,36 @@ def late_lazy_configs():
     return forced_grid_configs({"pv-wait": "late", "rescale": "lazy"}, (128, 256))
 
 
+def exp2_poly_d64_configs(phi):
+    """D = 64's grid kernels with a fraction ``phi`` of the exponentials on
+    the FMA pipe (``exp2-poly``), the rest of the schedule the cost
+    model's: run 60 re-measures FlashAttention-T's exp2 split on the
+    three-warpgroup kernels, whose MUFU stream (66 MUFU.EX2 per warp and
+    block, 8 clocks each per sub-partition) is about as long as the tensor
+    pipe's work."""
+    return forced_grid_configs({"exp2-poly": str(phi)}, (64,))
+
+
+def poly6_d64_configs():
+    """Run 60: φ = 1/16 (kernel names ``…e6…``)."""
+    return exp2_poly_d64_configs(0.0625)
+
+
+def poly12_d64_configs():
+    """Run 60: φ = 1/8 (kernel names ``…e13…``)."""
+    return exp2_poly_d64_configs(0.125)
+
+
+def poly19_d64_configs():
+    """Run 60: φ = 3/16 (kernel names ``…e19…``)."""
+    return exp2_poly_d64_configs(0.1875)
+
+
+def poly25_d64_configs():
+    """Run 60: φ = 1/4 (kernel names ``…e25…``)."""
+    return exp2_poly_d64_configs(0.25)
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")

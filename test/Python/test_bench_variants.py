@@ -69,3 +69,17 @@ def test_rep_orders_vary_each_slots_predecessor():
         assert len(before) >= 3, (n, before)
     assert orders == bench.rep_orders(names, 30)  # seeded: repeatable
     assert orders != bench.rep_orders(names, 30, seed=1)
+
+
+def test_exp2_poly_folder_builds_forced_d64_kernels(tmp_path):
+    # Run 60's folders: D = 64's bf16 grid kernels with the fraction forced,
+    # each tuned length kept, found by find_base as the forced schedule.
+    bench = load_bench()
+    entries = bench.poly12_d64_configs()
+    assert entries and all(c.head_dim == 64 and c.dtype == "bf16" for c, _ in entries)
+    assert all(t["exp2-poly"] == "0.125" and "seq_len" in t for _, t in entries)
+    config, tuning = entries[0]
+    manifest = aot.build_kernel(config, tuning, tmp_path, str(FAT_OPT))
+    assert "e13" in manifest.stem
+    found = bench.find_base([tmp_path], config, tuning["seq_len"])
+    assert found.path == manifest

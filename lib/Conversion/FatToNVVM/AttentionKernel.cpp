@@ -264,9 +264,14 @@ private:
   SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
                            ValueRange lOld);
   /// After the wait for S_j: fence S, release K_j, mask, softmax (S → P).
+  /// `mayMask` false: the caller knows block kvBlock needs no mask.
   SoftmaxStep buildScoresToP(SmallVectorImpl<Value> &s, Value kvBlock,
                              Value stage, Value rowBase, ValueRange mOld,
-                             ValueRange lOld);
+                             ValueRange lOld, bool mayMask = true);
+  /// The first key block from which every block may need a mask (the
+  /// ragged tail, the causal diagonal or the right window edge), so
+  /// blocks below it need none (no left window edge: splitMaskedTail).
+  Value buildFirstMaskedBlock();
   /// P (f32, accumulator layout) packed into the A fragments of P·V.
   SmallVector<Value> buildPackP(ArrayRef<Value> s);
   /// O = α·O on the accumulator layout (skipped by the warps whose rows
@@ -282,6 +287,10 @@ private:
   /// tile's).
   SmallVector<Value> buildSteadyLoop(Value consumer, Value rowBase,
                                      ValueRange init, bool overwriteFirst);
+  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
+  SmallVector<Value> buildSteadyRange(Value consumer, Value rowBase,
+                                      ValueRange init, bool overwriteFirst,
+                                      Value lo, Value hi, bool mayMask);
   /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
   /// one tile, and the final P·V after the last tile.
   void buildOverlappedTiles();
@@ -1155,13 +1164,14 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
     SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value rowBase,
-    ValueRange mOld, ValueRange lOld) {
+    ValueRange mOld, ValueRange lOld, bool mayMask) {
   // S_j is complete (its wgmma group waited for): pin it behind the wait,
   // release K_j — every consumer thread's reads of it are done — then mask
   // and run the online softmax.
   s = buildFenceOperands(b, s);
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
-  s = buildMaskIfNeeded(s, kvBlock, rowBase);
+  if (mayMask)
+    s = buildMaskIfNeeded(s, kvBlock, rowBase);
   return buildSoftmax(s, mOld, lOld);
 }
 
@@ -1376,11 +1386,53 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   return SmallVector<Value>(work.getResults());
 }
 
+Value AttentionKernelBuilder::buildFirstMaskedBlock() {
+  // buildMaskIfNeeded's right-side tests, solved for the first block j:
+  //   (j+1)·N > Skv                ⟺ j ≥ ⌊Skv/N⌋
+  //   (j+1)·N − 1 > R              ⟺ j ≥ ⌊(R+1)/N⌋   (R = rowFirst + diag
+  //                                                     + right, may be < 0)
+  // Both tests stay true for every later block. (Kernels with a left
+  // window edge, whose masked blocks also lie at the start, are not split.)
+  int64_t n = cfg.blockN;
+  Value first = arith::DivUIOp::create(b, v.seqKV, c32(n));
+  if (cfg.causal || cfg.windowRight >= 0) {
+    int64_t right = cfg.causal ? 0 : cfg.windowRight;
+    Value edge = add(add(v.rowFirst, v.diag), c32(right + 1));
+    first = arith::MinSIOp::create(
+        b, first, arith::FloorDivSIOp::create(b, edge, c32(n)));
+  }
+  return first;
+}
+
 SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     Value consumer, Value rowBase, ValueRange init, bool overwriteFirst) {
+  // Two copies of the loop: blocks below the first one a mask can touch,
+  // whose body has no mask branch, then the rest with it. ptxas schedules
+  // the branch-free body as one basic block.
+  Value lo = add(v.kvLo, c32(1));
+  if (!cfg.splitMaskedTail())
+    return buildSteadyRange(consumer, rowBase, init, overwriteFirst, lo,
+                            v.kvHi, /*mayMask=*/true);
+  Value firstMasked = buildFirstMaskedBlock();
+  Value mid = arith::MaxSIOp::create(
+      b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
+  SmallVector<Value> unmasked = buildSteadyRange(
+      consumer, rowBase, init, overwriteFirst, lo, mid, /*mayMask=*/false);
+  // Pinned between the loops: otherwise ptxas may join them with copies of
+  // the carried P and O that it counts as redefining wgmma operands inside
+  // a pipeline stage, and serializes every wgmma (C7513).
+  unmasked = buildFenceOperands(b, unmasked);
+  return buildSteadyRange(consumer, rowBase, unmasked, overwriteFirst, mid,
+                          v.kvHi, /*mayMask=*/true);
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
+    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst,
+    Value lo, Value hi, bool mayMask) {
   int64_t oRegs = accRegs();
-  auto loop = scf::ForOp::create(b, add(v.kvLo, c32(1)), v.kvHi, c32(1), init);
-  tagStage(loop, "mainloop");
+  auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
+  tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
+                                                  : "mainloop");
   tag(loop, "fat.order",
       stringArray(b.getContext(),
                   {"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
@@ -1413,7 +1465,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     buildWgmmaWait(b, 1);
     SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
                                       carried.slice(oRegs, 2),
-                                      carried.slice(oRegs + 2, 2));
+                                      carried.slice(oRegs + 2, 2), mayMask);
     // latePVWait: P_j is packed after the wait, into registers P_{j−1}
     // leaves, and the fence keeps ptxas from lifting the wait (and with it
     // the rest of the softmax) above the exponentials.

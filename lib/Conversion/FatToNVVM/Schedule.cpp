@@ -139,7 +139,11 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
   // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64
   // without a mask, below the row sums on the tensor cores there, and loses
-  // 1…3% elsewhere; φ ≥ 1/4 loses 2…21% everywhere).
+  // 1…3% elsewhere; φ ≥ 1/4 loses 2…21% everywhere). Re-measured on the
+  // three-warpgroup D = 64 kernels, whose MUFU work about equals their
+  // tensor work (run 60): φ = 1/16, 1/8, 3/16, 1/4 lose 1.7, 3.6, 6.3,
+  // 10.2% — the polynomial's 9 instructions lengthen each warpgroup's
+  // softmax chain, which binds, while MUFU's throughput does not.
   choice.exp2Poly = 0.0;
   return choice;
 }

@@ -64,8 +64,11 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
 
     The schedule stays visible in the kernel it builds: the structured ops
     carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
-    "load", "prologue", "mainloop", "mask", "rescale", "epilogue"),
-    `fat.order` (the issue order of one main-loop iteration) and, for
+    "load", "prologue", "mainloop", "mainloop-edge", "mask", "rescale",
+    "epilogue"; ping-pong kernels without the lazy rescale run their main
+    loop over the blocks no mask touches, then a "mainloop-edge" copy with
+    the mask test over the rest), `fat.order` (the issue order of one
+    main-loop iteration) and, for
     persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
 
     Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
