@@ -307,6 +307,13 @@ struct AttentionKernelConfig {
   /// the producer gives its registers away (setmaxnreg 24) and the
   /// consumers rise to 240 (128·24 + 256·240 ≤ 65536) or 160 (128·24 +
   /// 384·160 ≤ 65536); with one, every thread already has up to 255.
+  /// setmaxnreg.inc takes registers only from those the CTA's own warps
+  /// released, out of its launch allocation (⌊65536 / threads⌋ rounded
+  /// down to 8: 168 for 384 threads, 128 for 512); asking for more waits
+  /// forever. So the rise is at most launch + (launch − 24)·128 / (128·c):
+  /// 168 + 72 = 240, 128 + 34 → 160; a fourth warpgroup (640 threads, 96
+  /// each) could reach only 112, and its kernels measured slower (perf log
+  /// run 61).
   int64_t consumerRegisters() const {
     int64_t consumers = numConsumerWarpgroups();
     return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
