@@ -318,6 +318,19 @@ struct AttentionKernelConfig {
     int64_t consumers = numConsumerWarpgroups();
     return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
   }
+  /// Whether the overlapped steady loop is built twice: over the blocks
+  /// below the first one a mask can touch (ragged tail, causal diagonal,
+  /// right window edge), whose body has no mask test and so no branch in
+  /// the softmax, then over the rest ("mainloop-edge"). Measured (perf
+  /// log runs 62–63, against the single loop in the same run): the
+  /// ping-pong kernels without the lazy rescale gain — causal D = 64 below
+  /// 4k keys +0.8 / +2.6 / +2.7% and +1.5 / +2.3 / +2.7% at S = 512 / 1k /
+  /// 2k, D = 128 without a mask −0.6…+1.4% — while the others lose up to
+  /// 3% (the 192-row kernels, the lazy rescale's kernels). The first
+  /// block split the same way lost 3…5% (run 64): it stays one copy.
+  bool splitMaskedTail() const {
+    return schedule.pingpong && !schedule.lazyRescale && windowLeft < 0;
+  }
   /// Whether a masked block compares each element's key with per-row
   /// limits (one limit per row and bound, computed once per block) rather
   /// than building each key's index and comparing it with every bound.
@@ -329,19 +342,6 @@ struct AttentionKernelConfig {
   /// mask beside the pending tile), while the others spill 40…52 bytes
   /// with the limits and none per key. lit test/PTX/grid-kernels-no-spill
   /// pins the default kernels.
-  /// Whether the overlapped steady loop is built twice: over the blocks
-  /// below the first one a mask can touch (ragged tail, causal diagonal,
-  /// right window edge), whose body has no mask test and so no branch in
-  /// the softmax, then over the rest ("mainloop-edge"). Measured (perf
-  /// log runs 62–63, against the single loop in the same run): the
-  /// ping-pong kernels without the lazy rescale gain — causal D = 64 below
-  /// 4k keys +0.8 / +2.6 / +2.7% and +1.5 / +2.3 / +2.7% at S = 512 / 1k /
-  /// 2k, D = 128 without a mask −0.6…+1.4% — while the others lose up to
-  /// 3% (the 192-row kernels; the lazy rescale's kernels, whose rescale
-  /// branch follows the late wait).
-  bool splitMaskedTail() const {
-    return schedule.pingpong && !schedule.lazyRescale && windowLeft < 0;
-  }
   bool maskByRowLimits() const {
     return consumerRegisters() >= 240 || (masked() && schedule.tileOverlap);
   }
