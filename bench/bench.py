@@ -263,6 +263,15 @@ def poly25_d64_configs():
     return exp2_poly_d64_configs(0.25)
 
 
+def turns_192_configs():
+    """Not yet measured (next device session): D = 64's 192-row kernels with
+    ping-pong turns round the three warpgroups and tile overlap (run 45's
+    ``oprtm192c``, +1% at causal 4k…16k then), now that kernels with turns
+    run the steady loop split at the mask's first block (runs 62–63).
+    ``--only 64 --variants base`` against the defaults."""
+    return forced_grid_configs({"pingpong": "on", "block_m": 192, "tile-overlap": "on"}, (64,))
+
+
 def grid_point_configs():
     """The grid's configs, one each (no tuning)."""
     return sorted({point_config(t, d, c) for t in ("bf16", "f16")
