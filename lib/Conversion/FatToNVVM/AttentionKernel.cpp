@@ -606,9 +606,8 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
     return arith::DivUIOp::create(b, add(x, c32(n - 1)), c32(n));
   };
   Value hi = ceilDivNonNeg(v.seqKV);
-  int64_t right = cfg.causal ? 0 : cfg.windowRight;
-  if (cfg.causal || cfg.windowRight >= 0) {
-    Value kEnd = add(add(v.rowLast, v.diag), c32(right + 1));
+  if (std::optional<int64_t> right = cfg.rightEdge()) {
+    Value kEnd = add(add(v.rowLast, v.diag), c32(*right + 1));
     kEnd = arith::MaxSIOp::create(b, kEnd, c32(0));
     hi = arith::MinSIOp::create(b, hi, ceilDivNonNeg(kEnd));
   }
@@ -731,7 +730,7 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
   Value t = arith::RemUIOp::create(b, v.lane, c32(4));
   Value colBase = add(mul(kvBlock, c32(cfg.blockN)), mul(t, c32(2)));
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  int64_t right = cfg.causal ? 0 : cfg.windowRight;
+  std::optional<int64_t> right = cfg.rightEdge();
   Value tail = sub(sub(v.seqKV, c32(1)), colBase);
   Value hi[2], lo[2];
   for (int r = 0; r < 2; ++r) {
@@ -739,9 +738,9 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
     if (!cfg.masked())
       continue;
     Value rowDiag = add(add(rowBase, c32(8 * r)), v.diag);
-    if (cfg.causal || cfg.windowRight >= 0)
+    if (right)
       hi[r] = arith::MinSIOp::create(b, tail,
-                                     sub(add(rowDiag, c32(right)), colBase));
+                                     sub(add(rowDiag, c32(*right)), colBase));
     if (cfg.windowLeft >= 0)
       lo[r] = sub(sub(rowDiag, c32(cfg.windowLeft)), colBase);
   }
@@ -1049,12 +1048,11 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
   //   j·N < rowLast + diag − left                    left edge
   Value blockEnd = mul(add(kvBlock, c32(1)), c32(cfg.blockN));
   Value needMask = cmp(arith::CmpIPredicate::sgt, blockEnd, v.seqKV);
-  int64_t right = cfg.causal ? 0 : cfg.windowRight;
-  if (cfg.causal || cfg.windowRight >= 0)
+  if (std::optional<int64_t> right = cfg.rightEdge())
     needMask = arith::OrIOp::create(
         b, needMask,
         cmp(arith::CmpIPredicate::sgt, sub(blockEnd, c32(1)),
-            add(add(v.rowFirst, v.diag), c32(right))));
+            add(add(v.rowFirst, v.diag), c32(*right))));
   if (cfg.windowLeft >= 0)
     needMask = arith::OrIOp::create(
         b, needMask,
@@ -1395,9 +1393,8 @@ Value AttentionKernelBuilder::buildFirstMaskedBlock() {
   // window edge, whose masked blocks also lie at the start, are not split.)
   int64_t n = cfg.blockN;
   Value first = arith::DivUIOp::create(b, v.seqKV, c32(n));
-  if (cfg.causal || cfg.windowRight >= 0) {
-    int64_t right = cfg.causal ? 0 : cfg.windowRight;
-    Value edge = add(add(v.rowFirst, v.diag), c32(right + 1));
+  if (std::optional<int64_t> right = cfg.rightEdge()) {
+    Value edge = add(add(v.rowFirst, v.diag), c32(*right + 1));
     first = arith::MinSIOp::create(
         b, first, arith::FloorDivSIOp::create(b, edge, c32(n)));
   }
