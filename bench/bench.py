@@ -264,11 +264,12 @@ def poly25_d64_configs():
 
 
 def turns_192_configs():
-    """Not yet measured (next device session): D = 64's 192-row kernels with
-    ping-pong turns round the three warpgroups and tile overlap (run 45's
-    ``oprtm192c``, +1% at causal 4k…16k then), now that kernels with turns
-    run the steady loop split at the mask's first block (runs 62–63).
-    ``--only 64 --variants base`` against the defaults."""
+    """Run 66: D = 64's 192-row kernels with ping-pong turns round the three
+    warpgroups and tile overlap (run 45's ``oprtm192c``, +1% at causal
+    4k…16k then), re-measured once kernels with turns split their steady
+    loop at the mask's first block (runs 62–63): −1…2% without a mask, ±1%
+    causal from 4k, so not taken. ``--only 64 --variants base`` against the
+    defaults."""
     return forced_grid_configs({"pingpong": "on", "block_m": 192, "tile-overlap": "on"}, (64,))
 
 
