@@ -26,13 +26,17 @@ ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_POINTS = ("64:0:1024", "64:0:4096", "64:0:16384", "128:0:512", "128:0:1024", "128:0:4096",
                   "128:1:1024", "256:0:1024", "256:0:8192")
 
+#: The tensor pipe's wgmma activity (% of peak sustained while the SM is active).
+TENSOR_ACTIVE = ("sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active"
+                 ".avg.pct_of_peak_sustained_active")
+
 #: What ncu collects (bench/ncu_profile.sh passes these). Tensor-pipe activity
 #: for wgmma, the MUFU (xu) and FMA pipes, issue activity, and every stall
 #: reason as warps stalled per issued instruction.
 METRICS = (
     "gpu__time_duration.sum",
     "sm__cycles_elapsed.avg",
-    "sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active.avg.pct_of_peak_sustained_active",
+    TENSOR_ACTIVE,
     "sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active",
     "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active",
     "sm__inst_executed_pipe_alu.avg.pct_of_peak_sustained_active",
@@ -80,8 +84,9 @@ def run(points, kernel_dir):
         print(f"profiled D={d} causal={causal} S={s}", flush=True)
 
 
-def report(csv_path, points):
-    """ncu --csv rows → one line per profiled kernel, in launch order."""
+def parse_report(csv_path, points):
+    """ncu --csv rows → [(point, who, kernel name, {metric: value})] in launch
+    order; ``who`` is "fa-t" or "peer"."""
     kernels = {}
     with open(csv_path) as f:
         lines = [ln for ln in f if ln.startswith('"')]
@@ -97,23 +102,34 @@ def report(csv_path, points):
     for kid in sorted(kernels, key=int):
         name = kernels[kid]["name"]
         point += name.startswith("fat_")
-        d, c, s = points[max(point, 0)]
         who = "fa-t" if name.startswith("fat_") else "peer"
-        rows.append((f"D{d}{' causal' if c else ''} S{s} {who}", kernels[kid]))
+        rows.append((points[max(point, 0)], who, name, kernels[kid]["m"]))
+    return rows
+
+
+def metric(values, prefix):
+    """The value of the first metric whose name starts with ``prefix``."""
+    return next((v for n, v in values.items() if n.startswith(prefix)), math.nan)
+
+
+def report(csv_path, points):
+    """ncu --csv rows → one line per profiled kernel, in launch order."""
+    rows = [(f"D{d}{' causal' if c else ''} S{s} {who}", {"name": name, "m": m})
+            for (d, c, s), who, name, m in parse_report(csv_path, points)]
     print(f"{'point':24s} {'us':>8s} {'tensor%':>8s} {'issue%':>7s} {'xu%':>6s} {'fma%':>6s} "
           f"{'alu%':>6s}  top stalls (warps per issue)")
     for label, k in rows:
         m = k["m"]
 
         def get(key):
-            return next((v for n, v in m.items() if n.startswith(key)), math.nan)
+            return metric(m, key)
         # "selected" (the warp issued) and "not_selected" (it could have,
         # another did) are not stalls.
         stalls = sorted(((v, n.split("stalled_")[1].split("_per_issue")[0])
                          for n, v in m.items() if "issue_stalled" in n
                          and "selected" not in n), reverse=True)[:5]
         print(f"{label:24s} {get('gpu__time_duration') / 1e3:8.1f} "
-              f"{get('sm__pipe_tensor_op_hmma_type'):8.1f} "
+              f"{get(TENSOR_ACTIVE):8.1f} "
               f"{get('sm__issue_active'):7.1f} "
               f"{get('sm__inst_executed_pipe_xu'):6.1f} {get('sm__pipe_fma_cycles'):6.1f} "
               f"{get('sm__inst_executed_pipe_alu'):6.1f}  "

@@ -88,9 +88,9 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
         matches = [m for m in scan_kernel_dir(directory)
                    if m.config == config and m.sm == jit.SM]
         if matches:
-            chosen = [m for m in matches if not m.schedule_forced]
-            if not chosen:
-                return matches[0]
+            # The cost model's kernels if any; else (a folder of ablation
+            # variants) the forced ones, still picked by their tuned length.
+            chosen = [m for m in matches if not m.schedule_forced] or matches
             return pick_for_seq_len(chosen, seq_len) if seq_len else chosen[0]
     searched = ", ".join(str(d) for d in dirs) or "none (set FA_T_KERNEL_DIR)"
     if not allow_jit:

@@ -36,6 +36,38 @@ def test_table_gives_toggled_over_default_per_length(tmp_path, capsys):
     assert row["ratios"] == [0.8, 0.9]  # S ascending
     assert abs(row["geomean"] - (0.8 * 0.9) ** 0.5) < 1e-12
     assert row["err_toggled"] == 2.2e-3 and row["same"] == [False, False]
+    assert row["tensor_idle"] is None  # no `ncu` run in this folder
     fa.main(["table", str(tmp_path)])
     out = capsys.readouterr().out
-    assert "| rowsum=vector | 64 | — | 0.800 / 0.900 | 0.849 | 2.00e-03 / 2.20e-03 |" in out
+    assert "| rowsum=vector | 64 | — | 0.800 / 0.900 | 0.849 | 2.00e-03 / 2.20e-03 | — |" in out
+
+    # With `ncu`'s file: the idle share (100 − active) of the default's and
+    # the toggled kernel's tensor pipe at the profiled point of that D and mask.
+    (tmp_path / fa.TENSOR_FILE).write_text(json.dumps(
+        {"default": {"64:0:4096": 66.0, "64:1:4096": 60.0},
+         "rowsum=vector": {"64:0:4096": 58.5, "64:1:4096": 55.0}}))
+    (row,) = list(fa.table_rows(tmp_path))
+    assert row["tensor_idle"] == (34.0, 41.5)
+    fa.main(["table", str(tmp_path)])
+    assert "| 2.00e-03 / 2.20e-03 | 34.0 / 41.5 |" in capsys.readouterr().out
+
+
+def test_ncu_report_parses_kernels_in_launch_order(tmp_path):
+    """bench/ncu_profile.py's parser: one fa-t kernel starts each point, the
+    peer's kernels follow it; metric values keep ncu's thousands separators."""
+    spec = importlib.util.spec_from_file_location("ncu_profile", ROOT / "bench" / "ncu_profile.py")
+    ncu = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ncu)
+    header = '"ID","Kernel Name","Metric Name","Metric Value"'
+    lines = ["==PROF== noise", header]
+    for kid, name, value in ((0, "fat_attention_fwd_a", "61.5"), (1, "cudnn_x", "48.0"),
+                             (2, "fat_attention_fwd_b", "70.25"), (3, "cudnn_y", "1,234")):
+        lines.append(f'"{kid}","{name}","{ncu.TENSOR_ACTIVE}","{value}"')
+    path = tmp_path / "ncu.csv"
+    path.write_text("\n".join(lines) + "\n")
+    rows = ncu.parse_report(path, [(64, False, 4096), (64, True, 4096)])
+    assert [(p, who) for p, who, _, _ in rows] == [
+        ((64, False, 4096), "fa-t"), ((64, False, 4096), "peer"),
+        ((64, True, 4096), "fa-t"), ((64, True, 4096), "peer")]
+    assert ncu.metric(rows[2][3], "sm__pipe_tensor_op_hmma_type") == 70.25
+    assert ncu.metric(rows[3][3], ncu.TENSOR_ACTIVE) == 1234.0

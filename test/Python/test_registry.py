@@ -55,6 +55,23 @@ def test_cost_model_kernel_wins_over_forced_variants(kernel_dir, manifest_dict):
     assert find_kernel(CAUSAL, kernel_dir, allow_jit=False).path.name == "a0_variant.json"
 
 
+def test_forced_variants_are_picked_by_tuned_length(kernel_dir, manifest_dict):
+    # A folder of one ablation (bench/feature_ablation.py build): forced
+    # kernels of one config tuned for different lengths. A call for 4k keys
+    # gets the one tuned for 4k and up, not the first by name (which made
+    # `feature_ablation.py ncu` profile the 2k kernel at 4k).
+    (kernel_dir / "b_causal.json").unlink()
+    for name, seq_len in (("a_short", 2048), ("b_long", 16384)):
+        forced = json.loads(json.dumps(manifest_dict))
+        forced["schedule"] = {"overlap": False, "forced": True}
+        forced["config"]["seq_len"] = seq_len
+        write_kernel(kernel_dir, name, forced)
+    def pick(seq_len):
+        return find_kernel(CAUSAL, kernel_dir, allow_jit=False, seq_len=seq_len).path.name
+    assert pick(1024) == "a_short.json"
+    assert pick(4096) == "b_long.json"
+
+
 def test_kernels_tuned_for_key_lengths(kernel_dir, manifest_dict):
     # One config built for ascending key lengths keeps one file per distinct
     # kernel, tuned for the longest length that chose it (python -m fa_t.aot
