@@ -398,14 +398,15 @@ def find_base(kernel_dirs, config, seq_len):
     first of ``kernel_dirs`` holding one: the default of another compiler
     build, timed beside this build's default (the variant label ``base``).
     A folder with only forced schedules for ``config`` (one option forced
-    over the whole grid, e.g. ``lazy_rescale_configs``) gives those."""
-    from fa_t import registry
-    for kernel_dir in kernel_dirs:
-        found = [m for m in registry.scan_kernel_dir(Path(kernel_dir)) if m.config == config]
-        found = [m for m in found if not m.schedule_forced] or found
-        if found:
-            return registry.pick_for_seq_len(found, seq_len)
-    raise LookupError(f"no cost-model kernel of {config} in {kernel_dirs}")
+    over the whole grid, e.g. ``lazy_rescale_configs``) gives those. The
+    lookup is fa_t's own (registry.find_kernel), so what is timed is what a
+    call would run."""
+    from fa_t import KernelNotFoundError, registry
+    try:
+        return registry.find_kernel(config, [Path(d) for d in kernel_dirs], allow_jit=False,
+                                    seq_len=seq_len)
+    except KernelNotFoundError as e:
+        raise LookupError(f"no cost-model kernel of {config} in {kernel_dirs}: {e}") from None
 
 
 def find_variant(kernel_dirs, config, label):
