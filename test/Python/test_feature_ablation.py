@@ -3,6 +3,7 @@ from a run's JSON (synthetic rows; no GPU, no compiler)."""
 
 import importlib.util
 import json
+import os
 import pathlib
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -71,3 +72,43 @@ def test_ncu_report_parses_kernels_in_launch_order(tmp_path):
         ((64, True, 4096), "fa-t"), ((64, True, 4096), "peer")]
     assert ncu.metric(rows[2][3], "sm__pipe_tensor_op_hmma_type") == 70.25
     assert ncu.metric(rows[3][3], ncu.TENSOR_ACTIVE) == 1234.0
+
+
+def test_ncu_step_writes_one_json_of_tensor_activity(tmp_path, monkeypatch):
+    """`feature_ablation.py ncu` end to end with a stand-in `ncu` on PATH: one
+    profiling run for the defaults (all head dims) and one per toggle (its own
+    head dims), both masks at --seq keys; fa-t's activity per point, cuDNN's
+    (its longest kernel) beside the defaults; no CSV left behind."""
+    fa = load()
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    # Echoes a CSV for the points it was asked to profile: per point one
+    # fat_ kernel (activity 10·D + causal) and two peer kernels, the longer
+    # one with activity 5.
+    (fake / "ncu").write_text("""#!/usr/bin/env python3
+import sys
+points = sys.argv[sys.argv.index("--points") + 1].split(",")
+print("==PROF== Connected")
+print('"ID","Kernel Name","Metric Name","Metric Value"')
+kid = 0
+for p in points:
+    d, c, s = (int(x) for x in p.split(":"))
+    for name, time, active in (("fat_attention_fwd", 100, 10 * d + c), ("cudnn_a", 50, 1),
+                               ("cudnn_b", 200, 5)):
+        print(f'"{kid}","{name}","gpu__time_duration.sum","{time}"')
+        print(f'"{kid}","{name}","sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active'
+              f'.avg.pct_of_peak_sustained_active","{active}"')
+        kid += 1
+""")
+    (fake / "ncu").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    out = tmp_path / "out"
+    assert fa.main(["ncu", "--kernels", str(tmp_path / "k"), "--out", str(out),
+                    "--seq", "2048"]) == 0
+    active = json.loads((out / fa.TENSOR_FILE).read_text())
+    assert active["default"] == {f"{d}:{c}:2048": 10.0 * d + c
+                                 for d in (64, 128, 256) for c in (0, 1)}
+    assert active["cudnn"] == {f"{d}:{c}:2048": 5.0 for d in (64, 128, 256) for c in (0, 1)}
+    assert set(active["rowsum=vector"]) == {"64:0:2048", "64:1:2048"}
+    assert set(active) == {"default", "cudnn", *fa.FEATURE_TOGGLES}
+    assert not list(out.glob("*.csv"))
