@@ -1,7 +1,7 @@
 """The persistent causal kernel's tile order, executed from the compiler's own IR.
 
 convert-fat-to-nvvm emits the tile loop of a persistent causal kernel as
-integer arithmetic around an scf.while (AttentionKernel.cpp, buildTileLoop):
+integer arithmetic around an scf.while (AttentionKernelTiles.cpp, buildTileLoop):
 work units are pairs of query blocks (p, nM − 1 − p) of one head, CTA c runs
 units c, c + G, … (G = num-sms) and the launch has min(U, G) CTAs. A wrong
 successor or decode would leave tiles unrun (O stays poisoned on the GPU) or

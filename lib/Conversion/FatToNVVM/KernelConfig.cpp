@@ -462,7 +462,7 @@ std::string AttentionKernelConfig::manifestJson() const {
   params.push_back(Object{{"kind", "f32"}, {"symbol", "scale_log2e"}});
 
   // Causal kernels put the head in x and the (reversed) query block in y:
-  // see AttentionKernel.cpp, buildBlockCoordinates. Persistent kernels take
+  // see AttentionKernelTiles.cpp, buildBlockCoordinates. Persistent kernels take
   // B as a parameter and launch one CTA per work unit, at most SMs, along
   // x: ⌈Sq/M⌉·Hq·B query blocks, or for causal masks ⌈⌈Sq/M⌉/2⌉·Hq·B =
   // ⌈Sq/2M⌉·Hq·B pairs of them (buildTileLoop).

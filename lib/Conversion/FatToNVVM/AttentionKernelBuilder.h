@@ -1,0 +1,317 @@
+//===- AttentionKernelBuilder.h - the kernel builder's state ----*- C++ -*-===//
+//
+// The class that builds the Hopper attention kernel (AttentionKernel.cpp has
+// the overview: roles, ring, schedules), shared by the files that build its
+// stages, one job each:
+//   AttentionKernel.cpp          entry: parameters, shared memory, barriers,
+//                                the role split and setmaxnreg
+//   AttentionKernelTiles.cpp     which tile and key blocks a CTA runs (the
+//                                persistent tile loop) and the producer's
+//                                TMA loads into the ring
+//   AttentionKernelSoftmax.cpp   one key block: S = Q·Kᵀ, the mask, the
+//                                online softmax, O = α·O, O += P·V
+//   AttentionKernelConsumer.cpp  the consumer loops (plain, overlapped,
+//                                ping-pong turns) and tile overlap
+//   AttentionKernelEpilogue.cpp  O / l and the LSE to global memory
+//
+//===----------------------------------------------------------------------===//
+#ifndef FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H
+#define FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H
+
+#include "HopperBuilders.h"
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+
+namespace mlir {
+namespace fat {
+namespace hopper {
+
+/// The schedule in the IR: discardable attributes on the structured ops of
+/// the kernel (scf.if / scf.for, which convert-scf-to-cf erases before
+/// translation to LLVM IR), so that `--convert-fat-to-nvvm` output shows
+/// which role, stage and order each region is, and lit can check it:
+///   fat.role  = ["producer", "consumer"]          the warpgroup-role split
+///   fat.tiles = "head-major-pairs" | "head-major"  persistent tile loop
+///   fat.stage = "ones" | "load" | "prologue" | "mainloop" | "mask" |
+///               "rescale" | "epilogue"
+///   fat.order = the issue order of one main-loop iteration (ASCII, so the
+///               printed IR stays readable)
+inline void tag(Operation *op, StringRef name, Attribute value) {
+  op->setAttr(name, value);
+}
+inline void tagStage(Operation *op, StringRef stage) {
+  tag(op, "fat.stage", StringAttr::get(op->getContext(), stage));
+}
+inline ArrayAttr stringArray(MLIRContext *ctx, ArrayRef<StringRef> items) {
+  SmallVector<Attribute> attrs;
+  for (StringRef item : items)
+    attrs.push_back(StringAttr::get(ctx, item));
+  return ArrayAttr::get(ctx, attrs);
+}
+
+/// The values of the kernel that every stage of it reads.
+struct KernelValues {
+  // Parameters.
+  Value qMap, kMap, vMap;
+  Value oPtr, oStrideB, oStrideH, oStrideS;
+  Value lsePtr, lseStrideB, lseStrideH;
+  Value seqQ, seqKV, diag, scaleLog2e;
+  // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B)
+  // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
+  Value batchCount, numM;
+  // Thread coordinates.
+  Value tid, warpgroup, warp, lane;
+  // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
+  Value smem, smemAddr;
+  // Tile coordinates and its KV block range [kvLo, kvHi).
+  Value mBlock, head, kvHead, batch, rowFirst, rowLast, kvLo, kvHi;
+  // Ring blocks of the CTA's earlier tiles (0 without persistence) and the
+  // tile's index among the CTA's tiles (the Q barriers' phase).
+  Value ringBase, tileIndex;
+};
+
+/// The state tile overlap carries from one tile to the next: the tile whose
+/// last P·V is still to be issued ("pending"), flattened into loop-carried
+/// values. Its V block is the CTA's last ring iteration (ring position − 1;
+/// tiles without keys take none), and there is one exactly when the ring
+/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
+/// issued anyway, on stage 0, and never stored), so every tile body is the
+/// same straight-line code around its wgmmas (branches that merge
+/// accumulator definitions make ptxas serialize every wgmma, C7513).
+/// Registers are what the 160- and 240-register consumers run out of, so
+/// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
+/// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
+/// (< 2^31 like the unit count).
+struct PendingTile {
+  SmallVector<Value> o; // accumulator (O, and l with rowsum=mma)
+  // rowsum=mma: m for the LSE (l is in o's ones columns); rowsum=vector:
+  // l = the rows' full sums, the LSE already written at the tile's end.
+  Value m[2], l[2];
+  SmallVector<Value> p; // packed P of its last block
+  Value id;             // accumulate bit and tile coordinates, see above
+
+  static PendingTile unpack(ValueRange vals, int64_t oRegs) {
+    PendingTile t;
+    t.o.assign(vals.begin(), vals.begin() + oRegs);
+    ValueRange rest = vals.drop_front(oRegs);
+    t.m[0] = rest[0], t.m[1] = rest[1], t.l[0] = rest[2], t.l[1] = rest[3];
+    ValueRange p = rest.slice(4, rest.size() - 5);
+    t.p.assign(p.begin(), p.end());
+    t.id = rest.back();
+    return t;
+  }
+  SmallVector<Value> pack() const {
+    SmallVector<Value> vals(o);
+    vals.append({m[0], m[1], l[0], l[1]});
+    vals.append(p);
+    vals.push_back(id);
+    return vals;
+  }
+};
+
+/// Builds the kernel body; one method per stage of the kernel.
+class AttentionKernelBuilder {
+public:
+  AttentionKernelBuilder(ImplicitLocOpBuilder &b,
+                         const AttentionKernelConfig &cfg)
+      : b(b), cfg(cfg) {}
+
+  void build(LLVM::LLVMFuncOp func, LLVM::GlobalOp dynamicSmem);
+
+private:
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value c32(int64_t v) { return i32Const(b, v); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+
+  /// A shared-memory barrier pointer: 0 = q, then fullK[s], fullV[s],
+  /// emptyK[s], emptyV[s].
+  Value barrier(Value index);
+  Value ringBarrier(int64_t group, Value stage) {
+    return barrier(add(stage, c32(1 + group * cfg.stages)));
+  }
+  Value fullBarrier(Value stage, bool isV) {
+    return ringBarrier(isV ? 1 : 0, stage);
+  }
+  Value emptyBarrier(Value stage, bool isV) {
+    return ringBarrier(isV ? 3 : 2, stage);
+  }
+  /// Ring slot and phase parity of KV block `kvBlock` of the current tile,
+  /// and of the CTA's `iter`-th block.
+  std::pair<Value, Value> ringSlot(Value kvBlock);
+  std::pair<Value, Value> ringSlotOfIteration(Value iter);
+  /// Byte offset of K (or V) stage `stage` from the shared-memory base.
+  Value stageOffset(Value stage, bool isV);
+
+  void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
+  /// rowsum=mma: fills the constant ones chunk after every V stage.
+  void buildOnesChunks();
+  /// Registers of the P·V accumulator (O, then the ones columns' l).
+  int64_t accRegs() const { return cfg.pvColumns() / 2; }
+  /// The tile's coordinates from (query block, head, batch): rows, KV
+  /// head, KV block range.
+  void buildTileCoordinates(Value mBlock, Value head, Value batch);
+  /// Non-persistent: the tile of this CTA, from blockIdx.
+  void buildBlockCoordinates();
+  /// Persistent: runs `body` on each of this CTA's tiles (coordinates,
+  /// ringBase and tileIndex set in `v`); the next tile's ringBase grows by
+  /// the tile's KV blocks. The loop also carries `extraInit` from tile to
+  /// tile: `body` receives the values of the previous tile and returns the
+  /// next ones. Returns the final (ring position, tile count, extras...).
+  SmallVector<Value>
+  buildTileLoop(ValueRange extraInit,
+                function_ref<SmallVector<Value>(ValueRange)> body);
+  void buildTileLoop(function_ref<void()> body) {
+    buildTileLoop(ValueRange{}, [&](ValueRange) {
+      body();
+      return SmallVector<Value>{};
+    });
+  }
+  /// The Q buffer of the current tile (tile index mod qBuffers) and the
+  /// phase parity of its barriers (the tile's use count of that buffer).
+  Value qSlot() {
+    return cfg.qBuffers == 2 ? arith::AndIOp::create(b, v.tileIndex, c32(1))
+                             : c32(0);
+  }
+  Value qParity() {
+    Value uses = cfg.qBuffers == 2
+                     ? arith::ShRUIOp::create(b, v.tileIndex, c32(1))
+                     : v.tileIndex;
+    return arith::AndIOp::create(b, uses, c32(1));
+  }
+  /// Q's full barrier (index 0, or 2 + 4·stages for buffer 1) and empty
+  /// barrier (persistent kernels only: 1 + 4·stages, or 3 + 4·stages).
+  Value qFullBarrier(Value slot) {
+    return barrier(mul(slot, c32(2 + 4 * cfg.stages)));
+  }
+  Value qEmptyBarrier(Value slot) {
+    return barrier(add(c32(1 + 4 * cfg.stages), mul(slot, c32(2))));
+  }
+  /// Whether the current tile has key blocks (kvLo < kvHi), and the ring
+  /// stage of its last one (meaningless without).
+  Value hasKeyBlocks() {
+    return cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
+  }
+  Value lastKeyStage() { return ringSlot(sub(v.kvHi, c32(1))).first; }
+  /// Persistent kernels: every consumer thread releases its tile's Q buffer
+  /// after the tile's last S = Q·Kᵀ — unless the epilogue of this path
+  /// stages O in it (`stagedInQ`); then buildReleaseStaging does, after the
+  /// epilogue.
+  void buildReleaseQ(bool stagedInQ);
+  /// After a staged epilogue: the staging area goes back to the producer
+  /// (Q, or with stageOInV the last V stage, or Q for a tile without keys).
+  void buildReleaseStaging();
+  void buildProducer();
+  void buildProducerTile();
+  void buildConsumer();
+  void buildConsumerTile();
+
+  /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
+  /// as one commit group; the caller waits.
+  SmallVector<Value> buildQK(Value consumer, Value stage);
+  /// Sets S to −inf where the mask or the ragged KV tail hides the key.
+  SmallVector<Value> buildMaskedScores(ValueRange s, Value kvBlock,
+                                       Value rowBase);
+  SmallVector<Value> buildMaskedScoresByKey(ValueRange s, Value kvBlock,
+                                            Value rowBase);
+  /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
+  SmallVector<Value> buildMaskIfNeeded(ValueRange s, Value kvBlock,
+                                       Value rowBase);
+  /// Issues O += P·V_s with P in registers (N/16 register-A wgmma k-steps)
+  /// as one commit group; the caller waits. With `accumulate` (i32) zero at
+  /// run time the result is P·V_s alone (O's values are ignored).
+  SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage,
+                             Value accumulate = {});
+  /// The online-softmax step on the scores of one block: turns `s` into P
+  /// (f32), returns m', l' and α for the thread's two rows.
+  struct SoftmaxStep {
+    Value m[2], l[2], alpha[2];
+    /// Lazy rescale: i1, true when some row of the warp moved its max.
+    Value anyMoved;
+  };
+  SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
+                           ValueRange lOld);
+  /// After the wait for S_j: fence S, release K_j, mask, softmax (S → P).
+  /// `mayMask` false: the caller knows block kvBlock needs no mask.
+  SoftmaxStep buildScoresToP(SmallVectorImpl<Value> &s, Value kvBlock,
+                             Value stage, Value rowBase, ValueRange mOld,
+                             ValueRange lOld, bool mayMask = true);
+  /// The first key block from which every block may need a mask (the
+  /// ragged tail, the causal diagonal or the right window edge), so
+  /// blocks below it need none (no left window edge: splitMaskedTail).
+  Value buildFirstMaskedBlock();
+  /// P (f32, accumulator layout) packed into the A fragments of P·V.
+  SmallVector<Value> buildPackP(ArrayRef<Value> s);
+  /// O = α·O on the accumulator layout (skipped by the warps whose rows
+  /// kept their max, under lazy rescale).
+  void buildRescale(SmallVectorImpl<Value> &o, const SoftmaxStep &step);
+  /// The two consumer loops; both return (O, m[2], l[2]).
+  SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
+  SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
+  /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
+  /// from `init` = (O, m[2], l[2], P_kvLo); returns the same after the last
+  /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
+  /// first P·V ignores the incoming O (tile overlap hands in the previous
+  /// tile's).
+  SmallVector<Value> buildSteadyLoop(Value consumer, Value rowBase,
+                                     ValueRange init, bool overwriteFirst);
+  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
+  SmallVector<Value> buildSteadyRange(Value consumer, Value rowBase,
+                                      ValueRange init, bool overwriteFirst,
+                                      Value lo, Value hi, bool mayMask);
+  /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
+  /// one tile, and the final P·V after the last tile.
+  void buildOverlappedTiles();
+  SmallVector<Value> buildOverlappedTile(Value consumer, ValueRange pending);
+  void buildDrainPending(Value consumer, Value ringPosition,
+                         ValueRange pending);
+  /// The pending tile's V block from the CTA's ring position (blocks
+  /// issued so far): whether there is one (position > 0), its stage (0
+  /// when there is none: the P = 0 product reads any stage) and parity.
+  struct PendingSlot {
+    Value isPending, stage, parity;
+  };
+  PendingSlot buildPendingSlot(Value ringPosition);
+  void buildStorePending(Value consumer, const PendingSlot &slot,
+                         ValueRange o, const PendingTile &pending);
+  /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
+  /// and the game's first hand-over (the last consumer to 0) and last
+  /// take-over.
+  void buildOpenGame(Value consumer);
+  /// Builds `body` for consumer warpgroup `which` only.
+  void buildOnConsumer(Value consumer, int64_t which, function_ref<void()> body);
+  void buildCloseGame(Value consumer);
+  void buildTurnBegin(Value consumer);
+  void buildTurnEnd(Value consumer, bool lastTurn);
+  /// Writes O / l (and the LSE) of this thread's two rows of (batch, head).
+  /// The parts: `storeO`, `storeLse` (only where the kernel writes one);
+  /// `lIsSum`: `l` holds the rows' full sums already (else the ones columns
+  /// of `o` or the quad's partials do).
+  void buildEpilogue(ValueRange o, ArrayRef<Value> m, ArrayRef<Value> l,
+                     Value rowBase, Value batch, Value head,
+                     bool storeO = true, bool storeLse = true,
+                     bool lIsSum = false);
+  /// Element offset of O[batch, head, row, 0] (i64).
+  Value buildORowOffset(Value batch, Value head, Value row);
+  /// The epilogue's O stores with cfg.stageO: `packed(i, r)` builds this
+  /// thread's normalized pair of chunk i (columns 8i + 2t, +1) in row
+  /// rowBase + 8r.
+  void buildStoreOStaged(function_ref<Value(int64_t, int)> packed,
+                         Value rowBase, Value batch, Value head);
+  /// This thread's first row in the tile starting at row `rowFirst` (the
+  /// second is +8), see HopperBuilders.h.
+  Value buildRowBase(Value consumer, Value rowFirst);
+
+  ImplicitLocOpBuilder &b;
+  const AttentionKernelConfig &cfg;
+  KernelValues v;
+};
+
+} // namespace hopper
+} // namespace fat
+} // namespace mlir
+
+#endif // FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H

@@ -1,0 +1,507 @@
+//===- AttentionKernelConsumer.cpp - the consumer loops -------------------===//
+//
+// The consumer warpgroups' schedules over a tile's key blocks: the plain
+// loop, the overlapped software pipeline (P_{j−1}·V_{j−1} under softmax_j),
+// the steady loop split at the mask's first block, ping-pong turns on named
+// barriers, and tile overlap across a persistent CTA's tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernelBuilder.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
+
+void AttentionKernelBuilder::buildConsumer() {
+  if (!cfg.schedule.persistent) {
+    buildConsumerTile();
+    return;
+  }
+  // Ping-pong over tiles: one game, opened before the first tile and closed
+  // after the last, with every turn handed over in between. A game per
+  // tile would be as correct (test/CPU/test_barrier_protocol.py checks both
+  // orders of turns), but consumer 1 would re-open it only after its own
+  // epilogue; here its last turn of tile i hands over at once, so consumer
+  // 0 issues tile i+1's first S = Q·Kᵀ while consumer 1 stores O.
+  if (cfg.schedule.tileOverlap) {
+    buildOverlappedTiles();
+    return;
+  }
+  Value consumer = sub(v.warpgroup, c32(1));
+  buildOpenGame(consumer);
+  buildTileLoop([&] { buildConsumerTile(); });
+  buildCloseGame(consumer);
+}
+
+void AttentionKernelBuilder::buildConsumerTile() {
+  Value consumer = sub(v.warpgroup, c32(1));
+  Value rowBase = buildRowBase(consumer, v.rowFirst);
+
+  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
+  SmallVector<Value> results = cfg.schedule.overlap
+                                   ? buildOverlappedLoop(consumer, rowBase)
+                                   : buildPlainLoop(consumer, rowBase);
+  int64_t oRegs = accRegs();
+  ArrayRef<Value> res(results);
+  buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
+                {res[oRegs + 2], res[oRegs + 3]}, rowBase, v.batch, v.head);
+  buildReleaseStaging();
+}
+
+Value AttentionKernelBuilder::buildRowBase(Value consumer, Value rowFirst) {
+  Value g = arith::DivUIOp::create(b, v.lane, c32(4));
+  return add(add(rowFirst, mul(consumer, c32(64))),
+             add(mul(v.warp, c32(16)), g));
+}
+
+void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
+                                             function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(
+      b, cmp(arith::CmpIPredicate::eq, consumer, c32(which)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
+// The turns go round the n consumer warpgroups (two, or three at
+// block-m = 192): 0, 1, …, n − 1, 0, … Consumer c waits on named barrier
+// 1 + c and hands over on the next one's, 1 + (c + 1) mod n; each phase is
+// 256 threads, the waiter's 128 syncing and the previous turn's 128
+// arriving.
+void AttentionKernelBuilder::buildOpenGame(Value consumer) {
+  // The last consumer opens the game: consumer 0 issues first.
+  int64_t n = cfg.numConsumerWarpgroups();
+  if (cfg.schedule.pingpong)
+    buildOnConsumer(consumer, n - 1,
+                    [&] { buildNamedBarrierArrive(b, c32(1), 256); });
+}
+
+void AttentionKernelBuilder::buildCloseGame(Value consumer) {
+  // Every turn handed over, the last consumer's last too: consumer 0 takes
+  // that last hand-over, so every barrier phase completes exactly.
+  if (cfg.schedule.pingpong)
+    buildOnConsumer(consumer, 0,
+                    [&] { buildNamedBarrierSync(b, c32(1), 256); });
+}
+
+void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
+  // Consumer c waits on named barrier 1 + c: 128 of its own threads sync,
+  // the previous warpgroup's 128 arrive when it has issued its GEMMs.
+  if (cfg.schedule.pingpong)
+    buildNamedBarrierSync(b, add(consumer, c32(1)), 256);
+}
+
+void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
+  if (!cfg.schedule.pingpong)
+    return;
+  // Hand the turn to the next warpgroup (barrier 1 + (c + 1) mod n). The
+  // last consumer opened the game with one extra arrive on consumer 0's
+  // barrier, so its last turn hands nothing over: every barrier phase
+  // completes exactly.
+  int64_t n = cfg.numConsumerWarpgroups();
+  Value next =
+      n == 2 ? sub(c32(2), consumer) // 2 − c, without the remainder
+             : add(arith::RemUIOp::create(b, add(consumer, c32(1)), c32(n)),
+                   c32(1));
+  if (!lastTurn) {
+    buildNamedBarrierArrive(b, next, 256);
+    return;
+  }
+  for (int64_t c = 0; c + 1 < n; ++c)
+    buildOnConsumer(consumer, c,
+                    [&] { buildNamedBarrierArrive(b, next, 256); });
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
+                                                          Value rowBase) {
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  int64_t oRegs = accRegs();
+  // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
+  SmallVector<Value> init(oRegs, zero);
+  init.append({negInf, negInf, zero, zero});
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
+  tagStage(loop, "mainloop");
+  tag(loop, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
+                   "O = alpha*O", "wait V(j)", "O += P(j)*V(j)", "wait O"}));
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kvBlock = loop.getInductionVar();
+  ValueRange carried = loop.getRegionIterArgs();
+  SmallVector<Value> o(carried.take_front(oRegs));
+  auto [stage, parity] = ringSlot(kvBlock);
+
+  buildMBarrierWait(b, fullBarrier(stage, false), parity);
+  SmallVector<Value> s = buildQK(consumer, stage);
+  buildWgmmaWait(b, 0);
+  SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+                                    carried.slice(oRegs, 2),
+                                    carried.slice(oRegs + 2, 2));
+  buildRescale(o, step);
+  SmallVector<Value> p = buildPackP(s);
+  buildMBarrierWait(b, fullBarrier(stage, true), parity);
+  o = buildPV(o, p, stage);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildMBarrierArrive(b, emptyBarrier(stage, true));
+
+  SmallVector<Value> next(o);
+  next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
+  scf::YieldOp::create(b, next);
+  b.setInsertionPointAfter(loop);
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO);
+  return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
+                                                               Value rowBase) {
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  int64_t oRegs = accRegs();
+  SmallVector<Value> empty(oRegs, zero);
+  empty.append({negInf, negInf, zero, zero});
+
+  // The software pipeline needs a first block: CTAs with an empty KV range
+  // (all rows masked out) skip straight to the epilogue with O = 0, l = 0.
+  Value hasWork = hasKeyBlocks();
+  SmallVector<Type> types(oRegs + 4, b.getF32Type());
+  auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
+  tagStage(work, "prologue");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(work.elseBlock());
+  // Without a key block there is no V stage to stage O in: it goes through
+  // Q in either staging mode.
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO);
+  scf::YieldOp::create(b, empty);
+  b.setInsertionPointToStart(work.thenBlock());
+
+  // A persistent CTA plays one game over all its tiles (buildConsumer).
+  if (!cfg.schedule.persistent)
+    buildOpenGame(consumer);
+
+  // Prologue, block kvLo: S_0 and its softmax.
+  auto [firstStage, firstParity] = ringSlot(v.kvLo);
+  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
+  buildTurnBegin(consumer);
+  SmallVector<Value> s = buildQK(consumer, firstStage);
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 0);
+  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
+  SoftmaxStep first =
+      buildScoresToP(s, v.kvLo, firstStage, rowBase, ArrayRef<Value>(mInit),
+                     ArrayRef<Value>(lInit));
+  SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
+  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
+  llvm::append_range(init, buildPackP(s));
+
+  // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
+  SmallVector<Value> last =
+      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/false);
+
+  // Every S of the tile is done: Q may be overwritten (persistent).
+  buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
+  // Drain: O += P_last·V_last.
+  SmallVector<Value> o(last.begin(), last.begin() + oRegs);
+  auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
+  buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
+  buildTurnBegin(consumer);
+  o = buildPV(o, ArrayRef<Value>(last).drop_front(oRegs + 4), lastStage);
+  buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  // With stageOInV the epilogue stages O in this V stage and releases it.
+  if (!cfg.stageOInV())
+    buildMBarrierArrive(b, emptyBarrier(lastStage, true));
+  SmallVector<Value> result(o);
+  result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
+                 last[oRegs + 3]});
+  scf::YieldOp::create(b, result);
+  return SmallVector<Value>(work.getResults());
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
+    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst) {
+  // Where it measured faster (splitMaskedTail), two copies of the loop:
+  // blocks below the first one a mask can touch, whose body has no mask
+  // branch (one basic block for ptxas), then the rest with it.
+  Value lo = add(v.kvLo, c32(1));
+  if (!cfg.splitMaskedTail())
+    return buildSteadyRange(consumer, rowBase, init, overwriteFirst, lo,
+                            v.kvHi, /*mayMask=*/true);
+  Value firstMasked = buildFirstMaskedBlock();
+  Value mid = arith::MaxSIOp::create(
+      b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
+  SmallVector<Value> unmasked = buildSteadyRange(
+      consumer, rowBase, init, overwriteFirst, lo, mid, /*mayMask=*/false);
+  // Pinned between the loops: otherwise ptxas may join them with copies of
+  // the carried P and O that it counts as redefining wgmma operands inside
+  // a pipeline stage, and serializes every wgmma (C7513).
+  unmasked = buildFenceOperands(b, unmasked);
+  return buildSteadyRange(consumer, rowBase, unmasked, overwriteFirst, mid,
+                          v.kvHi, /*mayMask=*/true);
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
+    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst,
+    Value lo, Value hi, bool mayMask) {
+  int64_t oRegs = accRegs();
+  auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
+  tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
+                                                  : "mainloop");
+  tag(loop, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
+                   "O += P(j-1)*V(j-1)", "wait S (1 pending)", "softmax(j)",
+                   "wait O", "O = alpha*O"}));
+  {
+    OpBuilder::InsertionGuard body(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value kvBlock = loop.getInductionVar();
+    ValueRange carried = loop.getRegionIterArgs();
+    SmallVector<Value> o(carried.take_front(oRegs));
+    SmallVector<Value> pPrev(carried.drop_front(oRegs + 4));
+    auto [stage, parity] = ringSlot(kvBlock);
+    auto [prevStage, prevParity] = ringSlot(sub(kvBlock, c32(1)));
+
+    buildMBarrierWait(b, fullBarrier(stage, false), parity);
+    buildMBarrierWait(b, fullBarrier(prevStage, true), prevParity);
+    buildTurnBegin(consumer);
+    SmallVector<Value> s = buildQK(consumer, stage);
+    // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
+    Value accumulate;
+    if (overwriteFirst)
+      accumulate = arith::ExtUIOp::create(
+          b, b.getI32Type(),
+          cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
+    o = buildPV(o, pPrev, prevStage, accumulate);
+    buildTurnEnd(consumer, /*lastTurn=*/false);
+    // Groups retire in order: one left pending means S_j is ready while
+    // P_{j−1}·V_{j−1} may still run under the softmax below.
+    buildWgmmaWait(b, 1);
+    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+                                      carried.slice(oRegs, 2),
+                                      carried.slice(oRegs + 2, 2), mayMask);
+    // latePVWait: P_j is packed after the wait, into registers P_{j−1}
+    // leaves, and the fence keeps ptxas from lifting the wait (and with it
+    // the rest of the softmax) above the exponentials.
+    SmallVector<Value> p;
+    if (cfg.latePVWait)
+      buildSchedulingFence(b, v.seqKV);
+    else
+      p = buildPackP(s);
+    buildWgmmaWait(b, 0);
+    o = buildFenceOperands(b, o);
+    // P_{j−1} is read by the in-flight wgmma until here. Using it after the
+    // wait keeps its PTX registers live, so the loop-carried P_j cannot be
+    // coalesced into them (ptxas would see the wgmma's A operand redefined
+    // mid-flight and serialize every wgmma, C7513).
+    buildFenceOperands(b, pPrev);
+    if (cfg.latePVWait)
+      p = buildPackP(s);
+    buildMBarrierArrive(b, emptyBarrier(prevStage, true));
+    // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
+    buildRescale(o, step);
+    SmallVector<Value> next(o);
+    next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
+    llvm::append_range(next, p);
+    scf::YieldOp::create(b, next);
+  }
+
+  return SmallVector<Value>(loop.getResults());
+}
+
+void AttentionKernelBuilder::buildOverlappedTiles() {
+  // Tile overlap: per tile of n ≥ 1 key blocks,
+  //   turn 1:     S_0 = Q·K_0ᵀ of this tile, O' += P'·V' of the pending tile
+  //   wait S_0; softmax_0; wait O'; store the pending tile's O', l', LSE
+  //   turns 2..n: the overlapped steady state (its first P·V overwrites O)
+  // and the last tile's P·V after the loop, so a tile takes n GEMM-issue
+  // turns (not n + 1) and the next tile's first scores are computed while
+  // the tensor cores finish this one. A tile without keys (all its rows
+  // masked) stores O = 0, LSE = −inf and leaves the pending tile as it is.
+  Value consumer = sub(v.warpgroup, c32(1));
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  PendingTile none;
+  none.o.assign(accRegs(), zero);
+  none.m[0] = none.m[1] = negInf;
+  none.l[0] = none.l[1] = zero;
+  none.p.assign(cfg.blockN / 4, c32(0));
+  none.id = c32(0);
+  buildOpenGame(consumer);
+  SmallVector<Value> last =
+      buildTileLoop(none.pack(), [&](ValueRange pending) {
+        return buildOverlappedTile(consumer, pending);
+      });
+  buildDrainPending(consumer, last[0], ArrayRef<Value>(last).drop_front(2));
+  buildCloseGame(consumer);
+}
+
+SmallVector<Value>
+AttentionKernelBuilder::buildOverlappedTile(Value consumer,
+                                            ValueRange pendingVals) {
+  int64_t oRegs = accRegs();
+  PendingTile pending = PendingTile::unpack(pendingVals, oRegs);
+  Value zero = f32Const(b, 0.0);
+  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  Value rowBase = buildRowBase(consumer, v.rowFirst);
+  // This tile's name once it is pending, taken now: the coordinates it is
+  // made of then need no registers through the tile.
+  Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
+                   v.mBlock);
+  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
+
+  Value hasWork = hasKeyBlocks();
+  auto work = scf::IfOp::create(b, TypeRange(ValueRange(pendingVals)),
+                                hasWork, /*withElseRegion=*/true);
+  tagStage(work, "prologue");
+  tag(work, "fat.order",
+      stringArray(b.getContext(),
+                  {"wait K(0), V'", "S(0) = Q*K(0)^T", "O' += P'*V'",
+                   "wait S (1 pending)", "softmax(0)", "wait O'",
+                   "store O'", "mainloop"}));
+  OpBuilder::InsertionGuard guard(b);
+  // No keys: this tile's rows get O = 0, LSE = −inf; the pending tile
+  // stays pending.
+  b.setInsertionPointToStart(work.elseBlock());
+  buildReleaseQ(/*stagedInQ=*/false);
+  {
+    SmallVector<Value> zeros(oRegs, zero);
+    Value m[2] = {negInf, negInf}, l[2] = {zero, zero};
+    buildEpilogue(zeros, m, l, rowBase, v.batch, v.head);
+  }
+  scf::YieldOp::create(b, pendingVals);
+
+  b.setInsertionPointToStart(work.thenBlock());
+  auto [firstStage, firstParity] = ringSlot(v.kvLo);
+  PendingSlot slot = buildPendingSlot(v.ringBase);
+  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
+  // Nothing pending: K_0's barrier, just waited for, stands in for the V
+  // barrier (the P = 0 product is never stored).
+  Value vIndex = arith::SelectOp::create(
+      b, slot.isPending, add(slot.stage, c32(1 + cfg.stages)),
+      add(firstStage, c32(1)));
+  Value vParity =
+      arith::SelectOp::create(b, slot.isPending, slot.parity, firstParity);
+  buildMBarrierWait(b, barrier(vIndex), vParity);
+  buildTurnBegin(consumer);
+  SmallVector<Value> s = buildQK(consumer, firstStage);
+  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
+  SmallVector<Value> o =
+      buildPV(pending.o, pending.p, slot.stage, accumulate);
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 1);
+  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
+                                     ArrayRef<Value>(mInit),
+                                     ArrayRef<Value>(lInit));
+  // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
+  if (cfg.latePVWait)
+    buildSchedulingFence(b, v.seqKV);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildFenceOperands(b, pending.p);
+  // P_0 is packed only now, after the pending P's last use: so ptxas can
+  // give it the pending P's registers, and the steady loop's P (which
+  // starts as P_0 and ends as the next pending P) stays one set of
+  // registers — packed before, P_0 needs a set of its own and every
+  // iteration copies P into the wgmma's operand registers (perf log run 34).
+  s = buildFenceOperands(b, s);
+  SmallVector<Value> p = buildPackP(s);
+  buildStorePending(consumer, slot, o, pending);
+
+  // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
+  SmallVector<Value> init(o);
+  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
+  llvm::append_range(init, p);
+  SmallVector<Value> last =
+      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/true);
+  // Every S of the tile is done: Q may be overwritten.
+  buildReleaseQ(/*stagedInQ=*/false);
+
+  PendingTile next;
+  next.o.assign(last.begin(), last.begin() + oRegs);
+  for (int r = 0; r < 2; ++r) {
+    next.m[r] = last[oRegs + r];
+    next.l[r] = last[oRegs + 2 + r];
+  }
+  next.p.assign(last.begin() + oRegs + 4, last.end());
+  if (!cfg.schedule.rowsumMma) {
+    // The vector row sums and the row max are final before the last P·V:
+    // finish the sums and write the LSE now, so that only the two sums
+    // wait in registers through the next tile's first block.
+    for (int r = 0; r < 2; ++r)
+      next.l[r] = buildQuadReduce(b, next.l[r], /*isMax=*/false);
+    buildEpilogue(next.o, next.m, next.l, rowBase, v.batch, v.head,
+                  /*storeO=*/false, /*storeLse=*/true, /*lIsSum=*/true);
+    next.m[0] = next.m[1] = negInf;
+  }
+  // Bit 31: more than one block, so its last P·V adds to O.
+  Value several = arith::ExtUIOp::create(
+      b, b.getI32Type(),
+      cmp(arith::CmpIPredicate::ugt, sub(v.kvHi, v.kvLo), c32(1)));
+  next.id = arith::OrIOp::create(b, tile,
+                                 arith::ShLIOp::create(b, several, c32(31)));
+  scf::YieldOp::create(b, next.pack());
+  return SmallVector<Value>(work.getResults());
+}
+
+AttentionKernelBuilder::PendingSlot
+AttentionKernelBuilder::buildPendingSlot(Value ringPosition) {
+  Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
+  auto [stage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
+  return {isPending, arith::SelectOp::create(b, isPending, stage, c32(0)),
+          parity};
+}
+
+void AttentionKernelBuilder::buildStorePending(Value consumer,
+                                               const PendingSlot &slot,
+                                               ValueRange o,
+                                               const PendingTile &pending) {
+  // Release the pending tile's V block and store its O (and LSE).
+  auto store = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
+  tagStage(store, "epilogue");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(store.thenBlock()->getTerminator());
+  buildMBarrierArrive(b, emptyBarrier(slot.stage, true));
+  Value tile = arith::AndIOp::create(b, pending.id, c32(0x7fffffff));
+  Value rest = arith::DivUIOp::create(b, tile, v.numM);
+  Value heads = c32(cfg.numHeadsQ);
+  Value rowFirst =
+      mul(arith::RemUIOp::create(b, tile, v.numM), c32(cfg.blockM));
+  // rowsum=vector: the sums are final and the LSE written (tile end).
+  bool vectorSums = !cfg.schedule.rowsumMma;
+  buildEpilogue(o, pending.m, pending.l, buildRowBase(consumer, rowFirst),
+                arith::DivUIOp::create(b, rest, heads),
+                arith::RemUIOp::create(b, rest, heads), /*storeO=*/true,
+                /*storeLse=*/!vectorSums, /*lIsSum=*/vectorSums);
+}
+
+void AttentionKernelBuilder::buildDrainPending(Value consumer,
+                                               Value ringPosition,
+                                               ValueRange pendingVals) {
+  // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
+  // no keys at all: both warpgroups still take the turn).
+  PendingTile pending = PendingTile::unpack(pendingVals, accRegs());
+  PendingSlot slot = buildPendingSlot(ringPosition);
+  {
+    auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(wait.thenBlock()->getTerminator());
+    buildMBarrierWait(b, fullBarrier(slot.stage, true), slot.parity);
+  }
+  buildTurnBegin(consumer);
+  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
+  SmallVector<Value> o =
+      buildPV(pending.o, pending.p, slot.stage, accumulate);
+  buildTurnEnd(consumer, /*lastTurn=*/false);
+  buildWgmmaWait(b, 0);
+  o = buildFenceOperands(b, o);
+  buildStorePending(consumer, slot, o, pending);
+}

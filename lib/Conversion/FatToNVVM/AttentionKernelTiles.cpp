@@ -1,0 +1,249 @@
+//===- AttentionKernelTiles.cpp - tiles and the producer ------------------===//
+//
+// Which tile a CTA runs — one per CTA from blockIdx, or the persistent loop
+// over work units — the key blocks its rows can see, and the producer that
+// loads Q and the K/V ring for it with TMA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "AttentionKernelBuilder.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
+
+void AttentionKernelBuilder::buildBlockCoordinates() {
+  Value ctaX = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  Value ctaY = NVVM::BlockIdYOp::create(b, b.getI32Type());
+  Value batch = NVVM::BlockIdZOp::create(b, b.getI32Type());
+  v.ringBase = c32(0);
+  v.tileIndex = c32(0);
+  if (cfg.causal) {
+    // Causal: the last query blocks see the most keys. The grid is
+    // (Hq, ⌈Sq/M⌉, B) and block y = 0 takes the last query block, so the
+    // CTAs launch longest first across all heads and the short ones fill the
+    // tail of the last wave.
+    Value gridY = NVVM::GridDimYOp::create(b, b.getI32Type());
+    buildTileCoordinates(sub(sub(gridY, c32(1)), ctaY), ctaX, batch);
+  } else {
+    // Grid (⌈Sq/M⌉, Hq, B): CTAs that run together share one head's K/V in L2.
+    buildTileCoordinates(ctaX, ctaY, batch);
+  }
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
+    ValueRange extraInit, function_ref<SmallVector<Value>(ValueRange)> body) {
+  // Work units u ∈ [0, U), CTA c taking c, c + G, c + 2G, … (G = num-sms;
+  // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the
+  // CTAs running together work on few heads and share their K/V blocks in
+  // L2. With nM = ⌈Sq/M⌉:
+  //   else    P = nM, unit p is query block m = p;
+  //   causal  P = ⌈nM/2⌉, unit p is the pair of query blocks p and
+  //           nM − 1 − p (one block when they coincide). A block's work
+  //           grows linearly with m under a causal mask, so every pair costs
+  //           the same (nM + 1 blocks of keys when M = N, Sq = Skv) and a
+  //           static round robin is balanced to within one unit.
+  // Measured alternatives (perf log runs 15–18): longest first over all
+  // heads at once (t = (nM − 1 − m)·Hq·B + …) lost 6…16% at D ≥ 128 — the
+  // CTAs running together then belong to different heads and share no K/V
+  // block, and streaming 1/M byte per flop at 700 TFLOP/s wants more than
+  // the H200's 4.8 TB/s; longest first within groups of heads fitting the
+  // L2 lost up to 40% at long S — with one head per group a CTA's tiles sit
+  // at the same place of every group's sawtooth, always long or always
+  // short.
+  // The step is the launch's CTA count as a constant: the manifest's grid
+  // is min(U, num-sms) CTAs, so CTA c's next unit c + num-sms is past U
+  // whenever fewer were launched. (Reading gridDim.x instead costs the
+  // 24-register producer a register it spills.)
+  Value numM = arith::DivUIOp::create(
+      b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
+  v.numM = numM;
+  Value heads = c32(cfg.numHeadsQ);
+  Value unitsPerHead =
+      cfg.causal ? arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)) : numM;
+  Value numUnits = mul(unitsPerHead, mul(heads, v.batchCount));
+  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  int64_t step = cfg.numSMs;
+  // One tile of unit u: coordinates, the role's body; returns the carried
+  // ring position and tile index for the next tile.
+  auto buildTile = [&](Value u, Value mBlock, ValueRange carried) {
+    Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
+    v.ringBase = carried[0];
+    v.tileIndex = carried[1];
+    buildTileCoordinates(mBlock, arith::RemUIOp::create(b, rest, heads),
+                         arith::DivUIOp::create(b, rest, heads));
+    SmallVector<Value> extra = body(carried.drop_front(2));
+    SmallVector<Value> next{add(v.ringBase, sub(v.kvHi, v.kvLo)),
+                            add(v.tileIndex, c32(1))};
+    next.append(extra);
+    return next;
+  };
+  SmallVector<Value> init{c32(0), c32(0)};
+  llvm::append_range(init, extraInit);
+  if (!cfg.causal) {
+    auto loop = scf::ForOp::create(b, first, numUnits, c32(step), init);
+    tag(loop, "fat.tiles", b.getStringAttr("head-major"));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value u = loop.getInductionVar();
+      scf::YieldOp::create(
+          b, buildTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
+                       loop.getRegionIterArgs()));
+    }
+    return SmallVector<Value>(loop.getResults());
+  }
+  // Causal: one loop over tile positions w = 2u + k (k = 0: block p, k = 1:
+  // block nM − 1 − p), from 2c: after k = 0 the next position is w + 1, or
+  // the next unit's w + 2G when the pair is one block; after k = 1 it is
+  // w + 2G − 1. The next position is computed before the tile's body, so
+  // only it, the ring position and the tile index live across the body: a
+  // loop nest (units, then the pair) keeps its bounds live and spills in
+  // the 24-register producer and the D = 256 consumers. Positions stay
+  // below 2U + 2G < 2^32 (U < 2^31): unsigned compares.
+  Value end = mul(numUnits, c32(2));
+  init.insert(init.begin(), mul(first, c32(2)));
+  SmallVector<Type> types(ValueRange(init).getTypes());
+  SmallVector<Location> locs(init.size(), b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, init);
+  tag(loop, "fat.tiles", b.getStringAttr("head-major-pairs"));
+  OpBuilder::InsertionGuard guard(b);
+  {
+    Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+    scf::ConditionOp::create(
+        b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
+        before->getArguments());
+  }
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
+  Value w = after->getArgument(0);
+  Value u = arith::ShRUIOp::create(b, w, c32(1));
+  Value second = cmp(arith::CmpIPredicate::ne,
+                     arith::AndIOp::create(b, w, c32(1)), c32(0));
+  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
+  Value longer = sub(sub(numM, c32(1)), p);
+  Value afterFirst = arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::ugt, longer, p), add(w, c32(1)),
+      add(w, c32(2 * step)));
+  Value next = arith::SelectOp::create(b, second, add(w, c32(2 * step - 1)),
+                                       afterFirst);
+  Value mBlock = arith::SelectOp::create(b, second, longer, p);
+  SmallVector<Value> carried =
+      buildTile(u, mBlock, after->getArguments().drop_front());
+  carried.insert(carried.begin(), next);
+  scf::YieldOp::create(b, carried);
+  b.setInsertionPointAfter(loop);
+  return SmallVector<Value>(loop.getResults().drop_front());
+}
+
+void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
+                                                  Value batch) {
+  v.mBlock = mBlock;
+  v.head = head;
+  v.batch = batch;
+  // GQA: query head h reads KV head h / (Hq / Hkv).
+  v.kvHead = arith::DivUIOp::create(
+      b, v.head, c32(cfg.numHeadsQ / cfg.numHeadsKV));
+
+  // Rows [rowFirst, rowLast] of this CTA that exist (rowLast < Sq).
+  v.rowFirst = mul(v.mBlock, c32(cfg.blockM));
+  v.rowLast = sub(
+      arith::MinSIOp::create(b, add(v.rowFirst, c32(cfg.blockM)), v.seqQ),
+      c32(1));
+
+  // KV blocks any row of the CTA can see:
+  //   kvHi = min(⌈Skv/N⌉, ⌈(rowLast + diag + right + 1)/N⌉)  (causal: right 0)
+  //   kvLo = ⌊max(rowFirst + diag − left, 0)/N⌋
+  // Blocks outside are never loaded; a CTA whose range is empty writes O = 0
+  // and LSE = −inf.
+  int64_t n = cfg.blockN;
+  auto ceilDivNonNeg = [&](Value x) {
+    return arith::DivUIOp::create(b, add(x, c32(n - 1)), c32(n));
+  };
+  Value hi = ceilDivNonNeg(v.seqKV);
+  if (std::optional<int64_t> right = cfg.rightEdge()) {
+    Value kEnd = add(add(v.rowLast, v.diag), c32(*right + 1));
+    kEnd = arith::MaxSIOp::create(b, kEnd, c32(0));
+    hi = arith::MinSIOp::create(b, hi, ceilDivNonNeg(kEnd));
+  }
+  Value lo = c32(0);
+  if (cfg.windowLeft >= 0) {
+    Value kStart = sub(add(v.rowFirst, v.diag), c32(cfg.windowLeft));
+    kStart = arith::MaxSIOp::create(b, kStart, c32(0));
+    lo = arith::DivUIOp::create(b, kStart, c32(n));
+  }
+  v.kvLo = lo;
+  v.kvHi = arith::MaxSIOp::create(b, hi, lo);
+}
+
+void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {
+  if (cfg.schedule.persistent && !stagedInQ)
+    buildMBarrierArrive(b, qEmptyBarrier(qSlot()));
+}
+
+void AttentionKernelBuilder::buildReleaseStaging() {
+  if (!cfg.stageO || !cfg.schedule.persistent)
+    return;
+  Value bar = qEmptyBarrier(qSlot());
+  if (cfg.stageOInV())
+    bar = arith::SelectOp::create(b, hasKeyBlocks(),
+                                  emptyBarrier(lastKeyStage(), /*isV=*/true),
+                                  bar);
+  buildMBarrierArrive(b, bar);
+}
+
+void AttentionKernelBuilder::buildProducer() {
+  // One thread issues every TMA copy; the other producer threads only give
+  // their registers away (setmaxnreg) and exit.
+  Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
+  auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (cfg.schedule.persistent)
+    buildTileLoop([&] { buildProducerTile(); });
+  else
+    buildProducerTile();
+}
+
+void AttentionKernelBuilder::buildProducerTile() {
+  // Q: D/64 boxes of [blockM rows][64 columns], once per tile, into the
+  // tile's Q buffer. A persistent CTA first waits for the consumers to
+  // release that buffer's previous tile (parity 1 on its first use: a fresh
+  // barrier reports it complete); with two buffers that is tile t − 2,
+  // released while tile t − 1 ran, so Q(t) loads while the consumers still
+  // work on tile t − 1.
+  int64_t rowBytes = 128;
+  Value slot = qSlot();
+  Value qBar = qFullBarrier(slot);
+  if (cfg.schedule.persistent)
+    buildMBarrierWait(b, qEmptyBarrier(slot),
+                      arith::XOrIOp::create(b, qParity(), c32(1)));
+  buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
+  Value qBase = buildByteOffset(b, v.smem, mul(slot, c32(cfg.qBytes())));
+  for (int64_t c = 0; c < cfg.headDim / 64; ++c)
+    buildTmaLoad(b, buildByteOffset(b, qBase, c * cfg.blockM * rowBytes),
+                 v.qMap, {c32(64 * c), v.rowFirst, v.head, v.batch}, qBar);
+
+  // K_j and V_j into stage s once the consumers released it (each on its
+  // own barriers). The first pass over the ring waits on parity 1, which a
+  // fresh barrier reports complete.
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
+  tagStage(loop, "load");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kvBlock = loop.getInductionVar();
+  auto [stage, parity] = ringSlot(kvBlock);
+  Value kvRow = mul(kvBlock, c32(cfg.blockN));
+  for (bool isV : {false, true}) {
+    buildMBarrierWait(b, emptyBarrier(stage, isV),
+                      arith::XOrIOp::create(b, parity, c32(1)));
+    Value full = fullBarrier(stage, isV);
+    buildMBarrierArriveExpectTx(b, full,
+                                isV ? cfg.vLoadBytes() : cfg.kStageBytes());
+    Value base = buildByteOffset(b, v.smem, stageOffset(stage, isV));
+    int64_t dim = isV ? cfg.headDimV : cfg.headDim;
+    for (int64_t c = 0; c < dim / 64; ++c)
+      buildTmaLoad(b, buildByteOffset(b, base, c * cfg.blockN * rowBytes),
+                   isV ? v.vMap : v.kMap,
+                   {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+  }
+}
