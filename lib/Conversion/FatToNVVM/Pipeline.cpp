@@ -1,183 +1,146 @@
-//===- Pipeline.cpp - the fat-to-ptx pipeline -----------------------------===//
+//===- Pipeline.cpp - fat-pipeline and its cost model ---------------------===//
 //
-// fat.attention -> Hopper kernel (convert-fat-to-nvvm) -> LLVM/NVVM inside
-// the gpu.module -> PTX (gpu-module-to-binary{format=isa}) -> <name>.ptx and
-// <name>.json in output-dir (fat-emit-kernels). The pass list inside the
-// gpu.module is the one checked on the H200 (shared/HOPPER-NOTES.md, C).
+// `--fat-pipeline`: the asynchronous schedule of the Hopper kernel, recorded
+// in the op's `fat.schedule`:
+//
+//   overlap       softmax_j under P_{j−1}·V_{j−1} inside a warpgroup
+//   pingpong      consumer warpgroups issue their GEMMs in turns (named
+//                 barriers), one's softmax under the other's GEMMs
+//   persistent    one CTA per SM looping over work units (pairs of query
+//                 blocks under a causal mask, balanced longest-with-shortest)
+//   tile_overlap  a tile's last P·V issued with the next tile's first Q·Kᵀ
+//
+// choosePipeline is the cost model (fitted to docs/perf-log.md); every
+// choice can be forced with the pass's options for ablation.
 //
 //===----------------------------------------------------------------------===//
 
-#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "Schedule.h"
 
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Pass/PassOptions.h"
-#include "mlir/Pass/PassRegistry.h"
-#include "llvm/Support/raw_ostream.h"
+namespace mlir {
+namespace fat {
+#define GEN_PASS_DEF_FATPIPELINE
+#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+} // namespace fat
+} // namespace mlir
 
 using namespace mlir;
+using namespace mlir::fat;
+
+/// Tile overlap: a persistent CTA issues a tile's last P·V with its next
+/// tile's first Q·Kᵀ and stores the tile's O under that block's softmax.
+/// Measured (perf log runs 34–35, against the same kernels without it):
+/// without ping-pong turns the tensor cores otherwise idle through every
+/// tile's last P·V, O store and first softmax — +8% at S = 512 / 1k, +2%
+/// from 2k for D = 64 without a mask (192 rows, three warpgroups); with
+/// turns the other warpgroup's GEMMs already fill that gap and the longer
+/// first turn costs 1…3% (D = 128, causal D = 64 with turns). The causal
+/// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
+/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s;
+/// as the default +7…9%, runs 40–41);
+/// its masked blocks then compare with per-row limits, the form that fits
+/// its registers (AttentionKernelConfig::maskByRowLimits). Windows get
+/// persistent CTAs only when forced and were not measured with it.
+static bool autoTileOverlap(const PipelineChoice &choice, AttentionOp op) {
+  return choice.persistent && choice.overlap && !choice.pingpong &&
+         !isWindowed(op);
+}
+
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
+                                         int64_t seqLen) {
+  PipelineChoice choice;
+  choice.overlap = true; // +5.5% over the grid (perf log run 5)
+  std::optional<TileProblem> shape = getTileProblem(op, seqLen);
+  // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
+  // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
+  // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
+  // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
+  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256; with
+  // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
+  // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
+  // windows, whose tiles the pairs would not balance: off there.
+  choice.persistent = shape && !shape->windowed;
+  // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
+  // next-tile start overlap the other's GEMMs. Measured (run 20, against
+  // the persistent kernel without it): D = 128 +2…5% without a mask and
+  // +1…5% causal, D = 64 causal +1.5…2.5%; at D = 64 without a mask it
+  // ties with the tensor-core row sums chosen there (and without persistent
+  // CTAs it did not combine with them, −2…5%, run 10), so the simpler
+  // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
+  // The automatic turns are for two consumer warpgroups (block-m = 128):
+  // where the automatic block-m takes three (defaultBlockM: D = 64 without
+  // a mask, or causal and tuned for 4k keys or more) turns round the three
+  // measured +0…1% (run 45), so there is none.
+  int64_t d = shape ? shape->maxHeadDim() : 0;
+  if (blockM == 0 && shape)
+    blockM = defaultBlockM(*shape, KernelSchedule());
+  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
+                    (shape->masked() || d > 64);
+  choice.tileOverlap = autoTileOverlap(choice, op);
+  return choice;
+}
+
+/// Parses an auto/on/off option (also true/false, 1/0).
+static FailureOr<std::optional<bool>> parseTriState(StringRef value) {
+  if (value == "auto")
+    return std::optional<bool>();
+  if (value == "on" || value == "true" || value == "1")
+    return std::optional<bool>(true);
+  if (value == "off" || value == "false" || value == "0")
+    return std::optional<bool>(false);
+  return failure();
+}
 
 namespace {
-struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
-  Option<std::string> sm{*this, "sm", llvm::cl::init("sm_90a"),
-                         llvm::cl::desc("Target architecture (sm_90a)")};
-  Option<int64_t> blockM{
-      *this, "block-m", llvm::cl::init(0),
-      llvm::cl::desc("Query rows per CTA (64, 128 or 192; 0 = by head dim and mask)")};
-  Option<int64_t> blockN{
-      *this, "block-n", llvm::cl::init(0),
-      llvm::cl::desc("Keys per KV block (64 to 192 in steps of 16; 0 = by head dim)")};
-  Option<int64_t> qBuffers{
-      *this, "q-buffers", llvm::cl::init(0),
-      llvm::cl::desc("Q buffers (1, or 2 for persistent kernels; 0 = 2 where they fit)")};
-  Option<int64_t> seqLen{
-      *this, "seq-len", llvm::cl::init(0),
-      llvm::cl::desc("Key-sequence length to tune the default tiles for "
-                     "(0 = the op's static key length, if any)")};
-  Option<int64_t> stages{*this, "stages", llvm::cl::init(2),
-                         llvm::cl::desc("Depth of the K/V ring (1..4)")};
-  Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
-                      llvm::cl::desc("PTX ISA version (80 = 8.0)")};
-  Option<std::string> overlap{
-      *this, "overlap", llvm::cl::init("auto"),
-      llvm::cl::desc("Intra-warpgroup overlap: auto, on or off (fat-pipeline)")};
-  Option<std::string> pingpong{
-      *this, "pingpong", llvm::cl::init("auto"),
-      llvm::cl::desc("Warpgroup ping-pong: auto, on or off (fat-pipeline)")};
-  Option<std::string> persistent{
-      *this, "persistent", llvm::cl::init("auto"),
-      llvm::cl::desc("Persistent CTAs with a tile loop: auto, on or off "
-                     "(fat-pipeline)")};
-  Option<std::string> tileOverlap{
-      *this, "tile-overlap", llvm::cl::init("auto"),
-      llvm::cl::desc("A tile's last P·V issued with the next tile's first "
-                     "Q·K^T: auto, on or off (fat-pipeline)")};
-  Option<std::string> oStore{
-      *this, "o-store", llvm::cl::init("auto"),
-      llvm::cl::desc("How the epilogue writes O: auto, staged (through "
-                     "shared memory) or direct (from registers)")};
-  Option<std::string> pvWait{
-      *this, "pv-wait", llvm::cl::init("auto"),
-      llvm::cl::desc("Where the overlapped loop waits for P·V: auto, late "
-                     "(after the softmax, fenced) or early (ptxas's place)")};
-  Option<int64_t> numSMs{
-      *this, "num-sms", llvm::cl::init(132),
-      llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
-  Option<std::string> rowsum{
-      *this, "rowsum", llvm::cl::init("auto"),
-      llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
-  Option<std::string> rescale{
-      *this, "rescale", llvm::cl::init("auto"),
-      llvm::cl::desc("Rescale: auto, always or lazy (fat-tensorize)")};
-  Option<double> rescaleThreshold{
-      *this, "rescale-threshold", llvm::cl::init(8.0),
-      llvm::cl::desc("Lazy-rescale threshold, log2 units")};
-  Option<std::string> exp2Poly{
-      *this, "exp2-poly", llvm::cl::init("auto"),
-      llvm::cl::desc("Fraction of exponentials on the FMA pipe: auto or "
-                     "0..1 (fat-tensorize)")};
-  Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
-                           llvm::cl::desc("LLVM optimization level")};
-  Option<std::string> outputDir{
-      *this, "output-dir", llvm::cl::init(""),
-      llvm::cl::desc("Directory for <name>.ptx and <name>.json")};
+struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    Operation *root = getOperation();
+    FailureOr<std::optional<bool>> forceOverlap = parseTriState(overlap);
+    FailureOr<std::optional<bool>> forcePingpong = parseTriState(pingpong);
+    FailureOr<std::optional<bool>> forcePersistent = parseTriState(persistent);
+    FailureOr<std::optional<bool>> forceTileOverlap = parseTriState(tileOverlap);
+    if (failed(forceOverlap) || failed(forcePingpong) ||
+        failed(forcePersistent) || failed(forceTileOverlap)) {
+      root->emitError() << "fat-pipeline: overlap, pingpong, persistent and "
+                           "tile-overlap must be auto, on or off, got overlap='"
+                        << overlap << "' pingpong='" << pingpong
+                        << "' persistent='" << persistent
+                        << "' tile-overlap='" << tileOverlap << "'";
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    for (AttentionOp op : hostAttentionOps(root)) {
+      PipelineChoice choice = choosePipeline(op, blockM, seqLen);
+      if (*forceOverlap)
+        choice.overlap = **forceOverlap;
+      if (*forcePingpong)
+        choice.pingpong = **forcePingpong;
+      if (*forcePersistent)
+        choice.persistent = **forcePersistent;
+      // Ping-pong turns are the overlapped schedule's issue phases: a
+      // forced overlap=off turns the automatic ping-pong off with it; and
+      // the automatic ping-pong was measured with persistent CTAs only.
+      if ((!choice.overlap || !choice.persistent) && !*forcePingpong)
+        choice.pingpong = false;
+      // Tile overlap follows the forced choices above unless forced itself
+      // (convert-fat-to-nvvm refuses it without persistent CTAs and
+      // overlap).
+      choice.tileOverlap = *forceTileOverlap ? **forceTileOverlap
+                                             : autoTileOverlap(choice, op);
+      updateSchedule(op, {b.getNamedAttr("overlap",
+                                         b.getBoolAttr(choice.overlap)),
+                          b.getNamedAttr("pingpong",
+                                         b.getBoolAttr(choice.pingpong)),
+                          b.getNamedAttr("persistent",
+                                         b.getBoolAttr(choice.persistent)),
+                          b.getNamedAttr("tile_overlap",
+                                         b.getBoolAttr(choice.tileOverlap))},
+                     /*forced=*/forceOverlap->has_value() ||
+                         forcePingpong->has_value() ||
+                         forcePersistent->has_value() ||
+                         forceTileOverlap->has_value());
+    }
+  }
 };
-
-/// Appends a textual pipeline; upstream pass names are the stable API.
-void appendPipeline(OpPassManager &pm, StringRef text) {
-  std::string err;
-  llvm::raw_string_ostream os(err);
-  if (failed(parsePassPipeline(text, pm, os)))
-    llvm::report_fatal_error(llvm::Twine("fat-to-ptx: bad pipeline '") +
-                             text + "': " + err);
-}
-
-void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
-  fat::ConvertFatToNVVMOptions convert;
-  convert.sm = opts.sm;
-  convert.blockM = opts.blockM;
-  convert.blockN = opts.blockN;
-  convert.stages = opts.stages;
-  convert.qBuffers = opts.qBuffers;
-  convert.seqLen = opts.seqLen;
-  convert.ptxVersion = opts.ptx;
-  convert.numSMs = opts.numSMs;
-  convert.oStore = opts.oStore;
-  convert.pvWait = opts.pvWait;
-  // The schedule is decided on the op first (fat.schedule), then built.
-  fat::FatTensorizeOptions tensorize;
-  tensorize.rowsum = opts.rowsum;
-  tensorize.rescale = opts.rescale;
-  tensorize.rescaleThreshold = opts.rescaleThreshold;
-  tensorize.exp2Poly = opts.exp2Poly;
-  tensorize.blockM = opts.blockM;
-  tensorize.blockN = opts.blockN;
-  tensorize.stages = opts.stages;
-  tensorize.seqLen = opts.seqLen;
-  pm.addPass(fat::createFatTensorize(tensorize));
-  fat::FatPipelineOptions pipeline;
-  pipeline.overlap = opts.overlap;
-  pipeline.pingpong = opts.pingpong;
-  pipeline.persistent = opts.persistent;
-  pipeline.tileOverlap = opts.tileOverlap;
-  pipeline.blockM = opts.blockM;
-  pipeline.seqLen = opts.seqLen;
-  pm.addPass(fat::createFatPipeline(pipeline));
-  pm.addPass(fat::createConvertFatToNVVM(convert));
-  appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
-                     "convert-gpu-to-nvvm,reconcile-unrealized-casts,"
-                     "canonicalize,cse)");
-  std::string chip = opts.sm;
-  appendPipeline(pm, "nvvm-attach-target{chip=" + chip + " features=+ptx" +
-                         std::to_string(opts.ptx) +
-                         " O=" + std::to_string(opts.optLevel) + "}");
-  appendPipeline(pm, "gpu-module-to-binary{format=isa}");
-  fat::FatEmitKernelsOptions emit;
-  emit.outputDir = opts.outputDir;
-  pm.addPass(fat::createFatEmitKernels(emit));
-}
 } // namespace
-
-/// Checks the options that the pipeline splices into nvvm-attach-target
-/// (chip, +ptx<N> feature, O); convert-fat-to-nvvm checks the kernel's own
-/// options at each op. Without this, a value the pass text cannot hold
-/// (sm='a}b', O=-1) was a fatal error, and an unknown PTX version an LLVM
-/// warning and PTX of the wrong .version.
-static LogicalResult checkFatToPTXOptions(
-    const FatToPTXOptions &opts,
-    function_ref<LogicalResult(const Twine &)> errorHandler) {
-  if (opts.sm != "sm_90a")
-    return errorHandler("fat-to-ptx: sm = '" + opts.sm +
-                        "' is not supported; supported: sm_90a (the Hopper "
-                        "kernel needs wgmma and setmaxnreg)");
-  if (!fat::isSupportedPTXVersion(opts.ptx))
-    return errorHandler("fat-to-ptx: ptx = " + Twine(opts.ptx) +
-                        " is not supported; supported: " +
-                        fat::kSupportedPTXVersions +
-                        " (PTX ISA 8.0 and newer, as far as LLVM's NVPTX "
-                        "backend knows them)");
-  if (opts.optLevel < 0 || opts.optLevel > 3)
-    return errorHandler("fat-to-ptx: O = " + Twine(opts.optLevel) +
-                        " is not supported; supported: 0 to 3");
-  return success();
-}
-
-void mlir::fat::registerFatToPTXPipeline() {
-  registerPassPipeline(
-      "fat-to-ptx",
-      "Compile every fat.attention to a Hopper PTX kernel and its launch "
-      "manifest: convert-fat-to-nvvm, NVVM/LLVM lowering in the gpu.module, "
-      "nvvm-attach-target, gpu-module-to-binary{format=isa}, "
-      "fat-emit-kernels",
-      [](OpPassManager &pm, StringRef text,
-         function_ref<LogicalResult(const Twine &)> errorHandler) {
-        FatToPTXOptions opts;
-        if (failed(opts.parseFromString(text)) ||
-            failed(checkFatToPTXOptions(opts, errorHandler)))
-          return failure();
-        buildFatToPTXPipeline(pm, opts);
-        return success();
-      },
-      [](function_ref<void(const mlir::detail::PassOptions &)> optHandler) {
-        optHandler(FatToPTXOptions());
-      });
-}

@@ -101,7 +101,8 @@ struct PipelineChoice {
   bool tileOverlap = false;
 };
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
-/// and mask; see Schedule.cpp for the measurements behind each rule.
+/// and mask; see Tensorize.cpp and Pipeline.cpp for the measurements behind
+/// each rule.
 struct HopperKernelOptions;
 TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);

@@ -1,48 +1,29 @@
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=ALONE
 // RUN: fa-t-opt %s --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
-// RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
-// RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
-// RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
-// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
-// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="block-m=64" -split-input-file | FileCheck %s --check-prefix=M64
+// RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
-// The schedule is decided on fat.attention and recorded in fat.schedule.
-// Cost model (docs/perf-log.md): D, Dv <= 64 without a mask and without an
-// LSE output get row sums on the tensor cores; ops without a mask get
-// persistent CTAs; every op gets the intra-warpgroup overlap, no ping-pong,
-// and the eager rescale.
+// fat-pipeline records the asynchronous schedule in fat.schedule, beside
+// fat-tensorize's keys (Pipeline.cpp). Cost model (docs/perf-log.md): every
+// op gets the intra-warpgroup overlap; ops without a window persistent CTAs;
+// ping-pong turns with two consumer warpgroups (block-m = 128) under a
+// causal mask or at D = 128; tile overlap where persistent CTAs have no
+// turns. A forced choice marks the schedule forced, whichever pass forced it.
 
+// D = 64 without a mask: three consumer warpgroups (192 rows) and no turns,
+// so tile overlap (the c suffix of the kernel name).
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.attention
 // CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = true}
+// ALONE-LABEL: func.func @d64
+// ALONE:         fat.schedule = {forced = true, overlap = false, persistent = true, pingpong = false, tile_overlap = false}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
-// Without ping-pong turns and without a mask, tile overlap (the c suffix).
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
-// KERNEL:         wgmma.mma_async.sync.aligned.m64n72k16
-// exp2-poly=0.25: a quarter of each row's exponentials on the FMA pipe.
-// Element k of a row's 32 goes to the polynomial when ⌊(k+1)/4⌋ > ⌊k/4⌋:
-// k = 3, 7, ...; the softmax of row 0 starts with four MUFU ex2 (its α,
-// then elements 0, 1, 2), then the Cody–Waite split of element 3.
-// POLY:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ore25
-// POLY-COUNT-4: ex2.approx.ftz.f32
-// POLY:         %[[X:[0-9]+]] = llvm.intr.fma
-// POLY:    %[[CL:[0-9]+]] = llvm.intr.maxnum(%[[X]], %{{.+}}) : (f32, f32) -> f32
-// POLY:    %[[SH:[0-9]+]] = llvm.inline_asm asm_dialect = att "add.rm.ftz.f32 $0, $1, $2;", "=f,f,f" %[[CL]]
-// POLY:    %[[J:[0-9]+]] = arith.subf %[[SH]], %{{.+}} : f32
-// POLY:    %[[F:[0-9]+]] = arith.subf %[[CL]], %[[J]] : f32
-// POLY:    %[[P3:[0-9]+]] = llvm.intr.fma(%[[F]], %{{.+}}, %{{.+}})
-// POLY:    %[[P2:[0-9]+]] = llvm.intr.fma(%[[F]], %[[P3]], %{{.+}})
-// POLY:    %[[P1:[0-9]+]] = llvm.intr.fma(%[[F]], %[[P2]], %{{.+}})
-// POLY:    %[[SHB:[0-9]+]] = arith.bitcast %[[SH]] : f32 to i32
-// POLY:    %[[E:[0-9]+]] = arith.shli %[[SHB]], %{{.+}} : i32
-// POLY:    %[[PB:[0-9]+]] = arith.bitcast %[[P1]] : f32 to i32
-// POLY:    %[[SUM:[0-9]+]] = arith.addi %[[PB]], %[[E]] : i32
-// POLY:    arith.bitcast %[[SUM]] : i32 to f32
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>)
@@ -51,28 +32,16 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 
 // -----
 
-// An LSE output keeps the f32 vector row sums (the tensor cores would sum
-// the bf16-rounded P).
-// CHECK-LABEL: func.func @d64_lse
-// CHECK:         rowsum = "vector"
-func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: memref<?x8x?xf32>) {
-  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
-      outs(%o : memref<?x8x?x64xbf16>) lse(%l : memref<?x8x?xf32>)
-  return
-}
-
-// -----
-
 // The causal mask gets persistent CTAs too (pairs of query blocks as work
-// units), ping-pong with them, and with the turns the tensor-core row sums
-// (fat-tensorize predicts fat-pipeline's choice; windows keep the vector
-// sums).
+// units) and ping-pong with them.
 // CHECK-LABEL: func.func @d64_causal
 // With one consumer warpgroup (block-m = 64) there is no one to take turns
 // with: no automatic ping-pong.
 // M64-LABEL:   func.func @d64_causal
 // M64:           persistent = true, pingpong = false
 // CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = false}
+// ALONE-LABEL: func.func @d64_causal
+// ALONE:         fat.schedule = {forced = true, overlap = false, persistent = true, pingpong = false, tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
@@ -160,11 +129,9 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 
 // -----
 
-// D = 128 and 256: vector row sums, no ping-pong (Dv = 256 has no room for
-// the ones columns at all), persistent CTAs without a mask, and tile
-// overlap asked for — which the kernel goes without: only one Q buffer fits
-// beside D = 256's K/V ring (no c suffix, no q2). The lazy rescale: its
-// 80-key blocks take the late P·V wait, under which it pays (run 55).
+// D = 256: persistent CTAs without a mask, no ping-pong, and tile overlap
+// asked for — which the kernel goes without: only one Q buffer fits beside
+// D = 256's K/V ring (no c suffix, no q2).
 // CHECK-LABEL: func.func @d256
 // CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = true}
 // KERNEL:       gpu.module @fat_attention_fwd_f16_d256_h8_8_bhsd_m128n80s2_ol8t132 {
@@ -174,7 +141,4 @@ func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<
   return %r : tensor<?x8x?x256xf16>
 }
 
-// BADROWSUM: fat-tensorize: rowsum must be auto, vector or mma, got 'simd'
-// BADPOLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
-// BADPOLY2: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got 'half'
 // BADPP: fat-pipeline: overlap, pingpong, persistent and tile-overlap must be auto, on or off, got overlap='auto' pingpong='sometimes' persistent='auto' tile-overlap='auto'
