@@ -248,6 +248,9 @@ private:
   /// O = α·O on the accumulator layout (skipped by the warps whose rows
   /// kept their max, under lazy rescale).
   void buildRescale(SmallVectorImpl<Value> &o, const SoftmaxStep &step);
+  /// The online softmax before any key: (O = 0, m[2] = −inf, l[2] = 0), the
+  /// layout the consumer loops carry.
+  SmallVector<Value> buildEmptyState();
   /// The two consumer loops; both return (O, m[2], l[2]).
   SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);

@@ -116,14 +116,19 @@ void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
                     [&] { buildNamedBarrierArrive(b, next, 256); });
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
-                                                          Value rowBase) {
+SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
   Value zero = f32Const(b, 0.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  SmallVector<Value> state(accRegs(), zero);
+  state.append({negInf, negInf, zero, zero});
+  return state;
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
+                                                          Value rowBase) {
   int64_t oRegs = accRegs();
   // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
-  SmallVector<Value> init(oRegs, zero);
-  init.append({negInf, negInf, zero, zero});
+  SmallVector<Value> init = buildEmptyState();
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
   tagStage(loop, "mainloop");
   tag(loop, "fat.order",
@@ -161,11 +166,8 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
 
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
                                                                Value rowBase) {
-  Value zero = f32Const(b, 0.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   int64_t oRegs = accRegs();
-  SmallVector<Value> empty(oRegs, zero);
-  empty.append({negInf, negInf, zero, zero});
+  SmallVector<Value> empty = buildEmptyState();
 
   // The software pipeline needs a first block: CTAs with an empty KV range
   // (all rows masked out) skip straight to the epilogue with O = 0, l = 0.
@@ -192,10 +194,10 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   SmallVector<Value> s = buildQK(consumer, firstStage);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   buildWgmmaWait(b, 0);
-  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
-  SoftmaxStep first =
-      buildScoresToP(s, v.kvLo, firstStage, rowBase, ArrayRef<Value>(mInit),
-                     ArrayRef<Value>(lInit));
+  ArrayRef<Value> none(empty);
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
+                                     none.slice(oRegs, 2),
+                                     none.slice(oRegs + 2, 2));
   SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
   init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
   llvm::append_range(init, buildPackP(s));
@@ -326,14 +328,10 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   // the tensor cores finish this one. A tile without keys (all its rows
   // masked) stores O = 0, LSE = −inf and leaves the pending tile as it is.
   Value consumer = sub(v.warpgroup, c32(1));
-  Value zero = f32Const(b, 0.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  PendingTile none;
-  none.o.assign(accRegs(), zero);
-  none.m[0] = none.m[1] = negInf;
-  none.l[0] = none.l[1] = zero;
-  none.p.assign(cfg.blockN / 4, c32(0));
-  none.id = c32(0);
+  // Nothing pending yet: the empty state, P = 0 and tile id 0.
+  SmallVector<Value> nothing = buildEmptyState();
+  nothing.append(cfg.blockN / 4 + 1, c32(0));
+  PendingTile none = PendingTile::unpack(nothing, accRegs());
   buildOpenGame(consumer);
   SmallVector<Value> last =
       buildTileLoop(none.pack(), [&](ValueRange pending) {
