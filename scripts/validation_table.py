@@ -57,6 +57,20 @@ INPUTS = {
     "huge.mlir": attention("huge", "3x2147483648x4611686018427387904x512xbf16",
                            "3x2147483648x4611686018427387904x512xbf16",
                            "3x2147483648x4611686018427387904x512xbf16", kind="tensor"),
+    # fat-emit-kernels' input is convert-fat-to-nvvm's, but can be written
+    # by hand: the module attribute fat.kernels (kernel name -> manifest
+    # JSON) and a gpu.binary holding each kernel's PTX.
+    **{f"emit-{name}.mlir": (
+        f"module attributes {{gpu.container_module, fat.kernels = {kernels}}} {{\n{body}}}\n")
+       for name, kernels, body in (
+           ("list", "[1, 2]", ""),
+           ("number", "{fat_k = 7 : i32}", ""),
+           ("text", '{fat_k = "{nope"}', ""),
+           ("no-binary", '{fat_k = "{}"}', "  func.func @fat_k() {\n    return\n  }\n"),
+           ("elf", '{fat_k = "{}"}',
+            '  gpu.binary @fat_k [#gpu.object<#nvvm.target<chip = "sm_90a">, bin = "ELF">]\n'),
+           ("ok", '{fat_k = "{}"}',
+            '  gpu.binary @fat_k [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "x">]\n'))},
     "window-2e30.mlir": attention("window", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
                                   "window [1073741825, 0]"),
 }
@@ -126,6 +140,17 @@ CASES = [
     ("window wider than i32", "window.mlir", ["--fat-tile"]),
     ("NaN scale", "scale.mlir", ["--fat-tile"]),
     ("static sizes past 64-bit offsets", "huge.mlir", ["--fat-to-cpu"]),
+    ("kernel list that is not a dictionary", "emit-list.mlir",
+     ["--fat-emit-kernels=output-dir=out"]),
+    ("kernel manifest that is not a string", "emit-number.mlir",
+     ["--fat-emit-kernels=output-dir=out"]),
+    ("kernel manifest that is not JSON", "emit-text.mlir", ["--fat-emit-kernels=output-dir=out"]),
+    ("kernel without its gpu.binary", "emit-no-binary.mlir",
+     ["--fat-emit-kernels=output-dir=out"]),
+    ("kernel serialized as a cubin, not PTX", "emit-elf.mlir",
+     ["--fat-emit-kernels=output-dir=out"]),
+    ("output directory that is a file", "emit-ok.mlir",
+     ["--fat-emit-kernels=output-dir=d64.mlir"]),
 ]
 
 CRASH = re.compile(r"LLVM ERROR|Stack dump|PLEASE submit|AddressSanitizer|"
@@ -175,7 +200,8 @@ def main():
         "`FA_T_OPT` or `build/bin/fa-t-opt`); the inputs are in that script.",
         "The lit tests that pin these messages are",
         "`test/Regression/fat-to-ptx-options.mlir`,",
-        "`test/Conversion/FatToNVVM/invalid.mlir` and",
+        "`test/Conversion/FatToNVVM/invalid.mlir`,",
+        "`test/Conversion/FatToNVVM/fat-emit-kernels.mlir` and",
         "`test/Dialect/Fat/invalid.mlir`.",
         "",
         "Pipeline options (`fat-to-ptx{...}`) are checked when the pipeline is",

@@ -80,12 +80,44 @@ struct FatEmitKernelsPass
     if (outputDir.empty())
       return;
     ModuleOp top = getOperation();
-    auto manifests = top->getAttrOfType<DictionaryAttr>("fat.kernels");
-    if (!manifests)
+    Attribute kernels = top->getAttr("fat.kernels");
+    if (!kernels)
       return;
+    // fat.kernels is convert-fat-to-nvvm's, but IR can be written by hand:
+    // check all of it before a file is written.
+    auto manifests = dyn_cast<DictionaryAttr>(kernels);
+    if (!manifests) {
+      top.emitError() << "'fat.kernels' must be a dictionary from kernel "
+                         "name to its manifest (a JSON string), got "
+                      << kernels;
+      return signalPassFailure();
+    }
+    for (NamedAttribute entry : manifests) {
+      auto text = dyn_cast<StringAttr>(entry.getValue());
+      if (!text) {
+        top.emitError() << "kernel '" << entry.getName().getValue()
+                        << "': its manifest must be a JSON string, got "
+                        << entry.getValue();
+        return signalPassFailure();
+      }
+      llvm::Expected<llvm::json::Value> parsed =
+          llvm::json::parse(text.getValue());
+      if (!parsed) {
+        top.emitError() << "kernel '" << entry.getName().getValue()
+                        << "': its manifest is not JSON: "
+                        << llvm::toString(parsed.takeError());
+        return signalPassFailure();
+      }
+    }
     if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
       top.emitError() << "cannot create output directory '" << outputDir
                       << "': " << ec.message();
+      return signalPassFailure();
+    }
+    // create_directories accepts an existing file of that name.
+    if (!llvm::sys::fs::is_directory(outputDir)) {
+      top.emitError() << "output-dir '" << outputDir
+                      << "' exists and is not a directory";
       return signalPassFailure();
     }
     for (NamedAttribute entry : manifests) {
