@@ -121,7 +121,21 @@ struct ConvertFatToNVVMPass
         continue;
       }
       std::string name = config->kernelName();
-      if (!SymbolTable::lookupSymbolIn(top, name)) {
+      if (Operation *existing = SymbolTable::lookupSymbolIn(top, name)) {
+        // The kernel of an earlier op (or run of this pass) is reused; any
+        // other symbol of that name would be called as the kernel.
+        if (!isa<gpu::GPUModuleOp, gpu::BinaryOp>(existing) ||
+            !manifests.get(name)) {
+          InFlightDiagnostic diag = op.emitOpError()
+                                    << "needs the kernel name '" << name
+                                    << "', which a '" << existing->getName()
+                                    << "' of the module already has: rename "
+                                       "that symbol";
+          diag.attachNote(existing->getLoc()) << "the symbol is here";
+          failedAny = true;
+          continue;
+        }
+      } else {
         buildAttentionKernelModule(builder, op.getLoc(), top, *config);
         manifests.set(name, StringAttr::get(ctx, config->manifestJson()));
       }

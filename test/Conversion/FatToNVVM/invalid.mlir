@@ -111,3 +111,18 @@ func.func @huge_window(%q: memref<1x2x64x64xbf16>) {
       outs(%q : memref<1x2x64x64xbf16>) window [2000000000, 0]
   return
 }
+
+// -----
+
+// Kernels are module-level symbols named after their config: another symbol
+// of that name would be what the host calls. (A gpu.module of that name that
+// fat.kernels lists, from an earlier op or run, is the kernel and is reused.)
+// expected-note @+1 {{the symbol is here}}
+func.func private @fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2()
+
+func.func @kernel_name_taken(%q: memref<1x2x64x64xbf16>) {
+  // expected-error @+1 {{needs the kernel name 'fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2', which a 'func.func' of the module already has: rename that symbol}}
+  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>)
+      outs(%q : memref<1x2x64x64xbf16>)
+  return
+}
