@@ -3,6 +3,7 @@
 #
 # Build here first (fa-t-opt and the runtime library live here):
 #   bash scripts/build.sh
+#   bash scripts/build-gpu-kernels.sh     # all of the folders below, or:
 #   python3 test/GPU/run_kernels.py build --fa-t-opt build/bin/fa-t-opt --out .kernels
 #   PYTHONPATH=python python3 -m fa_t.aot --fa-t-opt build/bin/fa-t-opt \
 #       --out .kernels-py test/Python/gpu_configs.py:all_configs
