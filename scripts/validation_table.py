@@ -74,6 +74,10 @@ INPUTS = {
     "name-taken.mlir": ("func.func private @fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2q2_ort132c()\n"
                         + attention("d64", "1x2x64x64xbf16", "1x2x64x64xbf16",
                                     "1x2x64x64xbf16")),
+    "in-device-code.mlir": (
+        "module attributes {gpu.container_module} {\n  gpu.module @device {\n"
+        + attention("d64", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16")
+        + "  }\n}\n"),
     "window-2e30.mlir": attention("window", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
                                   "window [1073741825, 0]"),
 }
@@ -129,6 +133,7 @@ CASES = [
     ("larger batch than a grid dimension holds", "batch-70000.mlir", ["--fat-to-ptx"]),
     ("window past the kernel's i32 positions", "window-2e30.mlir", ["--fat-to-ptx"]),
     ("kernel name already taken by another symbol", "name-taken.mlir", ["--fat-to-ptx"]),
+    ("fat.attention in device code (a gpu.module)", "in-device-code.mlir", ["--fat-to-ptx"]),
     ("unknown target (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=sm=sm_80"]),
     ("PTX ISA (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=ptx=89"]),
     ("block-m (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=block-m=96"]),

@@ -99,12 +99,24 @@ struct ConvertFatToNVVMPass
                                options.latePVWait)))
       return signalPassFailure();
 
-    // Ops already inside device code (a gpu.module) are not host calls.
+    // Each op becomes a kernel launched from the host; one already inside
+    // device code (a gpu.module) could only be a call from a kernel, which
+    // nothing lowers (upstream's translation would fail on it later, naming
+    // an unrealized cast).
     SmallVector<AttentionOp> ops;
+    bool inDeviceCode = false;
     top.walk([&](AttentionOp op) {
-      if (!op->getParentOfType<gpu::GPUModuleOp>())
-        ops.push_back(op);
+      if (auto device = op->getParentOfType<gpu::GPUModuleOp>()) {
+        op.emitOpError() << "inside gpu.module '" << device.getName()
+                         << "' is device code: the Hopper kernel is "
+                            "launched from host code, call it there";
+        inDeviceCode = true;
+        return;
+      }
+      ops.push_back(op);
     });
+    if (inDeviceCode)
+      return signalPassFailure();
 
     // The manifests built so far, by kernel name (kept across runs).
     NamedAttrList manifests;

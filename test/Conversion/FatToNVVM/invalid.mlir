@@ -126,3 +126,18 @@ func.func @kernel_name_taken(%q: memref<1x2x64x64xbf16>) {
       outs(%q : memref<1x2x64x64xbf16>)
   return
 }
+
+// -----
+
+// Every fat.attention becomes a kernel launched from the host: one inside
+// device code would be a call from a kernel, which nothing lowers.
+module attributes {gpu.container_module} {
+  gpu.module @device {
+    func.func @in_device_code(%q: memref<1x2x64x64xbf16>) {
+      // expected-error @+1 {{inside gpu.module 'device' is device code: the Hopper kernel is launched from host code, call it there}}
+      fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>)
+          outs(%q : memref<1x2x64x64xbf16>)
+      return
+    }
+  }
+}
