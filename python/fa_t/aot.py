@@ -153,12 +153,14 @@ def main(argv=None) -> int:
     if not fat_opt:
         ap.error("fa-t-opt not found: pass --fa-t-opt or set FA_T_OPT")
     entries: List[Entry] = []
-    for spec in args.lists:
-        entries += [e for e in load_config_list(spec) if e not in entries]
     start = time.perf_counter()
     try:
+        # A list that is missing, not JSON or not configs is the user's
+        # input: one line naming it, like a compile error, not a traceback.
+        for spec in args.lists:
+            entries += [e for e in load_config_list(spec) if e not in entries]
         build(entries, args.out, fat_opt)
-    except (CompileError, ValueError) as e:
+    except (CompileError, ValueError, OSError) as e:
         print(f"fa_t.aot: {e}", file=sys.stderr)
         return 1
     print(f"built {len(entries)} kernels into {args.out} in {time.perf_counter() - start:.1f} s")

@@ -4,6 +4,7 @@ the on-disk cache, with a stand-in fa-t-opt script. CPU only."""
 import hashlib
 import json
 import os
+import re
 import stat
 import sys
 import textwrap
@@ -242,3 +243,27 @@ def test_aot_refuses_one_name_for_two_codes(fake_opt, tmp_path, monkeypatch):
     with pytest.raises(CompileError, match=r"compiled to other code than the kernel of that "
                                            r"name already in"):
         aot.build([(c, {"seq_len": 8192})], out, str(fake_opt[0]), log=quiet)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("missing.json", "No such file or directory"),
+    ("not-json.json", "Expecting value"),
+    ("no-dv.json", r"no-dv.json\[0\].head_dim_v: missing"),
+    ("configs.py:nothing", "configs.py has no 'nothing'"),
+    ("configs.txt", "expected FILE.json or FILE.py:NAME, got 'configs.txt'"),
+])
+def test_aot_cli_names_a_bad_config_list(spec, message, fake_opt, tmp_path, monkeypatch, capsys):
+    # python -m fa_t.aot on a list it cannot read: exit 1 and one line on
+    # stderr naming the list and what is wrong with it, no traceback, and
+    # nothing compiled.
+    from fa_t import aot
+    (tmp_path / "not-json.json").write_text("not json")
+    (tmp_path / "no-dv.json").write_text('[{"dtype": "bf16", "head_dim": 64}]')
+    (tmp_path / "configs.py").write_text("configs = []\n")
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "kernels"
+    assert aot.main([spec, "--out", str(out), "--fa-t-opt", str(fake_opt[0])]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("fa_t.aot: ")
+    assert re.search(message, err[0]), err[0]
+    assert not out.exists() or not list(out.glob("*.ptx"))
