@@ -36,24 +36,20 @@ static LogicalResult writeFile(Location loc, StringRef path, StringRef text) {
   return success();
 }
 
-/// `manifest`, unless `path` already holds the manifest of the same kernel
-/// chosen by the cost model ("forced": false) and this build forced it (an
-/// ablation variant that happens to be the cost model's choice): the code
-/// is the same, and the kernel stays marked as the cost model's, which is
-/// what kernel lookup prefers (docs/kernel-abi.md, Schedule).
-static std::string keepCostModelProvenance(StringRef path,
-                                           StringRef manifest) {
+/// `manifest` (`fresh` is its JSON), unless `path` already holds the
+/// manifest of the same kernel chosen by the cost model ("forced": false)
+/// and this build forced it (an ablation variant that happens to be the
+/// cost model's choice): the code is the same, and the kernel stays marked
+/// as the cost model's, which is what kernel lookup prefers
+/// (docs/kernel-abi.md, Schedule).
+static std::string keepCostModelProvenance(StringRef path, StringRef manifest,
+                                           llvm::json::Value &fresh) {
   auto isForced = [](const llvm::json::Value &v) -> std::optional<bool> {
     const llvm::json::Object *o = v.getAsObject();
     const llvm::json::Object *s = o ? o->getObject("schedule") : nullptr;
     return s ? s->getBoolean("forced") : std::nullopt;
   };
-  llvm::Expected<llvm::json::Value> fresh = llvm::json::parse(manifest);
-  if (!fresh) {
-    llvm::consumeError(fresh.takeError());
-    return manifest.str();
-  }
-  if (isForced(*fresh) != std::optional<bool>(true))
+  if (isForced(fresh) != std::optional<bool>(true))
     return manifest.str();
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> old =
       llvm::MemoryBuffer::getFile(path);
@@ -67,8 +63,8 @@ static std::string keepCostModelProvenance(StringRef path,
   }
   if (isForced(*previous) != std::optional<bool>(false))
     return manifest.str();
-  (*fresh->getAsObject()->getObject("schedule"))["forced"] = false;
-  return llvm::formatv("{0:2}", *fresh).str();
+  (*fresh.getAsObject()->getObject("schedule"))["forced"] = false;
+  return llvm::formatv("{0:2}", fresh).str();
 }
 
 namespace {
@@ -84,7 +80,7 @@ struct FatEmitKernelsPass
     if (!kernels)
       return;
     // fat.kernels is convert-fat-to-nvvm's, but IR can be written by hand:
-    // check all of it before a file is written.
+    // every kernel is checked before a file is written.
     auto manifests = dyn_cast<DictionaryAttr>(kernels);
     if (!manifests) {
       top.emitError() << "'fat.kernels' must be a dictionary from kernel "
@@ -92,38 +88,30 @@ struct FatEmitKernelsPass
                       << kernels;
       return signalPassFailure();
     }
+    struct Kernel {
+      StringRef name, ptx, manifest;
+      Location loc;
+      llvm::json::Value json;
+    };
+    SmallVector<Kernel> found;
     for (NamedAttribute entry : manifests) {
+      StringRef name = entry.getName().getValue();
       auto text = dyn_cast<StringAttr>(entry.getValue());
       if (!text) {
-        top.emitError() << "kernel '" << entry.getName().getValue()
+        top.emitError() << "kernel '" << name
                         << "': its manifest must be a JSON string, got "
                         << entry.getValue();
         return signalPassFailure();
       }
-      llvm::Expected<llvm::json::Value> parsed =
+      llvm::Expected<llvm::json::Value> json =
           llvm::json::parse(text.getValue());
-      if (!parsed) {
-        top.emitError() << "kernel '" << entry.getName().getValue()
-                        << "': its manifest is not JSON: "
-                        << llvm::toString(parsed.takeError());
+      if (!json) {
+        top.emitError() << "kernel '" << name << "': its manifest is not JSON: "
+                        << llvm::toString(json.takeError());
         return signalPassFailure();
       }
-    }
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
-      top.emitError() << "cannot create output directory '" << outputDir
-                      << "': " << ec.message();
-      return signalPassFailure();
-    }
-    // create_directories accepts an existing file of that name.
-    if (!llvm::sys::fs::is_directory(outputDir)) {
-      top.emitError() << "output-dir '" << outputDir
-                      << "' exists and is not a directory";
-      return signalPassFailure();
-    }
-    for (NamedAttribute entry : manifests) {
-      StringRef name = entry.getName();
       auto binary = SymbolTable::lookupNearestSymbolFrom<gpu::BinaryOp>(
-          top, StringAttr::get(&getContext(), name));
+          top, entry.getName());
       if (!binary) {
         top.emitError() << "kernel '" << name
                         << "' has no gpu.binary: run gpu-module-to-binary "
@@ -136,14 +124,28 @@ struct FatEmitKernelsPass
                            << "' was not serialized as PTX (format=isa)";
         return signalPassFailure();
       }
+      found.push_back({name, object.getObject().getValue(), text.getValue(),
+                       binary.getLoc(), std::move(*json)});
+    }
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputDir)) {
+      top.emitError() << "cannot create output directory '" << outputDir
+                      << "': " << ec.message();
+      return signalPassFailure();
+    }
+    // create_directories accepts an existing file of that name.
+    if (!llvm::sys::fs::is_directory(outputDir)) {
+      top.emitError() << "output-dir '" << outputDir
+                      << "' exists and is not a directory";
+      return signalPassFailure();
+    }
+    for (Kernel &kernel : found) {
       SmallString<256> ptxPath(outputDir), jsonPath(outputDir);
-      llvm::sys::path::append(ptxPath, name + ".ptx");
-      llvm::sys::path::append(jsonPath, name + ".json");
-      std::string manifest = keepCostModelProvenance(
-          jsonPath, cast<StringAttr>(entry.getValue()).getValue());
-      if (failed(writeFile(binary.getLoc(), ptxPath,
-                           object.getObject().getValue())) ||
-          failed(writeFile(binary.getLoc(), jsonPath, manifest + "\n")))
+      llvm::sys::path::append(ptxPath, kernel.name + ".ptx");
+      llvm::sys::path::append(jsonPath, kernel.name + ".json");
+      std::string manifest =
+          keepCostModelProvenance(jsonPath, kernel.manifest, kernel.json);
+      if (failed(writeFile(kernel.loc, ptxPath, kernel.ptx)) ||
+          failed(writeFile(kernel.loc, jsonPath, manifest + "\n")))
         return signalPassFailure();
     }
   }

@@ -21,6 +21,7 @@
 // PTX-NEXT: .target sm_90a
 // PTX-NEXT: .entry fat_k() { ret; }
 // MANIFEST: {"name": "fat_k", "schedule": {"forced": false}}
+// FILES-NOT:  fat_a.
 // FILES:      fat_forced.json
 // FILES-NEXT: fat_forced.ptx
 // FILES-NEXT: fat_k.json
@@ -63,6 +64,15 @@ module attributes {gpu.container_module, fat.kernels = {fat_lost = "{}"}} {
   func.func @fat_lost() {
     return
   }
+}
+
+// -----
+
+// — so a later kernel's error leaves the earlier ones unwritten too (no
+// fat_a.* in the folder) —
+// expected-error@+1 {{kernel 'fat_z' has no gpu.binary: run gpu-module-to-binary {format=isa} before fat-emit-kernels}}
+module attributes {gpu.container_module, fat.kernels = {fat_a = "{}", fat_z = "{}"}} {
+  gpu.binary @fat_a [#gpu.object<#nvvm.target<chip = "sm_90a">, assembly = "a">]
 }
 
 // -----
