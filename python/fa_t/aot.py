@@ -147,11 +147,15 @@ def main(argv=None) -> int:
     ap.add_argument("lists", nargs="+", metavar="FILE.json|FILE.py:NAME",
                     help="config lists to compile")
     ap.add_argument("--out", required=True, type=Path, help="the kernel directory to fill")
-    ap.add_argument("--fa-t-opt", help="the compiler (default: $FA_T_OPT, else PATH)")
+    ap.add_argument("--fa-t-opt", help="the compiler (default: $FA_T_OPT, else the wheel's "
+                                       "fa_t/bin/fa-t-opt, else PATH)")
     args = ap.parse_args(argv)
-    fat_opt = args.fa_t_opt or jit.find_fat_opt()
+    try:
+        fat_opt = args.fa_t_opt or jit.find_fat_opt()
+    except CompileError as e:  # the wheel's fa-t-opt cannot run here
+        ap.error(str(e))
     if not fat_opt:
-        ap.error("fa-t-opt not found: pass --fa-t-opt or set FA_T_OPT")
+        ap.error("fa-t-opt not found: pass --fa-t-opt, set FA_T_OPT or install the fa_t wheel")
     entries: List[Entry] = []
     start = time.perf_counter()
     try:

@@ -1,6 +1,8 @@
 """Just-in-time kernels: running ``fa-t-opt`` and caching what it writes.
 
-``fa-t-opt`` is found at ``$FA_T_OPT`` or on PATH. Kernels land in
+``fa-t-opt`` is found at ``$FA_T_OPT``, else beside this package
+(``fa_t/bin/fa-t-opt``, where the wheel installs it) when it runs on this
+machine, else on PATH (:func:`find_fat_opt`). Kernels land in
 ``$FA_T_CACHE_DIR`` (default ``~/.cache/fa-t``), one folder per
 :func:`cache_key` of (config, tuning, compiler version and binary hash), so a
 new compiler build never reuses an old kernel. The command line is built in one place,
@@ -35,14 +37,72 @@ COMPILE_TIMEOUT_S = 600
 JIT_FUNCTION = "fat_attention_fwd"
 
 
+#: fa-t-opt as the wheel installs it (pyproject.toml): fa_t/bin/fa-t-opt.
+BUNDLED_FAT_OPT = Path(__file__).resolve().parent / "bin" / "fa-t-opt"
+
+#: (path, mtime) -> None when ``path --version`` ran, else why it did not.
+_problems: Dict[tuple, Optional[str]] = {}
+
+
+def fat_opt_problem(fat_opt) -> Optional[str]:
+    """None when ``fat_opt --version`` runs and exits 0; else why not, in one
+    line (cached per path and mtime, so it runs once per process).
+
+    The wheel's fa-t-opt links the system's libMLIR.so / libLLVM.so 22
+    (/usr/lib/llvm-22/lib); on a machine without them the dynamic loader
+    refuses it before it starts, and this says so.
+    """
+    try:
+        key = (str(fat_opt), os.stat(fat_opt).st_mtime_ns)
+    except OSError as e:
+        return f"cannot stat it: {e.strerror}"
+    if key not in _problems:
+        try:
+            done = subprocess.run([str(fat_opt), "--version"], capture_output=True, text=True,
+                                  timeout=60)
+        except subprocess.TimeoutExpired:
+            problem = "--version did not answer within 60 s"
+        except OSError as e:
+            problem = f"cannot run it: {e.strerror or e}"
+        else:
+            lines = (done.stderr.strip() or done.stdout.strip()).splitlines()
+            problem = None if done.returncode == 0 else (
+                f"--version exited with {done.returncode}" + (f": {lines[-1]}" if lines else ""))
+        _problems[key] = problem
+    return _problems[key]
+
+
 def find_fat_opt() -> Optional[str]:
-    """Path of fa-t-opt (``$FA_T_OPT``, else PATH), or None when absent."""
+    """Path of fa-t-opt, or None when there is none.
+
+    In order: ``$FA_T_OPT`` (an override; it must be executable); the wheel's
+    own, :data:`BUNDLED_FAT_OPT`, when it runs here (:func:`fat_opt_problem`);
+    ``fa-t-opt`` on PATH. When the wheel's cannot run (a machine without
+    LLVM/MLIR 22) and PATH has none, raises :class:`CompileError` starting
+    "fa-t-opt not usable:" with the loader's reason. This is asked only when
+    no ahead-of-time kernel matched, so kernel folders ($FA_T_KERNEL_DIR)
+    keep working on such a machine.
+    """
     env = os.environ.get("FA_T_OPT")
     if env:
         if not os.access(env, os.X_OK):
             raise CompileError(f"FA_T_OPT={env!r} is not an executable file")
         return env
-    return shutil.which("fa-t-opt")
+    problem = None
+    if BUNDLED_FAT_OPT.is_file():
+        problem = fat_opt_problem(BUNDLED_FAT_OPT)
+        if problem is None:
+            return str(BUNDLED_FAT_OPT)
+        log.debug("the bundled %s does not run here: %s", BUNDLED_FAT_OPT, problem)
+    found = shutil.which("fa-t-opt")
+    if found or problem is None:
+        return found
+    raise CompileError(
+        f"fa-t-opt not usable: {BUNDLED_FAT_OPT} does not run on this machine ({problem}). "
+        f"It links the system's LLVM/MLIR 22 (/usr/lib/llvm-22/lib: Debian's libmlir-22 and "
+        f"libllvm22 packages); install them, set FA_T_OPT to a fa-t-opt that runs here, or "
+        f"use kernels compiled ahead of time (python -m fa_t.aot elsewhere, then "
+        f"FA_T_KERNEL_DIR)")
 
 
 _versions: Dict[tuple, str] = {}
@@ -202,7 +262,8 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
     """
     fat_opt = fat_opt or find_fat_opt()
     if not fat_opt:
-        raise CompileError("fa-t-opt not found: set FA_T_OPT or put it on PATH")
+        raise CompileError("fa-t-opt not found: install the fa_t wheel (pip install . in "
+                           "the fa-t repository), set FA_T_OPT or put it on PATH")
     tuning = default_tuning(config, seq_len)
     key = cache_key(config, tuning, compiler_version(fat_opt))
     root = cache_dir()
