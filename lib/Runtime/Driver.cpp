@@ -83,6 +83,7 @@ bool resolveAll(void *handle, DriverApi &api, const std::string &path) {
   FAT_RESOLVE(cuFuncSetAttribute, "cuFuncSetAttribute")
   FAT_RESOLVE(cuLaunchKernel, "cuLaunchKernel")
   FAT_RESOLVE(cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled")
+  FAT_RESOLVE(cuTensorMapReplaceAddress, "cuTensorMapReplaceAddress")
 #undef FAT_RESOLVE
   return true;
 }
@@ -228,26 +229,43 @@ extern "C" int fat_device_compute_capability(int ordinal, int *major,
              : -1;
 }
 
+bool fat::runtime::primaryContext(const DriverApi &api, int ordinal,
+                                  CUcontext &context) {
+  CUdevice device;
+  if (!getDevice(api, ordinal, device))
+    return false;
+  std::lock_guard<std::mutex> lock(gContextMutex);
+  auto it = gContexts.find(ordinal);
+  if (it != gContexts.end()) {
+    context = it->second;
+    return true;
+  }
+  if (!checkCuda(api.cuDevicePrimaryCtxRetain(&context, device),
+                 "cuDevicePrimaryCtxRetain"))
+    return false;
+  gContexts.emplace(ordinal, context);
+  return true;
+}
+
 extern "C" int fat_set_device(int ordinal) {
   clearError();
   const DriverApi *api = requireDriver();
-  CUdevice device;
-  if (!api || !getDevice(*api, ordinal, device))
-    return -1;
   CUcontext context = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(gContextMutex);
-    auto it = gContexts.find(ordinal);
-    if (it != gContexts.end()) {
-      context = it->second;
-    } else {
-      if (!checkCuda(api->cuDevicePrimaryCtxRetain(&context, device),
-                     "cuDevicePrimaryCtxRetain"))
-        return -1;
-      gContexts.emplace(ordinal, context);
-    }
-  }
+  if (!api || !primaryContext(*api, ordinal, context))
+    return -1;
   return checkCuda(api->cuCtxSetCurrent(context), "cuCtxSetCurrent") ? 0 : -1;
+}
+
+extern "C" int fat_device_context(int ordinal, void **context) {
+  clearError();
+  if (!context)
+    return fail("fat_device_context: `context` is NULL");
+  const DriverApi *api = requireDriver();
+  CUcontext handle = nullptr;
+  if (!api || !primaryContext(*api, ordinal, handle))
+    return -1;
+  *context = handle;
+  return 0;
 }
 
 extern "C" int fat_synchronize(void) {

@@ -75,11 +75,17 @@ struct DriverApi {
       const uint64_t *globalDim, const uint64_t *globalStrides,
       const uint32_t *boxDim, const uint32_t *elementStrides, int interleave,
       int swizzle, int l2Promotion, int oobFill);
+  CUresult (*cuTensorMapReplaceAddress)(void *tensorMap, void *globalAddress);
 };
 
 /// The loaded driver, or nullptr before a successful fat_runtime_init. When
 /// null, the current call's error is already set to say so.
 const DriverApi *requireDriver();
+
+/// The primary context of device `ordinal`, retained on first use and kept
+/// for the process (fat_set_device and fat_device_context share it); false,
+/// with the error set, for a bad ordinal or a driver failure.
+bool primaryContext(const DriverApi &api, int ordinal, CUcontext &context);
 
 /// Records "<call> failed: <NAME> (<description>)" as the last error when
 /// `result` is not CUDA_SUCCESS; returns true on success.

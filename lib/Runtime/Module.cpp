@@ -1,12 +1,14 @@
 //===- Module.cpp - Loading modules and launching kernels -----------------===//
 //
 // cuModuleLoadDataEx with the JIT logs captured, function lookup, the dynamic
-// shared-memory opt-in, and cuLaunchKernel.
+// shared-memory opt-in, and cuLaunchKernel (as given, or with some parameters
+// re-pointed at new tensors).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
 #include "Error.h"
+#include "TensorMap.h"
 
 #include "fa-t/Runtime/Runtime.h"
 
@@ -164,30 +166,126 @@ extern "C" int fat_function_set_max_dynamic_smem(fat_function function,
              : -1;
 }
 
+namespace {
+
+/// The checks fat_launch and fat_launch_patched share: `caller` names the
+/// entry point in the message.
+int checkLaunchShape(const char *caller, fat_function function,
+                     const uint32_t grid[3], const uint32_t block[3]) {
+  if (!function || !grid || !block)
+    return fail(std::string(caller) + ": `function`, `grid` or `block` is NULL");
+  static const char *const axes[] = {"x", "y", "z"};
+  for (int i = 0; i < 3; ++i) {
+    if (grid[i] == 0)
+      return fail(std::string(caller) + ": grid." + axes[i] +
+                  " is 0; every grid dimension must be at least 1");
+    if (block[i] == 0)
+      return fail(std::string(caller) + ": block." + axes[i] +
+                  " is 0; every block dimension must be at least 1");
+  }
+  return 0;
+}
+
+bool launchKernel(const DriverApi &api, fat_function function,
+                  const uint32_t grid[3], const uint32_t block[3],
+                  uint32_t dynamicSmem, void *stream, void **params) {
+  return checkCuda(api.cuLaunchKernel(reinterpret_cast<CUfunction>(function),
+                                      grid[0], grid[1], grid[2], block[0],
+                                      block[1], block[2], dynamicSmem,
+                                      static_cast<CUstream>(stream), params,
+                                      nullptr),
+                   "cuLaunchKernel");
+}
+
+/// A tensor map's 128 bytes at the alignment the driver needs.
+struct alignas(FAT_TENSOR_MAP_ALIGN) TensorMapCopy {
+  unsigned char bytes[FAT_TENSOR_MAP_BYTES];
+};
+
+} // namespace
+
 extern "C" int fat_launch(fat_function function, const uint32_t grid[3],
                           const uint32_t block[3], uint32_t dynamicSmem,
                           void *stream, void **params) {
   clearError();
-  if (!function || !grid || !block)
-    return fail("fat_launch: `function`, `grid` or `block` is NULL");
-  static const char *const axes[] = {"x", "y", "z"};
-  for (int i = 0; i < 3; ++i) {
-    if (grid[i] == 0)
-      return fail(std::string("fat_launch: grid.") + axes[i] +
-                  " is 0; every grid dimension must be at least 1");
-    if (block[i] == 0)
-      return fail(std::string("fat_launch: block.") + axes[i] +
-                  " is 0; every block dimension must be at least 1");
-  }
+  if (checkLaunchShape("fat_launch", function, grid, block) != 0)
+    return -1;
   const DriverApi *api = requireDriver();
   if (!api || !requireContext(*api, "cuLaunchKernel"))
     return -1;
-  return checkCuda(api->cuLaunchKernel(reinterpret_cast<CUfunction>(function),
-                                       grid[0], grid[1], grid[2], block[0],
-                                       block[1], block[2], dynamicSmem,
-                                       static_cast<CUstream>(stream), params,
-                                       nullptr),
-                   "cuLaunchKernel")
+  return launchKernel(*api, function, grid, block, dynamicSmem, stream, params)
+             ? 0
+             : -1;
+}
+
+extern "C" int fat_launch_patched(fat_function function, const uint32_t grid[3],
+                                  const uint32_t block[3], uint32_t dynamicSmem,
+                                  void *stream, void **params,
+                                  uint32_t paramCount,
+                                  const fat_param_patch *patches,
+                                  const uint64_t *addresses,
+                                  uint32_t patchCount, void *context) {
+  clearError();
+  const char *caller = "fat_launch_patched";
+  if (checkLaunchShape(caller, function, grid, block) != 0)
+    return -1;
+  const std::string where = std::string(caller) + ": ";
+  if (paramCount > FAT_MAX_LAUNCH_PARAMS)
+    return fail(where + std::to_string(paramCount) + " parameters, more than " +
+                std::to_string(FAT_MAX_LAUNCH_PARAMS));
+  if (patchCount > FAT_MAX_PARAM_PATCHES)
+    return fail(where + std::to_string(patchCount) + " patches, more than " +
+                std::to_string(FAT_MAX_PARAM_PATCHES));
+  if ((paramCount && !params) || (patchCount && (!patches || !addresses)))
+    return fail(where + "`params`, `patches` or `addresses` is NULL");
+  void *local[FAT_MAX_LAUNCH_PARAMS];
+  TensorMapCopy maps[FAT_MAX_PARAM_PATCHES];
+  uint64_t pointers[FAT_MAX_PARAM_PATCHES];
+  for (uint32_t i = 0; i < paramCount; ++i)
+    local[i] = params[i];
+  for (uint32_t i = 0; i < patchCount; ++i) {
+    const fat_param_patch &patch = patches[i];
+    const std::string what =
+        where + "patch " + std::to_string(i) + " (parameter " +
+        std::to_string(patch.param) + "): ";
+    if (patch.param >= paramCount)
+      return fail(what + "no such parameter; the block has " +
+                  std::to_string(paramCount));
+    if (!params[patch.param])
+      return fail(what + "the packed value's pointer is NULL");
+    if (patch.kind == FAT_PATCH_TENSOR_MAP) {
+      if (checkTensorMapPointer(params[patch.param], what) != 0 ||
+          checkGlobalAddress(addresses[i], kTmaAlign, what) != 0)
+        return -1;
+      std::memcpy(maps[i].bytes, params[patch.param], FAT_TENSOR_MAP_BYTES);
+      local[patch.param] = maps[i].bytes;
+    } else if (patch.kind == FAT_PATCH_POINTER) {
+      pointers[i] = addresses[i];
+      local[patch.param] = &pointers[i];
+    } else {
+      return fail(what + "unknown kind " + std::to_string(patch.kind) +
+                  " (expected 0 = tensor map, 1 = pointer)");
+    }
+  }
+  const DriverApi *api = requireDriver();
+  if (!api)
+    return -1;
+  if (context) {
+    CUcontext current = nullptr;
+    if (!checkCuda(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
+      return -1;
+    if (current != static_cast<CUcontext>(context) &&
+        !checkCuda(api->cuCtxSetCurrent(static_cast<CUcontext>(context)),
+                   "cuCtxSetCurrent"))
+      return -1;
+  } else if (!requireContext(*api, "cuLaunchKernel")) {
+    return -1;
+  }
+  for (uint32_t i = 0; i < patchCount; ++i)
+    if (patches[i].kind == FAT_PATCH_TENSOR_MAP &&
+        !replaceAddress(*api, maps[i].bytes, addresses[i]))
+      return -1;
+  return launchKernel(*api, function, grid, block, dynamicSmem, stream, local)
              ? 0
              : -1;
 }

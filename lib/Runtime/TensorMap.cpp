@@ -7,6 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TensorMap.h"
+
 #include "Driver.h"
 #include "Error.h"
 
@@ -61,6 +63,31 @@ unsigned swizzleSpanBytes(int swizzle) {
 
 std::string str(uint64_t value) { return std::to_string(value); }
 
+} // namespace
+
+int fat::runtime::checkTensorMapPointer(const void *tensorMap,
+                                        const std::string &where) {
+  if (!tensorMap)
+    return fail(where + "the tensor map pointer is NULL");
+  if (reinterpret_cast<uintptr_t>(tensorMap) % FAT_TENSOR_MAP_ALIGN != 0)
+    return fail(where + "the tensor map at address " +
+                str(reinterpret_cast<uintptr_t>(tensorMap)) +
+                " is not 64-byte aligned");
+  return 0;
+}
+
+int fat::runtime::checkGlobalAddress(uint64_t address, uint64_t align,
+                                     const std::string &where) {
+  if (address == 0)
+    return fail(where + "the global address is 0 (a null tensor)");
+  if (address % align != 0)
+    return fail(where + "the global address " + str(address) + " is not " +
+                str(align) + "-byte aligned");
+  return 0;
+}
+
+namespace {
+
 /// Checks every argument against the documented requirements; returns -1
 /// with the error set at the first violation.
 int validate(const void *tensorMap, int dtype, uint32_t rank, uint64_t address,
@@ -68,12 +95,8 @@ int validate(const void *tensorMap, int dtype, uint32_t rank, uint64_t address,
              const uint32_t *elementStrides, int interleave, int swizzle,
              int l2Promotion, int oobFill) {
   const std::string where = "cuTensorMapEncodeTiled: ";
-  if (!tensorMap)
-    return fail(where + "the output tensor map pointer is NULL");
-  if (reinterpret_cast<uintptr_t>(tensorMap) % FAT_TENSOR_MAP_ALIGN != 0)
-    return fail(where + "the output tensor map at address " +
-                str(reinterpret_cast<uintptr_t>(tensorMap)) +
-                " is not 64-byte aligned");
+  if (checkTensorMapPointer(tensorMap, where) != 0)
+    return -1;
   unsigned bytes = elementBytes(dtype);
   if (bytes == 0)
     return fail(where + "unknown data type " + std::to_string(dtype) +
@@ -106,12 +129,9 @@ int validate(const void *tensorMap, int dtype, uint32_t rank, uint64_t address,
 
   // 32-byte interleave moves 32-byte chunks, so it needs 32-byte alignment;
   // everything else needs 16 bytes, the TMA transfer granule.
-  const uint64_t align = interleave == FAT_TMA_INTERLEAVE_32B ? 32 : 16;
-  if (address == 0)
-    return fail(where + "the global address is 0 (a null tensor)");
-  if (address % align != 0)
-    return fail(where + "the global address " + str(address) +
-                " is not " + str(align) + "-byte aligned");
+  const uint64_t align = interleave == FAT_TMA_INTERLEAVE_32B ? 32 : kTmaAlign;
+  if (checkGlobalAddress(address, align, where) != 0)
+    return -1;
 
   for (uint32_t i = 0; i < rank; ++i) {
     if (dims[i] == 0 || dims[i] > (uint64_t(1) << 32))
@@ -177,4 +197,24 @@ extern "C" int fat_tensor_map_encode_tiled(
                    "cuTensorMapEncodeTiled")
              ? 0
              : -1;
+}
+
+bool fat::runtime::replaceAddress(const DriverApi &api, void *tensorMap,
+                                  uint64_t address) {
+  return checkCuda(api.cuTensorMapReplaceAddress(
+                       tensorMap, reinterpret_cast<void *>(address)),
+                   "cuTensorMapReplaceAddress");
+}
+
+extern "C" int fat_tensor_map_replace_address(void *tensorMap,
+                                              uint64_t address) {
+  clearError();
+  const std::string where = "cuTensorMapReplaceAddress: ";
+  if (checkTensorMapPointer(tensorMap, where) != 0 ||
+      checkGlobalAddress(address, kTmaAlign, where) != 0)
+    return -1;
+  const DriverApi *api = requireDriver();
+  if (!api)
+    return -1;
+  return replaceAddress(*api, tensorMap, address) ? 0 : -1;
 }

@@ -15,6 +15,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Dict, List, Tuple
 
+from .errors import LayoutError
 from .manifest import GridDim, Manifest, TensorMapSpec
 
 #: log2(e): kernels compute exp(x) as exp2(x * log2(e)), folded into the scale.
@@ -47,17 +48,26 @@ def check_16_byte_layout(t: Any, name: str, why: str) -> None:
     esize = t.element_size()
     last = t.dim() - 1
     if t.shape[last] > 1 and t.stride(last) != 1:
-        raise ValueError(f"expected {name}.stride({last}) ({t.stride(last)}) to be 1: the last "
-                         f"dimension must be contiguous (call .contiguous())")
+        raise LayoutError(f"expected {name}.stride({last}) ({t.stride(last)}) to be 1: the "
+                          f"last dimension must be contiguous (call .contiguous())")
     for d in range(last):
         if t.shape[d] > 1 and (t.stride(d) * esize) % TMA_ALIGN:
-            raise ValueError(
+            raise LayoutError(
                 f"expected {name}.stride({d}) ({t.stride(d)}) times the element size ({esize}) "
                 f"= {t.stride(d) * esize} bytes to be a multiple of {TMA_ALIGN} bytes, {why} "
                 f"(call .contiguous())")
     if t.data_ptr() % TMA_ALIGN:
-        raise ValueError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be {TMA_ALIGN}-byte "
-                         f"aligned, {why} (call .clone())")
+        raise LayoutError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be "
+                          f"{TMA_ALIGN}-byte aligned, {why} (call .clone())")
+
+
+def check_lse_pointer(t: Any, name: str = "lse") -> None:
+    """The LSE's data pointer (or another 4-byte ``ptr`` parameter's): the
+    kernel stores it one float at a time."""
+    if t.data_ptr() % LSE_ALIGN:
+        raise LayoutError(f"expected {name}.data_ptr() ({t.data_ptr():#x}) to be "
+                          f"{LSE_ALIGN}-byte aligned: the kernel stores it one float at a time "
+                          f"(pass a fresh tensor)")
 
 
 def problem_symbols(q_shape: Sequence[int], k_shape: Sequence[int], v_shape: Sequence[int],
@@ -151,8 +161,8 @@ def tensor_map_args(spec: TensorMapSpec, tensor: Any, name: str = None) -> Tenso
     dims = tuple(int(shape[a]) for a in axes)
     elem_strides = [int(stride[a]) for a in axes]
     if dims[0] > 1 and elem_strides[0] != 1:
-        raise ValueError(f"expected {name}.stride({axes[0]}) ({elem_strides[0]}) to be 1: "
-                         f"TMA reads the innermost dimension contiguously")
+        raise LayoutError(f"expected {name}.stride({axes[0]}) ({elem_strides[0]}) to be 1: "
+                          f"TMA reads the innermost dimension contiguously")
     byte_strides: List[int] = []
     span = dims[0] * esize  # bytes covered by the dimensions inside the current one
     for i in range(1, len(dims)):
@@ -160,15 +170,15 @@ def tensor_map_args(spec: TensorMapSpec, tensor: Any, name: str = None) -> Tenso
         if dims[i] == 1:
             s = _round_up(span, TMA_ALIGN)
         elif s % TMA_ALIGN:
-            raise ValueError(f"expected {name}.stride({axes[i]}) ({elem_strides[i]}) times the "
-                             f"element size ({esize}) = {s} bytes to be a multiple of "
-                             f"{TMA_ALIGN} bytes (TMA requires it)")
+            raise LayoutError(f"expected {name}.stride({axes[i]}) ({elem_strides[i]}) times "
+                              f"the element size ({esize}) = {s} bytes to be a multiple of "
+                              f"{TMA_ALIGN} bytes (TMA requires it)")
         byte_strides.append(s)
         span = max(span, (dims[i] - 1) * s + span)
     address = int(tensor.data_ptr())
     if address % TMA_ALIGN:
-        raise ValueError(f"expected {name}.data_ptr() ({address:#x}) to be {TMA_ALIGN}-byte "
-                         f"aligned (TMA requires it)")
+        raise LayoutError(f"expected {name}.data_ptr() ({address:#x}) to be "
+                          f"{TMA_ALIGN}-byte aligned (TMA requires it)")
     return TensorMapArgs(dtype=TMA_DTYPES[dtype_name], address=address, dims=dims,
                          strides=tuple(byte_strides), box=tuple(spec.box),
                          swizzle=TMA_SWIZZLE[spec.swizzle],
@@ -211,6 +221,25 @@ class KernelParams:
         return len(self.values)
 
 
+class ParamPatch(ctypes.Structure):
+    """``fat_param_patch``: a parameter that each launch re-points at its own tensor."""
+
+    _fields_ = [("param", ctypes.c_uint32), ("kind", ctypes.c_int32)]
+
+
+#: fat_patch_kind of each parameter kind that carries a tensor's address.
+PATCH_KINDS = {"tensor_map": 0, "ptr": 1}
+
+
+def patched_params(manifest: Manifest) -> List[Tuple[int, int, str]]:
+    """(parameter index, fat_patch_kind, tensor) of every parameter that holds
+    a tensor's address — what a plan packed once must change per call. The
+    other parameters (sizes, strides, scale) follow from what the plan is
+    keyed on."""
+    return [(i, PATCH_KINDS[p.kind], p.tensor) for i, p in enumerate(manifest.params)
+            if p.kind in PATCH_KINDS]
+
+
 def _i32(symbol: str, value: Any) -> ctypes.c_int32:
     value = int(value)
     if not -2**31 <= value < 2**31:
@@ -235,10 +264,8 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
             t = tensors[p.tensor]
             if p.tensor == "o":
                 check_16_byte_layout(t, "o", "as the kernel's 16-byte stores of O require")
-            elif t.data_ptr() % LSE_ALIGN:
-                raise ValueError(f"expected {p.tensor}.data_ptr() ({t.data_ptr():#x}) to be "
-                                 f"{LSE_ALIGN}-byte aligned: the kernel stores it one float "
-                                 f"at a time (pass a fresh tensor)")
+            else:
+                check_lse_pointer(t, p.tensor)
             values.append(ctypes.c_uint64(int(t.data_ptr())))
         elif p.kind == "stride":
             values.append(ctypes.c_int64(int(tensors[p.tensor].stride(p.dim))))

@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .errors import CudaError
-from .params import TensorMapArgs, TensorMapBuffer
+from .params import ParamPatch, TensorMapArgs, TensorMapBuffer
 
 #: FAT_RUNTIME_ABI_VERSION this binding was written against.
-ABI_VERSION = 1
+ABI_VERSION = 2
 LIBRARY_NAME = "libfat_runtime.so"
 
 
@@ -67,6 +67,7 @@ class Runtime:
             "fat_device_compute_capability": (
                 [c_int, ctypes.POINTER(c_int), ctypes.POINTER(c_int)], c_int),
             "fat_set_device": ([c_int], c_int),
+            "fat_device_context": ([c_int, ctypes.POINTER(c_void_p)], c_int),
             "fat_module_load_ptx": ([c_char_p, ctypes.POINTER(c_void_p)], c_int),
             "fat_module_load_file": ([c_char_p, ctypes.POINTER(c_void_p)], c_int),
             "fat_module_unload": ([c_void_p], c_int),
@@ -76,10 +77,17 @@ class Runtime:
                 [c_void_p, c_int, c_uint32, c_uint64, ctypes.POINTER(c_uint64),
                  ctypes.POINTER(c_uint64), ctypes.POINTER(c_uint32), ctypes.POINTER(c_uint32),
                  c_int, c_int, c_int, c_int], c_int),
+            "fat_tensor_map_replace_address": ([c_void_p, c_uint64], c_int),
             "fat_launch": ([c_void_p, u32_3, u32_3, c_uint32, c_void_p,
                             ctypes.POINTER(c_void_p)], c_int),
+            "fat_launch_patched": ([c_void_p, u32_3, u32_3, c_uint32, c_void_p,
+                                    ctypes.POINTER(c_void_p), c_uint32,
+                                    ctypes.POINTER(ParamPatch), ctypes.POINTER(c_uint64),
+                                    c_uint32, c_void_p], c_int),
             "fat_synchronize": ([], c_int),
         }
+        # The version first: a library built from an older fa-t lacks the
+        # newer entry points, and its version says so better than their names.
         for name, (argtypes, restype) in signatures.items():
             try:
                 fn = getattr(lib, name)
@@ -87,11 +95,11 @@ class Runtime:
                 raise CudaError(f"{self.path} is not the fa-t runtime library: it has no "
                                 f"{name}") from None
             fn.argtypes, fn.restype = argtypes, restype
-        version = lib.fat_runtime_abi_version()
-        if version != ABI_VERSION:
-            raise CudaError(f"{self.path} implements runtime ABI version {version}; "
-                            f"this fa_t needs version {ABI_VERSION}")
+            if name == "fat_runtime_abi_version" and fn() != ABI_VERSION:
+                raise CudaError(f"{self.path} implements runtime ABI version {fn()}; this "
+                                f"fa_t needs version {ABI_VERSION} (rebuild the library)")
         self._lib = lib
+        self._launch_patched = lib.fat_launch_patched
 
     def last_error(self) -> str:
         """The calling thread's last error message ("" after a success)."""
@@ -130,6 +138,13 @@ class Runtime:
         """Makes the device's primary context (PyTorch's) current on this thread."""
         self._check(self._lib.fat_set_device(device))
 
+    def device_context(self, device: int) -> int:
+        """The device's primary context (PyTorch's), retained, not made current:
+        the ``context`` of :meth:`launch_patched`."""
+        context = ctypes.c_void_p()
+        self._check(self._lib.fat_device_context(device, ctypes.byref(context)))
+        return context.value
+
     def load_ptx(self, ptx: str) -> int:
         """Loads PTX text into the current context; returns the module handle."""
         module = ctypes.c_void_p()
@@ -167,6 +182,10 @@ class Runtime:
             args.interleave, args.swizzle, args.l2_promotion, args.oob_fill))
         return out
 
+    def replace_address(self, tensor_map: TensorMapBuffer, address: int) -> None:
+        """Points an encoded map at ``address`` (same shape and strides)."""
+        self._check(self._lib.fat_tensor_map_replace_address(tensor_map.address, address))
+
     def launch(self, function: int, grid: Sequence[int], block: Sequence[int],
                dynamic_smem: int, stream: int, params) -> None:
         """cuLaunchKernel with ``params`` (a :class:`~fa_t.params.KernelParams`)."""
@@ -177,6 +196,17 @@ class Runtime:
         self._check(self._lib.fat_launch(
             function, u32_3(*grid), u32_3(*block), dynamic_smem, stream or None,
             ctypes.cast(params.array, ctypes.POINTER(ctypes.c_void_p))))
+
+    def launch_patched(self, function: int, grid, block, dynamic_smem: int, stream: int,
+                       params, patches, addresses, context: int) -> None:
+        """``fat_launch_patched``: ``params`` (a KernelParams) launched with the
+        parameters ``patches`` names re-pointed at ``addresses`` (a c_uint64
+        array, one per patch); ``params`` itself is not changed. ``grid`` and
+        ``block`` are c_uint32 arrays of 3, ``patches`` a ParamPatch array,
+        all built once: this is the per-call path, so it converts nothing."""
+        if self._launch_patched(function, grid, block, dynamic_smem, stream, params.array,
+                                len(params), patches, addresses, len(addresses), context):
+            raise CudaError(self.last_error())
 
     def synchronize(self) -> None:
         self._check(self._lib.fat_synchronize())

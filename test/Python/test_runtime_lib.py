@@ -62,3 +62,41 @@ def test_valid_map_needs_the_driver(rt):
         pytest.skip("a CUDA driver is loaded; the map would really be encoded")
     with pytest.raises(CudaError, match=r"not loaded"):
         rt.encode_tensor_map(good_args(), TensorMapBuffer())
+
+
+@pytest.mark.parametrize("address, message", [
+    (0, r"the global address is 0 \(a null tensor\)"),
+    (0x7F0000000008, r"the global address 139637976727560 is not 16-byte aligned"),
+])
+def test_replace_address_validation(rt, address, message):
+    with pytest.raises(CudaError, match=r"cuTensorMapReplaceAddress: " + message):
+        rt.replace_address(TensorMapBuffer(), address)
+
+
+def _patched_launch(rt, patches, addresses):
+    """A launch of a fake function with a q map and an o pointer re-pointed."""
+    import ctypes
+    from fa_t.params import KernelParams, ParamPatch
+    params = KernelParams([TensorMapBuffer(), ctypes.c_uint64(0x7F0000001000)])
+    u32_3 = ctypes.c_uint32 * 3
+    rt.launch_patched(0x1000, u32_3(132, 1, 1), u32_3(384, 1, 1), 0, 0, params,
+                      (ParamPatch * len(patches))(*(ParamPatch(*p) for p in patches)),
+                      (ctypes.c_uint64 * len(addresses))(*addresses), None)
+
+
+@pytest.mark.parametrize("patches, addresses, message", [
+    ([(0, 0), (1, 1)], [0x7F0000002008, 0x7F0000003000],
+     r"patch 0 \(parameter 0\): the global address 139637976735752 is not 16-byte aligned"),
+    ([(2, 1)], [0x7F0000002000], r"patch 0 \(parameter 2\): no such parameter; the block has 2"),
+    ([(1, 5)], [0x7F0000002000], r"patch 0 \(parameter 1\): unknown kind 5"),
+])
+def test_launch_patched_validation(rt, patches, addresses, message):
+    with pytest.raises(CudaError, match=r"fat_launch_patched: " + message):
+        _patched_launch(rt, patches, addresses)
+
+
+def test_launch_patched_needs_the_driver(rt):
+    if rt.initialized:
+        pytest.skip("a CUDA driver is loaded; the fake function would really be launched")
+    with pytest.raises(CudaError, match=r"not loaded"):
+        _patched_launch(rt, [(0, 0), (1, 1)], [0x7F0000002000, 0x7F0000003004])

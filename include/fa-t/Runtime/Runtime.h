@@ -34,7 +34,9 @@ extern "C" {
 
 /// Version of this C interface; bumped on any incompatible change so that
 /// bindings (python/fa_t/runtime.py) can refuse a mismatched library.
-#define FAT_RUNTIME_ABI_VERSION 1
+/// 2 added fat_device_context, fat_tensor_map_replace_address and
+/// fat_launch_patched, which the bindings of version 2 need.
+#define FAT_RUNTIME_ABI_VERSION 2
 
 /// A CUtensorMap is 128 opaque bytes that must sit at a 64-byte-aligned
 /// address (the kernel receives it by value as `.param .align 64 .b8 [128]`).
@@ -124,6 +126,11 @@ FAT_RUNTIME_API int fat_device_compute_capability(int ordinal, int *major,
 /// current when they were loaded.
 FAT_RUNTIME_API int fat_set_device(int ordinal);
 
+/// The primary context of device `ordinal` (retained on first use, like
+/// fat_set_device), without making it current: a handle for
+/// fat_launch_patched, which makes it current only where it is not.
+FAT_RUNTIME_API int fat_device_context(int ordinal, void **context);
+
 /// Loads a module from NUL-terminated PTX text (cuModuleLoadDataEx). A JIT
 /// failure's message includes the driver's JIT error log.
 FAT_RUNTIME_API int fat_module_load_ptx(const char *ptx, fat_module *module);
@@ -162,6 +169,15 @@ FAT_RUNTIME_API int fat_tensor_map_encode_tiled(
     const uint32_t *element_strides, int interleave, int swizzle,
     int l2_promotion, int oob_fill);
 
+/// Points an encoded tensor map at another global address, keeping every
+/// other field (cuTensorMapReplaceAddress): a map encoded once serves every
+/// tensor of the same shape and strides. `address` must be non-zero and
+/// 16-byte aligned (the driver also refuses a 32-byte-interleaved map's
+/// address that is not 32-byte aligned); `tensor_map` as in
+/// fat_tensor_map_encode_tiled. Checked here before the driver is needed.
+FAT_RUNTIME_API int fat_tensor_map_replace_address(void *tensor_map,
+                                                   uint64_t address);
+
 /// Launches `function` on `stream` (NULL: the context's default stream) with
 /// grid[3] blocks of block[3] threads and `dynamic_smem` bytes of dynamic
 /// shared memory. `params` holds one pointer per kernel parameter, pointing
@@ -170,6 +186,40 @@ FAT_RUNTIME_API int fat_tensor_map_encode_tiled(
 FAT_RUNTIME_API int fat_launch(fat_function function, const uint32_t grid[3],
                                const uint32_t block[3], uint32_t dynamic_smem,
                                void *stream, void **params);
+
+/// The most parameters (`param_count`) and patches (`patch_count`) one
+/// fat_launch_patched takes.
+#define FAT_MAX_LAUNCH_PARAMS 64
+#define FAT_MAX_PARAM_PATCHES 16
+
+/// What a patch of fat_launch_patched replaces.
+enum fat_patch_kind {
+  FAT_PATCH_TENSOR_MAP = 0, ///< a tensor map parameter's global address
+  FAT_PATCH_POINTER = 1     ///< a u64 device-pointer parameter's value
+};
+
+/// One parameter that fat_launch_patched re-points at new memory.
+typedef struct fat_param_patch {
+  uint32_t param; ///< its index in `params`
+  int32_t kind;   ///< enum fat_patch_kind
+} fat_param_patch;
+
+/// fat_launch of a parameter block packed once, with `patch_count`
+/// parameters re-pointed at this call's tensors: parameter patches[i].param
+/// gets addresses[i], as a tensor map's global address
+/// (fat_tensor_map_replace_address) or as a pointer's value. The patched
+/// values are copies on this call's stack, so `params` is never written and
+/// one packed block serves concurrent launches from several threads (and
+/// every launch a CUDA graph captures keeps its own values). `params` has
+/// `param_count` entries. When `context` is not NULL it is made current on
+/// the calling thread first unless it already is (a thread that never used
+/// CUDA has none current); NULL requires a current context, as fat_launch.
+/// Every argument is checked before the driver is needed.
+FAT_RUNTIME_API int fat_launch_patched(
+    fat_function function, const uint32_t grid[3], const uint32_t block[3],
+    uint32_t dynamic_smem, void *stream, void **params, uint32_t param_count,
+    const fat_param_patch *patches, const uint64_t *addresses,
+    uint32_t patch_count, void *context);
 
 /// Blocks until all work in the current context has finished
 /// (cuCtxSynchronize); asynchronous kernel faults surface here.

@@ -2,8 +2,8 @@
 //
 // Exercises the C interface on a machine without CUDA: the "no driver" paths
 // of fat_runtime_init, the argument checks of every entry point, and each
-// cuTensorMapEncodeTiled rule, whose validation runs before the driver is
-// needed. Prints "N passed, M failed" and exits non-zero on any failure.
+// cuTensorMapEncodeTiled, cuTensorMapReplaceAddress and patched-launch rule,
+// whose validation runs before the driver is needed. Prints "N passed, M failed" and exits non-zero on any failure.
 //
 //===----------------------------------------------------------------------===//
 
@@ -93,6 +93,11 @@ void testNoDriver() {
               "not loaded");
   expectError("synchronize before init", fat_synchronize(), "not loaded");
   expectError("set device before init", fat_set_device(0), "not loaded");
+  void *context = nullptr;
+  expectError("device context before init", fat_device_context(0, &context),
+              "not loaded");
+  expectError("null device context", fat_device_context(0, nullptr),
+              "fat_device_context: `context` is NULL");
 }
 
 void testArgumentChecks() {
@@ -137,7 +142,7 @@ void testTensorMapValidation() {
                 fat_tensor_map_encode_tiled(nullptr, a.dtype, a.rank, a.address,
                                             a.dims, a.strides, a.box, nullptr,
                                             0, 3, 3, 0),
-                w + "the output tensor map pointer is NULL");
+                w + "the tensor map pointer is NULL");
     expectError("misaligned output",
                 fat_tensor_map_encode_tiled(a.map + 8, a.dtype, a.rank,
                                             a.address, a.dims, a.strides, a.box,
@@ -247,6 +252,80 @@ void testTensorMapValidation() {
   }
 }
 
+void testReplaceAddress() {
+  const std::string w = "cuTensorMapReplaceAddress: ";
+  alignas(64) unsigned char map[FAT_TENSOR_MAP_BYTES + 8] = {};
+  expectError("replace: valid arguments reach the driver",
+              fat_tensor_map_replace_address(map, 0x7f0000000000), "not loaded");
+  expectError("replace: null map", fat_tensor_map_replace_address(nullptr, 0x7f0000000000),
+              w + "the tensor map pointer is NULL");
+  expectError("replace: misaligned map",
+              fat_tensor_map_replace_address(map + 8, 0x7f0000000000),
+              "is not 64-byte aligned");
+  expectError("replace: null address", fat_tensor_map_replace_address(map, 0),
+              w + "the global address is 0 (a null tensor)");
+  expectError("replace: misaligned address",
+              fat_tensor_map_replace_address(map, 0x7f0000000008),
+              w + "the global address 139637976727560 is not 16-byte aligned");
+}
+
+/// fat_launch_patched's checks: each names the patch and parameter, and all
+/// run before the driver is needed.
+void testLaunchPatched() {
+  alignas(64) unsigned char map[FAT_TENSOR_MAP_BYTES] = {};
+  uint64_t pointer = 0x7f0000001000;
+  void *params[3] = {map, &pointer, &pointer};
+  fat_param_patch patches[2] = {{0, FAT_PATCH_TENSOR_MAP}, {1, FAT_PATCH_POINTER}};
+  uint64_t addresses[2] = {0x7f0000002000, 0x7f0000003000};
+  uint32_t grid[3] = {132, 1, 1}, block[3] = {384, 1, 1};
+  auto fake = reinterpret_cast<fat_function>(uintptr_t(0x1000));
+  auto launch = [&](uint32_t paramCount, const fat_param_patch *p,
+                    const uint64_t *a, uint32_t patchCount) {
+    return fat_launch_patched(fake, grid, block, 0, nullptr, params, paramCount,
+                              p, a, patchCount, nullptr);
+  };
+  const std::string w = "fat_launch_patched: ";
+  expectError("patched: valid arguments reach the driver", launch(3, patches, addresses, 2),
+              "not loaded");
+  expectTrue("patched: the packed block is left as it was",
+             params[0] == map && params[1] == &pointer && pointer == 0x7f0000001000);
+  uint32_t emptyGrid[3] = {1, 0, 1};
+  expectError("patched: zero grid",
+              fat_launch_patched(fake, emptyGrid, block, 0, nullptr, params, 3,
+                                 patches, addresses, 2, nullptr),
+              w + "grid.y is 0");
+  expectError("patched: too many parameters",
+              launch(FAT_MAX_LAUNCH_PARAMS + 1, patches, addresses, 2),
+              w + "65 parameters, more than 64");
+  expectError("patched: too many patches", launch(3, patches, addresses, 17),
+              w + "17 patches, more than 16");
+  expectError("patched: null patches", launch(3, nullptr, addresses, 2),
+              w + "`params`, `patches` or `addresses` is NULL");
+  fat_param_patch outside[1] = {{3, FAT_PATCH_POINTER}};
+  expectError("patched: parameter out of range", launch(3, outside, addresses, 1),
+              w + "patch 0 (parameter 3): no such parameter; the block has 3");
+  fat_param_patch unknown[2] = {{0, FAT_PATCH_TENSOR_MAP}, {2, 7}};
+  expectError("patched: unknown kind", launch(3, unknown, addresses, 2),
+              w + "patch 1 (parameter 2): unknown kind 7");
+  uint64_t misaligned[2] = {0x7f0000002008, 0x7f0000003000};
+  expectError("patched: misaligned tensor address", launch(3, patches, misaligned, 2),
+              w + "patch 0 (parameter 0): the global address 139637976735752 is not "
+                  "16-byte aligned");
+  uint64_t null[2] = {0, 0x7f0000003000};
+  expectError("patched: null tensor address", launch(3, patches, null, 2),
+              w + "patch 0 (parameter 0): the global address is 0");
+  // A pointer parameter takes any value (the kernel's own rules apply).
+  uint64_t oddPointer[2] = {0x7f0000002000, 0x7f0000003004};
+  expectError("patched: a pointer is not a tensor map", launch(3, patches, oddPointer, 2),
+              "not loaded");
+  alignas(64) unsigned char wide[FAT_TENSOR_MAP_BYTES + 8] = {};
+  void *misalignedMap[2] = {wide + 8, &pointer};
+  expectError("patched: a packed map that is not 64-byte aligned",
+              fat_launch_patched(fake, grid, block, 0, nullptr, misalignedMap, 2,
+                                 patches, addresses, 1, nullptr),
+              w + "patch 0 (parameter 0): the tensor map at address");
+}
+
 /// The last error belongs to the thread that made the call.
 void testThreadLocalError() {
   int count = 0;
@@ -266,6 +345,8 @@ int main() {
   testNoDriver();
   testArgumentChecks();
   testTensorMapValidation();
+  testReplaceAddress();
+  testLaunchPatched();
   testThreadLocalError();
   std::printf("%d passed, %d failed\n", gPassed, gFailed);
   return gFailed == 0 ? 0 : 1;
