@@ -3,18 +3,43 @@
 torch is imported inside the functions, so ``import fa_t`` works without it.
 Every input is validated (:mod:`fa_t.checks`) before a kernel is looked up or
 launched.
+
+Per-call host cost. A kernel runs for tens of microseconds at short
+sequences, so what Python does around the launch decides whether a call keeps
+up with it. Every CUDA call goes through a plan cache (:func:`_forward`) keyed
+on what fixes the launch — shapes, strides, dtypes and device of Q, K, V, the
+mask, scale, LSE and kernel directory. A key's first call checks everything,
+finds and loads the kernel, encodes the tensor maps and packs the parameters
+(a :class:`_Plan`); later calls of the key check only what the key does not
+pin (data-pointer alignment, output buffers; requires_grad at the entry
+points) and launch in one C call that points the packed maps and pointers at
+this call's tensors (``fat_launch_patched``). Eager calls on plain CUDA
+tensors reach the cache directly; under torch.compile, with tensor subclasses
+or dispatch modes they go through ``torch.ops.fa_t.attention_fwd``, whose CUDA
+implementation is the same cached path.
 """
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple
+import ctypes
+import os
+import threading
+from typing import Any, Dict, Optional, Tuple
 
 from . import checks, registry
 from .config import KernelConfig
-from .params import build_params, launch_grid, problem_symbols
+from .params import (TMA_ALIGN, ParamPatch, build_params, check_16_byte_layout,
+                     check_lse_pointer, launch_grid, patched_params, problem_symbols)
 
 #: Compute capability the kernels are built for (sm_90a).
 REQUIRED_CAPABILITY = (9, 0)
+
+#: Plans kept per process, the oldest dropped first: every shape a model uses,
+#: bounded for workloads whose shapes never repeat.
+MAX_PLANS = 1024
+
+#: Index of each tensor in the per-call address tuple (q, k, v, o, lse).
+_SOURCES = {"q": 0, "k": 1, "v": 2, "o": 3, "lse": 4}
 
 
 def _check_no_grad(torch, tensors, names) -> None:
@@ -38,7 +63,7 @@ def _check_device(torch, device) -> int:
     return index
 
 
-def _check_output(torch, t, name, shape, dtype, device) -> None:
+def _check_output(t, name, shape, dtype, device) -> None:
     if (tuple(t.shape) != shape or t.dtype != dtype or t.device != device
             or not t.is_contiguous()):
         raise ValueError(f"expected {name} to be a contiguous {dtype} tensor of shape {shape} "
@@ -46,55 +71,85 @@ def _check_output(torch, t, name, shape, dtype, device) -> None:
                          f"(contiguous: {t.is_contiguous()})")
 
 
-def _forward(q, k, v, problem: checks.Problem, *, causal: bool, window: Tuple[int, int],
-             diag: int, scale: float, want_lse: bool, kernel_dir=None,
-             out=None, lse_out=None):
-    """Runs one validated attention; returns (O, LSE or None).
+def _stream_getters(torch):
+    """(the current device's index, the raw current stream of a device index).
 
-    O is [B, Hq, Sq, Dv] in q's dtype and LSE [B, Hq, Sq] float32, both
-    contiguous; ``out``/``lse_out`` may supply them (the GPU tests pass
-    NaN-poisoned buffers to catch elements a kernel forgets to write).
+    torch's C entry points where the build has them (what inductor's
+    generated code calls): ``torch.cuda.current_stream()`` builds a Stream
+    object per call, several times their cost.
     """
-    import torch
-
-    p = problem
-    o_shape, lse_shape = (p.B, p.Hq, p.Sq, p.Dv), (p.B, p.Hq, p.Sq)
-    if out is None:
-        out = torch.empty(o_shape, dtype=q.dtype, device=q.device)
-    _check_output(torch, out, "out", o_shape, q.dtype, q.device)
-    if want_lse:
-        if lse_out is None:
-            lse_out = torch.empty(lse_shape, dtype=torch.float32, device=q.device)
-        _check_output(torch, lse_out, "lse_out", lse_shape, torch.float32, q.device)
-    else:
-        lse_out = None
-    if p.B * p.Hq * p.Sq == 0:
-        return out, lse_out
-    if p.Skv == 0:
-        # No keys at all: every row sees none, so O = 0 and LSE = -inf (ABI semantics).
-        out.zero_()
-        if lse_out is not None:
-            lse_out.fill_(float("-inf"))
-        return out, lse_out
-
-    launch = _plan(q, k, v, out, lse_out, problem, causal=causal, window=window, diag=diag,
-                   scale=scale, kernel_dir=kernel_dir)
-    launch()
-    return out, lse_out
+    current = getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    return current, raw or (lambda index: torch.cuda.current_stream(index).cuda_stream)
 
 
-def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
-          window: Tuple[int, int], diag: int, scale: float, kernel_dir=None, manifest=None):
-    """Everything a launch needs, resolved once; returns ``launch()``.
+def _direct(torch, q, k, v) -> bool:
+    """Whether an eager call may go straight to the plan cache rather than
+    through the custom op's dispatcher: plain CUDA tensors, torch.compile not
+    tracing, and no dispatch or function mode active (FakeTensorMode,
+    FlopCounterMode and the like must see the op) other than
+    ``torch.set_default_device``'s, which only fills in factory devices."""
+    T = torch.Tensor
+    if torch.compiler.is_compiling() or not (type(q) is T and type(k) is T and type(v) is T
+                                             and q.is_cuda):
+        return False
+    if torch._C._len_torch_dispatch_stack():
+        return False
+    if torch._C._is_torch_function_mode_enabled():
+        from torch.overrides import _get_current_function_mode_stack
+        from torch.utils._device import DeviceContext
+        return all(isinstance(m, DeviceContext) for m in _get_current_function_mode_stack())
+    return True
 
-    Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
-    the parameters; the returned callable only enqueues the kernel on the
-    current stream of q's device. The benchmark times that callable, so its
-    numbers are the kernel's, not Python's. ``manifest`` picks a specific
-    kernel (an ablation variant) instead of looking one up by config.
+
+class _Kernel:
+    """A kernel resolved for one problem: loaded on its device, its grid
+    computed and its parameters packed for the tensors it was resolved with.
+
+    :meth:`enqueue` launches it on the current stream of its device, either
+    as packed or with the address parameters patched (``fat_launch_patched``
+    copies the patched values, so the packed block is shared safely by
+    threads and by the launches a CUDA graph captures).
     """
-    import torch
 
+    def __init__(self, torch, rt, function, manifest, grid, params, device, context):
+        u32_3 = ctypes.c_uint32 * 3
+        self.torch, self.rt, self.function = torch, rt, function
+        self.grid, self.block = u32_3(*grid), u32_3(*manifest.block)
+        self.smem, self.params = manifest.dynamic_smem_bytes, params
+        self.device, self.context = device, context
+        self.current_device, self.raw_stream = _stream_getters(torch)
+        patched = patched_params(manifest)
+        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind)
+                                                     for i, kind, _ in patched))
+        #: Which of (q, k, v, o, lse) each patch takes its address from.
+        self.sources = tuple(_SOURCES[t] for _, _, t in patched)
+        self.addresses = ctypes.c_uint64 * len(patched)
+        self.as_packed = (ctypes.c_uint64 * 0)()
+
+    def enqueue(self, addresses) -> None:
+        """Launches with ``addresses`` (one per patch; ``as_packed``: none)."""
+        if self.current_device() == self.device:
+            self._launch(addresses)
+        else:
+            # torch.cuda.device makes the device's context current for the CUDA
+            # runtime too, and restores the caller's device afterwards.
+            with self.torch.cuda.device(self.device):
+                self._launch(addresses)
+
+    def _launch(self, addresses) -> None:
+        patches = self.patches if len(addresses) else None
+        self.rt.launch_patched(self.function, self.grid, self.block, self.smem,
+                               self.raw_stream(self.device), self.params, patches, addresses,
+                               self.context)
+
+
+def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
+             window: Tuple[int, int], diag: int, scale: float, kernel_dir=None,
+             manifest=None) -> _Kernel:
+    """Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
+    the parameters for these tensors. ``manifest`` picks a specific kernel (an
+    ablation variant) instead of looking one up by config."""
     p = problem
     device = _check_device(torch, q.device)
     if manifest is None:
@@ -110,19 +165,147 @@ def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
     tensors = {"q": q, "k": k, "v": v, "o": out}
     if lse_out is not None:
         tensors["lse"] = lse_out
-    # torch.cuda.device makes the device's primary context current for the CUDA
-    # runtime too, and restores the caller's device afterwards.
     with torch.cuda.device(device):
         rt.set_device(device)
         kernel = registry.load_kernel(manifest, device, rt)
         params = build_params(manifest, tensors, symbols, rt.encode_tensor_map)
+        context = rt.device_context(device)
+    return _Kernel(torch, rt, kernel.function, manifest, grid, params, device, context)
+
+
+def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
+          window: Tuple[int, int], diag: int, scale: float, kernel_dir=None, manifest=None):
+    """Everything a launch of exactly these tensors needs, resolved once;
+    returns ``launch()``, which only enqueues the kernel on the current stream
+    of q's device. The benchmark times that callable, so its numbers are the
+    kernel's, not Python's (the floor a call of :func:`attention` is measured
+    against). ``manifest`` picks a specific kernel, as in :func:`_resolve`.
+    """
+    import torch
+    kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal, window=window,
+                      diag=diag, scale=scale, kernel_dir=kernel_dir, manifest=manifest)
 
     def launch():
-        with torch.cuda.device(device):
-            stream = torch.cuda.current_stream(device).cuda_stream
-            rt.launch(kernel.function, grid, manifest.block, manifest.dynamic_smem_bytes,
-                      stream, params)
+        kernel.enqueue(kernel.as_packed)
     return launch
+
+
+class _Plan:
+    """One key's resolved call (see the module doc). A call that finds it has
+    Q, K and V of the key's shapes, strides, dtypes and device, all checked
+    when the plan was made; :meth:`__call__` checks the rest."""
+
+    def __init__(self, torch, problem: checks.Problem, dtype, device, want_lse: bool):
+        p = problem
+        self.torch, self.dtype, self.device, self.want_lse = torch, dtype, device, want_lse
+        self.o_shape, self.lse_shape = (p.B, p.Hq, p.Sq, p.Dv), (p.B, p.Hq, p.Sq)
+        #: Q, K, V with elements: their data pointers must be 16-byte aligned.
+        self.nonempty = tuple(i for i, n in enumerate((p.B * p.Hq * p.Sq * p.D,
+                                                       p.B * p.Hkv * p.Skv * p.D,
+                                                       p.B * p.Hkv * p.Skv * p.Dv)) if n)
+        #: The docs/kernel-abi.md rule: never launch an empty problem; with no
+        #: keys O = 0 and LSE = -inf are written here.
+        self.launches = p.B * p.Hq * p.Sq > 0 and p.Skv > 0
+        self.no_keys = p.B * p.Hq * p.Sq > 0 and p.Skv == 0
+        self.kernel: Optional[_Kernel] = None
+
+    def outputs(self, out, lse_out):
+        """The call's O and LSE buffers: new ones, or the caller's after the checks."""
+        torch = self.torch
+        if out is None:
+            out = torch.empty(self.o_shape, dtype=self.dtype, device=self.device)
+        else:
+            _check_output(out, "out", self.o_shape, self.dtype, self.device)
+            if self.launches:
+                check_16_byte_layout(out, "o", "as the kernel's 16-byte stores of O require")
+        if not self.want_lse:
+            return out, None
+        if lse_out is None:
+            lse_out = torch.empty(self.lse_shape, dtype=torch.float32, device=self.device)
+        else:
+            _check_output(lse_out, "lse_out", self.lse_shape, torch.float32, self.device)
+            if self.launches:
+                check_lse_pointer(lse_out)
+        return out, lse_out
+
+    def __call__(self, q, k, v, out, lse_out, names):
+        ptrs = (q.data_ptr(), k.data_ptr(), v.data_ptr())
+        if (ptrs[0] | ptrs[1] | ptrs[2]) % TMA_ALIGN:
+            tensors = (q, k, v)
+            for i in self.nonempty:
+                checks.check_tma_layout(tensors[i], names[i])
+        out, lse_out = self.outputs(out, lse_out)
+        kernel = self.kernel
+        if kernel is None:
+            if self.no_keys:
+                out.zero_()
+                if lse_out is not None:
+                    lse_out.fill_(float("-inf"))
+            return out, lse_out
+        ptrs += (out.data_ptr(), lse_out.data_ptr() if lse_out is not None else 0)
+        kernel.enqueue(kernel.addresses(*[ptrs[i] for i in kernel.sources]))
+        return out, lse_out
+
+
+_plans: Dict[tuple, _Plan] = {}
+_plans_lock = threading.Lock()
+
+
+def _dir_key(kernel_dir):
+    """``kernel_dir`` as a dictionary key; None is $FA_T_KERNEL_DIR, read per
+    call so that a changed variable is a new key."""
+    if kernel_dir is None:
+        return os.environ.get("FA_T_KERNEL_DIR")
+    if isinstance(kernel_dir, (str, os.PathLike)):
+        return kernel_dir
+    return tuple(kernel_dir)
+
+
+def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[int],
+             scale: Optional[float], want_lse: bool, gqa: bool = True, kernel_dir=None,
+             names: Tuple[str, str, str] = ("q", "k", "v"), out=None, lse_out=None):
+    """Runs one attention on CUDA tensors; returns (O, LSE or None).
+
+    The cached path of every CUDA call (module doc). ``diag`` None is the
+    bottom-right diagonal Skv - Sq; ``scale`` None is 1/sqrt(D) (any other
+    value is checked); ``causal`` must be a bool. O is [B, Hq, Sq, Dv] in
+    q's dtype and LSE [B, Hq, Sq] float32, both contiguous; ``out``/``lse_out``
+    may supply them (the GPU tests pass NaN-poisoned buffers to catch
+    elements a kernel forgets to write).
+    """
+    key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
+           v.shape, v.stride(), v.dtype, v.device, causal, window, diag, scale, type(scale),
+           want_lse, gqa, _dir_key(kernel_dir))
+    plan = _plans.get(key)
+    if plan is None:
+        plan, out, lse_out = _new_plan(key, q, k, v, out, lse_out, causal=causal, window=window,
+                                       diag=diag, scale=scale, want_lse=want_lse, gqa=gqa,
+                                       kernel_dir=kernel_dir, names=names)
+    return plan(q, k, v, out, lse_out, names)
+
+
+def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_lse, gqa,
+              kernel_dir, names):
+    """Checks a new key's inputs in full and resolves its plan (kept only once
+    everything passed, so a key that failed is checked again next time);
+    returns it with the call's output buffers, which its parameters were
+    packed with."""
+    import torch
+    problem = checks.check_inputs(q, k, v, names, gqa)
+    scale = checks.check_scale(scale, problem.D)
+    window = checks.check_window(window)
+    if diag is None:
+        diag = problem.Skv - problem.Sq
+    plan = _Plan(torch, problem, q.dtype, q.device, want_lse)
+    out, lse_out = plan.outputs(out, lse_out)
+    if plan.launches:
+        plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
+                               window=window, diag=diag, scale=scale, kernel_dir=kernel_dir)
+    with _plans_lock:
+        while len(_plans) >= MAX_PLANS:
+            del _plans[next(iter(_plans))]
+        _plans[key] = plan
+    return plan, out, lse_out
 
 
 def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
@@ -150,26 +333,29 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
 
-    The launch goes through the custom op ``torch.ops.fa_t.attention_fwd``, so
-    the call compiles into ``torch.compile`` graphs without a break (except
-    with ``kernel_dir``, which launches directly).
+    Eager calls on CUDA tensors launch through the plan cache (module doc);
+    under torch.compile the call is the custom op
+    ``torch.ops.fa_t.attention_fwd``, so it compiles into graphs without a
+    break (except with ``kernel_dir``, which cannot cross the op's schema).
     """
-    from . import torch_ops  # imports torch; registers torch.ops.fa_t.attention_fwd
-    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+    import torch
+    names = ("q", "k", "v")
+    direct = _direct(torch, q, k, v)
+    if not direct:
+        from . import torch_ops  # registers torch.ops.fa_t.attention_fwd
+        torch_ops.check_inputs(q, k, v, names=names)
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
     window = checks.check_window(window)
-    scale = checks.check_scale(scale, q.shape[3])
-    import torch
-    _check_no_grad(torch, (q, k, v), ("q", "k", "v"))
-    diag = k.shape[2] - q.shape[2]
-    if kernel_dir is not None:  # a directory cannot cross the op's schema: launch directly
-        o, lse = _forward(q, k, v, checks.check_inputs(q, k, v, names=("q", "k", "v")),
-                          causal=causal, window=window, diag=diag, scale=scale,
-                          want_lse=return_lse, kernel_dir=kernel_dir)
+    if not direct:
+        scale = checks.check_scale(scale, q.shape[3])
+    _check_no_grad(torch, (q, k, v), names)
+    if direct or kernel_dir is not None:
+        o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
+                          want_lse=return_lse, kernel_dir=kernel_dir, names=names)
     else:
-        o, lse = torch_ops.attention_fwd(q, k, v, causal, scale, window[0], window[1], diag,
-                                         return_lse)
+        o, lse = torch_ops.attention_fwd(q, k, v, causal, scale, window[0], window[1],
+                                         k.shape[2] - q.shape[2], return_lse)
     return (o, lse) if return_lse else o
 
 
@@ -184,9 +370,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask: Any = None,
     (query.size(1) a multiple of key.size(1)), otherwise the head counts must
     be equal. Inputs must be 4-D [B, H, S, D]. ``attn_mask`` and a non-zero
     ``dropout_p`` are not implemented and raise NotImplementedError. Like
-    :func:`attention`, it runs through ``torch.ops.fa_t.attention_fwd`` (CPU
-    tensors: the torch implementation); :func:`fa_t.patch_sdpa` routes torch's
-    own SDPA calls here.
+    :func:`attention`, eager CUDA calls use the plan cache and compiled ones
+    ``torch.ops.fa_t.attention_fwd`` (CPU tensors: the torch implementation);
+    :func:`fa_t.patch_sdpa` routes torch's own SDPA calls here.
     """
     if attn_mask is not None:
         raise NotImplementedError("fa_t.scaled_dot_product_attention does not support "
@@ -199,15 +385,18 @@ def scaled_dot_product_attention(query, key, value, attn_mask: Any = None,
             raise NotImplementedError(
                 f"fa_t.scaled_dot_product_attention supports only 4-D (batch, heads, seq, "
                 f"head_dim) inputs, got {name} of shape {tuple(t.shape)}")
-    from . import torch_ops  # imports torch; registers torch.ops.fa_t.attention_fwd
-    torch_ops.check_inputs(query, key, value, gqa=bool(enable_gqa))
-    scale = checks.check_scale(scale, query.shape[3])
     import torch
-    _check_no_grad(torch, (query, key, value), ("query", "key", "value"))
-    if kernel_dir is not None:  # a directory cannot cross the op's schema: launch directly
-        o, _ = _forward(query, key, value, checks.check_inputs(query, key, value),
-                        causal=bool(is_causal), window=(-1, -1), diag=0, scale=scale,
-                        want_lse=False, kernel_dir=kernel_dir)
+    names, gqa = ("query", "key", "value"), bool(enable_gqa)
+    direct = _direct(torch, query, key, value)
+    if not direct:
+        from . import torch_ops  # registers torch.ops.fa_t.attention_fwd
+        torch_ops.check_inputs(query, key, value, names=names, gqa=gqa)
+        scale = checks.check_scale(scale, query.shape[3])
+    _check_no_grad(torch, (query, key, value), names)
+    if direct or kernel_dir is not None:
+        o, _ = _forward(query, key, value, causal=bool(is_causal), window=(-1, -1), diag=0,
+                        scale=scale, want_lse=False, gqa=gqa, kernel_dir=kernel_dir,
+                        names=names)
     else:
         o, _ = torch_ops.attention_fwd(query, key, value, bool(is_causal), scale, -1, -1, 0,
                                        False)

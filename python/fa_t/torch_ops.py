@@ -15,8 +15,9 @@ is the key index aligned with query row 0, a window side of -1 is unbounded.
 
 Implementations, by device:
 
-- CUDA: the fa-t Hopper kernel (:func:`fa_t.api._forward`), after the full
-  input checks. Inputs whose strides or alignment TMA refuses are copied
+- CUDA: the fa-t Hopper kernel through the plan cache of eager calls
+  (:func:`fa_t.api._forward`: full input checks once per shape, then a
+  patched launch). Inputs whose strides or alignment TMA refuses are copied
   first (eager ``fa_t.attention`` refuses them instead; a compiled graph
   cannot be asked to change its layouts).
 - CPU: :func:`attention_math`, a float32 (float64 for float64 inputs) torch
@@ -34,6 +35,7 @@ from typing import Optional, Tuple
 import torch
 
 from . import checks
+from .errors import LayoutError
 
 #: dtypes the CPU implementation takes (the CUDA kernels take bf16 and f16).
 CPU_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
@@ -118,7 +120,7 @@ def _tma_ready(t: torch.Tensor, name: str) -> torch.Tensor:
     try:
         checks.check_tma_layout(t, name)
         return t
-    except ValueError:
+    except LayoutError:
         return t.clone(memory_format=torch.contiguous_format)
 
 
@@ -127,16 +129,22 @@ def attention_forward(q, k, v, *, causal: bool, scale: float,
                       want_lse: bool = True) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """One attention on q's device, outside the dispatcher; returns (O, LSE or None).
 
-    CUDA tensors run the fa-t kernel (LSE float32), CPU tensors
-    :func:`attention_math` (LSE in its compute dtype).
+    CUDA tensors run the fa-t kernel through the plan cache (:func:`fa_t.api._forward`;
+    LSE float32), CPU tensors :func:`attention_math` (LSE in its compute dtype).
+    Inputs whose strides or alignment the kernels refuse are copied first (a
+    compiled graph cannot be asked to change its layouts); the copy is made
+    only after the cached path refused them, so aligned inputs cost no check.
     """
     if q.device.type == "cuda":
         from . import api
-        names = ("q", "k", "v")
-        q, k, v = (_tma_ready(t, n) for t, n in zip((q, k, v), names))
-        problem = checks.check_inputs(q, k, v, names)
-        return api._forward(q, k, v, problem, causal=causal, window=tuple(window), diag=diag,
-                            scale=scale, want_lse=want_lse)
+        window = tuple(window)
+        try:
+            return api._forward(q, k, v, causal=causal, window=window, diag=diag, scale=scale,
+                                want_lse=want_lse)
+        except LayoutError:
+            q, k, v = (_tma_ready(t, n) for t, n in zip((q, k, v), ("q", "k", "v")))
+            return api._forward(q, k, v, causal=causal, window=window, diag=diag, scale=scale,
+                                want_lse=want_lse)
     check_cpu_inputs(q, k, v)
     o, lse = attention_math(q, k, v, causal=causal, scale=scale, window=tuple(window),
                             diag=diag)

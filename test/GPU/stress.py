@@ -42,7 +42,7 @@ def main():
         diag = p.Skv - p.Sq if diag is None else diag
         o = torch.full((p.B, p.Hq, p.Sq, p.Dv), math.nan, dtype=q.dtype, device="cuda")
         lse = torch.full((p.B, p.Hq, p.Sq), math.nan, dtype=torch.float32, device="cuda")
-        api._forward(q, k, v, p, causal=causal, window=(-1, -1), diag=diag,
+        api._forward(q, k, v, causal=causal, window=(-1, -1), diag=diag,
                      scale=1 / math.sqrt(p.D), want_lse=True, out=o, lse_out=lse)
         torch.cuda.synchronize()
         return o, lse

@@ -15,6 +15,18 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python"))
 
 
+def require_hopper():
+    """torch, or a skip of the calling test module (call it at module level)
+    unless torch sees a Hopper GPU (compute capability 9.0, the kernels' sm_90a)."""
+    torch = pytest.importorskip("torch")
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device", allow_module_level=True)
+    if torch.cuda.get_device_capability() != (9, 0):
+        pytest.skip("fa-t kernels need compute capability 9.0 (sm_90a)",
+                    allow_module_level=True)
+    return torch
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu: needs torch, a CUDA device (sm_90a), libfat_runtime.so and kernels")

@@ -1,7 +1,10 @@
-"""A duck-typed stand-in for torch.Tensor: enough for fa_t's checks and params.
+"""A duck-typed stand-in for torch.Tensor: enough for fa_t's checks, params and
+plan cache.
 
 It has a shape, strides (in elements), an element size, a dtype printed as
-torch prints it, a device and a data pointer; no storage.
+torch prints it (and equal to torch's dtype of that name), a device and a
+data pointer; no storage: the in-place fills it gets are recorded in ``ops``.
+Devices and dtypes hash, as torch's do, so fakes can key the plan cache.
 """
 
 import math
@@ -14,6 +17,9 @@ class FakeDevice:
     def __eq__(self, other):
         return (self.type, self.index) == (other.type, other.index)
 
+    def __hash__(self):
+        return hash((self.type, self.index))
+
     def __repr__(self):
         return f"{self.type}:{self.index}" if self.index is not None else self.type
 
@@ -25,7 +31,10 @@ class FakeDtype:
         self.name = name
 
     def __eq__(self, other):
-        return isinstance(other, FakeDtype) and other.name == self.name
+        return str(other) == self.name
+
+    def __hash__(self):
+        return hash(self.name)
 
     def __str__(self):
         return self.name
@@ -53,6 +62,7 @@ class FakeTensor:
         self._ptr = ptr
         self.device = device or FakeDevice()
         self.requires_grad = False
+        self.ops = []
 
     def stride(self, dim=None):
         return self._strides if dim is None else self._strides[dim]
@@ -71,6 +81,18 @@ class FakeTensor:
 
     def data_ptr(self):
         return self._ptr
+
+    def is_contiguous(self):
+        return all(self._strides[d] == c for d, c in enumerate(contiguous_strides(self.shape))
+                   if self.shape[d] > 1)
+
+    def zero_(self):
+        self.ops.append("zero_")
+        return self
+
+    def fill_(self, value):
+        self.ops.append(("fill_", value))
+        return self
 
     def transpose(self, a, b):
         shape, strides = list(self.shape), list(self._strides)

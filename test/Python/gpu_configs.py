@@ -32,6 +32,9 @@ MASKS = ("none", "causal", "window", "causal+window")
 WINDOW = (48, 16)
 #: The accuracy-bar comparison with cuDNN: (B, H, S) per (dtype, D, causal).
 CUDNN_SHAPE = (2, 8, 2048)
+#: test_gpu_plan_cache.py: (B, H, S, D), bf16, causal (its H and D are the
+#: cuDNN bar's, whose kernels it shares, plus one with LSE).
+PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 
 
 def mask_args(mask):
@@ -55,4 +58,7 @@ def all_configs():
     # test_error_within_cudnn_bar: through scaled_dot_product_attention, no LSE.
     configs += [KernelConfig(dtype, d, d, CUDNN_SHAPE[1], CUDNN_SHAPE[1], causal=c)
                 for dtype, d, c in itertools.product(DTYPES, HEAD_DIMS, (False, True))]
+    # test_gpu_plan_cache.py: the CUDA graph of fa_t.attention with the LSE.
+    h, d = PLAN_CACHE_SHAPE[1], PLAN_CACHE_SHAPE[3]
+    configs.append(KernelConfig("bf16", d, d, h, h, causal=True, lse=True))
     return configs

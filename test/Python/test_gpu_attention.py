@@ -15,12 +15,10 @@ import math
 
 import pytest
 
+from conftest import require_hopper
+
 pytestmark = pytest.mark.gpu
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device", allow_module_level=True)
-if torch.cuda.get_device_capability() != (9, 0):
-    pytest.skip("fa-t kernels need compute capability 9.0 (sm_90a)", allow_module_level=True)
+torch = require_hopper()
 
 import fa_t  # noqa: E402
 from fa_t import api, checks  # noqa: E402
@@ -44,9 +42,8 @@ def run_poisoned(q, k, v, *, causal, window, diag, scale=None):
     p = checks.check_inputs(q, k, v)
     out = torch.full((p.B, p.Hq, p.Sq, p.Dv), float("nan"), dtype=q.dtype, device="cuda")
     lse = torch.full((p.B, p.Hq, p.Sq), float("nan"), dtype=torch.float32, device="cuda")
-    o, l = api._forward(q, k, v, p, causal=causal, window=checks.check_window(window), diag=diag,
-                        scale=checks.check_scale(scale, p.D), want_lse=True, out=out,
-                        lse_out=lse)
+    o, l = api._forward(q, k, v, causal=causal, window=checks.check_window(window), diag=diag,
+                        scale=scale, want_lse=True, out=out, lse_out=lse)
     torch.cuda.synchronize()
     return o, l
 
