@@ -8,7 +8,10 @@ D in {64, 128, 256}, causal and not (top-left, Sq = Skv, as torch's
 for causal. Every point is timed side by side in this one process: fa-t's
 kernel through libfat_runtime (a launch resolved once, so the number is the
 kernel's, not Python's), then SDPA under ``sdpa_kernel(CUDNN_ATTENTION)`` and
-``sdpa_kernel(FLASH_ATTENTION)`` on the same tensors. Each time is the
+``sdpa_kernel(FLASH_ATTENTION)`` on the same tensors. Beside the kernel,
+"fa-t call" times ``fa_t.attention(q, k, v, causal=...)`` as users call it,
+so the table shows what Python's per-call work costs (the ratio call/kernel:
+1 while the host keeps ahead of the GPU). Each time is the
 median of ``--reps`` launches timed one by one with CUDA events, after
 warm-up, all implementations of a point interleaved round-robin. Each point also reports the relative error of fa-t and of cuDNN
 against a float64 reference, on the first batch entry's first two heads.
@@ -470,6 +473,7 @@ def rel_error(out, q, k, v, causal, heads=2):
 def run_point(point, kernel_dir, reps, variants):
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
+    import fa_t
     from fa_t import api, checks
     F = torch.nn.functional
     dtype, d, causal, b, h, s = point
@@ -498,6 +502,11 @@ def run_point(point, kernel_dir, reps, variants):
     o = torch.empty_like(q)
     add("fa-t", api._plan(q, k, v, o, None, problem, causal=causal, window=(-1, -1), diag=0,
                           scale=scale, kernel_dir=kernel_dir), o)
+
+    def call():
+        return fa_t.attention(q, k, v, causal=causal, kernel_dir=kernel_dir)
+    row["rel_err"]["fa-t call"] = rel_error(call(), q, k, v, causal)  # plans (first call)
+    impls["fa-t call"] = call
     for label, manifest in variants:
         vo = torch.empty_like(q)
         add(label, api._plan(q, k, v, vo, None, problem, causal=causal, window=(-1, -1),
@@ -516,6 +525,7 @@ def run_point(point, kernel_dir, reps, variants):
             row.setdefault("notes", []).append(f"{name}: {str(e).splitlines()[0]}")
     for name, ms in round_robin_ms(impls, reps).items():
         row["tflops"][name] = flops / (ms * 1e-3) / 1e12
+    row["call_over_kernel"] = row["tflops"]["fa-t call"] / row["tflops"]["fa-t"]
     return row
 
 
@@ -573,12 +583,13 @@ def geomean(xs):
 
 def print_table(rows, names):
     head = f"{'D':>4s} {'causal':>6s} {'S':>6s} " + " ".join(f"{n:>9s}" for n in names)
-    print(head + "   fa-t/cuDNN  fa-t/flash   err fa-t   err cuDNN")
+    print(head + "   call/kernel  fa-t/cuDNN  fa-t/flash   err fa-t   err cuDNN")
     for r in rows:
         t = r["tflops"]
         print(f"{r['D']:4d} {str(r['causal']):>6s} {r['S']:6d} "
               + " ".join(f"{t.get(n, math.nan):9.1f}" for n in names)
-              + f"   {t['fa-t'] / t['cudnn']:10.3f}  {t['fa-t'] / t['flash']:10.3f}"
+              + f"   {r['call_over_kernel']:11.3f}"
+              + f"  {t['fa-t'] / t['cudnn']:10.3f}  {t['fa-t'] / t['flash']:10.3f}"
               + f"   {r['rel_err']['fa-t']:.2e}   {r['rel_err'].get('cudnn', math.nan):.2e}")
     for n in names:
         if n in ("cudnn", "flash"):
@@ -656,7 +667,7 @@ def main():
         r = rows[-1]
         print(f"D{r['D']} causal={r['causal']} S={r['S']}: "
               + "  ".join(f"{n} {x:.1f}" for n, x in r["tflops"].items()), flush=True)
-    names = ["fa-t", *labels, "cudnn", "flash"]
+    names = ["fa-t", "fa-t call", *labels, "cudnn", "flash"]
     print()
     print_table(rows, names)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
