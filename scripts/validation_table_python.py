@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "python"))
 import torch  # noqa: E402
 
 import fa_t  # noqa: E402
-from fa_t import errors, runtime  # noqa: E402
+from fa_t import errors, params, runtime  # noqa: E402
 
 
 def t(*shape, dtype=torch.bfloat16, device="cpu", **kw):
@@ -121,7 +121,21 @@ def runtime_cases():
         ("load PTX before init", lambda: fresh().load_file(bad_ptx.name)),
         ("launch before init", lambda: fresh().launch(0, (1, 1, 1), (128, 1, 1), 0, 0, [])),
         ("too much shared memory (before init)", lambda: fresh().set_max_dynamic_smem(0, 1 << 20)),
+        ("a tensor map re-pointed at a misaligned address",
+         lambda: fresh().replace_address(params.TensorMapBuffer(), 0x7F0000000008)),
+        ("a patched launch naming no parameter", _patch_beyond_the_block(fresh)),
     ]
+
+
+def _patch_beyond_the_block(fresh):
+    """A launch of one packed parameter whose patch names a second one."""
+    def call():
+        u32_3 = ctypes.c_uint32 * 3
+        block = params.KernelParams([ctypes.c_uint64(0x7F0000001000)])
+        fresh().launch_patched(0x1000, u32_3(1, 1, 1), u32_3(128, 1, 1), 0, 0, block,
+                               (params.ParamPatch * 1)(params.ParamPatch(1, 1)),
+                               (ctypes.c_uint64 * 1)(0x7F0000002000), None)
+    return call
 
 
 def run(cases):
