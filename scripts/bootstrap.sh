@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The main job on a fresh Debian 12 machine: install, build, then compile the
-# example attention (examples/attention.mlir). With the GPU backend built in,
+# The main job on a fresh Debian 12 machine: install, build, install the
+# Python package into .venv (`pip install .`: the wheel with fa-t-opt and
+# libfat_runtime.so, from the same build tree), then compile the example
+# attention (examples/attention.mlir). With the GPU backend built in,
 # the example is compiled to PTX for sm_90a; on a machine without a GPU the
 # example also runs through the CPU reference path and prints its checksum
 # and its error against a float64 reference.
@@ -9,6 +11,12 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 bash scripts/install-deps.sh
 bash scripts/build.sh
+echo "== pip install . (the fa_t wheel) into .venv"
+"$root/.venv/bin/python" -m pip install -q "$root"
+(cd /tmp && "$root/.venv/bin/python" -c "
+import fa_t, fa_t.jit, fa_t.runtime
+print('fa_t', fa_t.__version__, 'compiler:', fa_t.jit.find_fat_opt())
+print('fa_t runtime:', fa_t.runtime.find_runtime_library())")
 opt="$root/build/bin/fa-t-opt"
 example="$root/examples/attention.mlir"
 

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Configures (once) and builds fa-t into build/ against Debian's LLVM/MLIR 22.
+# `pip install .` (pyproject.toml) configures and uses the same tree with the
+# same settings: keep the two in step.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build"

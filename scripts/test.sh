@@ -4,7 +4,9 @@
 # Suites: lit (IR, passes, CPU execution via mlir-runner, PTX; GPU tests are
 # UNSUPPORTED without a GPU), the runtime's C++ unit test (ctest), the CPU
 # numerics suite against float64 (pytest test/CPU), and the Python package
-# tests (pytest test/Python; torch/GPU tests skip without them), the
+# tests (pytest test/Python; torch/GPU tests skip without them), the wheel
+# (scripts/test-wheel.sh: `pip install .` into a fresh venv, then import fa_t,
+# JIT-compile and run the README example with no FA_T_* variable), the
 # embedding tests, bounded fuzzing (scripts/fuzz.sh, ASan + UBSan; one
 # testcase per harness), and lit + the runtime unit test again on an ASan +
 # UBSan build (scripts/sanitize.sh). Installs and builds first, so it works on
@@ -29,6 +31,8 @@ echo "== CPU numerics against float64 (pytest test/CPU)"
 "$py" -m pytest -q -s -o junit_family=legacy "$root/test/CPU" --junitxml="$results/cpu.xml"
 echo "== Python package (pytest test/Python)"
 "$py" -m pytest -q "$root/test/Python" --junitxml="$results/python.xml"
+echo "== the wheel: pip install . into a fresh venv, fa_t with no environment variables"
+bash "$root/scripts/test-wheel.sh" "$results/wheel.xml"
 echo "== embedding: installed package, consumer project, mlir-opt plugin"
 bash "$root/scripts/test-integration.sh" "$results/integration.xml"
 echo "== fuzzing: libFuzzer harnesses, bounded run (scripts/fuzz.sh)"
@@ -48,8 +52,8 @@ for f in sorted(pathlib.Path(sys.argv[1]).glob("*.xml")):
             failed += 1
         elif "skipped" not in tags:
             passed += 1
-expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "integration.xml",
-            "fuzz.xml", "asan.xml"}
+expected = {"lit.xml", "ctest.xml", "cpu.xml", "python.xml", "wheel.xml",
+            "integration.xml", "fuzz.xml", "asan.xml"}
 missing = expected - {f.name for f in pathlib.Path(sys.argv[1]).glob("*.xml")}
 failed += len(missing)  # a suite that produced no report did not pass
 for m in sorted(missing):

@@ -2,10 +2,13 @@
 
 ``fa_t.attention`` and ``fa_t.scaled_dot_product_attention`` run fa-t kernels
 on torch CUDA tensors. Kernels come from an ahead-of-time directory
-($FA_T_KERNEL_DIR) or are compiled just in time by fa-t-opt ($FA_T_OPT or
-PATH) into a cache ($FA_T_CACHE_DIR, default ~/.cache/fa-t). The launcher is
-libfat_runtime.so ($FA_T_RUNTIME_LIB). Importing this package needs neither
-torch nor a GPU; see docs/kernel-abi.md for the kernel ABI.
+($FA_T_KERNEL_DIR) or are compiled just in time by fa-t-opt into a cache
+($FA_T_CACHE_DIR, default ~/.cache/fa-t). The launcher is libfat_runtime.so.
+The wheel (``pip install .`` in the fa-t repository) carries both inside this
+package, fa_t/bin/fa-t-opt and fa_t/lib/libfat_runtime.so, found with no
+environment variable; $FA_T_OPT and $FA_T_RUNTIME_LIB override them.
+Importing this package needs neither torch nor a GPU; see docs/kernel-abi.md
+for the kernel ABI.
 
 With torch: ``fa_t.patch_sdpa()`` (and ``enable_sdpa_override`` /
 ``disable_sdpa_override`` / ``sdpa_override_stats``) route torch's own
