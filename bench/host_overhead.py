@@ -93,30 +93,36 @@ def main():
                     help="kernel folder (default: $FA_T_KERNEL_DIR, as a user's call)")
     ap.add_argument("--calls", type=int, default=500)
     ap.add_argument("--warmup", type=int, default=50)
-    ap.add_argument("--repeat", type=int, default=3,
-                    help="rounds over all implementations; the best round per one counts")
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="rounds over all cases and implementations; each one's best counts")
     ap.add_argument("--label", default="", help="a name for this build in the JSON")
     ap.add_argument("--json", help="write the rows here")
     a = ap.parse_args()
     import torch
     torch.manual_seed(0)
-    rows = []
-    print(f"{'case':>24s} " + " ".join(f"{n:>17s}" for n in IMPLS) + "   µs/call wall (enqueue)")
+    cases = []
     for b, h, s, d, causal in CASES:
         q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
                    for _ in range(3))
-        impls = implementations(q, k, v, causal, a.kernels)
-        best = {n: (math.inf, math.inf) for n in impls}
-        with torch.no_grad():
-            for _ in range(a.repeat):  # round-robin, so drift is shared
+        cases.append(implementations(q, k, v, causal, a.kernels))
+    rounds = [{n: [] for n in impls} for impls in cases]
+    with torch.no_grad():
+        # Rounds over every case and implementation, so that drift (clocks,
+        # the process warming up) is shared; the best round of each counts.
+        for _ in range(a.repeat):
+            for impls, got in zip(cases, rounds):
                 for n, fn in impls.items():
-                    best[n] = min(best[n], per_call_us(fn, a.calls, a.warmup))
+                    got[n].append(per_call_us(fn, a.calls, a.warmup))
+    best = [{n: min(r) for n, r in got.items()} for got in rounds]
+    rows = []
+    print(f"{'case':>26s} " + " ".join(f"{n:>17s}" for n in IMPLS) + "   µs/call wall (enqueue)")
+    for (b, h, s, d, causal), got, every in zip(CASES, best, rounds):
         case = f"B{b} H{h} S{s} D{d}{' causal' if causal else ''}"
         rows.append({"case": case, "B": b, "H": h, "S": s, "D": d, "causal": causal,
-                     "wall_us": {n: w for n, (w, _) in best.items()},
-                     "enqueue_us": {n: e for n, (_, e) in best.items()}})
-        print(f"{case:>24s} " + " ".join(f"{best[n][0]:8.1f} ({best[n][1]:5.1f})"
-                                         for n in IMPLS), flush=True)
+                     "wall_us": {n: w for n, (w, _) in got.items()},
+                     "enqueue_us": {n: e for n, (_, e) in got.items()},
+                     "wall_us_rounds": {n: [w for w, _ in r] for n, r in every.items()}})
+        print(f"{case:>26s} " + " ".join(f"{got[n][0]:8.1f} ({got[n][1]:5.1f})" for n in IMPLS))
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "calls": a.calls, "warmup": a.warmup, "repeat": a.repeat, "label": a.label}
     if a.json:

@@ -130,11 +130,11 @@ def runtime_cases():
 def _patch_beyond_the_block(fresh):
     """A launch of one packed parameter whose patch names a second one."""
     def call():
-        u32_3 = ctypes.c_uint32 * 3
         block = params.KernelParams([ctypes.c_uint64(0x7F0000001000)])
-        fresh().launch_patched(0x1000, u32_3(1, 1, 1), u32_3(128, 1, 1), 0, 0, block,
-                               (params.ParamPatch * 1)(params.ParamPatch(1, 1)),
-                               (ctypes.c_uint64 * 1)(0x7F0000002000), None)
+        patch = (params.ParamPatch * 1)(params.ParamPatch(1, 1, 0))
+        plan = params.LaunchPlan(0x1000, (1, 1, 1), (128, 1, 1), 0, block.array, 1, patch, 1,
+                                 None)
+        fresh().launch_patched(plan, 0, (ctypes.c_uint64 * 1)(0x7F0000002000))
     return call
 
 

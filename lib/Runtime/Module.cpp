@@ -218,49 +218,54 @@ extern "C" int fat_launch(fat_function function, const uint32_t grid[3],
              : -1;
 }
 
-extern "C" int fat_launch_patched(fat_function function, const uint32_t grid[3],
-                                  const uint32_t block[3], uint32_t dynamicSmem,
-                                  void *stream, void **params,
-                                  uint32_t paramCount,
-                                  const fat_param_patch *patches,
+extern "C" int fat_launch_patched(const fat_launch_plan *plan, void *stream,
                                   const uint64_t *addresses,
-                                  uint32_t patchCount, void *context) {
+                                  uint32_t addressCount) {
   clearError();
   const char *caller = "fat_launch_patched";
-  if (checkLaunchShape(caller, function, grid, block) != 0)
-    return -1;
   const std::string where = std::string(caller) + ": ";
+  if (!plan)
+    return fail(where + "`plan` is NULL");
+  if (checkLaunchShape(caller, plan->function, plan->grid, plan->block) != 0)
+    return -1;
+  const uint32_t paramCount = plan->param_count;
+  const uint32_t patchCount = plan->patch_count;
   if (paramCount > FAT_MAX_LAUNCH_PARAMS)
     return fail(where + std::to_string(paramCount) + " parameters, more than " +
                 std::to_string(FAT_MAX_LAUNCH_PARAMS));
   if (patchCount > FAT_MAX_PARAM_PATCHES)
     return fail(where + std::to_string(patchCount) + " patches, more than " +
                 std::to_string(FAT_MAX_PARAM_PATCHES));
-  if ((paramCount && !params) || (patchCount && (!patches || !addresses)))
+  if ((paramCount && !plan->params) || (patchCount && !plan->patches) ||
+      (addressCount && !addresses))
     return fail(where + "`params`, `patches` or `addresses` is NULL");
   void *local[FAT_MAX_LAUNCH_PARAMS];
   TensorMapCopy maps[FAT_MAX_PARAM_PATCHES];
   uint64_t pointers[FAT_MAX_PARAM_PATCHES];
   for (uint32_t i = 0; i < paramCount; ++i)
-    local[i] = params[i];
+    local[i] = plan->params[i];
   for (uint32_t i = 0; i < patchCount; ++i) {
-    const fat_param_patch &patch = patches[i];
-    const std::string what =
-        where + "patch " + std::to_string(i) + " (parameter " +
-        std::to_string(patch.param) + "): ";
+    const fat_param_patch &patch = plan->patches[i];
+    const std::string what = where + "patch " + std::to_string(i) +
+                             " (parameter " + std::to_string(patch.param) + "): ";
     if (patch.param >= paramCount)
-      return fail(what + "no such parameter; the block has " +
+      return fail(what + "no such parameter; the plan has " +
                   std::to_string(paramCount));
-    if (!params[patch.param])
+    if (patch.address >= addressCount)
+      return fail(what + "address " + std::to_string(patch.address) +
+                  " of a call that gives " + std::to_string(addressCount));
+    void *packed = plan->params[patch.param];
+    if (!packed)
       return fail(what + "the packed value's pointer is NULL");
+    const uint64_t address = addresses[patch.address];
     if (patch.kind == FAT_PATCH_TENSOR_MAP) {
-      if (checkTensorMapPointer(params[patch.param], what) != 0 ||
-          checkGlobalAddress(addresses[i], kTmaAlign, what) != 0)
+      if (checkTensorMapPointer(packed, what) != 0 ||
+          checkGlobalAddress(address, kTmaAlign, what) != 0)
         return -1;
-      std::memcpy(maps[i].bytes, params[patch.param], FAT_TENSOR_MAP_BYTES);
+      std::memcpy(maps[i].bytes, packed, FAT_TENSOR_MAP_BYTES);
       local[patch.param] = maps[i].bytes;
     } else if (patch.kind == FAT_PATCH_POINTER) {
-      pointers[i] = addresses[i];
+      pointers[i] = address;
       local[patch.param] = &pointers[i];
     } else {
       return fail(what + "unknown kind " + std::to_string(patch.kind) +
@@ -270,22 +275,22 @@ extern "C" int fat_launch_patched(fat_function function, const uint32_t grid[3],
   const DriverApi *api = requireDriver();
   if (!api)
     return -1;
-  if (context) {
+  if (auto context = static_cast<CUcontext>(plan->context)) {
     CUcontext current = nullptr;
     if (!checkCuda(api->cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
       return -1;
-    if (current != static_cast<CUcontext>(context) &&
-        !checkCuda(api->cuCtxSetCurrent(static_cast<CUcontext>(context)),
-                   "cuCtxSetCurrent"))
+    if (current != context &&
+        !checkCuda(api->cuCtxSetCurrent(context), "cuCtxSetCurrent"))
       return -1;
   } else if (!requireContext(*api, "cuLaunchKernel")) {
     return -1;
   }
   for (uint32_t i = 0; i < patchCount; ++i)
-    if (patches[i].kind == FAT_PATCH_TENSOR_MAP &&
-        !replaceAddress(*api, maps[i].bytes, addresses[i]))
+    if (plan->patches[i].kind == FAT_PATCH_TENSOR_MAP &&
+        !replaceAddress(*api, maps[i].bytes, addresses[plan->patches[i].address]))
       return -1;
-  return launchKernel(*api, function, grid, block, dynamicSmem, stream, local)
+  return launchKernel(*api, plan->function, plan->grid, plan->block,
+                      plan->dynamic_smem, stream, local)
              ? 0
              : -1;
 }

@@ -28,7 +28,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from . import checks, registry
 from .config import KernelConfig
-from .params import (TMA_ALIGN, ParamPatch, build_params, check_16_byte_layout,
+from .params import (TMA_ALIGN, LaunchPlan, ParamPatch, build_params, check_16_byte_layout,
                      check_lse_pointer, launch_grid, patched_params, problem_symbols)
 
 #: Compute capability the kernels are built for (sm_90a).
@@ -38,8 +38,9 @@ REQUIRED_CAPABILITY = (9, 0)
 #: bounded for workloads whose shapes never repeat.
 MAX_PLANS = 1024
 
-#: Index of each tensor in the per-call address tuple (q, k, v, o, lse).
+#: Index of each tensor in a call's addresses (q, k, v, o, lse: 0 without one).
 _SOURCES = {"q": 0, "k": 1, "v": 2, "o": 3, "lse": 4}
+_Addresses = ctypes.c_uint64 * len(_SOURCES)
 
 
 def _check_no_grad(torch, tensors, names) -> None:
@@ -113,35 +114,29 @@ class _Kernel:
     """
 
     def __init__(self, torch, rt, function, manifest, grid, params, device, context):
-        u32_3 = ctypes.c_uint32 * 3
-        self.torch, self.rt, self.function = torch, rt, function
-        self.grid, self.block = u32_3(*grid), u32_3(*manifest.block)
-        self.smem, self.params = manifest.dynamic_smem_bytes, params
-        self.device, self.context = device, context
+        self.torch, self.rt, self.params, self.device = torch, rt, params, device
         self.current_device, self.raw_stream = _stream_getters(torch)
         patched = patched_params(manifest)
-        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind)
-                                                     for i, kind, _ in patched))
-        #: Which of (q, k, v, o, lse) each patch takes its address from.
-        self.sources = tuple(_SOURCES[t] for _, _, t in patched)
-        self.addresses = ctypes.c_uint64 * len(patched)
-        self.as_packed = (ctypes.c_uint64 * 0)()
+        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind, _SOURCES[tensor])
+                                                     for i, kind, tensor in patched))
 
-    def enqueue(self, addresses) -> None:
-        """Launches with ``addresses`` (one per patch; ``as_packed``: none)."""
+        def plan(patches):
+            return LaunchPlan(function, tuple(grid), tuple(manifest.block),
+                              manifest.dynamic_smem_bytes, params.array, len(params),
+                              patches, len(patches) if patches else 0, context)
+        #: The launch as packed, and with the addresses of each call's tensors.
+        self.packed, self.patched = plan(None), plan(self.patches)
+
+    def enqueue(self, plan, addresses=None) -> None:
+        """Launches ``plan`` (:attr:`packed`, or :attr:`patched` with a call's
+        ``_Addresses``) on the current stream of the kernel's device."""
         if self.current_device() == self.device:
-            self._launch(addresses)
+            self.rt.launch_patched(plan, self.raw_stream(self.device), addresses)
         else:
             # torch.cuda.device makes the device's context current for the CUDA
             # runtime too, and restores the caller's device afterwards.
             with self.torch.cuda.device(self.device):
-                self._launch(addresses)
-
-    def _launch(self, addresses) -> None:
-        patches = self.patches if len(addresses) else None
-        self.rt.launch_patched(self.function, self.grid, self.block, self.smem,
-                               self.raw_stream(self.device), self.params, patches, addresses,
-                               self.context)
+                self.rt.launch_patched(plan, self.raw_stream(self.device), addresses)
 
 
 def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
@@ -186,7 +181,7 @@ def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
                       diag=diag, scale=scale, kernel_dir=kernel_dir, manifest=manifest)
 
     def launch():
-        kernel.enqueue(kernel.as_packed)
+        kernel.enqueue(kernel.packed)
     return launch
 
 
@@ -242,8 +237,8 @@ class _Plan:
                 if lse_out is not None:
                     lse_out.fill_(float("-inf"))
             return out, lse_out
-        ptrs += (out.data_ptr(), lse_out.data_ptr() if lse_out is not None else 0)
-        kernel.enqueue(kernel.addresses(*[ptrs[i] for i in kernel.sources]))
+        kernel.enqueue(kernel.patched, _Addresses(*ptrs, out.data_ptr(),
+                                                  0 if lse_out is None else lse_out.data_ptr()))
         return out, lse_out
 
 

@@ -222,9 +222,25 @@ class KernelParams:
 
 
 class ParamPatch(ctypes.Structure):
-    """``fat_param_patch``: a parameter that each launch re-points at its own tensor."""
+    """``fat_param_patch``: a parameter each launch re-points at one of its
+    addresses (``address`` indexes the call's address array)."""
 
-    _fields_ = [("param", ctypes.c_uint32), ("kind", ctypes.c_int32)]
+    _fields_ = [("param", ctypes.c_uint32), ("kind", ctypes.c_int32),
+                ("address", ctypes.c_uint32)]
+
+
+class LaunchPlan(ctypes.Structure):
+    """``fat_launch_plan``: a launch resolved once, for ``fat_launch_patched``.
+
+    It points at the parameter block and the patches without owning them:
+    keep both alive as long as the plan.
+    """
+
+    _fields_ = [("function", ctypes.c_void_p), ("grid", ctypes.c_uint32 * 3),
+                ("block", ctypes.c_uint32 * 3), ("dynamic_smem", ctypes.c_uint32),
+                ("params", ctypes.POINTER(ctypes.c_void_p)), ("param_count", ctypes.c_uint32),
+                ("patches", ctypes.POINTER(ParamPatch)), ("patch_count", ctypes.c_uint32),
+                ("context", ctypes.c_void_p)]
 
 
 #: fat_patch_kind of each parameter kind that carries a tensor's address.

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Optional, Sequence
 
 from .errors import CudaError
-from .params import ParamPatch, TensorMapArgs, TensorMapBuffer
+from .params import LaunchPlan, TensorMapArgs, TensorMapBuffer
 
 #: FAT_RUNTIME_ABI_VERSION this binding was written against.
 ABI_VERSION = 2
@@ -80,10 +80,8 @@ class Runtime:
             "fat_tensor_map_replace_address": ([c_void_p, c_uint64], c_int),
             "fat_launch": ([c_void_p, u32_3, u32_3, c_uint32, c_void_p,
                             ctypes.POINTER(c_void_p)], c_int),
-            "fat_launch_patched": ([c_void_p, u32_3, u32_3, c_uint32, c_void_p,
-                                    ctypes.POINTER(c_void_p), c_uint32,
-                                    ctypes.POINTER(ParamPatch), ctypes.POINTER(c_uint64),
-                                    c_uint32, c_void_p], c_int),
+            "fat_launch_patched": ([ctypes.POINTER(LaunchPlan), c_void_p,
+                                    ctypes.POINTER(c_uint64), c_uint32], c_int),
             "fat_synchronize": ([], c_int),
         }
         # The version first: a library built from an older fa-t lacks the
@@ -197,15 +195,13 @@ class Runtime:
             function, u32_3(*grid), u32_3(*block), dynamic_smem, stream or None,
             ctypes.cast(params.array, ctypes.POINTER(ctypes.c_void_p))))
 
-    def launch_patched(self, function: int, grid, block, dynamic_smem: int, stream: int,
-                       params, patches, addresses, context: int) -> None:
-        """``fat_launch_patched``: ``params`` (a KernelParams) launched with the
-        parameters ``patches`` names re-pointed at ``addresses`` (a c_uint64
-        array, one per patch); ``params`` itself is not changed. ``grid`` and
-        ``block`` are c_uint32 arrays of 3, ``patches`` a ParamPatch array,
-        all built once: this is the per-call path, so it converts nothing."""
-        if self._launch_patched(function, grid, block, dynamic_smem, stream, params.array,
-                                len(params), patches, addresses, len(addresses), context):
+    def launch_patched(self, plan: LaunchPlan, stream: int, addresses=None) -> None:
+        """``fat_launch_patched``: ``plan`` launched on ``stream`` with its patches
+        re-pointed at ``addresses`` (a c_uint64 array; None launches it as
+        packed). The plan is built once, so this, the per-call path, converts
+        nothing."""
+        if self._launch_patched(plan, stream, addresses,
+                                0 if addresses is None else len(addresses)):
             raise CudaError(self.last_error())
 
     def synchronize(self) -> None:

@@ -11,6 +11,7 @@ error a fresh call gets, and launches nothing.
 
 import contextlib
 import copy
+import ctypes
 import json
 
 import pytest
@@ -54,11 +55,13 @@ class FakeRuntime:
         self.encoded.append(args)
         return TensorMapBuffer()
 
-    def launch_patched(self, function, grid, block, smem, stream, params, patches, addresses,
-                       context):
-        self.launches.append({"grid": tuple(grid), "stream": stream, "params": params,
-                              "patches": [(p.param, p.kind) for p in patches or ()],
-                              "addresses": list(addresses), "context": context})
+    def launch_patched(self, plan, stream, addresses=None):
+        patches = [plan.patches[i] for i in range(plan.patch_count)]
+        self.launches.append({"grid": tuple(plan.grid), "stream": stream,
+                              "params": ctypes.addressof(plan.params.contents),
+                              "patched": [(p.param, p.kind, addresses[p.address])
+                                          for p in patches],
+                              "context": plan.context})
 
 
 @pytest.fixture
@@ -102,11 +105,12 @@ def test_first_call_plans_later_calls_patch_addresses(rt):
     assert rt.loads == 1 and len(rt.encoded) == 3, "planned once: one load, one map each"
     assert len(api._plans) == 1
     first, second = rt.launches
-    assert first["params"] is second["params"], "one packed block for the key"
+    assert first["params"] == second["params"], "one packed block for the key"
     # The example's parameters: q, k, v maps (0-2), o pointer (3), lse pointer (5).
-    assert second["patches"] == [(0, 0), (1, 0), (2, 0), (3, 1), (5, 1)]
-    assert second["addresses"] == [0x11000, 0x21000, 0x31000, 0x41000, 0x51000]
-    assert first["addresses"] == [0x10000, 0x20000, 0x30000, 0x40000, 0x50000]
+    assert second["patched"] == [(0, 0, 0x11000), (1, 0, 0x21000), (2, 0, 0x31000),
+                                 (3, 1, 0x41000), (5, 1, 0x51000)]
+    assert [a for _, _, a in first["patched"]] == [0x10000, 0x20000, 0x30000, 0x40000,
+                                                   0x50000]
     assert second["stream"] == STREAM and second["context"] == 0x300
     assert second["grid"] == (3, HQ, B)
     # The packed block keeps what the plan encoded; calls never write it.
@@ -164,7 +168,7 @@ def test_options_and_kernel_folder_are_part_of_the_key(rt, tmp_path, monkeypatch
     call(*qkv(), *outputs(), scale=0.5)
     call(*qkv(), *outputs(), diag=0)
     assert len(api._plans) == 3
-    assert rt.launches[1]["params"] is not rt.launches[0]["params"]
+    assert rt.launches[1]["params"] != rt.launches[0]["params"]
     monkeypatch.setenv("FA_T_KERNEL_DIR", str(tmp_path / "elsewhere"))
     with pytest.raises(LookupError, match=r"elsewhere does not exist"):
         call(*qkv(), *outputs())

@@ -76,19 +76,20 @@ def test_replace_address_validation(rt, address, message):
 def _patched_launch(rt, patches, addresses):
     """A launch of a fake function with a q map and an o pointer re-pointed."""
     import ctypes
-    from fa_t.params import KernelParams, ParamPatch
+    from fa_t.params import KernelParams, LaunchPlan, ParamPatch
     params = KernelParams([TensorMapBuffer(), ctypes.c_uint64(0x7F0000001000)])
-    u32_3 = ctypes.c_uint32 * 3
-    rt.launch_patched(0x1000, u32_3(132, 1, 1), u32_3(384, 1, 1), 0, 0, params,
-                      (ParamPatch * len(patches))(*(ParamPatch(*p) for p in patches)),
-                      (ctypes.c_uint64 * len(addresses))(*addresses), None)
+    patch_array = (ParamPatch * len(patches))(*(ParamPatch(*p) for p in patches))
+    plan = LaunchPlan(0x1000, (132, 1, 1), (384, 1, 1), 0, params.array, len(params),
+                      patch_array, len(patches), None)
+    rt.launch_patched(plan, 0, (ctypes.c_uint64 * len(addresses))(*addresses))
 
 
 @pytest.mark.parametrize("patches, addresses, message", [
-    ([(0, 0), (1, 1)], [0x7F0000002008, 0x7F0000003000],
+    ([(0, 0, 0), (1, 1, 1)], [0x7F0000002008, 0x7F0000003000],
      r"patch 0 \(parameter 0\): the global address 139637976735752 is not 16-byte aligned"),
-    ([(2, 1)], [0x7F0000002000], r"patch 0 \(parameter 2\): no such parameter; the block has 2"),
-    ([(1, 5)], [0x7F0000002000], r"patch 0 \(parameter 1\): unknown kind 5"),
+    ([(2, 1, 0)], [0x7F0000002000], r"patch 0 \(parameter 2\): no such parameter; the plan has 2"),
+    ([(1, 1, 1)], [0x7F0000002000], r"patch 0 \(parameter 1\): address 1 of a call that gives 1"),
+    ([(1, 5, 0)], [0x7F0000002000], r"patch 0 \(parameter 1\): unknown kind 5"),
 ])
 def test_launch_patched_validation(rt, patches, addresses, message):
     with pytest.raises(CudaError, match=r"fat_launch_patched: " + message):
@@ -99,4 +100,4 @@ def test_launch_patched_needs_the_driver(rt):
     if rt.initialized:
         pytest.skip("a CUDA driver is loaded; the fake function would really be launched")
     with pytest.raises(CudaError, match=r"not loaded"):
-        _patched_launch(rt, [(0, 0), (1, 1)], [0x7F0000002000, 0x7F0000003004])
+        _patched_launch(rt, [(0, 0, 0), (1, 1, 1)], [0x7F0000002000, 0x7F0000003004])

@@ -187,8 +187,7 @@ FAT_RUNTIME_API int fat_launch(fat_function function, const uint32_t grid[3],
                                const uint32_t block[3], uint32_t dynamic_smem,
                                void *stream, void **params);
 
-/// The most parameters (`param_count`) and patches (`patch_count`) one
-/// fat_launch_patched takes.
+/// The most parameters and patches one fat_launch_plan holds.
 #define FAT_MAX_LAUNCH_PARAMS 64
 #define FAT_MAX_PARAM_PATCHES 16
 
@@ -200,26 +199,40 @@ enum fat_patch_kind {
 
 /// One parameter that fat_launch_patched re-points at new memory.
 typedef struct fat_param_patch {
-  uint32_t param; ///< its index in `params`
-  int32_t kind;   ///< enum fat_patch_kind
+  uint32_t param;   ///< its index in the plan's `params`
+  int32_t kind;     ///< enum fat_patch_kind
+  uint32_t address; ///< which of the call's `addresses` it gets
 } fat_param_patch;
 
-/// fat_launch of a parameter block packed once, with `patch_count`
-/// parameters re-pointed at this call's tensors: parameter patches[i].param
-/// gets addresses[i], as a tensor map's global address
+/// A launch resolved once: fat_launch's arguments with the parameters packed
+/// for some tensors, the parameters that hold those tensors' addresses, and
+/// the context to launch in (NULL: the current one, as fat_launch).
+typedef struct fat_launch_plan {
+  fat_function function;
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t dynamic_smem;
+  void **params;        ///< cuLaunchKernel's kernelParams, `param_count` of them
+  uint32_t param_count; ///< at most FAT_MAX_LAUNCH_PARAMS
+  const fat_param_patch *patches;
+  uint32_t patch_count; ///< at most FAT_MAX_PARAM_PATCHES
+  void *context;        ///< from fat_device_context, or NULL
+} fat_launch_plan;
+
+/// Launches `plan` on `stream` with its patched parameters re-pointed at
+/// this call's tensors: parameter patches[i].param gets
+/// addresses[patches[i].address], as a tensor map's global address
 /// (fat_tensor_map_replace_address) or as a pointer's value. The patched
-/// values are copies on this call's stack, so `params` is never written and
-/// one packed block serves concurrent launches from several threads (and
-/// every launch a CUDA graph captures keeps its own values). `params` has
-/// `param_count` entries. When `context` is not NULL it is made current on
-/// the calling thread first unless it already is (a thread that never used
-/// CUDA has none current); NULL requires a current context, as fat_launch.
-/// Every argument is checked before the driver is needed.
-FAT_RUNTIME_API int fat_launch_patched(
-    fat_function function, const uint32_t grid[3], const uint32_t block[3],
-    uint32_t dynamic_smem, void *stream, void **params, uint32_t param_count,
-    const fat_param_patch *patches, const uint64_t *addresses,
-    uint32_t patch_count, void *context);
+/// values are copies on this call's stack, so the plan is never written and
+/// serves concurrent launches from several threads (and every launch a CUDA
+/// graph captures keeps its own values). A plan's `context` is made current
+/// on the calling thread first unless it already is (a thread that never
+/// used CUDA has none current). One call with the plan built once keeps the
+/// per-launch cost of a binding low. Every argument is checked before the
+/// driver is needed.
+FAT_RUNTIME_API int fat_launch_patched(const fat_launch_plan *plan, void *stream,
+                                       const uint64_t *addresses,
+                                       uint32_t address_count);
 
 /// Blocks until all work in the current context has finished
 /// (cuCtxSynchronize); asynchronous kernel faults surface here.

@@ -275,55 +275,91 @@ void testLaunchPatched() {
   alignas(64) unsigned char map[FAT_TENSOR_MAP_BYTES] = {};
   uint64_t pointer = 0x7f0000001000;
   void *params[3] = {map, &pointer, &pointer};
-  fat_param_patch patches[2] = {{0, FAT_PATCH_TENSOR_MAP}, {1, FAT_PATCH_POINTER}};
+  // The call's addresses: a tensor's (index 0) and an output's (index 1).
+  fat_param_patch patches[2] = {{0, FAT_PATCH_TENSOR_MAP, 0},
+                                {1, FAT_PATCH_POINTER, 1}};
   uint64_t addresses[2] = {0x7f0000002000, 0x7f0000003000};
-  uint32_t grid[3] = {132, 1, 1}, block[3] = {384, 1, 1};
   auto fake = reinterpret_cast<fat_function>(uintptr_t(0x1000));
-  auto launch = [&](uint32_t paramCount, const fat_param_patch *p,
-                    const uint64_t *a, uint32_t patchCount) {
-    return fat_launch_patched(fake, grid, block, 0, nullptr, params, paramCount,
-                              p, a, patchCount, nullptr);
-  };
+  fat_launch_plan good = {fake, {132, 1, 1}, {384, 1, 1}, 0, params, 3,
+                          patches, 2, nullptr};
   const std::string w = "fat_launch_patched: ";
-  expectError("patched: valid arguments reach the driver", launch(3, patches, addresses, 2),
-              "not loaded");
+  expectError("patched: valid arguments reach the driver",
+              fat_launch_patched(&good, nullptr, addresses, 2), "not loaded");
   expectTrue("patched: the packed block is left as it was",
              params[0] == map && params[1] == &pointer && pointer == 0x7f0000001000);
-  uint32_t emptyGrid[3] = {1, 0, 1};
-  expectError("patched: zero grid",
-              fat_launch_patched(fake, emptyGrid, block, 0, nullptr, params, 3,
-                                 patches, addresses, 2, nullptr),
-              w + "grid.y is 0");
-  expectError("patched: too many parameters",
-              launch(FAT_MAX_LAUNCH_PARAMS + 1, patches, addresses, 2),
-              w + "65 parameters, more than 64");
-  expectError("patched: too many patches", launch(3, patches, addresses, 17),
-              w + "17 patches, more than 16");
-  expectError("patched: null patches", launch(3, nullptr, addresses, 2),
+  expectError("patched: null plan", fat_launch_patched(nullptr, nullptr, addresses, 2),
+              w + "`plan` is NULL");
+  {
+    fat_launch_plan p = good;
+    p.grid[1] = 0;
+    expectError("patched: zero grid", fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "grid.y is 0");
+  }
+  {
+    fat_launch_plan p = good;
+    p.param_count = FAT_MAX_LAUNCH_PARAMS + 1;
+    expectError("patched: too many parameters",
+                fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "65 parameters, more than 64");
+    p = good;
+    p.patch_count = 17;
+    expectError("patched: too many patches", fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "17 patches, more than 16");
+    p = good;
+    p.patches = nullptr;
+    expectError("patched: null patches", fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "`params`, `patches` or `addresses` is NULL");
+  }
+  expectError("patched: null addresses", fat_launch_patched(&good, nullptr, nullptr, 2),
               w + "`params`, `patches` or `addresses` is NULL");
-  fat_param_patch outside[1] = {{3, FAT_PATCH_POINTER}};
-  expectError("patched: parameter out of range", launch(3, outside, addresses, 1),
-              w + "patch 0 (parameter 3): no such parameter; the block has 3");
-  fat_param_patch unknown[2] = {{0, FAT_PATCH_TENSOR_MAP}, {2, 7}};
-  expectError("patched: unknown kind", launch(3, unknown, addresses, 2),
-              w + "patch 1 (parameter 2): unknown kind 7");
+  expectError("patched: too few addresses", fat_launch_patched(&good, nullptr, addresses, 1),
+              w + "patch 1 (parameter 1): address 1 of a call that gives 1");
+  {
+    fat_param_patch outside[1] = {{3, FAT_PATCH_POINTER, 0}};
+    fat_launch_plan p = good;
+    p.patches = outside;
+    p.patch_count = 1;
+    expectError("patched: parameter out of range",
+                fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "patch 0 (parameter 3): no such parameter; the plan has 3");
+  }
+  {
+    fat_param_patch unknown[2] = {{0, FAT_PATCH_TENSOR_MAP, 0}, {2, 7, 1}};
+    fat_launch_plan p = good;
+    p.patches = unknown;
+    expectError("patched: unknown kind", fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "patch 1 (parameter 2): unknown kind 7");
+  }
   uint64_t misaligned[2] = {0x7f0000002008, 0x7f0000003000};
-  expectError("patched: misaligned tensor address", launch(3, patches, misaligned, 2),
+  expectError("patched: misaligned tensor address",
+              fat_launch_patched(&good, nullptr, misaligned, 2),
               w + "patch 0 (parameter 0): the global address 139637976735752 is not "
                   "16-byte aligned");
   uint64_t null[2] = {0, 0x7f0000003000};
-  expectError("patched: null tensor address", launch(3, patches, null, 2),
+  expectError("patched: null tensor address", fat_launch_patched(&good, nullptr, null, 2),
               w + "patch 0 (parameter 0): the global address is 0");
   // A pointer parameter takes any value (the kernel's own rules apply).
   uint64_t oddPointer[2] = {0x7f0000002000, 0x7f0000003004};
-  expectError("patched: a pointer is not a tensor map", launch(3, patches, oddPointer, 2),
-              "not loaded");
-  alignas(64) unsigned char wide[FAT_TENSOR_MAP_BYTES + 8] = {};
-  void *misalignedMap[2] = {wide + 8, &pointer};
-  expectError("patched: a packed map that is not 64-byte aligned",
-              fat_launch_patched(fake, grid, block, 0, nullptr, misalignedMap, 2,
-                                 patches, addresses, 1, nullptr),
-              w + "patch 0 (parameter 0): the tensor map at address");
+  expectError("patched: a pointer is not a tensor map",
+              fat_launch_patched(&good, nullptr, oddPointer, 2), "not loaded");
+  {
+    alignas(64) unsigned char wide[FAT_TENSOR_MAP_BYTES + 8] = {};
+    void *misalignedMap[2] = {wide + 8, &pointer};
+    fat_launch_plan p = good;
+    p.params = misalignedMap;
+    p.param_count = 2;
+    p.patch_count = 1;
+    expectError("patched: a packed map that is not 64-byte aligned",
+                fat_launch_patched(&p, nullptr, addresses, 2),
+                w + "patch 0 (parameter 0): the tensor map at address");
+  }
+  {
+    fat_launch_plan p = good; // as packed: no patches, no addresses
+    p.patches = nullptr;
+    p.patch_count = 0;
+    expectError("patched: a plan launched as packed", fat_launch_patched(&p, nullptr, nullptr, 0),
+                "not loaded");
+  }
 }
 
 /// The last error belongs to the thread that made the call.
