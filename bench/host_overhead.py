@@ -97,6 +97,9 @@ def main():
                     help="rounds over all cases and implementations; each one's best counts")
     ap.add_argument("--label", default="", help="a name for this build in the JSON")
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--profile", action="store_true",
+                    help="then print where a fa_t.attention call's host time goes (cProfile "
+                         "over the first case's calls)")
     a = ap.parse_args()
     import torch
     torch.manual_seed(0)
@@ -123,6 +126,12 @@ def main():
                      "enqueue_us": {n: e for n, (_, e) in got.items()},
                      "wall_us_rounds": {n: [w for w, _ in r] for n, r in every.items()}})
         print(f"{case:>26s} " + " ".join(f"{got[n][0]:8.1f} ({got[n][1]:5.1f})" for n in IMPLS))
+    if a.profile:
+        import cProfile
+        import pstats
+        with torch.no_grad(), cProfile.Profile() as prof:
+            per_call_us(cases[0]["fa-t call"], 10 * a.calls, a.warmup)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(15)
     meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
             "calls": a.calls, "warmup": a.warmup, "repeat": a.repeat, "label": a.label}
     if a.json:

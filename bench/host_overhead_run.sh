@@ -42,7 +42,7 @@ for phase in $phases; do
         --json "$out/host-before.json" || status=1 ;;
     host)
       FA_T_KERNEL_DIR="$k/host" new bench/host_overhead.py --label after \
-        --json "$out/host-after.json" || status=1 ;;
+        --json "$out/host-after.json" --profile || status=1 ;;
     pytest)
       # The cached path's own tests, the torch integration on the GPU, the
       # README, and test_gpu_attention at bf16 D128 (its other cases run
