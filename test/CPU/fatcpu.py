@@ -109,12 +109,24 @@ class CompiledModule:
     """A module lowered with --fat-to-cpu and loaded as a shared object."""
 
     def __init__(self, mlir_text: str, *, block_m: int = 128, block_n: int = 128,
-                 workdir: str | None = None):
+                 tensorize: str | None = None, workdir: str | None = None):
+        """``tensorize`` (the --fat-tensorize options, "" for the cost model)
+        runs the tensorized level: fa-t-opt --fat-tile --fat-tensorize writes
+        it as text (kept in ``tensorized_ir``), then a second fa-t-opt lowers
+        that printed IR with --fat-to-cpu, as a user chaining the passes
+        would."""
         self._tmp = tempfile.TemporaryDirectory(prefix="fat-cpu-") if workdir is None else None
         work = Path(workdir or self._tmp.name)
         src, llvm_mlir, ll, so = (work / n for n in ("in.mlir", "llvm.mlir", "out.ll", "libattn.so"))
         src.write_text(mlir_text)
         pipeline = f"--fat-to-cpu=block-m={block_m} block-n={block_n}"
+        self.tensorized_ir = None
+        if tensorize is not None:
+            tensorized = work / "tensorized.mlir"
+            self._run([find_fa_t_opt(), str(src), f"--fat-tile=block-m={block_m} block-n={block_n}",
+                       f"--fat-tensorize={tensorize}", "-o", str(tensorized)])
+            self.tensorized_ir = tensorized.read_text()
+            src = tensorized
         self._run([find_fa_t_opt(), str(src), pipeline, "-o", str(llvm_mlir)])
         self._run([str(LLVM_BIN / "mlir-translate"), "--mlir-to-llvmir", str(llvm_mlir), "-o", str(ll)])
         clang = shutil.which("clang-22") or str(LLVM_BIN / "clang")
@@ -164,6 +176,8 @@ class Config:
     block_m: int = 64
     block_n: int = 32
     magnitude: float = 1.0           # inputs ~ N(0, magnitude²)
+    tensorize: str | None = None     # run the tensorized level with these
+                                     # --fat-tensorize options ("" = auto)
 
     @property
     def dv(self) -> int:
@@ -263,15 +277,22 @@ class Result:
     lse_inf_match: bool
     empty_rows_zero: bool
     finite: bool
+    tensorized_ir: str | None = None  # the printed tensorized level, if run
 
 
-def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | None = None) -> Result:
-    """Compile `cfg`, run it on fresh random inputs, compare with float64."""
-    rng = np.random.default_rng(seed)
+def make_inputs(cfg: Config, rng) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Fresh random Q, K, V (logical BHSD, float32, never zeros): Q and K
+    ~ N(0, magnitude²), V ~ N(0, 1)."""
     logical = lambda shape: rng.standard_normal(shape).astype(np.float32) * cfg.magnitude
     qf = logical((cfg.B, cfg.Hq, cfg.Sq, cfg.D))
     kf = logical((cfg.B, cfg.Hkv, cfg.Skv, cfg.D))
     vf = rng.standard_normal((cfg.B, cfg.Hkv, cfg.Skv, cfg.dv)).astype(np.float32)
+    return qf, kf, vf
+
+
+def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | None = None) -> Result:
+    """Compile `cfg`, run it on fresh random inputs, compare with float64."""
+    qf, kf, vf = make_inputs(cfg, np.random.default_rng(seed))
     to_phys = (lambda a: a) if cfg.layout == "bhsd" else (lambda a: np.ascontiguousarray(a.transpose(0, 2, 1, 3)))
     from_phys = (lambda a: a) if cfg.layout == "bhsd" else (lambda a: a.transpose(0, 2, 1, 3))
     qb, kb, vb = (quantize(to_phys(a), cfg.dtype) for a in (qf, kf, vf))
@@ -283,7 +304,8 @@ def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | No
         o.view(np.uint16).fill(0xFFFF)
     lse = np.full((cfg.B, cfg.Hq, cfg.Sq), np.nan, dtype=np.float32)
 
-    mod = module or CompiledModule(attention_ir(cfg), block_m=cfg.block_m, block_n=cfg.block_n)
+    mod = module or CompiledModule(attention_ir(cfg), block_m=cfg.block_m, block_n=cfg.block_n,
+                                   tensorize=cfg.tensorize)
     args = [qb, kb, vb, o] + ([lse] if cfg.lse else [])
     mod.call("attn", *args)
 
@@ -296,7 +318,8 @@ def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | No
     finite = bool(np.isfinite(out).all())
     empty = np.isneginf(ref_lse)
     res = Result(out_error=rel_error(out, ref_o), lse_error=0.0, lse_inf_match=True,
-                 empty_rows_zero=bool((out[empty] == 0).all()), finite=finite)
+                 empty_rows_zero=bool((out[empty] == 0).all()), finite=finite,
+                 tensorized_ir=mod.tensorized_ir)
     if cfg.lse:
         res.lse_inf_match = bool((np.isneginf(lse) == empty).all()) and not np.isnan(lse).any()
         fin = ~empty

@@ -239,11 +239,11 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   bool lazy = cfg.schedule.lazyRescale;
   // Element k of the row's blockN/4 registers goes to the FMA-pipe
-  // polynomial when ⌊(k+1)·φ⌋ > ⌊k·φ⌋ (φ = exp2Poly): φ·blockN/4 of them,
-  // evenly spread, so the MUFU and FMA streams interleave in every chunk.
+  // polynomial as fat.softmax_exp defines it (φ·blockN/4 of them, evenly
+  // spread, so the MUFU and FMA streams interleave in every chunk).
   double phi = cfg.schedule.exp2Poly;
   auto usePolyExp2 = [&](int64_t k) {
-    return std::floor((k + 1) * phi + 1e-9) > std::floor(k * phi + 1e-9);
+    return SoftmaxExpOp::usesPolynomial(k, phi);
   };
   SoftmaxStep step;
   Value moved[2];

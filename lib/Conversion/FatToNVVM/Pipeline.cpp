@@ -41,16 +41,22 @@ using namespace mlir::fat;
 /// its masked blocks then compare with per-row limits, the form that fits
 /// its registers (AttentionKernelConfig::maskByRowLimits). Windows get
 /// persistent CTAs only when forced and were not measured with it.
-static bool autoTileOverlap(const PipelineChoice &choice, AttentionOp op) {
-  return choice.persistent && choice.overlap && !choice.pingpong &&
-         !isWindowed(op);
+static bool autoTileOverlap(const PipelineChoice &choice, bool windowed) {
+  return choice.persistent && choice.overlap && !choice.pingpong && !windowed;
 }
 
 PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
                                          int64_t seqLen) {
+  if (std::optional<TileProblem> shape = getTileProblem(op, seqLen))
+    return choosePipeline(*shape, blockM);
+  // Head dims the kernel does not serve: nothing to choose but the overlap.
+  return PipelineChoice();
+}
+
+PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
+                                         int64_t blockM) {
   PipelineChoice choice;
   choice.overlap = true; // +5.5% over the grid (perf log run 5)
-  std::optional<TileProblem> shape = getTileProblem(op, seqLen);
   // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
   // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
   // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
@@ -59,7 +65,7 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
   // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
   // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
   // windows, whose tiles the pairs would not balance: off there.
-  choice.persistent = shape && !shape->windowed;
+  choice.persistent = !problem.windowed;
   // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
   // next-tile start overlap the other's GEMMs. Measured (run 20, against
   // the persistent kernel without it): D = 128 +2…5% without a mask and
@@ -71,12 +77,12 @@ PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
   // where the automatic block-m takes three (defaultBlockM: D = 64 without
   // a mask, or causal and tuned for 4k keys or more) turns round the three
   // measured +0…1% (run 45), so there is none.
-  int64_t d = shape ? shape->maxHeadDim() : 0;
-  if (blockM == 0 && shape)
-    blockM = defaultBlockM(*shape, KernelSchedule());
+  int64_t d = problem.maxHeadDim();
+  if (blockM == 0)
+    blockM = defaultBlockM(problem, KernelSchedule());
   choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
-                    (shape->masked() || d > 64);
-  choice.tileOverlap = autoTileOverlap(choice, op);
+                    (problem.masked() || d > 64);
+  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
   return choice;
 }
 
@@ -127,7 +133,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       // (convert-fat-to-nvvm refuses it without persistent CTAs and
       // overlap).
       choice.tileOverlap = *forceTileOverlap ? **forceTileOverlap
-                                             : autoTileOverlap(choice, op);
+                                             : autoTileOverlap(choice, isWindowed(op));
       updateSchedule(op, {b.getNamedAttr("overlap",
                                          b.getBoolAttr(choice.overlap)),
                           b.getNamedAttr("pingpong",

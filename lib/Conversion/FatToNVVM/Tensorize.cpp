@@ -18,6 +18,9 @@
 
 #include "Schedule.h"
 
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+#include "llvm/ADT/SetVector.h"
 #include "llvm/Support/FormatVariadic.h"
 
 namespace mlir {
@@ -48,10 +51,16 @@ static bool onesChunksFit(const TileProblem &problem,
 TensorizationChoice
 mlir::fat::chooseTensorization(AttentionOp op,
                                const HopperKernelOptions &target) {
-  TensorizationChoice choice;
   std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
   if (!shape)
-    return choice;
+    return TensorizationChoice();
+  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target);
+}
+
+TensorizationChoice
+mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
+                               const HopperKernelOptions &target) {
+  TensorizationChoice choice;
   // Row sums on the tensor cores pay where every block is full and the P·V
   // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
   // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
@@ -77,12 +86,12 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // pipeline's choice from 4k keys at D = 64): +7…9% at 4k…16k over the
   // previous defaults (runs 40–41: the two-warpgroup kernel with turns at
   // 4k, the 192-row kernel with vector sums and no tile overlap above).
-  PipelineChoice pipeline = choosePipeline(op, target.blockM, target.seqLen);
-  bool causalHidden = shape->causal && !shape->windowed &&
+  PipelineChoice pipeline = choosePipeline(problem, target.blockM);
+  bool causalHidden = problem.causal && !problem.windowed &&
                       (pipeline.pingpong || pipeline.tileOverlap);
-  choice.rowsumMma = shape->maxHeadDim() <= 64 &&
-                     (!shape->masked() || causalHidden) && !op.getLse() &&
-                     onesChunksFit(*shape, target);
+  choice.rowsumMma = problem.maxHeadDim() <= 64 &&
+                     (!problem.masked() || causalHidden) && !writesLse &&
+                     onesChunksFit(problem, target);
   // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
   // more than τ) where it pays with the late P·V wait it needs
   // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
@@ -92,8 +101,8 @@ mlir::fat::chooseTensorization(AttentionOp op,
   // wait is late at any width.
   {
     AttentionKernelConfig late;
-    late.headDimV = shape->headDimV;
-    late.causal = shape->causal;
+    late.headDimV = problem.headDimV;
+    late.causal = problem.causal;
     late.schedule.overlap = pipeline.overlap;
     choice.lazyRescale = late.lazyRescalePays() && late.autoLatePVWait();
   }
@@ -120,6 +129,60 @@ static FailureOr<std::optional<double>> parseFraction(StringRef value) {
 }
 
 namespace {
+
+/// A tiled attention as fat-tensorize's cost model sees it.
+struct TiledProblem {
+  /// None for head dims the Hopper kernel does not serve (nothing to model).
+  std::optional<TileProblem> problem;
+  bool writesLse = false;
+  int64_t blockM = 0, blockN = 0;
+};
+
+/// The scopes holding one tiled attention each: the scf.forall fat-tile
+/// made (or, for tiled IR written by hand, the closest isolated op).
+SetVector<Operation *> tiledAttentionScopes(Operation *root) {
+  SetVector<Operation *> scopes;
+  root->walk([&](QKOp qk) {
+    Operation *scope = qk->getParentOfType<scf::ForallOp>();
+    if (!scope)
+      scope = qk->getParentWithTrait<OpTrait::IsIsolatedFromAbove>();
+    scopes.insert(scope);
+  });
+  return scopes;
+}
+
+/// Reads the problem off the tiled ops: D from the Q·Kᵀ operands, Dv from
+/// the P·V, the mask from fat.mask, whether the LSE is written from
+/// fat.finalize, the key length the tiles were chosen for from fat-tile's
+/// `fat.tile` record (unless `seqLenOption` names one).
+TiledProblem readTiledProblem(Operation *scope, int64_t seqLenOption) {
+  TiledProblem tiled;
+  TileProblem p;
+  scope->walk([&](Operation *op) {
+    if (auto qk = dyn_cast<QKOp>(op)) {
+      auto s = cast<ShapedType>(qk.getScores().getType());
+      p.headDim = cast<ShapedType>(qk.getQuery().getType()).getDimSize(1);
+      tiled.blockM = s.getDimSize(0);
+      tiled.blockN = s.getDimSize(1);
+    } else if (auto pv = dyn_cast<PVOp>(op)) {
+      p.headDimV = cast<ShapedType>(pv.getValue().getType()).getDimSize(1);
+    } else if (auto mask = dyn_cast<MaskOp>(op)) {
+      p.causal |= mask.getCausal();
+      p.windowed |= mask.getWindow().has_value();
+    } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
+      tiled.writesLse |= !fin.getLse().use_empty();
+    }
+  });
+  p.seqLen = seqLenOption;
+  if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName))
+    if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("seq_len")))
+      if (p.seqLen <= 0)
+        p.seqLen = recorded.getInt();
+  if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
+    tiled.problem = p;
+  return tiled;
+}
+
 struct FatTensorizePass
     : public fat::impl::FatTensorizeBase<FatTensorizePass> {
   using Base::Base;
@@ -175,6 +238,42 @@ struct FatTensorizePass
                               b.getF64FloatAttr(rescaleThreshold)),
                b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
           /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
+    }
+    // The tiled form (after fat-tile): the same choice, made per tiled
+    // attention with the same cost model, rewritten into ops.
+    for (Operation *scope : tiledAttentionScopes(root)) {
+      TiledProblem tiled = readTiledProblem(scope, seqLen);
+      TensorizationChoice choice;
+      if (tiled.problem) {
+        HopperKernelOptions target;
+        target.blockM = tiled.blockM;
+        target.blockN = tiled.blockN;
+        target.stages = stages;
+        target.seqLen = tiled.problem->seqLen;
+        choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
+      }
+      TileTensorization rewrite;
+      rewrite.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
+      rewrite.lazyRescale = forceLazyRescale.value_or(choice.lazyRescale);
+      rewrite.rescaleThreshold = rescaleThreshold;
+      rewrite.exp2Poly = forceExp2Poly->value_or(choice.exp2Poly);
+      if (failed(checkTensorizableTiles(scope, rewrite)))
+        return signalPassFailure();
+      RewritePatternSet patterns(&getContext());
+      populateFatTensorizeTilePatterns(patterns, rewrite);
+      if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+        return signalPassFailure();
+      WalkResult left = scope->walk([](Operation *op) {
+        if (!isa<QKOp, PVOp, RowSumOp, RowMaxOp, Exp2Op>(op))
+          return WalkResult::advance();
+        op->emitError() << "fat-tensorize: this " << op->getName()
+                        << " is not part of a KV step as fat-tile writes it "
+                           "(row_max, exp2 of P and α, row_sum, pv), so it "
+                           "has no tensor-core form";
+        return WalkResult::interrupt();
+      });
+      if (left.wasInterrupted())
+        return signalPassFailure();
     }
   }
 };

@@ -104,9 +104,16 @@ struct PipelineChoice {
 /// and mask; see Tensorize.cpp and Pipeline.cpp for the measurements behind
 /// each rule.
 struct HopperKernelOptions;
+struct TileProblem;
 TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);
 PipelineChoice choosePipeline(AttentionOp op, int64_t blockM, int64_t seqLen);
+/// The same models on a problem read off the tiled form (fat-tensorize
+/// there): `writesLse` whether the LSE is an output.
+TensorizationChoice chooseTensorization(const TileProblem &problem,
+                                        bool writesLse,
+                                        const HopperKernelOptions &target);
+PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
 
 /// The schedule's words, one spelling for the pass options, `fat.schedule`
 /// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".

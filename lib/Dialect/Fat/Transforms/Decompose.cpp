@@ -2,7 +2,10 @@
 //
 // Each fat tile op becomes one linalg.generic whose body is the op's formula
 // in f32 scalar arithmetic. Row vectors are indexed by the row loop (d0),
-// tiles by (d0, d1); the two contractions add a reduction loop d2.
+// tiles by (d0, d1); the two contractions add a reduction loop d2. The ops
+// of the tensorized level (fat.wgmma, fat.softmax_max, fat.softmax_exp)
+// decompose the same way with the GPU's arithmetic (fma forms, the
+// exponential polynomial bit for bit), so the CPU runs what the GPU runs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -309,6 +312,202 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
   }
 };
 
+/// fat.wgmma: d_ij = c_ij + Σ_k a_ik · b_kj (b_jk with transpose_b), loops
+/// (i, j, k); the accumulator starts at 0 without `acc` (scale-d = 0).
+struct DecomposeWgmma : OpRewritePattern<WgmmaOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(WgmmaOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value init = op.getAcc();
+    if (!init) {
+      Value empty = tensor::EmptyOp::create(
+          rewriter, loc, cast<RankedTensorType>(op.getResult().getType()),
+          ValueRange{});
+      init = linalg::FillOp::create(rewriter, loc, f32Const(rewriter, loc, 0.0),
+                                    empty)
+                 .getResult(0);
+    }
+    AffineMap bMap = op.getTransposeB() ? dimsMap(ctx, 3, {1, 2})
+                                        : dimsMap(ctx, 3, {2, 1});
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getA(), op.getB()},
+        ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), bMap, dimsMap(ctx, 3, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar, kRed},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
+                                             toF32(b, loc, a[1]));
+          linalg::YieldOp::create(b, loc,
+                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
+        });
+    return success();
+  }
+};
+
+/// ĉm = m' = −inf ? 0 : c·m' (fat.softmax_max / fat.softmax_exp): the
+/// subtrahend of every exponent argument, 0 for a row with nothing visible.
+Value scaledMax(OpBuilder &b, Location loc, Value m, Value c) {
+  Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
+                                         f32Const(b, loc, -INFINITY));
+  return arith::SelectOp::create(b, loc, isNegInf, f32Const(b, loc, 0.0),
+                                 arith::MulFOp::create(b, loc, m, c));
+}
+
+/// fat.softmax_max: a row-max reduction, then per row (m' , α) as the op's
+/// description gives them (eager or lazy).
+struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxMaxOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value m = op.getMax();
+    // m̂ = max(m, rowmax S)
+    auto reduce = linalg::GenericOp::create(
+        rewriter, loc, m.getType(), ValueRange{op.getScores()}, ValueRange{m},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+        ArrayRef<IteratorType>{kPar, kRed},
+        [](OpBuilder &b, Location loc, ValueRange a) {
+          linalg::YieldOp::create(
+              b, loc, Value(arith::MaxNumFOp::create(b, loc, a[0], a[1])));
+        });
+    Value mHat = reduce.getResult(0);
+    double c = op.getScale().convertToDouble();
+    std::optional<double> tau;
+    if (std::optional<APFloat> t = op.getThreshold())
+      tau = t->convertToDouble();
+    AffineMap row = dimsMap(ctx, 1, {0});
+    Value init0 = emptyLike(rewriter, loc, m, rewriter.getF32Type());
+    Value init1 = emptyLike(rewriter, loc, m, rewriter.getF32Type());
+    auto rows = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{m.getType(), m.getType()}, ValueRange{mHat, m},
+        ValueRange{init0, init1}, ArrayRef<AffineMap>{row, row, row, row},
+        ArrayRef<IteratorType>{kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value hat = a[0], old = a[1], cst = f32Const(b, loc, c);
+          Value mNew = hat, moved;
+          if (tau) {
+            // c·(m̂ − m) is NaN for m = −inf: test that case on its own.
+            Value growth = arith::MulFOp::create(
+                b, loc, arith::SubFOp::create(b, loc, hat, old), cst);
+            moved = arith::OrIOp::create(
+                b, loc,
+                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, growth,
+                                      f32Const(b, loc, *tau)),
+                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, old,
+                                      f32Const(b, loc, -INFINITY)));
+            mNew = arith::SelectOp::create(b, loc, moved, hat, old);
+          }
+          Value negScaled = arith::NegFOp::create(b, loc, scaledMax(b, loc, mNew, cst));
+          Value alpha = math::Exp2Op::create(
+              b, loc, math::FmaOp::create(b, loc, old, cst, negScaled));
+          if (tau)
+            alpha = arith::SelectOp::create(b, loc, moved, alpha,
+                                            f32Const(b, loc, 1.0));
+          linalg::YieldOp::create(b, loc, ValueRange{mNew, alpha});
+        });
+    rewriter.replaceOp(op, rows.getResults());
+    return success();
+  }
+};
+
+/// 2^x on the FMA pipe as the GPU computes it (fat.softmax_exp): x clamped
+/// to ≥ −127, p(x − ⌊x⌋) in f32 Horner form, ⌊x⌋ added to p's exponent bits
+/// as an integer (the GPU takes ⌊x⌋ from a round-down add of 1.5·2^23,
+/// which equals floor here).
+Value buildExp2Polynomial(OpBuilder &b, Location loc, Value x) {
+  // The minimax coefficients of the GPU kernel (hopper::buildExp2Poly).
+  constexpr double c1 = 0.6951168179512024, c2 = 0.22764484584331512,
+                   c3 = 0.07706717401742935;
+  Type i32 = b.getI32Type();
+  Value clamped = arith::MaxNumFOp::create(b, loc, x, f32Const(b, loc, -127.0));
+  Value floorX = math::FloorOp::create(b, loc, clamped);
+  Value frac = arith::SubFOp::create(b, loc, clamped, floorX);
+  Value p = math::FmaOp::create(b, loc, frac, f32Const(b, loc, c3), f32Const(b, loc, c2));
+  p = math::FmaOp::create(b, loc, frac, p, f32Const(b, loc, c1));
+  p = math::FmaOp::create(b, loc, frac, p, f32Const(b, loc, 1.0));
+  Value exponent = arith::ShLIOp::create(
+      b, loc, arith::FPToSIOp::create(b, loc, i32, floorX),
+      arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(23)));
+  Value bits = arith::AddIOp::create(
+      b, loc, arith::BitcastOp::create(b, loc, i32, p), exponent);
+  return arith::BitcastOp::create(b, loc, b.getF32Type(), bits);
+}
+
+/// fat.softmax_exp: p_ij = exp2 or poly of fma(s_ij, c, −ĉm_i), the
+/// polynomial columns a constant i1 row vector read off the fragment
+/// layout; with rowsum, l'_i = fma(l_i, α_i, Σ_j p_ij).
+struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxExpOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto sType = cast<RankedTensorType>(op.getScores().getType());
+    int64_t n = sType.getDimSize(1);
+    if (ShapedType::isDynamic(n))
+      return rewriter.notifyMatchFailure(op, "dynamic column count");
+    double phi = op.getExp2Poly().convertToDouble();
+    SmallVector<bool> poly;
+    for (int64_t j = 0; j < n; ++j)
+      poly.push_back(SoftmaxExpOp::usesPolynomial(
+          SoftmaxExpOp::fragmentElement(j), phi));
+    auto polyType = RankedTensorType::get({n}, rewriter.getI1Type());
+    Value polyColumns = arith::ConstantOp::create(
+        rewriter, loc, DenseElementsAttr::get(polyType, ArrayRef<bool>(poly)));
+    double c = op.getScale().convertToDouble();
+    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
+    auto probs = linalg::GenericOp::create(
+        rewriter, loc, sType, ValueRange{op.getScores(), op.getMax(), polyColumns},
+        ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}),
+                            dimsMap(ctx, 2, {1}), dimsMap(ctx, 2, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value cst = f32Const(b, loc, c);
+          Value negScaled = arith::NegFOp::create(b, loc, scaledMax(b, loc, a[1], cst));
+          Value x = math::FmaOp::create(b, loc, a[0], cst, negScaled);
+          Value e = math::Exp2Op::create(b, loc, x);
+          if (phi > 0.0)
+            e = arith::SelectOp::create(b, loc, a[2],
+                                        buildExp2Polynomial(b, loc, x), e);
+          linalg::YieldOp::create(b, loc, e);
+        });
+    Value p = probs.getResult(0);
+    if (!op.getSum()) {
+      rewriter.replaceOp(op, ValueRange{p});
+      return success();
+    }
+    // l' = fma(l, α, Σ_j P): the block's sum first, as the GPU's per-thread
+    // partial sums, then one fused multiply-add per row.
+    Value zeros = linalg::FillOp::create(
+                      rewriter, loc, f32Const(rewriter, loc, 0.0),
+                      emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type()))
+                      .getResult(0);
+    Value blockSum = linalg::GenericOp::create(
+                         rewriter, loc, zeros.getType(), ValueRange{p}, ValueRange{zeros},
+                         ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+                         ArrayRef<IteratorType>{kPar, kRed},
+                         [](OpBuilder &b, Location loc, ValueRange a) {
+                           linalg::YieldOp::create(
+                               b, loc, Value(arith::AddFOp::create(b, loc, a[0], a[1])));
+                         })
+                         .getResult(0);
+    AffineMap row = dimsMap(ctx, 1, {0});
+    Value sumInit = emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type());
+    Value newSum = linalg::GenericOp::create(
+                       rewriter, loc, op.getSum().getType(),
+                       ValueRange{op.getSum(), op.getAlpha(), blockSum}, ValueRange{sumInit},
+                       ArrayRef<AffineMap>{row, row, row, row}, ArrayRef<IteratorType>{kPar},
+                       [](OpBuilder &b, Location loc, ValueRange a) {
+                         linalg::YieldOp::create(
+                             b, loc, Value(math::FmaOp::create(b, loc, a[0], a[1], a[2])));
+                       })
+                       .getResult(0);
+    rewriter.replaceOp(op, ValueRange{p, newSum});
+    return success();
+  }
+};
+
 struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
@@ -322,6 +521,7 @@ struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
 
 void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
-               DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize>(
+               DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
+               DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp>(
       patterns.getContext());
 }

@@ -46,7 +46,7 @@ void buildFatToCPUPipeline(OpPassManager &pm, const FatToCPUOptions &opts) {
   pm.addPass(fat::createFatTile(tile));
   pm.addPass(fat::createFatDecompose());
   (void)appendPipeline(
-      pm, "canonicalize,cse,"
+      pm, "convert-elementwise-to-linalg,canonicalize,cse,"
           "one-shot-bufferize{bufferize-function-boundaries=1 "
           "function-boundary-type-conversion=identity-layout-map "
           "allow-return-allocs-from-loops=1},"

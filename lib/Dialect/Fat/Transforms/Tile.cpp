@@ -351,6 +351,16 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
     if (failed(tiled))
       return rewriter.notifyMatchFailure(op, "tiling failed");
     rewriter.replaceOp(op, tiled->replacements);
+    int64_t skv = cast<ShapedType>(op.getKey().getType())
+                      .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
+    Builder b(op.getContext());
+    for (LoopLikeOpInterface loop : tiled->loops)
+      loop->setAttr(kTileAttrName,
+                    b.getDictionaryAttr(
+                        {b.getNamedAttr("block_m", b.getI64IntegerAttr(sizes.blockM)),
+                         b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
+                         b.getNamedAttr("seq_len", b.getI64IntegerAttr(
+                                                       ShapedType::isDynamic(skv) ? 0 : skv))}));
     for (Operation *t : tiled->tiledOps)
       if (auto block = dyn_cast<AttentionOp>(t))
         if (failed(lowerAttentionBlock(rewriter, block, sizes)))

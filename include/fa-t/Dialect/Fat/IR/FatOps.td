@@ -1,7 +1,8 @@
 //===- FatOps.td - fat.attention ----------------------------*- tablegen -*-===//
 //
 // The whole attention operation. Its tile-level decomposition lives in
-// FatTileOps.td.
+// FatTileOps.td, the tensorized level (what --fat-tensorize writes) in
+// FatTensorOps.td.
 //
 //===----------------------------------------------------------------------===//
 
@@ -138,5 +139,6 @@ def Fat_AttentionOp : Fat_Op<"attention", [
 }
 
 include "fa-t/Dialect/Fat/IR/FatTileOps.td"
+include "fa-t/Dialect/Fat/IR/FatTensorOps.td"
 
 #endif // FAT_DIALECT_FAT_IR_FATOPS_TD

@@ -22,6 +22,11 @@ struct AttentionTileSizes {
   int64_t blockN = 128;
 };
 
+/// What fat-tile records on each scf.forall it makes: {block_m, block_n,
+/// seq_len} (seq_len: the static key length the tiles were chosen for, 0
+/// when dynamic). fat-tensorize's cost model reads it.
+constexpr llvm::StringLiteral kTileAttrName = "fat.tile";
+
 /// fat.attention (memref form) -> tensor form between to_tensor and
 /// materialize_in_destination, so that tiling sees one form.
 void populateFatAttentionToTensorPatterns(RewritePatternSet &patterns);
@@ -30,6 +35,33 @@ void populateFatAttentionToTensorPatterns(RewritePatternSet &patterns);
 /// online-softmax KV loop written in fat tile ops.
 void populateFatTilePatterns(RewritePatternSet &patterns,
                              const AttentionTileSizes &sizes);
+
+/// How the tiled online softmax runs on the Hopper kernel: --fat-tensorize's
+/// choice (its cost model lives with the kernel, Tensorize.cpp), which the
+/// rewrite below turns into ops.
+struct TileTensorization {
+  /// Ones columns appended to V for rowsum=mma: the narrowest wgmma N step.
+  static constexpr int64_t kOnesColumns = 8;
+  /// l = P·1 by the P·V wgmma (true) or on the vector units.
+  bool rowsumMma = false;
+  /// Move a row's reference max only when it grows by more than
+  /// rescaleThreshold (log2 units).
+  bool lazyRescale = false;
+  double rescaleThreshold = 8.0;
+  /// Fraction of the exponentials on the FMA pipe.
+  double exp2Poly = 0.0;
+};
+
+/// The KV steps of the tiled form -> the tensorized level (FatTensorOps.td):
+/// fat.wgmma, fat.softmax_max, fat.softmax_exp as `choice` says.
+void populateFatTensorizeTilePatterns(RewritePatternSet &patterns,
+                                      const TileTensorization &choice);
+
+/// Emits an error at the first tile op under `scope` whose shape warpgroup
+/// MMA cannot take under `choice` (rows a multiple of 64, keys and D of 16,
+/// Dv (+ 8 ones columns) of 8, f16/bf16 operands) and fails; else succeeds.
+LogicalResult checkTensorizableTiles(Operation *scope,
+                                     const TileTensorization &choice);
 
 /// fat tile ops -> linalg.generic with arith/math bodies.
 void populateFatDecomposePatterns(RewritePatternSet &patterns);

@@ -1,0 +1,182 @@
+//===- FatTensorOps.td - the tensorized level (warpgroup ops) -*- tablegen -*-===//
+//
+// What `--fat-tensorize` rewrites the tiled form into: the online softmax as
+// the Hopper kernel computes it, still on whole tiles (so the level runs on
+// the CPU through --fat-decompose), with each GPU rounding point explicit.
+// Threads appear only in the final conversion; the fragment layout is an
+// attribute (`shape`, the per-warpgroup wgmma instruction shape m64nNk16).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FAT_DIALECT_FAT_IR_FATTENSOROPS_TD
+#define FAT_DIALECT_FAT_IR_FATTENSOROPS_TD
+
+
+def Fat_OperandSource : I32EnumAttr<"OperandSource",
+    "where a wgmma reads its A operand from", [
+      I32EnumAttrCase<"Smem", 0, "smem">,
+      I32EnumAttrCase<"Registers", 1, "registers">
+    ]> {
+  let cppNamespace = "::mlir::fat";
+}
+
+def Fat_WgmmaOp : Fat_Op<"wgmma", [Pure]> {
+  let summary = "warpgroup matrix multiply-accumulate on a tile, D = C + A·B";
+  let description = [{
+    The tile-level form of Hopper's `wgmma.mma_async`: one warpgroup per 64
+    rows of A, each issuing m64nNk16 instructions (`shape = [64, N, 16]`)
+    over the K dimension:
+
+    ```
+    d_ij = c_ij + Σ_k a_ik · b_kj          (b_jk with transpose_b)
+    ```
+
+    A and B are f16 or bf16, the accumulator f32; without `%acc` the
+    accumulator starts at 0 (the instruction's scale-d = 0). `a_from`
+    records where A lives: `smem` (Q for S = Q·Kᵀ) or `registers` (P for
+    O += P·V, rounded to 16 bits by an explicit `arith.truncf` before the
+    op — the rounding point the CPU oracle must share with the GPU).
+
+    The accumulator fragment layout is the m64nNk16 one: in warpgroup w,
+    thread t (warp t/32, lane t%32) holds rows 64w + 16(t/32) + (t%32)/4 +
+    8r and columns 8i + 2(t%4) + e in its register 4i + 2r + e (r, e ∈
+    {0, 1}, i < N/8): every thread holds N/4 elements of each of two rows.
+
+    Why not `nvgpu.warpgroup.mma`: upstream's op takes descriptors of
+    shared-memory operands only (no A from registers), works on the
+    per-thread `!nvgpu.warpgroup.accumulator` fragments (so it cannot run
+    on the CPU or stay at tile granularity), and wraps each op in its own
+    fence / commit / wait — the overlapped schedule issues two GEMMs per
+    wait group. This op is the tile-level contract; the per-thread form is
+    the final conversion's business.
+
+    ```mlir
+    %s = fat.wgmma %q, %k transpose_b a_from smem shape [64, 128, 16]
+        : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+    %o1 = fat.wgmma %p16, %v, %o a_from registers shape [64, 64, 16]
+        : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32>
+        -> tensor<128x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$a, AnyRankedTensor:$b,
+                   Optional<AnyRankedTensor>:$acc, UnitAttr:$transpose_b,
+                   Fat_OperandSource:$a_from,
+                   DenseI64ArrayAttr:$shape);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $a `,` $b (`,` $acc^)? (`transpose_b` $transpose_b^)? `a_from` $a_from
+    `shape` $shape attr-dict `:` type($a) `,` type($b) (`,` type($acc)^)?
+    `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Rows each warpgroup computes (the instruction's M).
+    static constexpr int64_t kRowsPerWarpgroup = 64;
+    /// The K of one instruction for 16-bit operands.
+    static constexpr int64_t kInstrK = 16;
+    /// Warpgroups the op spreads over: M / 64.
+    int64_t getNumWarpgroups() {
+      return ::llvm::cast<::mlir::ShapedType>(getA().getType()).getDimSize(0) /
+             kRowsPerWarpgroup;
+    }
+  }];
+}
+
+def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
+    [Pure, AllTypesMatch<["max", "new_max", "alpha"]>]> {
+  let summary = "the online softmax's reference max m' and rescale factor α";
+  let description = [{
+    For each row i of the f32 score tile S (c = `scale` = softmax scale ·
+    log2 e, m the running reference max):
+
+    ```
+    m̂_i = max(m_i, max_j s_ij)
+    m'_i = m̂_i                                                   (eager)
+    m'_i = moved_i ? m̂_i : m_i,  moved_i = c·(m̂_i − m_i) > τ ∨ m_i = −inf
+                                                      (lazy, τ = threshold)
+    ĉm_i = m'_i = −inf ? 0 : c·m'_i
+    α_i  = exp2(fma(m_i, c, −ĉm_i))          (lazy: 1 where ¬moved_i)
+    ```
+
+    The lazy form moves a row's reference only when its max grows by more
+    than τ (log2 units), so every P = exp2(c·s − ĉm) ≤ 2^τ, and O, l ≤
+    2^τ·Σ|v|, Skv·2^τ stay far from f32 overflow; O/l and the LSE do not
+    depend on which reference was used. α is exactly 1 for a row that kept
+    its reference (fma(m, c, −c·m) is the rounding error of c·m, not 0), so
+    the GPU can skip the multiply in warps where no row moved (a warp vote)
+    without changing a bit. A row with nothing visible yet has m' = −inf
+    and α = 0, keeping O and l at exactly 0.
+
+    ```mlir
+    %m1, %alpha = fat.softmax_max %s, %m scale 0.180336 lazy threshold 8.0
+        : tensor<128x128xf32>, tensor<128xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
+                   F32Attr:$scale, OptionalAttr<F32Attr>:$threshold);
+  let results = (outs AnyRankedTensor:$new_max, AnyRankedTensor:$alpha);
+  let assemblyFormat = [{
+    $scores `,` $max `scale` $scale (`lazy` `threshold` $threshold^)?
+    attr-dict `:` type($scores) `,` type($max)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
+    [Pure, AttrSizedOperandSegments]> {
+  let summary = "softmax numerators P = exp2(c·S − c·m'), MUFU and FMA-pipe";
+  let description = [{
+    For each element of the f32 score tile S, with ĉm_i = m'_i = −inf ? 0 :
+    c·m'_i as in `fat.softmax_max`:
+
+    ```
+    x_ij = fma(s_ij, c, −ĉm_i)
+    p_ij = exp2(x_ij)                       (MUFU.EX2 on the GPU)
+         | poly(x_ij) for the columns j the FMA pipe takes (exp2_poly φ)
+    l'_i = fma(l_i, α_i, Σ_j p_ij)          (with rowsum(l, α): the vector
+                                             row sum; without it the P·V
+                                             wgmma's ones columns sum P)
+    ```
+
+    `poly` is 2^x = p(x − ⌊x⌋)·2^⌊x⌋ with p a degree-3 minimax polynomial
+    (relative error ≤ 8.6e-5, below 16-bit rounding) evaluated in f32
+    Horner form on x clamped to ≥ −127, the exponent added as an integer.
+    Which columns: element k of a thread's N/4 registers per row (the
+    m64nNk16 fragment: column j is element k = 2⌊j/8⌋ + j mod 2, the same
+    for every thread) goes to the polynomial when ⌊(k+1)·φ⌋ > ⌊k·φ⌋, so
+    φ·N/4 of them spread evenly and the two pipes interleave; φ = 0 keeps
+    every exponential on MUFU.
+
+    ```mlir
+    %p, %l1 = fat.softmax_exp %s, %m1 scale 0.180336 exp2_poly 0.25
+        rowsum(%l, %alpha)
+        : (tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>,
+           tensor<128xf32>) -> (tensor<128x128xf32>, tensor<128xf32>)
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
+                   Optional<AnyRankedTensor>:$sum,
+                   Optional<AnyRankedTensor>:$alpha, F32Attr:$scale,
+                   DefaultValuedAttr<F64Attr, "0.0">:$exp2_poly);
+  let results = (outs AnyRankedTensor:$probs,
+                 Optional<AnyRankedTensor>:$new_sum);
+  let assemblyFormat = [{
+    $scores `,` $max `scale` $scale (`exp2_poly` $exp2_poly^)?
+    (`rowsum` `(` $sum^ `,` $alpha `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The element k of a thread's N/4 registers per row that holds tile
+    /// column `column` in the m64nNk16 accumulator fragment:
+    /// 2⌊column/8⌋ + column mod 2 (the same for every thread).
+    static int64_t fragmentElement(int64_t column) {
+      return 2 * (column / 8) + column % 2;
+    }
+    /// Whether fragment element `k` takes the FMA-pipe polynomial for the
+    /// fraction `phi`: ⌊(k+1)·φ⌋ > ⌊k·φ⌋.
+    static bool usesPolynomial(int64_t k, double phi);
+  }];
+}
+
+#endif // FAT_DIALECT_FAT_IR_FATTENSOROPS_TD

@@ -1,0 +1,111 @@
+//===- FatTensorOps.cpp - verifiers of the tensorized level ---------------===//
+//
+// fat.wgmma's shapes are the hardware's: 64 rows per warpgroup, K a multiple
+// of 16 (one m64nNk16 step for 16-bit operands), N a multiple of 8 up to
+// 256. The softmax ops work on an f32 tile [M, N] and its row vectors [M].
+//
+//===----------------------------------------------------------------------===//
+
+#include "TileVerifiers.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::detail;
+
+/// The wgmma operand element types: f16 or bf16 (tf32 and fp8 need other
+/// instruction shapes).
+static bool isWgmmaElementType(Type t) { return t.isF16() || t.isBF16(); }
+
+LogicalResult WgmmaOp::verify() {
+  auto a = cast<RankedTensorType>(getA().getType());
+  auto b = cast<RankedTensorType>(getB().getType());
+  auto d = cast<RankedTensorType>(getResult().getType());
+  if (a.getRank() != 2 || b.getRank() != 2 || d.getRank() != 2 ||
+      !a.hasStaticShape() || !b.hasStaticShape() || !d.hasStaticShape())
+    return emitOpError() << "expected static rank-2 operands and result, got "
+                         << a << ", " << b << " -> " << d;
+  if (!isWgmmaElementType(a.getElementType()) ||
+      a.getElementType() != b.getElementType())
+    return emitOpError() << "expected A and B to share an f16 or bf16 "
+                            "element type, got "
+                         << a << " and " << b;
+  if (!d.getElementType().isF32())
+    return emitOpError() << "expected an f32 accumulator, got " << d;
+  if (getAcc() && getAcc().getType() != d)
+    return emitOpError() << "expected the accumulator type " << getAcc().getType()
+                         << " to equal the result type " << d;
+  ArrayRef<int64_t> shape = getShape();
+  if (shape.size() != 3 || shape[0] != kRowsPerWarpgroup || shape[2] != kInstrK)
+    return emitOpError() << "expected shape [64, N, 16] (m64nNk16), got ["
+                         << llvm::make_range(shape.begin(), shape.end()) << "]";
+  int64_t m = a.getDimSize(0), k = a.getDimSize(1), n = d.getDimSize(1);
+  int64_t bk = b.getDimSize(getTransposeB() ? 1 : 0);
+  int64_t bn = b.getDimSize(getTransposeB() ? 0 : 1);
+  if (m % kRowsPerWarpgroup != 0 || m == 0)
+    return emitOpError() << "expected A's rows (" << m
+                         << ") to be a positive multiple of 64, one warpgroup "
+                            "each";
+  if (k % kInstrK != 0 || k == 0)
+    return emitOpError() << "expected the contraction size (" << k
+                         << ") to be a positive multiple of 16";
+  if (bk != k)
+    return emitOpError() << "expected B's contraction size (" << bk
+                         << ") to equal A's (" << k << ")";
+  if (d.getDimSize(0) != m || bn != n)
+    return emitOpError() << "expected the result to be [" << m << ", " << bn
+                         << "], got " << d;
+  if (shape[1] != n || n % 8 != 0 || n < 8 || n > 256)
+    return emitOpError() << "expected the instruction N (" << shape[1]
+                         << ") to equal the result's columns (" << n
+                         << ") and be a multiple of 8 in [8, 256]";
+  return success();
+}
+
+LogicalResult SoftmaxMaxOp::verify() {
+  if (failed(verifyTileAndRows(*this, "scores", getScores().getType(), "max",
+                               getMax().getType())))
+    return failure();
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "expected a positive scale, got "
+                         << getScale().convertToDouble();
+  if (std::optional<APFloat> tau = getThreshold())
+    if (!(tau->convertToDouble() >= 0.0 && tau->convertToDouble() <= 16.0))
+      return emitOpError() << "expected the lazy threshold in [0, 16] (log2 "
+                              "units; P stays below 2^threshold), got "
+                           << tau->convertToDouble();
+  return success();
+}
+
+LogicalResult SoftmaxExpOp::verify() {
+  Type s = getScores().getType(), m = getMax().getType();
+  if (failed(verifyTileAndRows(*this, "scores", s, "max", m)))
+    return failure();
+  if (getProbs().getType() != s)
+    return emitOpError() << "expected probs to have the type of scores, " << s;
+  if (!(getScale().convertToDouble() > 0.0))
+    return emitOpError() << "expected a positive scale, got "
+                         << getScale().convertToDouble();
+  double phi = getExp2Poly().convertToDouble();
+  if (!(phi >= 0.0 && phi <= 1.0))
+    return emitOpError() << "expected exp2_poly to be a fraction in [0, 1], got "
+                         << phi;
+  bool hasSum = bool(getSum()), hasAlpha = bool(getAlpha()),
+       hasNewSum = bool(getNewSum());
+  if (hasSum != hasAlpha || hasSum != hasNewSum)
+    return emitOpError() << "expected rowsum(sum, alpha) and the new_sum "
+                            "result together, or none of them";
+  if (hasSum && (getSum().getType() != m || getAlpha().getType() != m ||
+                 getNewSum().getType() != m))
+    return emitOpError() << "expected sum, alpha and new_sum to have the type "
+                            "of max, "
+                         << m;
+  return success();
+}
+
+bool SoftmaxExpOp::usesPolynomial(int64_t k, double phi) {
+  // The 1e-9 keeps fractions like 1/8 exact at multiples of 8 (as the GPU
+  // kernel's choice, which must agree element for element).
+  return std::floor((k + 1) * phi + 1e-9) > std::floor(k * phi + 1e-9);
+}

@@ -1,0 +1,61 @@
+//===- TileVerifiers.h - shape checks shared by the tile-op verifiers -----===//
+//
+// Private to FatDialect: the rank / element-type / dimension checks of the
+// tile-level ops (FatTileOps.cpp) and of the tensorized level
+// (FatTensorOps.cpp), with one wording for every diagnostic.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FAT_LIB_DIALECT_FAT_IR_TILEVERIFIERS_H
+#define FAT_LIB_DIALECT_FAT_IR_TILEVERIFIERS_H
+
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+namespace mlir::fat::detail {
+
+/// Checks that `type` is a rank-`rank` tensor with f32 elements when
+/// `requireF32`, else with elements of an operand of fat.attention (f16,
+/// bf16 or f32: --fat-decompose widens and rounds them with extf/truncf).
+inline LogicalResult verifyTile(Operation *op, StringRef name, Type type,
+                                int64_t rank, bool requireF32 = true) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || t.getRank() != rank)
+    return op->emitOpError() << "expected " << name << " to be a rank-" << rank
+                             << " tensor, got " << type;
+  if (requireF32 && !t.getElementType().isF32())
+    return op->emitOpError() << "expected " << name
+                             << " to have f32 elements, got " << type;
+  if (!requireF32 && !isSupportedElementType(t.getElementType()))
+    return op->emitOpError() << "expected " << name
+                             << " to have f16, bf16 or f32 elements, got "
+                             << type;
+  return success();
+}
+
+/// Checks that dimension `da` of `a` equals dimension `db` of `b` when both
+/// are static.
+inline LogicalResult verifyDimsMatch(Operation *op, StringRef aName, Type a,
+                                     unsigned da, StringRef bName, Type b,
+                                     unsigned db) {
+  int64_t x = cast<ShapedType>(a).getDimSize(da);
+  int64_t y = cast<ShapedType>(b).getDimSize(db);
+  if (ShapedType::isDynamic(x) || ShapedType::isDynamic(y) || x == y)
+    return success();
+  return op->emitOpError() << "expected dim " << db << " of " << bName << " ("
+                           << y << ") to match dim " << da << " of " << aName
+                           << " (" << x << ")";
+}
+
+/// A tile [M, N] with its row vector [M].
+inline LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
+                                       Type tile, StringRef rowName, Type rows) {
+  if (failed(verifyTile(op, tileName, tile, 2)) ||
+      failed(verifyTile(op, rowName, rows, 1)))
+    return failure();
+  return verifyDimsMatch(op, tileName, tile, 0, rowName, rows, 0);
+}
+
+} // namespace mlir::fat::detail
+
+#endif // FAT_LIB_DIALECT_FAT_IR_TILEVERIFIERS_H
