@@ -371,3 +371,109 @@ func.func @finalize_shape(%o: tensor<64x128xf32>, %l: tensor<64xf32>, %m: tensor
   %r:2 = fat.finalize %o, %l, %m scale 1.0 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x64xbf16>, tensor<64xf32>
   return
 }
+
+// -----
+
+// The tensorized level: one case per verifier rule (FatTensorOps.cpp).
+
+func.func @wgmma_rows(%a: tensor<32x64xbf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{expected A's rows (32) to be a positive multiple of 64, one warpgroup each}}
+  %r = fat.wgmma %a, %b transpose_b a_from smem shape [64, 64, 16] : tensor<32x64xbf16>, tensor<64x64xbf16> -> tensor<32x64xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_k(%a: tensor<64x40xbf16>, %b: tensor<64x40xbf16>) {
+  // expected-error @+1 {{expected the contraction size (40) to be a positive multiple of 16}}
+  %r = fat.wgmma %a, %b transpose_b a_from smem shape [64, 64, 16] : tensor<64x40xbf16>, tensor<64x40xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_types(%a: tensor<64x64xf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{expected A and B to share an f16 or bf16 element type}}
+  %r = fat.wgmma %a, %b a_from smem shape [64, 64, 16] : tensor<64x64xf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_b_k(%a: tensor<64x64xbf16>, %b: tensor<32x64xbf16>) {
+  // expected-error @+1 {{expected B's contraction size (32) to equal A's (64)}}
+  %r = fat.wgmma %a, %b a_from registers shape [64, 64, 16] : tensor<64x64xbf16>, tensor<32x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_n(%a: tensor<64x64xbf16>, %b: tensor<64x264xbf16>) {
+  // expected-error @+1 {{expected the instruction N (264) to equal the result's columns (264) and be a multiple of 8 in [8, 256]}}
+  %r = fat.wgmma %a, %b a_from registers shape [64, 264, 16] : tensor<64x64xbf16>, tensor<64x264xbf16> -> tensor<64x264xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_shape(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>) {
+  // expected-error @+1 {{expected shape [64, N, 16] (m64nNk16), got [64, 64, 8]}}
+  %r = fat.wgmma %a, %b a_from registers shape [64, 64, 8] : tensor<64x64xbf16>, tensor<64x64xbf16> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @wgmma_acc(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<64x32xf32>) {
+  // expected-error @+1 {{expected the accumulator type 'tensor<64x32xf32>' to equal the result type 'tensor<64x64xf32>'}}
+  %r = fat.wgmma %a, %b, %c a_from registers shape [64, 64, 16] : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x32xf32> -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_max_threshold(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected the lazy threshold in [0, 16] (log2 units; P stays below 2^threshold), got 2.000000e+01}}
+  %r:2 = fat.softmax_max %s, %m scale 0.125 lazy threshold 20.0 : tensor<64x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_max_scale(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected a positive scale, got -1.000000e+00}}
+  %r:2 = fat.softmax_max %s, %m scale -1.0 : tensor<64x64xf32>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_max_rows(%s: tensor<64x64xf32>, %m: tensor<32xf32>) {
+  // expected-error @+1 {{expected dim 0 of max (32) to match dim 0 of scores (64)}}
+  %r:2 = fat.softmax_max %s, %m scale 0.125 : tensor<64x64xf32>, tensor<32xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_exp_poly(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected exp2_poly to be a fraction in [0, 1], got 1.500000e+00}}
+  %p = fat.softmax_exp %s, %m scale 0.125 exp2_poly 1.5 : (tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_exp_rowsum(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
+  // expected-error @+1 {{expected rowsum(sum, alpha) and the new_sum result together, or none of them}}
+  %p = fat.softmax_exp %s, %m scale 0.125 rowsum(%l, %l) : (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
+  return
+}
+
+// -----
+
+func.func @softmax_exp_probs(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected probs to have the type of scores, 'tensor<64x64xf32>'}}
+  %p = fat.softmax_exp %s, %m scale 0.125 : (tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x32xf32>
+  return
+}
