@@ -222,23 +222,25 @@ extern "C" int fat_launch_patched(const fat_launch_plan *plan, void *stream,
                                   const uint64_t *addresses,
                                   uint32_t addressCount) {
   clearError();
+  // This is the per-call path of every fa_t call: messages are built only
+  // on failure.
   const char *caller = "fat_launch_patched";
-  const std::string where = std::string(caller) + ": ";
+  auto where = [caller] { return std::string(caller) + ": "; };
   if (!plan)
-    return fail(where + "`plan` is NULL");
+    return fail(where() + "`plan` is NULL");
   if (checkLaunchShape(caller, plan->function, plan->grid, plan->block) != 0)
     return -1;
   const uint32_t paramCount = plan->param_count;
   const uint32_t patchCount = plan->patch_count;
   if (paramCount > FAT_MAX_LAUNCH_PARAMS)
-    return fail(where + std::to_string(paramCount) + " parameters, more than " +
-                std::to_string(FAT_MAX_LAUNCH_PARAMS));
+    return fail(where() + std::to_string(paramCount) +
+                " parameters, more than " + std::to_string(FAT_MAX_LAUNCH_PARAMS));
   if (patchCount > FAT_MAX_PARAM_PATCHES)
-    return fail(where + std::to_string(patchCount) + " patches, more than " +
+    return fail(where() + std::to_string(patchCount) + " patches, more than " +
                 std::to_string(FAT_MAX_PARAM_PATCHES));
   if ((paramCount && !plan->params) || (patchCount && !plan->patches) ||
       (addressCount && !addresses))
-    return fail(where + "`params`, `patches` or `addresses` is NULL");
+    return fail(where() + "`params`, `patches` or `addresses` is NULL");
   void *local[FAT_MAX_LAUNCH_PARAMS];
   TensorMapCopy maps[FAT_MAX_PARAM_PATCHES];
   uint64_t pointers[FAT_MAX_PARAM_PATCHES];
@@ -246,21 +248,25 @@ extern "C" int fat_launch_patched(const fat_launch_plan *plan, void *stream,
     local[i] = plan->params[i];
   for (uint32_t i = 0; i < patchCount; ++i) {
     const fat_param_patch &patch = plan->patches[i];
-    const std::string what = where + "patch " + std::to_string(i) +
-                             " (parameter " + std::to_string(patch.param) + "): ";
+    auto what = [&] {
+      return where() + "patch " + std::to_string(i) + " (parameter " +
+             std::to_string(patch.param) + "): ";
+    };
     if (patch.param >= paramCount)
-      return fail(what + "no such parameter; the plan has " +
+      return fail(what() + "no such parameter; the plan has " +
                   std::to_string(paramCount));
     if (patch.address >= addressCount)
-      return fail(what + "address " + std::to_string(patch.address) +
+      return fail(what() + "address " + std::to_string(patch.address) +
                   " of a call that gives " + std::to_string(addressCount));
     void *packed = plan->params[patch.param];
     if (!packed)
-      return fail(what + "the packed value's pointer is NULL");
+      return fail(what() + "the packed value's pointer is NULL");
     const uint64_t address = addresses[patch.address];
     if (patch.kind == FAT_PATCH_TENSOR_MAP) {
-      if (checkTensorMapPointer(packed, what) != 0 ||
-          checkGlobalAddress(address, kTmaAlign, what) != 0)
+      if ((reinterpret_cast<uintptr_t>(packed) % FAT_TENSOR_MAP_ALIGN != 0 ||
+           address == 0 || address % kTmaAlign != 0) &&
+          (checkTensorMapPointer(packed, what()) != 0 ||
+           checkGlobalAddress(address, kTmaAlign, what()) != 0))
         return -1;
       std::memcpy(maps[i].bytes, packed, FAT_TENSOR_MAP_BYTES);
       local[patch.param] = maps[i].bytes;
@@ -268,7 +274,7 @@ extern "C" int fat_launch_patched(const fat_launch_plan *plan, void *stream,
       pointers[i] = address;
       local[patch.param] = &pointers[i];
     } else {
-      return fail(what + "unknown kind " + std::to_string(patch.kind) +
+      return fail(what() + "unknown kind " + std::to_string(patch.kind) +
                   " (expected 0 = tensor map, 1 = pointer)");
     }
   }

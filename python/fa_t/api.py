@@ -204,11 +204,12 @@ class _Plan:
         self.no_keys = p.B * p.Hq * p.Sq > 0 and p.Skv == 0
         self.kernel: Optional[_Kernel] = None
 
-    def outputs(self, out, lse_out):
-        """The call's O and LSE buffers: new ones, or the caller's after the checks."""
+    def outputs(self, q, out, lse_out):
+        """The call's O and LSE buffers: new ones (``q.new_empty``, which parses
+        less than ``torch.empty``), or the caller's after the checks."""
         torch = self.torch
         if out is None:
-            out = torch.empty(self.o_shape, dtype=self.dtype, device=self.device)
+            out = q.new_empty(self.o_shape)
         else:
             _check_output(out, "out", self.o_shape, self.dtype, self.device)
             if self.launches:
@@ -216,7 +217,7 @@ class _Plan:
         if not self.want_lse:
             return out, None
         if lse_out is None:
-            lse_out = torch.empty(self.lse_shape, dtype=torch.float32, device=self.device)
+            lse_out = q.new_empty(self.lse_shape, dtype=torch.float32)
         else:
             _check_output(lse_out, "lse_out", self.lse_shape, torch.float32, self.device)
             if self.launches:
@@ -229,7 +230,7 @@ class _Plan:
             tensors = (q, k, v)
             for i in self.nonempty:
                 checks.check_tma_layout(tensors[i], names[i])
-        out, lse_out = self.outputs(out, lse_out)
+        out, lse_out = self.outputs(q, out, lse_out)
         kernel = self.kernel
         if kernel is None:
             if self.no_keys:
@@ -292,7 +293,7 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
     if diag is None:
         diag = problem.Skv - problem.Sq
     plan = _Plan(torch, problem, q.dtype, q.device, want_lse)
-    out, lse_out = plan.outputs(out, lse_out)
+    out, lse_out = plan.outputs(q, out, lse_out)
     if plan.launches:
         plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
                                window=window, diag=diag, scale=scale, kernel_dir=kernel_dir)
