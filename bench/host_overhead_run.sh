@@ -47,10 +47,13 @@ for phase in $phases; do
       # The cached path's own tests, the torch integration on the GPU, the
       # README, and test_gpu_attention at bf16 D128 (its other cases run
       # the same path with other kernels).
-      FA_T_KERNEL_DIR="$k/py:$k/bench" new -m pytest -q -m gpu -p no:cacheprovider \
-        test/Python/test_gpu_plan_cache.py test/Python/test_torch_ops.py \
-        test/Python/test_readme.py test/Python/test_gpu_attention.py \
-        -k "not test_forward or (bf16 and 128)" -rs 2>&1 | tail -25 || status=1 ;;
+      # PYTEST_ARGS (words, no quoting) replaces the selection.
+      sel=(test/Python/test_gpu_plan_cache.py test/Python/test_torch_ops.py
+           test/Python/test_readme.py test/Python/test_gpu_attention.py
+           -k "not test_forward or (bf16 and 128)")
+      [ -n "${PYTEST_ARGS:-}" ] && read -ra sel <<< "$PYTEST_ARGS"
+      FA_T_KERNEL_DIR="$k/py:$k/bench" new -m pytest -q -m gpu -p no:cacheprovider -rs \
+        "${sel[@]}" 2>&1 | tail -25 || status=1 ;;
     bench)
       # shellcheck disable=SC2086
       new bench/bench.py --kernels "$k/bench" --json "$out/bench-after.json" \
