@@ -259,6 +259,14 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
   };
   out.options.tile = tileSizes();
   out.options.cpu = tileSizes();
+  out.options.tensorize =
+      std::string("rowsum=") +
+      c.usually<const char *>({"auto", "vector", "mma"}, {"''", "tensor"}) +
+      " rescale=" + c.usually<const char *>({"auto", "always", "lazy"}, {"never"}) +
+      " rescale-threshold=" +
+      c.usually<const char *>({"8.0", "0", "16"}, {"-1", "17", "nan"}) +
+      " exp2-poly=" +
+      c.usually<const char *>({"auto", "0", "0.25", "1"}, {"2", "nan", "half"});
   std::string sm = c.usually<const char *>(
       {"sm_90a"}, {"sm_90", "sm_80", "sm_100a", "''", "'sm_90a} O=3'",
                    "'sm_90a features=+ptx80'"});

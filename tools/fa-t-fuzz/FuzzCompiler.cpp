@@ -173,8 +173,12 @@ void FuzzCompiler::compile(StringRef source,
   // The raising runs on the linalg chains of the seeds (and what the
   // mutations make of them), alone and followed by the CPU lowering of the
   // fat.attention it raised.
+  // The tensorized level: tiled, tensorized and lowered for the CPU.
+  std::string tensorized = "fat-tile{" + options.tile + "},fat-tensorize{" +
+                           options.tensorize + "},fat-to-cpu";
   const std::pair<StringRef, std::string> pipelines[] = {
       {"fat-tile", options.tile},
+      {tensorized, options.cpu},
       {"fat-to-cpu", options.cpu},
       {"fat-to-ptx", options.ptx + " output-dir=" + outputDir},
       {"fat-raise-attention", "remarks=1"},

@@ -20,11 +20,13 @@
 namespace mlir {
 namespace fat {
 
-/// The option text inside `fat-tile{...}`, `fat-to-cpu{...}` and
-/// `fat-to-ptx{...}` for one input. `output-dir` of fat-to-ptx is added by
+/// The option text inside `fat-tile{...}`, `fat-tensorize{...}` (after
+/// that tiling, then fat-to-cpu), `fat-to-cpu{...}` and `fat-to-ptx{...}`
+/// for one input. `output-dir` of fat-to-ptx is added by
 /// the compiler (a private temporary directory).
 struct FuzzPipelineOptions {
   std::string tile;
+  std::string tensorize;
   std::string cpu;
   std::string ptx;
 };
@@ -39,9 +41,10 @@ public:
 
   /// Compiles `source` (a module in MLIR text) in a fresh MLIRContext: parse
   /// with the verifier on; when that succeeds, print and re-parse it, then
-  /// give the context fa-t-opt's registry and run fat-tile, fat-to-cpu,
-  /// fat-to-ptx, fat-raise-attention, and fat-raise-attention followed by
-  /// fat-to-cpu, each on its own copy.
+  /// give the context fa-t-opt's registry and run fat-tile, fat-tile then
+  /// fat-tensorize then fat-to-cpu (the tensorized level on the CPU),
+  /// fat-to-cpu, fat-to-ptx, fat-raise-attention, and fat-raise-attention
+  /// followed by fat-to-cpu, each on its own copy.
   void compile(llvm::StringRef source, const FuzzPipelineOptions &options);
 
   /// Whether FA_T_FUZZ_VERBOSE is set: print diagnostics and each pipeline

@@ -21,6 +21,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (compiler.isVerbose())
     llvm::errs() << "fa-t-fuzz: case\n"
                  << input.source << "// fat-tile{" << input.options.tile
+                 << "}\n// fat-tensorize{" << input.options.tensorize
                  << "}\n// fat-to-cpu{" << input.options.cpu
                  << "}\n// fat-to-ptx{" << input.options.ptx << "}\n";
   compiler.compile(input.source, input.options);

@@ -147,11 +147,23 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
 }
 
 def FatTensorize : Pass<"fat-tensorize"> {
-  let summary = "Choose which softmax primitives run on the tensor cores (FlashAttention-T)";
+  let summary = "Move softmax primitives onto the tensor cores (FlashAttention-T)";
   let description = [{
-    Records, on every `fat.attention`, how the Hopper kernel computes the
-    softmax primitives that FlashAttention runs on the vector units, as keys
-    of the op's `fat.schedule` dictionary (read by `convert-fat-to-nvvm`):
+    Decides how the Hopper kernel computes the softmax primitives that
+    FlashAttention runs on the vector units, and applies the decision:
+
+    - on the tiled form (after `--fat-tile`) it rewrites each KV step into
+      the tensorized level (FatTensorOps.td, TensorizeTiles.cpp):
+      `fat.qk` → `fat.wgmma` (A and B in shared memory), the row max and α
+      → `fat.softmax_max`, the numerators and the vector row sum →
+      `fat.softmax_exp`, `fat.pv` (and `fat.row_sum` with `rowsum=mma`) →
+      `arith.truncf` of P and `fat.wgmma` with A in registers on [V | 1].
+      The cost model reads D, Dv, the mask, the LSE and fat-tile's
+      `fat.tile` record off the tiles; tiles warpgroup MMA cannot take are
+      refused naming the constraint. `--fat-to-cpu` runs the result.
+    - on an untiled `fat.attention` (the `--fat-to-ptx` path, whose kernel
+      `convert-fat-to-nvvm` still builds from the op) it records the same
+      choice as keys of the op's `fat.schedule` dictionary:
 
     - `rowsum`: `"vector"` (l += Σ_j P_ij with FADDs, a quad reduction at
       the end) or `"mma"`: the P·V wgmma gets 8 extra B columns of ones, so
@@ -183,7 +195,10 @@ def FatTensorize : Pass<"fat-tensorize"> {
     pipe is the busier one in this kernel, run 14). Forcing a choice is for
     ablation.
 
-    Example: `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
+    Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
+    --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
+    `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`;
+    `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
     `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64, forced = true,
     rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}`
     (`forced`: some choice came from an option, not the cost model; the

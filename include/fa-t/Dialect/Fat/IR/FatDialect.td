@@ -24,7 +24,10 @@ def Fat_Dialect : Dialect {
 
     Lowering, one pass per step:
     `fat.attention` --fat-tile--> tiled online softmax (tile ops in loops)
+    --fat-tensorize--> the tensorized level (`fat.wgmma`, `fat.softmax_max`,
+    `fat.softmax_exp`: the tiles as the Hopper kernel computes them)
     --fat-decompose--> linalg/arith/math on tiles --fat-to-cpu--> LLVM (host).
+    See docs/architecture.md for the levels and the GPU path.
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
