@@ -10,6 +10,7 @@
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 #include "fa-t/Dialect/Fat/IR/FatDialect.h"
+#include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -17,10 +18,12 @@
 namespace mlir {
 namespace fat {
 
-/// Adds the fat dialect to `registry`. The dialects its ops and passes
-/// produce are loaded on demand as dependent dialects.
+/// Adds the fat dialect and its transform-dialect ops (`transform.fat.*`)
+/// to `registry`. The dialects its ops and passes produce are loaded on
+/// demand as dependent dialects.
 inline void registerAllFatDialects(DialectRegistry &registry) {
   registry.insert<FatDialect>();
+  registerTransformDialectExtension(registry);
 }
 
 /// Registers every fa-t pass (`fat-tile`, `fat-decompose`,

@@ -5,9 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
-#include "fa-t/Dialect/Fat/IR/FatDialect.h"
-#include "fa-t/Dialect/Fat/Transforms/Passes.h"
+#include "fa-t/InitAll.h"
 #include "fa-t/Tools/InputChecks.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -23,15 +21,12 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
-  mlir::fat::registerFatPasses();
-  mlir::fat::registerFatPipelines();
-  mlir::fat::registerFatToNVVMPasses();
-  mlir::fat::registerFatToPTXPipeline();
+  mlir::fat::registerAllFatPasses();
 
   mlir::DialectRegistry registry;
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
-  registry.insert<mlir::fat::FatDialect>();
+  mlir::fat::registerAllFatDialects(registry);
 
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << FAT_VERSION_STRING << "\n"; });

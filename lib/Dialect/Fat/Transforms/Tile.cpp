@@ -274,31 +274,7 @@ struct AttentionMemrefToTensor : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureBufferSemantics())
       return rewriter.notifyMatchFailure(op, "not the memref form");
-    Location loc = op.getLoc();
-    auto toTensor = [&](Value m, bool writable) -> Value {
-      if (!m)
-        return m;
-      auto t = cast<MemRefType>(m.getType());
-      auto tt = RankedTensorType::get(t.getShape(), t.getElementType());
-      return bufferization::ToTensorOp::create(rewriter, loc, tt, m,
-                                               /*restrict=*/true, writable);
-    };
-    Value o = toTensor(op.getOutput(), true), lse = toTensor(op.getLse(), true);
-    SmallVector<Type> resultTypes = {o.getType()};
-    if (lse)
-      resultTypes.push_back(lse.getType());
-    auto t = AttentionOp::create(
-        rewriter, loc, resultTypes, toTensor(op.getQuery(), false),
-        toTensor(op.getKey(), false), toTensor(op.getValue(), false), o, lse,
-        op.getDiagonal(), op.getScaleAttr(), op.getCausalAttr(),
-        op.getWindowAttr(), op.getLayoutAttr());
-    for (auto [res, dest] : llvm::zip(t.getResults(), op.getDpsInits())) {
-      auto m = bufferization::MaterializeInDestinationOp::create(
-          rewriter, loc, TypeRange{}, res, dest);
-      m.setWritable(true);
-      m.setRestrict(true);
-    }
-    rewriter.eraseOp(op);
+    (void)convertAttentionToTensorForm(rewriter, op);
     return success();
   }
 };
@@ -313,8 +289,8 @@ bool hasStaticallyNoKeys(AttentionOp op) {
 }
 
 /// Replaces `op` (tensor form) by what a row with no visible key yields:
-/// O = 0 and LSE = −inf.
-void replaceWithNoKeyResult(PatternRewriter &rewriter, AttentionOp op) {
+/// O = 0 and LSE = −inf; returns the fill of O.
+Operation *replaceWithNoKeyResult(RewriterBase &rewriter, AttentionOp op) {
   Location loc = op.getLoc();
   auto fill = [&](Value init, TypedAttr value) -> Value {
     Value cst = arith::ConstantOp::create(rewriter, loc, value);
@@ -326,6 +302,7 @@ void replaceWithNoKeyResult(PatternRewriter &rewriter, AttentionOp op) {
   if (Value lse = op.getLse())
     results.push_back(fill(lse, rewriter.getF32FloatAttr(-INFINITY)));
   rewriter.replaceOp(op, results);
+  return results.front().getDefiningOp();
 }
 
 /// fat.attention (tensor form) -> scf.forall over (B, Hq, Sq / block-m) of
@@ -338,33 +315,8 @@ struct TileAttention : OpRewritePattern<AttentionOp> {
                                 PatternRewriter &rewriter) const override {
     if (!op.hasPureTensorSemantics())
       return rewriter.notifyMatchFailure(op, "not the tensor form");
-    if (hasStaticallyNoKeys(op)) {
-      replaceWithNoKeyResult(rewriter, op);
-      return success();
-    }
-    scf::SCFTilingOptions options;
-    options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
-    options.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
-                          rewriter.getIndexAttr(sizes.blockM)});
-    FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
-        rewriter, cast<TilingInterface>(op.getOperation()), options);
-    if (failed(tiled))
+    if (failed(tileAttention(rewriter, op, sizes)))
       return rewriter.notifyMatchFailure(op, "tiling failed");
-    rewriter.replaceOp(op, tiled->replacements);
-    int64_t skv = cast<ShapedType>(op.getKey().getType())
-                      .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
-    Builder b(op.getContext());
-    for (LoopLikeOpInterface loop : tiled->loops)
-      loop->setAttr(kTileAttrName,
-                    b.getDictionaryAttr(
-                        {b.getNamedAttr("block_m", b.getI64IntegerAttr(sizes.blockM)),
-                         b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
-                         b.getNamedAttr("seq_len", b.getI64IntegerAttr(
-                                                       ShapedType::isDynamic(skv) ? 0 : skv))}));
-    for (Operation *t : tiled->tiledOps)
-      if (auto block = dyn_cast<AttentionOp>(t))
-        if (failed(lowerAttentionBlock(rewriter, block, sizes)))
-          return failure();
     return success();
   }
 
@@ -397,6 +349,76 @@ struct FatTilePass : fat::impl::FatTileBase<FatTilePass> {
 };
 
 } // namespace
+
+AttentionOp mlir::fat::convertAttentionToTensorForm(RewriterBase &rewriter,
+                                                   AttentionOp op) {
+  if (!op.hasPureBufferSemantics())
+    return op;
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  Location loc = op.getLoc();
+  auto toTensor = [&](Value m, bool writable) -> Value {
+    if (!m)
+      return m;
+    auto t = cast<MemRefType>(m.getType());
+    auto tt = RankedTensorType::get(t.getShape(), t.getElementType());
+    return bufferization::ToTensorOp::create(rewriter, loc, tt, m,
+                                             /*restrict=*/true, writable);
+  };
+  Value o = toTensor(op.getOutput(), true), lse = toTensor(op.getLse(), true);
+  SmallVector<Type> resultTypes = {o.getType()};
+  if (lse)
+    resultTypes.push_back(lse.getType());
+  auto t = AttentionOp::create(
+      rewriter, loc, resultTypes, toTensor(op.getQuery(), false),
+      toTensor(op.getKey(), false), toTensor(op.getValue(), false), o, lse,
+      op.getDiagonal(), op.getScaleAttr(), op.getCausalAttr(),
+      op.getWindowAttr(), op.getLayoutAttr());
+  for (auto [res, dest] : llvm::zip(t.getResults(), op.getDpsInits())) {
+    auto m = bufferization::MaterializeInDestinationOp::create(
+        rewriter, loc, TypeRange{}, res, dest);
+    m.setWritable(true);
+    m.setRestrict(true);
+  }
+  rewriter.eraseOp(op);
+  return t;
+}
+
+FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
+                                                AttentionOp op,
+                                                const AttentionTileSizes &sizes) {
+  if (!op.hasPureTensorSemantics())
+    return failure();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (hasStaticallyNoKeys(op)) {
+    return replaceWithNoKeyResult(rewriter, op);
+  }
+  scf::SCFTilingOptions options;
+  options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
+  options.setTileSizes({rewriter.getIndexAttr(1), rewriter.getIndexAttr(1),
+                        rewriter.getIndexAttr(sizes.blockM)});
+  FailureOr<scf::SCFTilingResult> tiled = scf::tileUsingSCF(
+      rewriter, cast<TilingInterface>(op.getOperation()), options);
+  if (failed(tiled) || tiled->loops.empty())
+    return failure();
+  int64_t skv = cast<ShapedType>(op.getKey().getType())
+                    .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
+  rewriter.replaceOp(op, tiled->replacements);
+  Builder b(rewriter.getContext());
+  Operation *forall = tiled->loops.front();
+  forall->setAttr(kTileAttrName,
+                  b.getDictionaryAttr(
+                      {b.getNamedAttr("block_m", b.getI64IntegerAttr(sizes.blockM)),
+                       b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
+                       b.getNamedAttr("seq_len", b.getI64IntegerAttr(
+                                                     ShapedType::isDynamic(skv) ? 0 : skv))}));
+  for (Operation *t : tiled->tiledOps)
+    if (auto block = dyn_cast<AttentionOp>(t))
+      if (failed(lowerAttentionBlock(rewriter, block, sizes)))
+        return failure();
+  return forall;
+}
 
 void mlir::fat::populateFatAttentionToTensorPatterns(RewritePatternSet &patterns) {
   patterns.add<AttentionMemrefToTensor>(patterns.getContext());

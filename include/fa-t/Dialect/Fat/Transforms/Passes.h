@@ -11,7 +11,9 @@
 
 namespace mlir {
 class RewritePatternSet;
+class RewriterBase;
 namespace fat {
+class AttentionOp;
 
 #define GEN_PASS_DECL
 #include "fa-t/Dialect/Fat/Transforms/Passes.h.inc"
@@ -30,6 +32,17 @@ constexpr llvm::StringLiteral kTileAttrName = "fat.tile";
 /// fat.attention (memref form) -> tensor form between to_tensor and
 /// materialize_in_destination, so that tiling sees one form.
 void populateFatAttentionToTensorPatterns(RewritePatternSet &patterns);
+
+/// The same rewrite of one op; returns the tensor-form op (`op` itself when
+/// it already is one).
+AttentionOp convertAttentionToTensorForm(RewriterBase &rewriter, AttentionOp op);
+
+/// Tiles one fat.attention (tensor form) into the scf.forall of KV loops
+/// that --fat-tile writes and returns the forall (with Skv statically 0:
+/// the fill of O = 0, as there is nothing to tile). Fails, leaving the IR
+/// unchanged, on the memref form or when TilingInterface tiling fails.
+FailureOr<Operation *> tileAttention(RewriterBase &rewriter, AttentionOp op,
+                                     const AttentionTileSizes &sizes);
 
 /// fat.attention (tensor form) -> scf.forall over (B, Hq, Sq/blockM) of the
 /// online-softmax KV loop written in fat tile ops.

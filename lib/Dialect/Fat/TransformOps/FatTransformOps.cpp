@@ -1,0 +1,75 @@
+//===- FatTransformOps.cpp - transform.fat.* ------------------------------===//
+//
+// Thin wrappers over the rewrites the passes use (Tile.cpp), so a transform
+// script and `--fat-tile` produce the same IR.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.h"
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+
+#define GET_OP_CLASSES
+#include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.cpp.inc"
+
+LogicalResult transform::TileAttentionOp::verify() {
+  ArrayRef<int64_t> sizes = getTileSizes();
+  if (sizes.size() != 2)
+    return emitOpError() << "expected tile_sizes [block_m, block_n], got "
+                         << sizes.size() << " sizes";
+  for (auto [name, v] : {std::pair<StringRef, int64_t>{"block_m", sizes[0]},
+                         {"block_n", sizes[1]}})
+    if (v <= 0 || v > 1024)
+      return emitOpError() << "expected " << name << " in [1, 1024], got " << v;
+  return success();
+}
+
+DiagnosedSilenceableFailure transform::TileAttentionOp::applyToOne(
+    transform::TransformRewriter &rewriter, Operation *target,
+    transform::ApplyToEachResultList &results, transform::TransformState &state) {
+  auto op = dyn_cast<AttentionOp>(target);
+  if (!op) {
+    DiagnosedSilenceableFailure diag =
+        emitSilenceableError() << "expected a fat.attention target";
+    diag.attachNote(target->getLoc()) << "target op";
+    return diag;
+  }
+  op = convertAttentionToTensorForm(rewriter, op);
+  FailureOr<Operation *> tiled = tileAttention(
+      rewriter, op, AttentionTileSizes{getTileSizes()[0], getTileSizes()[1]});
+  if (failed(tiled))
+    return emitDefiniteFailure() << "could not tile the fat.attention";
+  results.push_back(*tiled);
+  return DiagnosedSilenceableFailure::success();
+}
+
+namespace {
+class FatTransformDialectExtension
+    : public transform::TransformDialectExtension<FatTransformDialectExtension> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(FatTransformDialectExtension)
+
+  FatTransformDialectExtension() {
+    declareGeneratedDialect<FatDialect>();
+    declareGeneratedDialect<scf::SCFDialect>();
+    declareGeneratedDialect<linalg::LinalgDialect>();
+    declareGeneratedDialect<tensor::TensorDialect>();
+    declareGeneratedDialect<bufferization::BufferizationDialect>();
+    declareGeneratedDialect<arith::ArithDialect>();
+    declareGeneratedDialect<affine::AffineDialect>();
+    registerTransformOps<
+#define GET_OP_LIST
+#include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.cpp.inc"
+        >();
+  }
+};
+} // namespace
+
+void mlir::fat::registerTransformDialectExtension(DialectRegistry &registry) {
+  registry.addExtensions<FatTransformDialectExtension>();
+}
