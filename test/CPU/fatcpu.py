@@ -178,6 +178,7 @@ class Config:
     magnitude: float = 1.0           # inputs ~ N(0, magnitude²)
     tensorize: str | None = None     # run the tensorized level with these
                                      # --fat-tensorize options ("" = auto)
+    mods: Mods | None = None         # score / mask regions
 
     @property
     def dv(self) -> int:
@@ -219,17 +220,37 @@ def attention_ir(cfg: Config, func: str = "attn") -> str:
     if cfg.layout != "bhsd":
         extra += f" layout({cfg.layout})"
     lse_part = f" lse(%l : {lse})" if cfg.lse else ""
+    regions = ""
+    m = cfg.mods
+    if m is not None:
+        names = [name for name, _ in m.captures]
+        types = [f"{'x'.join(map(str, a.shape))}x{MLIR_DTYPE[a.dtype]}" for _, a in m.captures]
+        args += [f"%{n}_arg: memref<{t}>" for n, t in zip(names, types)]
+        if m.captures:
+            extra = (f" captures({', '.join('%' + n + '_arg' for n in names)} : "
+                     f"{', '.join(f'memref<{t}>' for t in types)})") + extra
+        tail = "".join(f", %{n}: tensor<{t}>" for n, t in zip(names, types))
+        if m.score:
+            regions += (f" score {{\n^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index{tail}):\n"
+                        f"{m.score}\n}}")
+        if m.mask:
+            regions += (f" mask {{\n^bb0(%b: index, %h: index, %i: index, %j: index{tail}):\n"
+                        f"{m.mask}\n}}")
     return (
         f"func.func @{func}({', '.join(args)}) attributes {{llvm.emit_c_interface}} {{\n"
         f"{body}"
-        f"  fat.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o : {o}){lse_part}{extra}\n"
+        f"  fat.attention ins(%q, %k, %v : {q}, {k}, {v}) outs(%o : {o}){lse_part}{extra}{regions}\n"
         f"  return\n}}\n"
     )
 
 
-def reference_attention(q, k, v, *, scale, causal=False, window=None, diagonal=None):
+def reference_attention(q, k, v, *, scale, causal=False, window=None, diagonal=None,
+                        score_fn=None, mask_fn=None):
     """Dense float64 attention on logical BHSD arrays: (O, LSE).
 
+    ``score_fn(s, b, h, i, j)`` modifies the scaled scores s [Sq, Skv] of
+    batch b, head h (i, j: the row and key index grids); ``mask_fn(b, h, i,
+    j)`` returns the keys it keeps (FlexAttention's score_mod / mask_mod).
     Rows with no visible key give O = 0 and LSE = -inf.
     """
     B, Hq, Sq, _ = q.shape
@@ -238,21 +259,24 @@ def reference_attention(q, k, v, *, scale, causal=False, window=None, diagonal=N
     diag = Skv - Sq if diagonal is None else diagonal
     i = np.arange(Sq)[:, None]
     j = np.arange(Skv)[None, :]
-    visible = np.ones((Sq, Skv), dtype=bool)
+    band = np.ones((Sq, Skv), dtype=bool)
     if causal:
-        visible &= j <= i + diag
+        band &= j <= i + diag
     if window is not None:
         left, right = window
         if left >= 0:
-            visible &= j >= i + diag - left
+            band &= j >= i + diag - left
         if right >= 0:
-            visible &= j <= i + diag + right
-    empty = ~visible.any(axis=1)
+            band &= j <= i + diag + right
     out = np.zeros((B, Hq, Sq, v.shape[3]))
     lse = np.full((B, Hq, Sq), -np.inf)
     for b in range(B):
         for h in range(Hq):
+            visible = band & mask_fn(b, h, i, j) if mask_fn else band
+            empty = ~visible.any(axis=1)
             s = (q[b, h] @ k[b, h // g].T) * scale
+            if score_fn:
+                s = score_fn(s, b, h, i, j)
             s = np.where(visible, s, -np.inf)
             mx = np.where(empty, 0.0, s.max(axis=1))
             p = np.where(visible, np.exp(s - mx[:, None]), 0.0)
@@ -261,6 +285,26 @@ def reference_attention(q, k, v, *, scale, causal=False, window=None, diagonal=N
             out[b, h] = np.where(empty[:, None], 0.0, (p @ v[b, h // g]) / safe[:, None])
             lse[b, h] = np.where(empty, -np.inf, mx + np.log(safe))
     return out, lse
+
+
+@dataclasses.dataclass
+class Mods:
+    """Score / mask regions of fat.attention with their float64 meaning.
+
+    ``captures``: (name, array) pairs passed as captures(...) (memrefs of
+    the array's dtype, after Q, K, V, O and LSE in the function's
+    arguments); ``score`` / ``mask``: the region bodies in MLIR text over
+    the block arguments %s (score only), %b, %h, %i, %j and %<name>, ending
+    in fat.yield; ``score_fn`` / ``mask_fn``: the same in numpy, for
+    reference_attention."""
+    captures: list = dataclasses.field(default_factory=list)
+    score: str | None = None
+    mask: str | None = None
+    score_fn: object = None
+    mask_fn: object = None
+
+
+MLIR_DTYPE = {np.dtype(np.float32): "f32", np.dtype(np.int32): "i32", np.dtype(np.int64): "i64"}
 
 
 def rel_error(x: np.ndarray, ref: np.ndarray) -> float:
@@ -307,13 +351,18 @@ def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | No
     mod = module or CompiledModule(attention_ir(cfg), block_m=cfg.block_m, block_n=cfg.block_n,
                                    tensorize=cfg.tensorize)
     args = [qb, kb, vb, o] + ([lse] if cfg.lse else [])
+    if cfg.mods is not None:
+        args += [np.ascontiguousarray(a) for _, a in cfg.mods.captures]
     mod.call("attn", *args)
 
     scale = cfg.scale if cfg.scale is not None else 1.0 / np.sqrt(cfg.D)
     # The reference sees exactly the values the kernel saw.
     q64, k64, v64 = (from_phys(dequantize(a, cfg.dtype)) for a in (qb, kb, vb))
+    m = cfg.mods
     ref_o, ref_lse = reference_attention(q64, k64, v64, scale=scale, causal=cfg.causal,
-                                         window=cfg.window, diagonal=cfg.diagonal)
+                                         window=cfg.window, diagonal=cfg.diagonal,
+                                         score_fn=m.score_fn if m else None,
+                                         mask_fn=m.mask_fn if m else None)
     out = from_phys(dequantize(o, cfg.dtype))
     finite = bool(np.isfinite(out).all())
     empty = np.isneginf(ref_lse)

@@ -142,6 +142,14 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   auto vType = cast<ShapedType>(op.getValue().getType());
   auto oType = cast<ShapedType>(op.getOutput().getType());
 
+  // Score and mask regions lower through the tiled and tensorized forms
+  // (fat-tile, fat-tensorize: docs/architecture.md); this whole-kernel
+  // builder does not take them, and gets none added.
+  if (op.hasModifications())
+    return op.emitOpError("score and mask regions are not lowered to the "
+                          "Hopper kernel yet: they run through the tiled form "
+                          "(--fat-tile, --fat-tensorize, --fat-to-cpu), which "
+                          "the GPU path does not consume yet");
   if (options.sm != "sm_90a")
     return op.emitOpError("the Hopper kernel targets sm_90a only (got sm='")
            << options.sm << "'): it needs wgmma and setmaxnreg";

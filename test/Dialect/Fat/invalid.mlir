@@ -477,3 +477,71 @@ func.func @softmax_exp_probs(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
   %p = fat.softmax_exp %s, %m scale 0.125 : (tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x32xf32>
   return
 }
+
+// -----
+
+// Score and mask regions (FatOps.cpp, verifyModRegion).
+
+func.func @score_region_args(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) {
+  // expected-error @+1 {{expected the score region's arguments to be ('f32', 'index', 'index', 'index', 'index') — the scaled score, b, h, i, j, then the captures — got ('f32', 'index')}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) score {
+                     ^bb0(%s: f32, %b: index):
+                       fat.yield %s : f32
+                     } -> tensor<1x1x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @mask_yields_f32(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>) {
+  // expected-error @+1 {{expected the mask region to end in fat.yield of 'i1'}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) mask {
+                     ^bb0(%b: index, %h: index, %i: index, %j: index):
+                       %c = arith.constant 1.0 : f32
+                       fat.yield %c : f32
+                     } -> tensor<1x1x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @capture_kind(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %m: memref<4xf32>) {
+  // expected-error @+1 {{expected capture #0 to be a scalar or a ranked tensor (the op's form), got 'memref<4xf32>'}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) captures(%m : memref<4xf32>) score {
+                     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: memref<4xf32>):
+                       fat.yield %s : f32
+                     } -> tensor<1x1x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @captures_unread(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %x: f32) {
+  // expected-error @+1 {{expected a score or mask region to read the captures}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) captures(%x : f32) -> tensor<1x1x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @offsets_count(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>, %i: index) {
+  // expected-error @+1 {{expected offsets (b0, h0, i0), got 2 values}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) offsets(%i, %i) -> tensor<1x1x64x64xf16>
+  return
+}
+
+// -----
+
+func.func @score_mod_without_region(%s: tensor<64x32xf32>, %c: index) {
+  // expected-error @+1 {{expected the score region's arguments to be ('f32', 'index', 'index', 'index', 'index')}}
+  %r = fat.score_mod %s at(%c, %c, %c, %c) len(%c, %c) scale 1.0 {
+  ^bb0(%x: f32):
+    fat.yield %x : f32
+  } : tensor<64x32xf32>
+  return
+}

@@ -114,3 +114,48 @@ func.func @tensorized(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>, %v: tenso
       : tensor<128x64xbf16>, tensor<64x72xbf16>, tensor<128x72xf32> -> tensor<128x72xf32>
   return
 }
+
+// Score and mask regions with captures and offsets (memref form); the
+// tile ops that carry them into the tiled form.
+// CHECK-LABEL: func.func @modifications
+// CHECK:         fat.attention ins({{.+}}) outs({{.+}}) offsets(%{{.+}}, %{{.+}}, %{{.+}}) captures(%{{.+}} : memref<8xf32>) causal score {
+// CHECK:         ^bb0(%{{.+}}: f32, %{{.+}}: index, %[[H:.+]]: index, %{{.+}}: index, %{{.+}}: index, %[[T:.+]]: tensor<8xf32>):
+// CHECK:           tensor.extract %[[T]][%[[H]]] : tensor<8xf32>
+// CHECK:           fat.yield %{{.+}} : f32
+// CHECK:         } mask {
+// CHECK:           fat.yield %{{.+}} : i1
+// CHECK:         }
+// CHECK:         fat.score_mod %{{.+}} at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) len(%{{.+}}, %{{.+}}) scale 1.250000e-01 {
+// CHECK:         } : tensor<64x32xf32>
+// CHECK:         fat.mask_mod %{{.+}} at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) len(%{{.+}}, %{{.+}}) {
+// CHECK:         } : tensor<64x32xf32>
+func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
+                         %v: memref<1x8x64x64xbf16>, %o: memref<1x8x64x64xbf16>,
+                         %bias: memref<8xf32>, %b0: index, %s: tensor<64x32xf32>) {
+  fat.attention ins(%q, %k, %v : memref<1x8x64x64xbf16>, memref<1x8x64x64xbf16>,
+                                 memref<1x8x64x64xbf16>)
+                outs(%o : memref<1x8x64x64xbf16>) offsets(%b0, %b0, %b0)
+                captures(%bias : memref<8xf32>) causal
+                score {
+                ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<8xf32>):
+                  %e = tensor.extract %t[%h] : tensor<8xf32>
+                  %y = arith.addf %x, %e : f32
+                  fat.yield %y : f32
+                }
+                mask {
+                ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<8xf32>):
+                  %keep = arith.cmpi ne, %i, %j : index
+                  fat.yield %keep : i1
+                }
+  %c0 = arith.constant 0 : index
+  %s1 = fat.score_mod %s at(%c0, %c0, %c0, %c0) len(%c0, %c0) scale 0.125 {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    fat.yield %x : f32
+  } : tensor<64x32xf32>
+  %s2 = fat.mask_mod %s1 at(%c0, %c0, %c0, %c0) len(%c0, %c0) {
+  ^bb0(%b: index, %h: index, %i: index, %j: index):
+    %t = arith.constant true
+    fat.yield %t : i1
+  } : tensor<64x32xf32>
+  return
+}

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "mlir/IR/IRMapping.h"
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Utils/Utils.h"
@@ -154,10 +155,25 @@ AttentionOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets
   }
   // The scale default 1/sqrt(D) does not change with tiling, but pin it so
   // the tile op is self-describing.
+  // The regions see global indices: the tile's first (b, h, i) is this op's
+  // offsets plus the tile's.
+  SmallVector<Value> tileOffsets;
+  if (hasModifications()) {
+    ValueRange base = getOffsets();
+    OpFoldResult tileStart[3] = {bOff, hOff, sOff};
+    for (int i = 0; i < 3; ++i) {
+      Value start = getValueOrCreateConstantIndexOp(b, loc, tileStart[i]);
+      tileOffsets.push_back(
+          base.empty() ? start : arith::AddIOp::create(b, loc, base[i], start));
+    }
+  }
   auto tiled = AttentionOp::create(
-      b, loc, resultTypes, q, k, v, o, lse, diagonal,
+      b, loc, resultTypes, q, k, v, o, lse, diagonal, tileOffsets, getCaptures(),
       b.getF32FloatAttr(getEffectiveScale()), getCausalAttr(), getWindowAttr(),
       getLayoutAttr());
+  IRMapping none;
+  getScore().cloneInto(&tiled.getScore(), none);
+  getMask().cloneInto(&tiled.getMask(), none);
   return TilingResult{{tiled}, SmallVector<Value>(tiled->getResults()), slices};
 }
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "TileVerifiers.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
@@ -299,5 +300,36 @@ LogicalResult AttentionOp::verify() {
                              << res.getType() << ") to match its init ("
                              << init.getType() << ")";
   }
+
+  // Score and mask modifications.
+  if (!getOffsets().empty() && getOffsets().size() != 3)
+    return emitOpError() << "expected offsets (b0, h0, i0), got "
+                         << getOffsets().size() << " values";
+  for (auto [i, c] : llvm::enumerate(getCaptures())) {
+    Type t = c.getType();
+    bool scalar = t.isIntOrIndexOrFloat();
+    bool sameForm = isTensor ? isa<RankedTensorType>(t) : isa<MemRefType>(t);
+    if (!scalar && !sameForm)
+      return emitOpError() << "expected capture #" << i << " to be a scalar or a "
+                           << (isTensor ? "ranked tensor" : "memref")
+                           << " (the op's form), got " << t;
+  }
+  if (!getCaptures().empty() && !hasModifications())
+    return emitOpError() << "expected a score or mask region to read the "
+                            "captures";
+  // The regions see the captures in the tensor form (the memref form is
+  // rewritten to it before tiling).
+  SmallVector<Type> captureTypes;
+  for (Value c : getCaptures()) {
+    Type t = c.getType();
+    if (auto m = dyn_cast<MemRefType>(t))
+      t = RankedTensorType::get(m.getShape(), m.getElementType());
+    captureTypes.push_back(t);
+  }
+  if (failed(detail::verifyModRegion(*this, getScore(), /*isScore=*/true,
+                                     captureTypes, /*optional=*/true)) ||
+      failed(detail::verifyModRegion(*this, getMask(), /*isScore=*/false,
+                                     captureTypes, /*optional=*/true)))
+    return failure();
   return success();
 }

@@ -94,3 +94,64 @@ LogicalResult FinalizeOp::verify() {
                          << " and " << acc;
   return success();
 }
+
+LogicalResult mlir::fat::detail::verifyModRegion(Operation *op, Region &region,
+                                                 bool isScore,
+                                                 TypeRange captureTypes,
+                                                 bool optional) {
+  StringRef what = isScore ? "score" : "mask";
+  if (region.empty()) {
+    if (optional)
+      return success();
+    return op->emitOpError() << "expected a " << what << " region";
+  }
+  if (!region.hasOneBlock())
+    return op->emitOpError() << "expected the " << what
+                             << " region to have one block";
+  Block &block = region.front();
+  Builder b(op->getContext());
+  SmallVector<Type> expected;
+  if (isScore)
+    expected.push_back(b.getF32Type());
+  expected.append(4, b.getIndexType());
+  llvm::append_range(expected, captureTypes);
+  if (TypeRange(block.getArgumentTypes()) != TypeRange(expected)) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expected the " << what
+                              << " region's arguments to be (";
+    llvm::interleaveComma(expected, diag);
+    diag << ") — " << (isScore ? "the scaled score, " : "")
+         << "b, h, i, j, then the captures — got (";
+    llvm::interleaveComma(block.getArgumentTypes(), diag);
+    return diag << ")";
+  }
+  auto yield = dyn_cast<YieldOp>(block.getTerminator());
+  Type want = isScore ? Type(b.getF32Type()) : Type(b.getI1Type());
+  if (!yield || yield.getValue().getType() != want)
+    return op->emitOpError() << "expected the " << what
+                             << " region to end in fat.yield of " << want;
+  WalkResult outside = region.walk([&](Operation *inner) {
+    for (Value v : inner->getOperands())
+      if (!region.isAncestor(v.getParentRegion())) {
+        inner->emitOpError() << "uses a value defined outside the " << what
+                             << " region: pass it in captures(...)";
+        return WalkResult::interrupt();
+      }
+    return WalkResult::advance();
+  });
+  return failure(outside.wasInterrupted());
+}
+
+LogicalResult ScoreModOp::verify() {
+  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyModRegion(*this, getBody(), /*isScore=*/true,
+                         getCaptures().getTypes(), /*optional=*/false);
+}
+
+LogicalResult MaskModOp::verify() {
+  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)))
+    return failure();
+  return verifyModRegion(*this, getBody(), /*isScore=*/false,
+                         getCaptures().getTypes(), /*optional=*/false);
+}

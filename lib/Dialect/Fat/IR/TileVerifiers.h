@@ -56,6 +56,14 @@ inline LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
   return verifyDimsMatch(op, tileName, tile, 0, rowName, rows, 0);
 }
 
+/// Checks a score (`isScore`) or mask region of fat.attention /
+/// fat.score_mod / fat.mask_mod: empty (when `optional`), or one block
+/// with arguments (f32 score,) b, h, i, j (index), then one per capture of
+/// its type, ending in fat.yield of an f32 score (an i1 for a mask), and
+/// using no value defined outside it (captures are the way in).
+LogicalResult verifyModRegion(Operation *op, Region &region, bool isScore,
+                              TypeRange captureTypes, bool optional);
+
 } // namespace mlir::fat::detail
 
 #endif // FAT_LIB_DIALECT_FAT_IR_TILEVERIFIERS_H

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Arith/Utils/Utils.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -312,6 +313,78 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
   }
 };
 
+/// The body of fat.score_mod / fat.mask_mod cloned into a linalg.generic
+/// over the tile (i, j): the region's (score,) b, h, i, j and captures
+/// mapped to the element (scaled), the op's batch and head, the clamped
+/// global row and key, and the capture values; returns the yielded value.
+template <typename ModOp>
+Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score) {
+  Block &body = op.getBody().front();
+  Value i = arith::AddIOp::create(b, loc, op.getQStart(),
+                                  linalg::IndexOp::create(b, loc, 0));
+  Value j = arith::AddIOp::create(b, loc, op.getKvStart(),
+                                  linalg::IndexOp::create(b, loc, 1));
+  // Padding rows and keys of a tile read the last real ones (their results
+  // are masked or dropped), so a region indexing a capture stays in range.
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value lastRow = arith::SubIOp::create(b, loc, op.getQLen(), one);
+  Value lastKey = arith::SubIOp::create(b, loc, op.getKvLen(), one);
+  i = arith::MinSIOp::create(b, loc, i, lastRow);
+  j = arith::MinSIOp::create(b, loc, j, lastKey);
+  SmallVector<Value> args;
+  if (score)
+    args.push_back(score);
+  args.append({op.getBatch(), op.getHead(), i, j});
+  llvm::append_range(args, op.getCaptures());
+  IRMapping mapping;
+  mapping.map(body.getArguments(), args);
+  for (Operation &inner : body.without_terminator())
+    b.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+}
+
+/// fat.score_mod: s'_ij = body(scale · s_ij, b, h, i', j', captures).
+struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    double scale = op.getScale().convertToDouble();
+    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getScores()}, ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value scaled = arith::MulFOp::create(b, loc, a[0], f32Const(b, loc, scale));
+          linalg::YieldOp::create(b, loc, cloneModBody(b, loc, op, scaled));
+        });
+    return success();
+  }
+};
+
+/// fat.mask_mod: s'_ij = body(b, h, i', j', captures) ? s_ij : −inf.
+struct DecomposeMaskMod : OpRewritePattern<MaskModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(MaskModOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
+    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+        op, op.getResult().getType(), ValueRange{op.getScores()}, ValueRange{init},
+        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
+        ArrayRef<IteratorType>{kPar, kPar},
+        [&](OpBuilder &b, Location loc, ValueRange a) {
+          Value keep = cloneModBody(b, loc, op, Value());
+          linalg::YieldOp::create(
+              b, loc,
+              Value(arith::SelectOp::create(b, loc, keep, a[0],
+                                            f32Const(b, loc, -INFINITY))));
+        });
+    return success();
+  }
+};
+
 /// fat.wgmma: d_ij = c_ij + Σ_k a_ik · b_kj (b_jk with transpose_b), loops
 /// (i, j, k); the accumulator starts at 0 without `acc` (scale-d = 0).
 struct DecomposeWgmma : OpRewritePattern<WgmmaOp> {
@@ -522,6 +595,7 @@ struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
 void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
                DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
-               DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp>(
+               DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
+               DecomposeScoreMod, DecomposeMaskMod>(
       patterns.getContext());
 }

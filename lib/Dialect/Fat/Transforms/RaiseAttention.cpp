@@ -165,6 +165,7 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
     auto attention =
         AttentionOp::create(rewriter, loc, TypeRange{init.getType()}, q, k, v,
                             init, /*lse=*/Value(), diagonal,
+                            /*offsets=*/ValueRange(), /*captures=*/ValueRange(),
                             rewriter.getF32FloatAttr(float(s.scale)), s.causal,
                             window);
     Value o = attention->getResult(0);

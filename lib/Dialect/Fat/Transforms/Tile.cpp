@@ -16,6 +16,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/Transforms/TileUsingInterface.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -61,10 +62,37 @@ struct BlockState {
   Value key, value; // the op's K / V ([1, 1, Skv, *] up to layout)
   Value skv;      // number of keys
   Value diagonal; // key index aligned with query row 0 of this block
-  float expScale; // c = scale · log2 e
+  float expScale; // c = scale · log2 e (log2 e after a score region, whose
+                  // scores are already scaled)
   UnitAttr causal;            // the op's mask attributes
   DenseI64ArrayAttr window;
+  // Score / mask regions: the tile's global (b, h, first query row), the
+  // global query count its rows clamp to, and the captures.
+  Value batch, head, qStart, qLen;
 };
+
+/// Applies the op's score and mask regions to the raw score tile `s` of the
+/// KV block starting at key j0 (fat.score_mod, fat.mask_mod: the region
+/// cloned into each).
+Value buildModifications(ImplicitLocOpBuilder &b, const BlockState &st, Value s,
+                         Value j0) {
+  AttentionOp op = st.op;
+  IRMapping none;
+  if (!op.getScore().empty()) {
+    auto mod = ScoreModOp::create(b, s.getType(), s, st.batch, st.head, st.qStart,
+                                  j0, st.qLen, st.skv, op.getCaptures(),
+                                  b.getF32FloatAttr(op.getEffectiveScale()));
+    op.getScore().cloneInto(&mod.getBody(), none);
+    s = mod.getResult();
+  }
+  if (!op.getMask().empty()) {
+    auto mod = MaskModOp::create(b, s.getType(), s, st.batch, st.head, st.qStart,
+                                 j0, st.qLen, st.skv, op.getCaptures());
+    op.getMask().cloneInto(&mod.getBody(), none);
+    s = mod.getResult();
+  }
+  return s;
+}
 
 /// Extracts rows [start, start + size) of a [1, 1, S, X] operand (logical
 /// order) as a rank-2 tensor [size, X], zero-padded to [padTo, X] when `size`
@@ -119,6 +147,9 @@ SmallVector<Value> buildKVStep(ImplicitLocOpBuilder &b, const BlockState &st,
   auto sType = RankedTensorType::get({st.sizes.blockM, bn}, f32);
   // S = Q · Kᵀ (unscaled; the scale lives in the exp2 argument)
   Value s = QKOp::create(b, sType, st.q, k);
+  // s' = score(scale·S, b, h, i, j); −inf where mask(b, h, i, j) is false
+  if (AttentionOp(st.op).hasModifications())
+    s = buildModifications(b, st, s, j0);
   // S_ij = −inf where key j0 + j is invisible to query i (or past Skv)
   if (masked)
     s = MaskOp::create(b, sType, s, IndexMath{b}.c(0), j0, st.skv,
@@ -181,7 +212,16 @@ static LogicalResult lowerAttentionBlock(RewriterBase &rewriter, AttentionOp op,
   st.skv = skv;
   st.q = loadRows(b, op, op.getQuery(), b.getIndexAttr(0), rows, bm);
   st.diagonal = op.getDiagonal() ? op.getDiagonal() : im.sub(skv, rows);
-  st.expScale = float(op.getEffectiveScale() * M_LOG2E);
+  bool scaled = !op.getScore().empty();
+  st.expScale = float((scaled ? 1.0 : op.getEffectiveScale()) * M_LOG2E);
+  if (op.hasModifications()) {
+    ValueRange offsets = op.getOffsets();
+    Value zero = im.c(0);
+    st.batch = offsets.empty() ? zero : offsets[0];
+    st.head = offsets.empty() ? zero : offsets[1];
+    st.qStart = offsets.empty() ? zero : offsets[2];
+    st.qLen = im.add(st.qStart, rows);
+  }
   st.causal = op.getCausalAttr();
   st.window = op.getWindowAttr();
 
@@ -236,7 +276,7 @@ static LogicalResult lowerAttentionBlock(RewriterBase &rewriter, AttentionOp op,
   auto finalize = FinalizeOp::create(
       b, RankedTensorType::get({bm, dv}, outType.getElementType()),
       RankedTensorType::get({bm}, f32), state[0], state[2], state[1],
-      b.getF32FloatAttr(op.getEffectiveScale()));
+      b.getF32FloatAttr(scaled ? 1.0f : float(op.getEffectiveScale())));
 
   // Write back the block's real rows.
   SmallVector<Value> results;
@@ -369,11 +409,16 @@ AttentionOp mlir::fat::convertAttentionToTensorForm(RewriterBase &rewriter,
   SmallVector<Type> resultTypes = {o.getType()};
   if (lse)
     resultTypes.push_back(lse.getType());
+  SmallVector<Value> captures;
+  for (Value c : op.getCaptures())
+    captures.push_back(isa<MemRefType>(c.getType()) ? toTensor(c, false) : c);
   auto t = AttentionOp::create(
       rewriter, loc, resultTypes, toTensor(op.getQuery(), false),
       toTensor(op.getKey(), false), toTensor(op.getValue(), false), o, lse,
-      op.getDiagonal(), op.getScaleAttr(), op.getCausalAttr(),
-      op.getWindowAttr(), op.getLayoutAttr());
+      op.getDiagonal(), op.getOffsets(), captures, op.getScaleAttr(),
+      op.getCausalAttr(), op.getWindowAttr(), op.getLayoutAttr());
+  rewriter.inlineRegionBefore(op.getScore(), t.getScore(), t.getScore().end());
+  rewriter.inlineRegionBefore(op.getMask(), t.getMask(), t.getMask().end());
   for (auto [res, dest] : llvm::zip(t.getResults(), op.getDpsInits())) {
     auto m = bufferization::MaterializeInDestinationOp::create(
         rewriter, loc, TypeRange{}, res, dest);

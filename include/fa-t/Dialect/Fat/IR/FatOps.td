@@ -24,7 +24,7 @@ def Fat_Layout : I32EnumAttr<"Layout",
 }
 
 def Fat_AttentionOp : Fat_Op<"attention", [
-    AttrSizedOperandSegments,
+    AttrSizedOperandSegments, IsolatedFromAbove,
     DestinationStyleOpInterface,
     DeclareOpInterfaceMethods<MemoryEffectsOpInterface>,
     DeclareOpInterfaceMethods<TilingInterface, [
@@ -65,6 +65,39 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     nothing. It implements `TilingInterface` over the parallel iteration
     domain `(B, Hq, Sq)`.
 
+    **Score and mask modifications** (FlexAttention's `score_mod` and
+    `mask_mod`): an optional `score` region computes s'_ij = f(s_ij, b, h,
+    i, j) from the scaled score s_ij (f32) and the global batch, query
+    head, query row and key indices; an optional `mask` region returns an
+    i1 per (b, h, i, j), false hiding the key (s' = −inf). Both see the
+    `captures(...)` operands as trailing block arguments (a bias table,
+    per-head slopes, document ids: tensors in the tensor form, memrefs in
+    the memref form, or scalars) and nothing else from outside, and end in
+    `fat.yield`. They are evaluated only for real positions (i < Sq,
+    j < Skv); the causal / window mask applies as well. `offsets(%b0, %h0,
+    %i0)` (default 0) is the position of this op's first batch, head and
+    query row in a larger problem: what a tile of the op passes so its
+    regions still see global indices.
+
+    ```
+    s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)
+    p_ij  = exp(s'_ij − max_j s'_ij)   over j with mask(b, h, i, j, …) ∧ causal/window
+    ```
+
+    Example (tanh soft-capping at 30, ALiBi slopes per head):
+
+    ```mlir
+    %o = fat.attention ins(%q, %k, %v : ...) outs(%o0 : ...)
+        captures(%slopes : tensor<16xf32>) causal
+        score {
+        ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index,
+             %sl: tensor<16xf32>):
+          %c = arith.constant 30.0 : f32
+          %t = math.tanh (%s / %c) ...            // 30·tanh(s/30) − slope_h·(i − j)
+          fat.yield %r : f32
+        } -> tensor<...>
+    ```
+
     Example (GQA with 4 query heads per KV head, causal, with LSE):
 
     ```mlir
@@ -85,12 +118,15 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     AnyShaped:$output,
     Optional<AnyShaped>:$lse,
     Optional<Index>:$diagonal,
+    Variadic<Index>:$offsets,
+    Variadic<AnyType>:$captures,
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
     DefaultValuedAttr<Fat_Layout, "::mlir::fat::Layout::BHSD">:$layout
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region AnyRegion:$score, AnyRegion:$mask);
 
   let assemblyFormat = [{
     `ins` `(` $query `,` $key `,` $value `:`
@@ -98,10 +134,14 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)?
     (`diagonal` `(` $diagonal^ `)`)?
+    (`offsets` `(` $offsets^ `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
     (`scale` $scale^)?
     (`causal` $causal^)?
     (`window` $window^)?
     (`layout` `(` $layout^ `)`)?
+    (`score` $score^)?
+    (`mask` $mask^)?
     attr-dict (`->` type($results)^)?
   }];
 
@@ -129,6 +169,11 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     /// True when a causal or window mask is present.
     bool hasMask() { return getCausal() || getWindow(); }
 
+    /// True when a score or mask region modifies the scores.
+    bool hasModifications() {
+      return !getScore().empty() || !getMask().empty();
+    }
+
     /// Window bounds; −1 means unbounded on that side.
     int64_t getWindowLeft() { return getWindow() ? (*getWindow())[0] : -1; }
     int64_t getWindowRight() { return getWindow() ? (*getWindow())[1] : -1; }
@@ -136,6 +181,22 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     /// DestinationStyleOpInterface: the inits are `outs` and `lse`.
     ::mlir::MutableOperandRange getDpsInitsMutable();
   }];
+}
+
+def Fat_YieldOp : Fat_Op<"yield", [Pure, Terminator,
+    ParentOneOf<["AttentionOp", "ScoreModOp", "MaskModOp"]>]> {
+  let summary = "the value of a score or mask region";
+  let description = [{
+    Ends the `score` region of `fat.attention` / `fat.score_mod` with the
+    modified score (f32), or the `mask` region of `fat.attention` /
+    `fat.mask_mod` with whether the key stays visible (i1).
+
+    ```mlir
+    fat.yield %s2 : f32
+    ```
+  }];
+  let arguments = (ins AnyType:$value);
+  let assemblyFormat = "$value attr-dict `:` type($value)";
 }
 
 include "fa-t/Dialect/Fat/IR/FatTileOps.td"

@@ -195,4 +195,77 @@ def Fat_FinalizeOp : Fat_TileOp<"finalize"> {
   }];
 }
 
+def Fat_ScoreModOp : Fat_TileOp<"score_mod",
+    [AllTypesMatch<["scores", "result"]>, IsolatedFromAbove]> {
+  let summary = "apply fat.attention's score region to a tile of raw scores";
+  let description = [{
+    For the tile whose first query row is `q_start` and first key is
+    `kv_start` (global positions of batch `batch`, query head `head`), with
+    the body the `score` region of the `fat.attention` it came from:
+
+    ```
+    i' = min(q_start + i, q_len − 1),  j' = min(kv_start + j, kv_len − 1)
+    s'_ij = body(scale · s_ij, batch, head, i', j', captures…)
+    ```
+
+    The result holds *scaled* scores, so the softmax after it uses
+    c = log2 e. Clamping the indices keeps the body's reads in range on a
+    tile's padding rows and keys, whose values `fat.mask` (kv_len) hides or
+    the write-back drops.
+
+    ```mlir
+    %s1 = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+      ...
+      fat.yield %y : f32
+    } : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, Index:$batch, Index:$head,
+                   Index:$q_start, Index:$kv_start, Index:$q_len,
+                   Index:$kv_len, Variadic<AnyType>:$captures,
+                   F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $scores `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)`
+    `len` `(` $q_len `,` $kv_len `)` `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+    `:` type($scores)
+  }];
+}
+
+def Fat_MaskModOp : Fat_TileOp<"mask_mod",
+    [AllTypesMatch<["scores", "result"]>, IsolatedFromAbove]> {
+  let summary = "apply fat.attention's mask region to a tile of scores";
+  let description = [{
+    With i', j' the clamped global positions as in `fat.score_mod` and the
+    body the `mask` region of the `fat.attention` it came from:
+
+    ```
+    s'_ij = body(batch, head, i', j', captures…) ? s_ij : −inf
+    ```
+
+    ```mlir
+    %s2 = fat.mask_mod %s1 at(%b, %h, %q0, %k0) len(%sq, %skv)
+        captures(%doc : tensor<256xi32>) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index, %d: tensor<256xi32>):
+      ...
+      fat.yield %same : i1
+    } : tensor<64x64xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$scores, Index:$batch, Index:$head,
+                   Index:$q_start, Index:$kv_start, Index:$q_len,
+                   Index:$kv_len, Variadic<AnyType>:$captures);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $scores `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)`
+    `len` `(` $q_len `,` $kv_len `)`
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+    `:` type($scores)
+  }];
+}
+
 #endif // FAT_DIALECT_FAT_IR_FATTILEOPS_TD
