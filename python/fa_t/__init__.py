@@ -27,7 +27,9 @@ from .registry import find_kernel
 __version__ = "0.1.0"
 
 #: Names that import torch, loaded on first access.
-_TORCH_NAMES = {"patch_sdpa": "sdpa_override", "enable_sdpa_override": "sdpa_override",
+_TORCH_NAMES = {"softcap": "mods", "alibi": "mods", "document_mask": "mods",
+                "prefix_lm": "mods", "mods": None,
+                "patch_sdpa": "sdpa_override", "enable_sdpa_override": "sdpa_override",
                 "disable_sdpa_override": "sdpa_override", "sdpa_override_stats": "sdpa_override",
                 "distributed": None, "torch_ops": None, "sdpa_override": None}
 

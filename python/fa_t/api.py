@@ -306,7 +306,7 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
 
 def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
               window: Optional[Tuple[int, int]] = None, return_lse: bool = False,
-              kernel_dir=None):
+              kernel_dir=None, score_mod=None, mask_mod=None):
     """FlashAttention forward on Hopper: O = softmax(scale · Q Kᵀ + mask) V.
 
     Args:
@@ -325,6 +325,14 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
             whose O row is 0).
         kernel_dir: ahead-of-time kernel directory (or list of them) to search
             instead of $FA_T_KERNEL_DIR.
+        score_mod, mask_mod: FlexAttention-style modifications
+            ``score_mod(score, b, h, q_idx, kv_idx)`` of the scaled scores and
+            ``mask_mod(b, h, q_idx, kv_idx) -> bool`` (fa_t.mods; helpers
+            fa_t.softcap, fa_t.alibi, fa_t.document_mask, fa_t.prefix_lm).
+            They are traced into fat.attention's score / mask regions
+            (fa_t.mods.trace), which fa-t compiles through its tiled form;
+            the Hopper kernel does not take them yet, so CUDA tensors raise
+            NotImplementedError and CPU tensors run them with torch.
 
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
@@ -336,6 +344,10 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     """
     import torch
     names = ("q", "k", "v")
+    if score_mod is not None or mask_mod is not None:
+        return _attention_with_mods(q, k, v, causal=causal, scale=scale, window=window,
+                                    return_lse=return_lse, score_mod=score_mod,
+                                    mask_mod=mask_mod)
     direct = _direct(torch, q, k, v)
     if not direct:
         from . import torch_ops  # registers torch.ops.fa_t.attention_fwd
@@ -353,6 +365,32 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
         o, lse = torch_ops.attention_fwd(q, k, v, causal, scale, window[0], window[1],
                                          k.shape[2] - q.shape[2], return_lse)
     return (o, lse) if return_lse else o
+
+
+def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mod,
+                         mask_mod):
+    """fa_t.attention with score / mask modifications (see its doc): both
+    are traced first, so an unsupported operation is refused on any device."""
+    from . import mods, torch_ops
+    for fn, kind in ((score_mod, "score"), (mask_mod, "mask")):
+        if fn is not None:
+            if not callable(fn):
+                raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
+            mods.trace(fn, kind)
+    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+    if not isinstance(causal, bool):
+        raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
+    window = checks.check_window(window)
+    scale = checks.check_scale(scale, q.shape[3])
+    if q.device.type != "cpu":
+        raise NotImplementedError(
+            "score_mod / mask_mod compile through fa-t's tiled form (fat-tile, "
+            "fat-tensorize), which the Hopper kernel path does not consume yet: run them "
+            "on CPU tensors, or in fa-t-opt --fat-to-cpu")
+    o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
+                                      diag=k.shape[2] - q.shape[2], score_mod=score_mod,
+                                      mask_mod=mask_mod)
+    return (o, lse.float()) if return_lse else o
 
 
 def scaled_dot_product_attention(query, key, value, attn_mask: Any = None,

@@ -1,0 +1,360 @@
+"""Score and mask modifications in FlexAttention's style, traced into fat IR.
+
+A ``score_mod(score, b, h, q_idx, kv_idx)`` returns the modified scaled score;
+a ``mask_mod(b, h, q_idx, kv_idx)`` returns whether key ``kv_idx`` stays
+visible to query ``q_idx``. :func:`trace` turns such a function (with
+torch.fx) into the body of a ``score`` or ``mask`` region of
+``fat.attention`` (the dialect's description gives the semantics), tensors it
+reads becoming ``captures(...)``; :func:`apply_mods` evaluates the same
+functions with torch on whole score tensors (the CPU path of
+:func:`fa_t.attention`).
+
+Supported in a traced function: ``+ - * /`` and unary ``-`` on scores and
+indices (indices are integers; mixing them with a float converts them),
+``//`` and ``%`` on indices (Python's floor semantics),
+comparisons, ``& | ~`` on booleans, ``torch.where``, ``torch.tanh``,
+``torch.exp``, ``torch.abs``, ``torch.sigmoid``, Python numbers, and reading
+a tensor by index expressions (``slopes[h]``, ``table[h, kv_idx - q_idx]``).
+Anything else raises :class:`NotImplementedError` naming the operation.
+
+The helpers :func:`softcap`, :func:`alibi`, :func:`document_mask` and
+:func:`prefix_lm` build the common ones.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import operator
+from typing import Callable, Dict, List, Optional, Tuple
+
+import torch
+
+SCORE_ARGS = ("score", "b", "h", "q_idx", "kv_idx")
+MASK_ARGS = ("b", "h", "q_idx", "kv_idx")
+
+#: torch dtypes a captured tensor may have, and their MLIR element types.
+CAPTURE_TYPES = {torch.float32: "f32", torch.int32: "i32", torch.int64: "i64",
+                 torch.bool: "i1"}
+
+
+@dataclasses.dataclass
+class Region:
+    """One traced region: its body (MLIR text, block arguments named as in
+    :data:`SCORE_ARGS` / :data:`MASK_ARGS` and ``%capN``) and the tensors it
+    reads, in capture order."""
+
+    kind: str                    # "score" | "mask"
+    body: str
+    captures: List[torch.Tensor]
+
+    def capture_types(self) -> List[str]:
+        return [tensor_type(t) for t in self.captures]
+
+
+def tensor_type(t: torch.Tensor) -> str:
+    """``tensor<…>`` of a captured tensor."""
+    if t.dtype not in CAPTURE_TYPES:
+        raise TypeError(f"a captured tensor must be one of "
+                        f"{', '.join(map(str, CAPTURE_TYPES))}, got {t.dtype}")
+    return f"tensor<{''.join(f'{d}x' for d in t.shape)}{CAPTURE_TYPES[t.dtype]}>"
+
+
+#: An emitted SSA value: its name and kind ("index", "f32", "i1", …).
+Val = collections.namedtuple("Val", "name kind")
+
+
+class _Emitter:
+    """Writes one region body of :class:`Val` values."""
+
+    BINARY_F = {operator.add: "arith.addf", operator.sub: "arith.subf",
+                operator.mul: "arith.mulf", operator.truediv: "arith.divf"}
+    BINARY_I = {operator.add: "arith.addi", operator.sub: "arith.subi",
+                operator.mul: "arith.muli"}
+    COMPARE = {operator.lt: ("slt", "olt"), operator.le: ("sle", "ole"),
+               operator.gt: ("sgt", "ogt"), operator.ge: ("sge", "oge"),
+               operator.eq: ("eq", "oeq"), operator.ne: ("ne", "une")}
+    LOGICAL = {operator.and_: "arith.andi", operator.or_: "arith.ori"}
+    UNARY_F = {torch.tanh: "math.tanh", torch.exp: "math.exp", torch.abs: "math.absf"}
+
+    def __init__(self, kind: str):
+        self.kind = kind
+        self.lines: List[str] = []
+        self.count = 0
+        self.captures: List[torch.Tensor] = []
+        self.capture_names: Dict[int, str] = {}
+
+    def fresh(self) -> str:
+        self.count += 1
+        return f"%v{self.count}"
+
+    def emit(self, text: str, kind: str) -> Tuple[str, str]:
+        name = self.fresh()
+        self.lines.append(f"  {name} = {text}")
+        return Val(name, kind)
+
+    def constant(self, x) -> Tuple[str, str]:
+        if isinstance(x, bool):
+            return self.emit(f"arith.constant {'true' if x else 'false'}", "i1")
+        if isinstance(x, int):
+            return self.emit(f"arith.constant {x} : index", "index")
+        if isinstance(x, float):
+            return self.emit(f"arith.constant {x!r} : f32", "f32")
+        raise NotImplementedError(f"{self.kind}_mod: the constant {x!r} of type "
+                                  f"{type(x).__name__} is not supported")
+
+    def to_f32(self, v) -> Tuple[str, str]:
+        name, kind = v
+        if kind == "f32":
+            return v
+        if kind == "index":
+            wide, _ = self.emit(f"arith.index_cast {name} : index to i64", "i64")
+            return self.emit(f"arith.sitofp {wide} : i64 to f32", "f32")
+        raise NotImplementedError(f"{self.kind}_mod: a boolean used as a number")
+
+    def capture(self, t: torch.Tensor) -> str:
+        key = id(t)
+        if key not in self.capture_names:
+            self.capture_names[key] = f"%cap{len(self.captures)}"
+            self.captures.append(t)
+        return self.capture_names[key]
+
+    def extract(self, t: torch.Tensor, indices) -> Tuple[str, str]:
+        if isinstance(indices, Val):
+            indices = (indices,)
+        if len(indices) != t.dim():
+            raise NotImplementedError(f"{self.kind}_mod: a captured tensor of shape "
+                                      f"{tuple(t.shape)} is read with {len(indices)} "
+                                      f"indices; read one element")
+        names = []
+        for i in indices:
+            if i[1] != "index":
+                raise NotImplementedError(f"{self.kind}_mod: a tensor index must be an "
+                                          f"integer expression of b, h, q_idx, kv_idx")
+            names.append(i[0])
+        ty = tensor_type(t)
+        elt = CAPTURE_TYPES[t.dtype]
+        value = self.emit(f"tensor.extract {self.capture(t)}[{', '.join(names)}] : {ty}", elt)
+        if elt in ("i32", "i64"):  # integers read from a table compute as indices
+            return self.emit(f"arith.index_cast {value[0]} : {elt} to index", "index")
+        return value
+
+
+def _supported() -> str:
+    return ("+, -, *, /, // and % (integers), unary -, comparisons, &, |, ~, torch.where, torch.tanh, "
+            "torch.exp, torch.abs, torch.sigmoid, numbers and tensor[index]")
+
+
+def trace(fn: Callable, kind: str) -> Region:
+    """Traces ``fn`` (a score_mod when ``kind`` is "score", else a mask_mod)
+    into a region body. Raises NotImplementedError naming an unsupported
+    operation."""
+    import torch.fx as fx
+    arg_names = SCORE_ARGS if kind == "score" else MASK_ARGS
+    try:
+        graph_module = fx.symbolic_trace(fn)
+    except Exception as e:  # fx refuses data-dependent Python control flow
+        raise NotImplementedError(f"{kind}_mod could not be traced: {e} (use torch.where "
+                                  f"instead of if/else on its arguments)") from None
+    em = _Emitter(kind)
+    values: Dict[str, Val] = {}
+    placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+    if len(placeholders) != len(arg_names):
+        raise TypeError(f"a {kind}_mod takes ({', '.join(arg_names)}), got a function of "
+                        f"{len(placeholders)} arguments")
+    for node, name in zip(placeholders, arg_names):
+        values[node.name] = Val(f"%{name}", "f32" if name == "score" else "index")
+    tensors: Dict[str, torch.Tensor] = {}
+
+    def arg(a):
+        if isinstance(a, fx.Node):
+            if a.name in tensors:
+                return tensors[a.name]
+            return values[a.name]
+        if isinstance(a, (bool, int, float)):
+            return em.constant(a)
+        if isinstance(a, tuple):
+            return tuple(arg(x) for x in a)
+        raise NotImplementedError(f"{kind}_mod: the argument {a!r} is not supported")
+
+    result = None
+    for node in graph_module.graph.nodes:
+        if node.op == "placeholder":
+            continue
+        if node.op == "get_attr":
+            tensors[node.name] = getattr(graph_module, node.target)
+            continue
+        if node.op == "output":
+            result = arg(node.args[0])
+            break
+        target = node.target
+        if node.op == "call_method" and target == "__getitem__" or target is operator.getitem:
+            base = node.args[0]
+            if not (isinstance(base, fx.Node) and base.name in tensors):
+                raise NotImplementedError(f"{kind}_mod: indexing is supported on captured "
+                                          f"tensors only")
+            values[node.name] = em.extract(tensors[base.name], arg(node.args[1]))
+            continue
+        if node.op not in ("call_function", "call_method") or node.kwargs:
+            raise NotImplementedError(f"{kind}_mod: {node.op} {target} is not supported "
+                                      f"(supported: {_supported()})")
+        args = [arg(a) for a in node.args]
+        values[node.name] = _apply(em, kind, target, args)
+    if result is None or isinstance(result, torch.Tensor):
+        raise NotImplementedError(f"{kind}_mod must return an expression of its arguments")
+    want = "f32" if kind == "score" else "i1"
+    if kind == "score":
+        result = em.to_f32(result)
+    elif result[1] != "i1":
+        raise TypeError(f"a mask_mod must return a boolean, got a {result[1]} expression")
+    em.lines.append(f"  fat.yield {result[0]} : {want}")
+    return Region(kind, "\n".join(em.lines), em.captures)
+
+
+def _apply(em: _Emitter, kind: str, target, args) -> Tuple[str, str]:
+    """One fx node's op on emitted values."""
+    if target in (operator.neg, torch.neg, "neg") and len(args) == 1:
+        zero = em.constant(0.0 if args[0][1] == "f32" else 0)
+        target, args = operator.sub, [zero, args[0]]
+    if target in (operator.invert, "logical_not", torch.logical_not) and len(args) == 1:
+        if args[0][1] != "i1":
+            raise NotImplementedError(f"{kind}_mod: ~ on a number")
+        true = em.constant(True)
+        return em.emit(f"arith.xori {args[0][0]}, {true[0]} : i1", "i1")
+    if target in (operator.mod, operator.floordiv) and len(args) == 2:
+        (a, ka), (b, kb) = args
+        if not ka == kb == "index":
+            raise NotImplementedError(f"{kind}_mod: % and // take integer expressions")
+        # Python's floor semantics: q = ⌊a / b⌋, a % b = a − q·b.
+        q = em.emit(f"arith.floordivsi {a}, {b} : index", "index")
+        if target is operator.floordiv:
+            return q
+        qb = em.emit(f"arith.muli {q.name}, {b} : index", "index")
+        return em.emit(f"arith.subi {a}, {qb.name} : index", "index")
+    if target in _Emitter.BINARY_F and len(args) == 2:
+        (a, ka), (b, kb) = args
+        if ka == kb == "index" and target in _Emitter.BINARY_I:
+            return em.emit(f"{_Emitter.BINARY_I[target]} {a}, {b} : index", "index")
+        a, b = em.to_f32(args[0])[0], em.to_f32(args[1])[0]
+        return em.emit(f"{_Emitter.BINARY_F[target]} {a}, {b} : f32", "f32")
+    if target in _Emitter.COMPARE and len(args) == 2:
+        ipred, fpred = _Emitter.COMPARE[target]
+        if args[0][1] == args[1][1] == "index":
+            return em.emit(f"arith.cmpi {ipred}, {args[0][0]}, {args[1][0]} : index", "i1")
+        if args[0][1] == args[1][1] == "i1" and target in (operator.eq, operator.ne):
+            return em.emit(f"arith.cmpi {ipred}, {args[0][0]}, {args[1][0]} : i1", "i1")
+        a, b = em.to_f32(args[0])[0], em.to_f32(args[1])[0]
+        return em.emit(f"arith.cmpf {fpred}, {a}, {b} : f32", "i1")
+    if target in _Emitter.LOGICAL and len(args) == 2:
+        if args[0][1] != "i1" or args[1][1] != "i1":
+            raise NotImplementedError(f"{kind}_mod: & and | take booleans")
+        return em.emit(f"{_Emitter.LOGICAL[target]} {args[0][0]}, {args[1][0]} : i1", "i1")
+    if target in _Emitter.UNARY_F and len(args) == 1:
+        x = em.to_f32(args[0])[0]
+        return em.emit(f"{_Emitter.UNARY_F[target]} {x} : f32", "f32")
+    if target is torch.sigmoid and len(args) == 1:  # 1 / (1 + exp(−x))
+        x = em.to_f32(args[0])[0]
+        neg = em.emit(f"arith.negf {x} : f32", "f32")[0]
+        e = em.emit(f"math.exp {neg} : f32", "f32")[0]
+        one = em.constant(1.0)[0]
+        d = em.emit(f"arith.addf {one}, {e} : f32", "f32")[0]
+        return em.emit(f"arith.divf {one}, {d} : f32", "f32")
+    if target is torch.where and len(args) == 3:
+        cond, a, b = args
+        if cond[1] != "i1":
+            raise NotImplementedError(f"{kind}_mod: torch.where needs a boolean condition")
+        if a[1] == b[1] == "i1":
+            return em.emit(f"arith.select {cond[0]}, {a[0]}, {b[0]} : i1", "i1")
+        a, b = em.to_f32(a)[0], em.to_f32(b)[0]
+        return em.emit(f"arith.select {cond[0]}, {a}, {b} : f32", "f32")
+    name = getattr(target, "__name__", str(target))
+    raise NotImplementedError(f"{kind}_mod: {name} is not supported (supported: "
+                              f"{_supported()})")
+
+
+def attention_regions(score_mod: Optional[Callable] = None,
+                      mask_mod: Optional[Callable] = None) -> Tuple[str, List[torch.Tensor]]:
+    """The ``captures(...) score {…} mask {…}`` text of a fat.attention for
+    these functions (captures as ``%cap0…`` of the function's arguments: the
+    caller names them), and the captured tensors in order."""
+    regions = [r for r in (trace(score_mod, "score") if score_mod else None,
+                           trace(mask_mod, "mask") if mask_mod else None) if r]
+    # One capture list for both regions: rename each region's %capN to its
+    # position in the union.
+    union: List[torch.Tensor] = []
+    texts = []
+    for r in regions:
+        body = r.body
+        for old_index, t in reversed(list(enumerate(r.captures))):
+            if not any(t is u for u in union):
+                union.append(t)
+            new_index = next(i for i, u in enumerate(union) if u is t)
+            body = body.replace(f"%cap{old_index}[", f"%cap_{new_index}[")
+        texts.append((r.kind, body.replace("%cap_", "%cap")))
+    types = [tensor_type(t) for t in union]
+    tail = "".join(f", %cap{i}: {ty}" for i, ty in enumerate(types))
+    out = ""
+    for kind, body in texts:
+        head = ("%score: f32, " if kind == "score" else "") + \
+            "%b: index, %h: index, %q_idx: index, %kv_idx: index"
+        out += f" {kind} {{\n^bb0({head}{tail}):\n{body}\n}}"
+    return out, union
+
+
+def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None) -> torch.Tensor:
+    """``scores`` [B, H, Sq, Skv] (scaled) after ``score_mod`` and with −inf
+    where ``mask_mod`` is false, evaluated with torch on broadcast index
+    tensors (the functions see b [B,1,1,1], h [1,H,1,1], q_idx [1,1,Sq,1],
+    kv_idx [1,1,1,Skv])."""
+    B, H, Sq, Skv = scores.shape
+    dev = scores.device
+    b = torch.arange(B, device=dev).view(B, 1, 1, 1)
+    h = torch.arange(H, device=dev).view(1, H, 1, 1)
+    q = torch.arange(Sq, device=dev).view(1, 1, Sq, 1)
+    k = torch.arange(Skv, device=dev).view(1, 1, 1, Skv)
+    if score_mod is not None:
+        scores = torch.broadcast_to(score_mod(scores, b, h, q, k), scores.shape).to(scores.dtype)
+    if mask_mod is not None:
+        keep = torch.broadcast_to(mask_mod(b, h, q, k), scores.shape)
+        scores = scores.masked_fill(~keep, float("-inf"))
+    return scores
+
+
+def softcap(cap: float) -> Callable:
+    """Gemma 2 / Grok soft-capping: ``cap · tanh(score / cap)``."""
+    cap = float(cap)
+    if not cap > 0:
+        raise ValueError(f"expected a positive soft-cap, got {cap}")
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return torch.tanh(score / cap) * cap
+    return score_mod
+
+
+def alibi(slopes: torch.Tensor) -> Callable:
+    """ALiBi (BLOOM, MPT): ``score − slopes[h] · (q_idx − kv_idx)``."""
+    slopes = torch.as_tensor(slopes, dtype=torch.float32).contiguous()
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score - slopes[h] * (q_idx - kv_idx)
+    return score_mod
+
+
+def document_mask(doc_ids: torch.Tensor) -> Callable:
+    """Packed sequences: a key is visible only within the query's document
+    (``doc_ids[q_idx] == doc_ids[kv_idx]``; Sq = Skv positions)."""
+    doc_ids = torch.as_tensor(doc_ids).to(torch.int32).contiguous()
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return doc_ids[q_idx] == doc_ids[kv_idx]
+    return mask_mod
+
+
+def prefix_lm(prefix: int) -> Callable:
+    """Prefix-LM: the first ``prefix`` keys are visible to every query, the
+    rest causally (``kv_idx < prefix | kv_idx <= q_idx``)."""
+    prefix = int(prefix)
+
+    def mask_mod(b, h, q_idx, kv_idx):
+        return (kv_idx < prefix) | (kv_idx <= q_idx)
+    return mask_mod
