@@ -63,28 +63,6 @@ func.func @decomposed_softmax_over_queries(%q: tensor<8x16xf32>, %kt: tensor<16x
 
 // -----
 
-// An attention mask passed at run time (a padding mask, an ALiBi bias):
-// fat.attention has no operand for it.
-// CHECK-LABEL: func.func @runtime_mask
-// CHECK-NOT:     fat.attention
-// CHECK:         linalg.add
-func.func @runtime_mask(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
-                        %v: tensor<2x8x16xf32>, %mask: tensor<2x8x8xf32>) -> tensor<2x8x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %s0 = tensor.empty() : tensor<2x8x8xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %sm = linalg.add ins(%s, %mask : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %p = linalg.softmax dimension(2) ins(%sm : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %o0 = tensor.empty() : tensor<2x8x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the scores get a non-constant additive term (a runtime mask or bias): not representable}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  return %o : tensor<2x8x16xf32>
-}
-
-// -----
-
 // A finite mask value that is not negative enough: exp(−100) is not 0 next
 // to the visible scores, so the source's P differs from a causal one.
 // CHECK-LABEL: func.func @mask_not_small_enough
@@ -126,56 +104,6 @@ func.func @row_without_keys(%q: tensor<2x16xf32>, %kt: tensor<16x2xf32>,
   // expected-remark @below {{not raised to fat.attention: the causal mask hides every key of query row 0 (diagonal -1)}}
   %o = linalg.matmul ins(%p, %v : tensor<2x2xf32>, tensor<2x16xf32>) outs(%o1 : tensor<2x16xf32>) -> tensor<2x16xf32>
   return %o : tensor<2x16xf32>
-}
-
-// -----
-
-// A scale per head (a non-splat constant), not one scalar.
-// CHECK-LABEL: func.func @scale_per_head
-// CHECK-NOT:     fat.attention
-// CHECK:         linalg.mul
-func.func @scale_per_head(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
-                          %v: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %heads = arith.constant dense<[0.25, 0.125]> : tensor<2xf32>
-  %s0 = tensor.empty() : tensor<2x8x8xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %c = linalg.broadcast ins(%heads : tensor<2xf32>) outs(%s0 : tensor<2x8x8xf32>) dimensions = [1, 2]
-  %sc = linalg.mul ins(%s, %c : tensor<2x8x8xf32>, tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %p = linalg.softmax dimension(2) ins(%sc : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %o0 = tensor.empty() : tensor<2x8x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the scores are multiplied by a value that is not a scalar constant: only one folds into fat.attention's scale}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  return %o : tensor<2x8x16xf32>
-}
-
-// -----
-
-// A scale known only at run time (a function argument in the body).
-// CHECK-LABEL: func.func @runtime_scale
-// CHECK-NOT:     fat.attention
-// CHECK:         arith.divf
-func.func @runtime_scale(%q: tensor<2x8x16xf32>, %kt: tensor<2x16x8xf32>,
-                         %v: tensor<2x8x16xf32>, %d: f32) -> tensor<2x8x16xf32> {
-  %zero = arith.constant 0.000000e+00 : f32
-  %s0 = tensor.empty() : tensor<2x8x8xf32>
-  %s1 = linalg.fill ins(%zero : f32) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %s = linalg.batch_matmul ins(%q, %kt : tensor<2x8x16xf32>, tensor<2x16x8xf32>) outs(%s1 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %sc = linalg.generic {indexing_maps = [affine_map<(b, i, j) -> (b, i, j)>, affine_map<(b, i, j) -> (b, i, j)>],
-                        iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%s : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %r = arith.divf %in, %d : f32
-    linalg.yield %r : f32
-  } -> tensor<2x8x8xf32>
-  %p = linalg.softmax dimension(2) ins(%sc : tensor<2x8x8xf32>) outs(%s0 : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
-  %o0 = tensor.empty() : tensor<2x8x16xf32>
-  %o1 = linalg.fill ins(%zero : f32) outs(%o0 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  // expected-remark @below {{not raised to fat.attention: the scores are divided by a value that is not a scalar constant: only one folds into fat.attention's scale}}
-  %o = linalg.batch_matmul ins(%p, %v : tensor<2x8x8xf32>, tensor<2x8x16xf32>) outs(%o1 : tensor<2x8x16xf32>) -> tensor<2x8x16xf32>
-  return %o : tensor<2x8x16xf32>
 }
 
 // -----

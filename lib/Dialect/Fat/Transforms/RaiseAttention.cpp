@@ -119,7 +119,8 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
   LogicalResult matchAndRewrite(linalg::LinalgOp op,
                                 PatternRewriter &rewriter) const override {
     Diagnosis diag;
-    FailureOr<AttentionMatch> m = matchAttention(op, diag);
+    Tracer tracer;
+    FailureOr<AttentionMatch> m = matchAttention(op, diag, tracer);
     if (failed(m)) {
       LLVM_DEBUG(llvm::dbgs() << "not raised: " << diag.reason << "\n");
       return rewriter.notifyMatchFailure(op, diag.reason);
@@ -162,12 +163,19 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
          skv - sq != delta))
       diagonal = arith::ConstantIndexOp::create(rewriter, loc, delta);
 
+    // Scores beyond c·Q·Kᵀ (+ band) become the score region; its captures
+    // are the tensors and scalars it reads.
+    Region score;
+    SmallVector<Value> captures;
+    if (s.region)
+      captures = writeScoreRegion(rewriter, loc, *m, score);
     auto attention =
         AttentionOp::create(rewriter, loc, TypeRange{init.getType()}, q, k, v,
                             init, /*lse=*/Value(), diagonal,
-                            /*offsets=*/ValueRange(), /*captures=*/ValueRange(),
+                            /*offsets=*/ValueRange(), captures,
                             rewriter.getF32FloatAttr(float(s.scale)), s.causal,
                             window);
+    attention.getScore().takeBody(score);
     Value o = attention->getResult(0);
 
     // torch-mlir expands a [B·H, Sq, Dv] P·V right back to [B, H, Sq, Dv]:
@@ -204,7 +212,7 @@ struct FatRaiseAttentionPass
     getOperation()->walk([](linalg::LinalgOp op) {
       Tracer tracer;
       Diagnosis diag;
-      if (readsSoftmax(op, tracer) && failed(matchAttention(op, diag)))
+      if (readsSoftmax(op, tracer) && failed(matchAttention(op, diag, tracer)))
         op->emitRemark("not raised to fat.attention: ") << diag.reason;
     });
   }

@@ -530,6 +530,9 @@ struct ScoreMatcher {
 
   /// Peels c·S, S/c, S + M, select(visible, S, −inf) and float casts, in
   /// any order, down to the Q·Kᵀ element.
+  /// What is left once the peeling stops at an op it cannot fold (a
+  /// function of the score, a runtime factor, bias or mask) becomes a score
+  /// region (ScoreMatch::region), provided Q·Kᵀ is one of its leaves.
   FailureOr<ScoreMatch> match(const Term *s) {
     ScoreMatch m;
     double outer = 1.0; // scale applied outside the part peeled so far
@@ -540,16 +543,12 @@ struct ScoreMatcher {
       } else if (s->is<arith::MulFOp>() || s->is<arith::DivFOp>()) {
         std::optional<std::pair<const Term *, double>> f = constantFactor(s);
         if (!f)
-          return diag.fail(Twine("the scores are ") +
-                           (s->is<arith::DivFOp>() ? "divided" : "multiplied") +
-                           " by a value that is not a scalar constant: only "
-                           "one folds into fat.attention's scale");
+          return toRegion(s, outer, m);
         m.scale *= f->second;
         outer *= f->second;
         s = f->first;
-      } else if (s->is<arith::AddFOp>() || s->is<arith::SelectOp>()) {
-        if (masked)
-          return diag.fail("the scores carry two masks");
+      } else if ((s->is<arith::AddFOp>() || s->is<arith::SelectOp>()) &&
+                 !masked && isBandMask(s)) {
         masked = true;
         FailureOr<const Term *> rest = s->is<arith::AddFOp>()
                                            ? peelAdditiveMask(s, outer, m)
@@ -557,6 +556,8 @@ struct ScoreMatcher {
         if (failed(rest))
           return failure();
         s = *rest;
+      } else if (s->kind == Term::Kind::Op) {
+        return toRegion(s, outer, m);
       } else {
         break;
       }
@@ -565,7 +566,26 @@ struct ScoreMatcher {
     return m;
   }
 
+  /// The scores from `rest` on as a score region: s = outer · rest.
+  FailureOr<ScoreMatch> toRegion(const Term *rest, double outer, ScoreMatch &m) {
+    m.region = rest;
+    m.regionScale = outer;
+    m.scale = 1.0;
+    return m;
+  }
+
 private:
+  /// Whether `t` (an addf or select) is S plus / or a constant or index
+  /// mask, which fat.attention's causal and window attributes can hold.
+  static bool isBandMask(const Term *t) {
+    if (t->is<arith::AddFOp>())
+      return isMaskTerm(t->operand(0)) != isMaskTerm(t->operand(1));
+    for (unsigned k : {1u, 2u})
+      if (t->operand(k)->isConstant() && t->operand(k)->number <= kHiddenAtMost)
+        return isMaskTerm(t->operand(0));
+    return false;
+  }
+
   /// A mask operand: a term of the loop indices and constant tensors only.
   static bool isMaskTerm(const Term *t) {
     return !anyLeaf(t, [](const Term *l) {
@@ -578,15 +598,11 @@ private:
     });
   }
 
-  /// S + M with M hiding keys j > i + δ.
+  /// S + M with M hiding keys j > i + δ (isBandMask: exactly one operand is
+  /// a mask term).
   FailureOr<const Term *> peelAdditiveMask(const Term *add, double outer,
                                            ScoreMatch &m) {
-    bool first = isMaskTerm(add->operand(0)),
-         second = isMaskTerm(add->operand(1));
-    if (first == second)
-      return diag.fail(first ? "the scores are a constant"
-                             : "the scores get a non-constant additive term (a "
-                               "runtime mask or bias): not representable");
+    bool first = isMaskTerm(add->operand(0));
     const Term *mask = add->operand(first ? 0 : 1);
     // select(c, 0, −inf) (an iota compare written to a tensor and added).
     const Term *scores = add->operand(first ? 1 : 0);
@@ -1228,8 +1244,8 @@ bool mlir::fat::raise::readsSoftmax(linalg::LinalgOp op, Tracer &tracer) {
 
 /// Runs the stages on a candidate P·V contraction.
 FailureOr<AttentionMatch> mlir::fat::raise::matchAttention(linalg::LinalgOp op,
-                                                           Diagnosis &diag) {
-  Tracer tracer;
+                                                           Diagnosis &diag,
+                                                           Tracer &tracer) {
   AttentionMatch m;
   FailureOr<PVMatch> pv = PVMatcher{tracer, diag}.match(op);
   if (failed(pv))
@@ -1250,6 +1266,38 @@ FailureOr<AttentionMatch> mlir::fat::raise::matchAttention(linalg::LinalgOp op,
     return failure();
   m.scores = *scores;
 
+  if (scores->region) {
+    // Q·Kᵀ is the one leaf of the region that is such a contraction.
+    SmallVector<const Term *> leaves;
+    std::function<void(const Term *)> collect = [&](const Term *t) {
+      if (t->isElement() && llvm::find(leaves, t) == leaves.end())
+        leaves.push_back(t);
+      for (const Term *o : t->operands)
+        collect(o);
+    };
+    collect(scores->region);
+    for (const Term *leaf : leaves) {
+      Diagnosis scratch;
+      if (succeeded(QKMatcher{tracer, scratch, pv->query, pv->key}.match(leaf))) {
+        if (scores->qk && !sameTerm(scores->qk, leaf))
+          return diag.fail("the scores read two products of the shape of Q·Kᵀ");
+        scores->qk = leaf;
+      }
+    }
+    if (!scores->qk)
+      return diag.fail("the softmax input is not a function of Q·Kᵀ");
+    m.scores.qk = scores->qk;
+    // The region sees b, h, i, j: its other leaves may read the batch, query
+    // and key loops only.
+    auto readsOther = [&](const Term *t) {
+      if (t->kind == Term::Kind::Index)
+        return t->dim == pv->value;
+      return t->isElement() && !sameTerm(t, scores->qk) &&
+             t->map.isFunctionOfDim(pv->value);
+    };
+    if (anyLeaf(scores->region, readsOther))
+      return diag.fail("the scores read the value dim of P·V");
+  }
   FailureOr<QKMatch> qk =
       QKMatcher{tracer, diag, pv->query, pv->key}.match(scores->qk);
   if (failed(qk))

@@ -56,6 +56,13 @@ struct ScoreMatch {
   int64_t diagonal = 0; // δ: keys j ≤ i + δ are visible
   std::optional<int64_t> lower; // a sliding window's lower edge (j − i)
   const Term *qk = nullptr;
+  /// Elementwise work fat.attention's scale and band cannot hold (tanh
+  /// soft-capping, a bias tensor, a runtime scale or mask tensor): the
+  /// scores are `regionScale` · `region`, a term in which `qk` is one leaf,
+  /// and become the op's score region (fat.attention scale = the factors
+  /// on Q and K only).
+  const Term *region = nullptr;
+  double regionScale = 1.0;
 };
 
 /// One way of reading an operand: `tensor` at `map` (extended root loops ->
@@ -96,8 +103,16 @@ struct AttentionMatch {
 /// raised.
 bool readsSoftmax(linalg::LinalgOp op, Tracer &tracer);
 
-/// Runs the stages on a candidate P·V contraction.
-FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp op, Diagnosis &diag);
+/// Runs the stages on a candidate P·V contraction. The match's terms live
+/// in `tracer`: keep it while reading them (writeScoreRegion).
+FailureOr<AttentionMatch> matchAttention(linalg::LinalgOp op, Diagnosis &diag,
+                                         Tracer &tracer);
+
+/// Writes `m.scores.region` into the empty `region` as fat.attention's score
+/// region (RaiseAttentionRegion.cpp); returns the values it captures, in
+/// the order of its trailing block arguments.
+SmallVector<Value> writeScoreRegion(OpBuilder &builder, Location loc,
+                                    const AttentionMatch &m, Region &region);
 
 } // namespace mlir::fat::raise
 

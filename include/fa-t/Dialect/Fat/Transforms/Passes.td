@@ -117,7 +117,12 @@ def FatRaiseAttention : Pass<"fat-raise-attention"> {
       torch's `_safe_softmax` (P = 0 on rows whose scores are all −inf) is
       accepted, as fat.attention gives such rows O = 0 too;
     - the scale is one positive scalar constant (factors on S, Q and K
-      multiply);
+      multiply); any other elementwise work between Q·Kᵀ and the softmax
+      (tanh soft-capping, a bias or mask tensor, a scale that is a tensor
+      or a runtime value, index terms) becomes the op's `score` region,
+      s' = f(s, b, h, i, j, captures…) with s = Q·Kᵀ's element and every
+      tensor or scalar it reads a capture (a row such a region hides
+      entirely with −inf gives O = 0 where the source gives NaN);
     - the mask is a band: a constant tensor, or index comparisons
       (`linalg.index`, `arith.cmpi`, `arith.select`; several joined by
       `andi` for the visible keys or `ori` for the hidden ones) keeping keys
