@@ -80,7 +80,8 @@ check consumer-cpp-fat-tile "scf.forall" "fat.qk" "fat.row_max" "fat.pv" "fat.fi
 check consumer-c-fat-to-ptx "kernel fat_attention_fwd_bf16_d128_h8_2_bhsd_causal" \
   ".target sm_90a" "wgmma.mma_async.sync.aligned" -- \
   "$consumer/fat-consumer-c" "$input" "sm=sm_90a block-m=128"
-check consumer-c-runtime "abi 2 (header 2)" "init failed:" "libcuda-absent.so.1" \
+abi=$(sed -n 's/^#define FAT_RUNTIME_ABI_VERSION \([0-9]*\)$/\1/p' "$root/include/fa-t/Runtime/Runtime.h")
+check consumer-c-runtime "abi $abi (header $abi)" "init failed:" "libcuda-absent.so.1" \
   "initialized 0" -- "$consumer/fat-consumer-runtime"
 check installed-fa-t-opt "scf.forall" "fat.pv" -- \
   "$prefix/bin/fa-t-opt" "$input" --fat-tile="block-m=128 block-n=128"

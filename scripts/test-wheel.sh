@@ -28,6 +28,8 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 report=${1:?usage: $0 REPORT.xml}
 python=/usr/bin/python3
+# The runtime ABI the tree's header declares (what the wheel's library must report).
+abi=$(sed -n 's/^#define FAT_RUNTIME_ABI_VERSION \([0-9]*\)$/\1/p' "$root/include/fa-t/Runtime/Runtime.h")
 project_venv=$root/.venv
 
 # No override of any kind: what the README promises works without them.
@@ -127,7 +129,7 @@ dynamic = subprocess.run(['readelf', '-d', str(pkg / 'bin/fa-t-opt')], capture_o
                          text=True, check=True).stdout
 print(''.join(l for l in dynamic.splitlines(True) if 'NEEDED' in l or 'RUNPATH' in l))"
 
-check no-env-lookup "compiler:" "runtime:" "runtime ABI 1" "same version" -- \
+check no-env-lookup "compiler:" "runtime:" "runtime ABI $abi" "same version" -- \
   "${in_venv[@]}" -c "
 import os, subprocess
 from pathlib import Path
