@@ -20,51 +20,8 @@ prefix=$work/prefix
 consumer=$work/consumer
 plugin=$prefix/lib/FatPlugin.so
 
-passed=0
-failed=0
-cases=""
-
-# Escapes text for an XML attribute or element, dropping control characters.
-xml_escape() {
-  tr -d '\000-\010\013\014\016-\037' |
-    sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'
-}
-
-# check NAME EXPECTED... -- COMMAND...
-# Runs COMMAND; the check passes when it exits 0 and its output (stdout and
-# stderr) contains every EXPECTED string.
-check() {
-  local name=$1 expected=() log start rc why=""
-  shift
-  while [ "$1" != "--" ]; do expected+=("$1"); shift; done
-  shift
-  log="$work/$name.log"
-  start=$(date +%s%N)
-  "$@" >"$log" 2>&1
-  rc=$?
-  local ms=$((($(date +%s%N) - start) / 1000000)) seconds
-  seconds=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
-  if [ "$rc" -ne 0 ]; then
-    why="exit status $rc"
-  else
-    for text in "${expected[@]}"; do
-      grep -qF -- "$text" "$log" || { why="output lacks '$text'"; break; }
-    done
-  fi
-  cases+="  <testcase classname=\"integration\" name=\"$name\" time=\"$seconds\""
-  if [ -z "$why" ]; then
-    passed=$((passed + 1))
-    echo "PASS: $name"
-    cases+="/>"$'\n'
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name ($why)"
-    tail -n 30 "$log" | sed 's/^/  | /'
-    cases+=">"$'\n'"    <failure message=\"$(printf '%s' "$why" | xml_escape)\">"
-    cases+="$(printf '$ %s\n' "$*"; tail -n 60 "$log" | xml_escape)</failure>"$'\n'
-    cases+="  </testcase>"$'\n'
-  fi
-}
+suite=integration
+. "$root/scripts/junit-checks.sh"
 
 check install "FaTConfig.cmake" "FatPlugin.so" "libFatCAPI.so" "libfat_runtime.so" -- \
   cmake --install "$build" --prefix "$prefix"
@@ -94,14 +51,4 @@ check mlir-opt-plugin-fat-to-ptx "gpu.binary @fat_attention_fwd_bf16_d128" \
   "$llvm_bin/mlir-opt" "$input" --load-dialect-plugin="$plugin" \
     --load-pass-plugin="$plugin" --pass-pipeline="builtin.module(fat-to-ptx)"
 
-mkdir -p "$(dirname "$report")"
-{
-  echo '<?xml version="1.0" encoding="UTF-8"?>'
-  echo "<testsuites>"
-  echo "<testsuite name=\"integration\" tests=\"$((passed + failed))\" failures=\"$failed\">"
-  printf '%s' "$cases"
-  echo "</testsuite>"
-  echo "</testsuites>"
-} >"$report"
-echo "integration: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+write_report "$report"

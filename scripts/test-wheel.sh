@@ -46,62 +46,10 @@ mkdir -p "$home"
 in_venv=(env HOME="$home" "$venv/bin/python")
 config="KernelConfig('bf16', 128, 128, 16, 4, causal=True, lse=True)"
 
-passed=0
-failed=0
-skipped=0
-cases=""
-
-# Escapes text for an XML attribute or element, dropping control characters.
-xml_escape() {
-  tr -d '\000-\010\013\014\016-\037' |
-    sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g' -e 's/"/\&quot;/g'
-}
-
-# check NAME EXPECTED... -- COMMAND...
-# Runs COMMAND (from $work, not the repository) and echoes its output; the
-# check passes when it exits 0 and its output (stdout and stderr) contains
-# every EXPECTED string.
-check() {
-  local name=$1 expected=() log start rc why=""
-  shift
-  while [ "$1" != "--" ]; do expected+=("$1"); shift; done
-  shift
-  log="$work/$name.log"
-  start=$(date +%s%N)
-  (cd "$work" && "$@") >"$log" 2>&1
-  rc=$?
-  local ms=$((($(date +%s%N) - start) / 1000000)) seconds
-  seconds=$(printf '%d.%03d' $((ms / 1000)) $((ms % 1000)))
-  if [ "$rc" -ne 0 ]; then
-    why="exit status $rc"
-  else
-    for text in "${expected[@]}"; do
-      grep -qF -- "$text" "$log" || { why="output lacks '$text'"; break; }
-    done
-  fi
-  cases+="  <testcase classname=\"wheel\" name=\"$name\" time=\"$seconds\""
-  if [ -z "$why" ]; then
-    passed=$((passed + 1))
-    echo "PASS: $name (${seconds} s)"
-    tail -n 12 "$log" | sed 's/^/  | /'
-    cases+="/>"$'\n'
-  else
-    failed=$((failed + 1))
-    echo "FAIL: $name ($why)"
-    tail -n 40 "$log" | sed 's/^/  | /'
-    cases+=">"$'\n'"    <failure message=\"$(printf '%s' "$why" | xml_escape)\">"
-    cases+="$(printf '$ %s\n' "$*"; tail -n 60 "$log" | xml_escape)</failure>"$'\n'
-    cases+="  </testcase>"$'\n'
-  fi
-}
-
-skip() {
-  local name=$1 why=$2
-  skipped=$((skipped + 1))
-  echo "SKIP: $name ($why)"
-  cases+="  <testcase classname=\"wheel\" name=\"$name\" time=\"0\">"
-  cases+="<skipped message=\"$(printf '%s' "$why" | xml_escape)\"/></testcase>"$'\n'
-}
+suite=wheel
+check_dir=$work
+show_pass=12
+. "$root/scripts/junit-checks.sh"
 
 check fresh-venv -- "$python" -m venv "$venv"
 check pip-install "Successfully installed fa-t-" -- \
@@ -217,15 +165,4 @@ else
   skip without-llvm "cannot hide $llvm_lib here (no mount namespace)"
 fi
 
-mkdir -p "$(dirname "$report")"
-{
-  echo '<?xml version="1.0" encoding="UTF-8"?>'
-  echo "<testsuites>"
-  echo "<testsuite name=\"wheel\" tests=\"$((passed + failed + skipped))\" failures=\"$failed\"" \
-       "skipped=\"$skipped\">"
-  printf '%s' "$cases"
-  echo "</testsuite>"
-  echo "</testsuites>"
-} >"$report"
-echo "wheel: $passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+write_report "$report"

@@ -376,6 +376,22 @@ def run_config(cfg: Config, seed: int | None = None, module: CompiledModule | No
     return res
 
 
+def check_result(cfg: Config, res: Result, tol: dict, lse_tol: dict, record_property=None) -> None:
+    """The assertions every numerics suite makes of one run: no NaN/Inf left,
+    O = 0 and LSE = -inf exactly on rows with no visible key, and the O and
+    LSE relative errors within ``tol`` / ``lse_tol`` (by dtype); the errors
+    are printed and recorded in the JUnit report."""
+    if record_property is not None:
+        record_property("out_error", res.out_error)
+        record_property("lse_error", res.lse_error)
+    print(f"{cfg.name}: O rel err {res.out_error:.2e}, LSE rel err {res.lse_error:.2e}")
+    assert res.finite, "output has NaN/Inf (poison left behind or a NaN from an empty row)"
+    assert res.empty_rows_zero, "a row with no visible key must give O = 0"
+    assert res.lse_inf_match, "LSE must be -inf exactly on the rows with no visible key"
+    assert res.out_error <= tol[cfg.dtype], f"O relative error {res.out_error:.3e}"
+    assert res.lse_error <= lse_tol[cfg.dtype], f"LSE relative error {res.lse_error:.3e}"
+
+
 # --------------------------------------------------------------------------
 # Running an arbitrary module (the README's example) by its signature.
 # --------------------------------------------------------------------------

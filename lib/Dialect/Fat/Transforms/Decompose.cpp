@@ -79,6 +79,46 @@ Value f32Const(OpBuilder &b, Location loc, double v) {
   return arith::ConstantOp::create(b, loc, b.getF32FloatAttr(float(v)));
 }
 
+/// Replaces `op` by d_ij = init_ij + Σ_k a_ik · b, loops (i, j, k), with
+/// `aMap` / `bMap` the operands' indices, 16-bit operands widened to f32;
+/// `roundA` (P·V's 16-bit type) rounds A to it first, as the tensor cores
+/// see the A operand.
+void replaceWithContraction(PatternRewriter &rewriter, Operation *op, Value a,
+                            Value b, Value init, AffineMap aMap, AffineMap bMap,
+                            Type roundA = {}) {
+  MLIRContext *ctx = op->getContext();
+  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+      op, op->getResult(0).getType(), ValueRange{a, b}, ValueRange{init},
+      ArrayRef<AffineMap>{aMap, bMap, dimsMap(ctx, 3, {0, 1})},
+      ArrayRef<IteratorType>{kPar, kPar, kRed},
+      [&](OpBuilder &nb, Location loc, ValueRange args) {
+        Value x = args[0];
+        if (roundA && !roundA.isF32())
+          x = toF32(nb, loc, arith::TruncFOp::create(nb, loc, roundA, x));
+        Value lhs = toF32(nb, loc, x);
+        Value rhs = toF32(nb, loc, args[1]);
+        Value prod = arith::MulFOp::create(nb, loc, lhs, rhs);
+        linalg::YieldOp::create(nb, loc,
+                                Value(arith::AddFOp::create(nb, loc, args[2], prod)));
+      });
+}
+
+/// Replaces `op` (one f32 result shaped like the tile `scores`) by
+/// y_ij = f(s_ij) over loops (i, j); `f` may read linalg.index.
+void replaceWithTileMap(PatternRewriter &rewriter, Operation *op, Value scores,
+                        function_ref<Value(OpBuilder &, Location, Value)> f) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = op->getContext();
+  Value init = emptyLike(rewriter, loc, scores, rewriter.getF32Type());
+  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
+      op, op->getResult(0).getType(), ValueRange{scores}, ValueRange{init},
+      ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
+      ArrayRef<IteratorType>{kPar, kPar},
+      [&](OpBuilder &b, Location loc, ValueRange a) {
+        linalg::YieldOp::create(b, loc, f(b, loc, a[0]));
+      });
+}
+
 /// fat.qk: s_ij = Σ_d q_id · k_jd, loops (i, j, d).
 struct DecomposeQK : OpRewritePattern<QKOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -94,18 +134,8 @@ struct DecomposeQK : OpRewritePattern<QKOp> {
     Value init = linalg::FillOp::create(rewriter, loc,
                                         f32Const(rewriter, loc, 0.0), empty)
                      .getResult(0);
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getScores().getType(), ValueRange{op.getQuery(), op.getKey()},
-        ValueRange{init},
-        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {1, 2}),
-                            dimsMap(ctx, 3, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar, kRed},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
-                                             toF32(b, loc, a[1]));
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
-        });
+    replaceWithContraction(rewriter, op, op.getQuery(), op.getKey(), init,
+                           dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {1, 2}));
     return success();
   }
 };
@@ -114,21 +144,14 @@ struct DecomposeQK : OpRewritePattern<QKOp> {
 struct DecomposeMask : OpRewritePattern<MaskOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaskOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
-    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
     bool causal = op.getCausal();
     int64_t left = -1, right = -1;
     if (std::optional<ArrayRef<int64_t>> w = op.getWindow())
       left = (*w)[0], right = (*w)[1];
     Value qStart = op.getQStart(), kvStart = op.getKvStart(),
           kvLen = op.getKvLen(), diag = op.getDiagonal();
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getScores()},
-        ValueRange{init},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar},
-        [&](OpBuilder &b, Location loc, ValueRange a) {
+    replaceWithTileMap(
+        rewriter, op, op.getScores(), [&](OpBuilder &b, Location loc, Value s) {
           using P = arith::CmpIPredicate;
           Value i = linalg::IndexOp::create(b, loc, 0);
           Value j = linalg::IndexOp::create(b, loc, 1);
@@ -151,8 +174,7 @@ struct DecomposeMask : OpRewritePattern<MaskOp> {
             both(arith::CmpIOp::create(
                 b, loc, P::sle, k, arith::AddIOp::create(b, loc, qd, idx(right))));
           Value ninf = f32Const(b, loc, -INFINITY);
-          linalg::YieldOp::create(
-              b, loc, Value(arith::SelectOp::create(b, loc, visible, a[0], ninf)));
+          return Value(arith::SelectOp::create(b, loc, visible, s, ninf));
         });
     return success();
   }
@@ -246,23 +268,11 @@ struct DecomposePV : OpRewritePattern<PVOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PVOp op, PatternRewriter &rewriter) const override {
     MLIRContext *ctx = op.getContext();
-    Type vElt = getElementTypeOrSelf(op.getValue().getType());
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getProbs(), op.getValue()},
-        ValueRange{op.getInit()},
-        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {2, 1}),
-                            dimsMap(ctx, 3, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar, kRed},
-        [&](OpBuilder &b, Location loc, ValueRange a) {
-          // P is the 16-bit A operand of the tensor-core GEMM: round it the
-          // same way here so the reference sees the same products.
-          Value p = a[0];
-          if (!vElt.isF32())
-            p = toF32(b, loc, arith::TruncFOp::create(b, loc, vElt, p));
-          Value prod = arith::MulFOp::create(b, loc, p, toF32(b, loc, a[1]));
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
-        });
+    // P is the 16-bit A operand of the tensor-core GEMM: round it the same
+    // way here so the reference sees the same products.
+    replaceWithContraction(rewriter, op, op.getProbs(), op.getValue(), op.getInit(),
+                           dimsMap(ctx, 3, {0, 2}), dimsMap(ctx, 3, {2, 1}),
+                           getElementTypeOrSelf(op.getValue().getType()));
     return success();
   }
 };
@@ -347,18 +357,13 @@ Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score) {
 struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoreModOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
     double scale = op.getScale().convertToDouble();
-    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getScores()}, ValueRange{init},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar},
-        [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value scaled = arith::MulFOp::create(b, loc, a[0], f32Const(b, loc, scale));
-          linalg::YieldOp::create(b, loc, cloneModBody(b, loc, op, scaled));
-        });
+    replaceWithTileMap(rewriter, op, op.getScores(),
+                       [&](OpBuilder &b, Location loc, Value s) {
+                         Value scaled =
+                             arith::MulFOp::create(b, loc, s, f32Const(b, loc, scale));
+                         return cloneModBody(b, loc, op, scaled);
+                       });
     return success();
   }
 };
@@ -367,20 +372,12 @@ struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
 struct DecomposeMaskMod : OpRewritePattern<MaskModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaskModOp op, PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    MLIRContext *ctx = op.getContext();
-    Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getScores()}, ValueRange{init},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar},
-        [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value keep = cloneModBody(b, loc, op, Value());
-          linalg::YieldOp::create(
-              b, loc,
-              Value(arith::SelectOp::create(b, loc, keep, a[0],
-                                            f32Const(b, loc, -INFINITY))));
-        });
+    replaceWithTileMap(rewriter, op, op.getScores(),
+                       [&](OpBuilder &b, Location loc, Value s) {
+                         Value keep = cloneModBody(b, loc, op, Value());
+                         return Value(arith::SelectOp::create(
+                             b, loc, keep, s, f32Const(b, loc, -INFINITY)));
+                       });
     return success();
   }
 };
@@ -403,17 +400,8 @@ struct DecomposeWgmma : OpRewritePattern<WgmmaOp> {
     }
     AffineMap bMap = op.getTransposeB() ? dimsMap(ctx, 3, {1, 2})
                                         : dimsMap(ctx, 3, {2, 1});
-    rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-        op, op.getResult().getType(), ValueRange{op.getA(), op.getB()},
-        ValueRange{init},
-        ArrayRef<AffineMap>{dimsMap(ctx, 3, {0, 2}), bMap, dimsMap(ctx, 3, {0, 1})},
-        ArrayRef<IteratorType>{kPar, kPar, kRed},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          Value prod = arith::MulFOp::create(b, loc, toF32(b, loc, a[0]),
-                                             toF32(b, loc, a[1]));
-          linalg::YieldOp::create(b, loc,
-                                  Value(arith::AddFOp::create(b, loc, a[2], prod)));
-        });
+    replaceWithContraction(rewriter, op, op.getA(), op.getB(), init,
+                           dimsMap(ctx, 3, {0, 2}), bMap);
     return success();
   }
 };
