@@ -80,6 +80,25 @@ INPUTS = {
         + "  }\n}\n"),
     "window-2e30.mlir": attention("window", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
                                   "window [1073741825, 0]"),
+    "dv256.mlir": attention("dv256", "1x2x64x256xbf16", "1x2x64x256xbf16", "1x2x64x256xbf16"),
+    # Score and mask regions (fat.attention's modifications).
+    "score-region.mlir": attention(
+        "score", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
+        "score {\n^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):\n"
+        "  fat.yield %s : f32\n}"),
+    "score-region-args.mlir": attention(
+        "score", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
+        "score {\n^bb0(%s: f32):\n  fat.yield %s : f32\n}"),
+    "mask-region-f32.mlir": attention(
+        "mask", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
+        "mask {\n^bb0(%b: index, %h: index, %i: index, %j: index):\n"
+        "  %c = arith.constant 1.0 : f32\n  fat.yield %c : f32\n}"),
+    "region-outside-value.mlir": (
+        "func.func @outside(%q: memref<1x2x64x64xbf16>, %o: memref<1x2x64x64xbf16>, %x: f32) {\n"
+        "  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>,"
+        " memref<1x2x64x64xbf16>) outs(%o : memref<1x2x64x64xbf16>) score {\n"
+        "  ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):\n"
+        "    %y = arith.addf %s, %x : f32\n    fat.yield %y : f32\n  }\n  return\n}\n"),
 }
 
 # (what is wrong, input, fa-t-opt arguments)
@@ -160,6 +179,17 @@ CASES = [
      ["--fat-emit-kernels=output-dir=out"]),
     ("output directory that is a file", "emit-ok.mlir",
      ["--fat-emit-kernels=output-dir=d64.mlir"]),
+    ("tensorize: tile rows not a warpgroup multiple", "d64.mlir",
+     ["--fat-tile=block-m=32 block-n=64", "--fat-tensorize"]),
+    ("tensorize: tile keys not a multiple of 16", "d64.mlir",
+     ["--fat-tile=block-m=64 block-n=40", "--fat-tensorize"]),
+    ("tensorize: f32 operands", "f32.mlir", ["--fat-tile=block-m=64 block-n=64", "--fat-tensorize"]),
+    ("tensorize: ones columns past N = 256", "dv256.mlir",
+     ["--fat-tile=block-m=64 block-n=64", "--fat-tensorize=rowsum=mma"]),
+    ("score region to the Hopper kernel", "score-region.mlir", ["--fat-to-ptx"]),
+    ("score region without its indices", "score-region-args.mlir", ["--fat-tile"]),
+    ("mask region yielding a number", "mask-region-f32.mlir", ["--fat-tile"]),
+    ("region reading a value from outside", "region-outside-value.mlir", ["--fat-tile"]),
 ]
 
 CRASH = re.compile(r"LLVM ERROR|Stack dump|PLEASE submit|AddressSanitizer|"
@@ -210,7 +240,8 @@ def main():
         "The lit tests that pin these messages are",
         "`test/Regression/fat-to-ptx-options.mlir`,",
         "`test/Conversion/FatToNVVM/invalid.mlir`,",
-        "`test/Conversion/FatToNVVM/fat-emit-kernels.mlir` and",
+        "`test/Conversion/FatToNVVM/fat-emit-kernels.mlir`,",
+        "`test/Conversion/FatToNVVM/fat-tensorize-tiled-invalid.mlir` and",
         "`test/Dialect/Fat/invalid.mlir`.",
         "",
         "Pipeline options (`fat-to-ptx{...}`) are checked when the pipeline is",
