@@ -169,6 +169,10 @@ TiledProblem readTiledProblem(Operation *scope, int64_t seqLenOption) {
     } else if (auto mask = dyn_cast<MaskOp>(op)) {
       p.causal |= mask.getCausal();
       p.windowed |= mask.getWindow().has_value();
+    } else if (isa<MaskModOp>(op)) {
+      // A mask region may hide keys in any block: modeled as a window (the
+      // mask the cost model knows whose every block may be partial).
+      p.windowed = true;
     } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
       tiled.writesLse |= !fin.getLse().use_empty();
     }

@@ -1,5 +1,6 @@
 // RUN: fa-t-opt %s --fat-tile="block-m=64 block-n=32" | FileCheck %s
 // RUN: fa-t-opt %s --fat-tile="block-m=64 block-n=64" --fat-tensorize="rowsum=mma" | FileCheck %s --check-prefix=TENSORIZED
+// RUN: fa-t-opt %s --fat-tile="block-m=64 block-n=64" --fat-tensorize | FileCheck %s --check-prefix=AUTO
 // RUN: fa-t-opt %s --fat-to-cpu | FileCheck %s --check-prefix=CPU
 
 // fat-tile inlines the score and mask regions into the tiled form, between
@@ -36,6 +37,11 @@
 // TENSORIZED:         %[[S2:.+]] = fat.mask_mod %[[S1]]
 // TENSORIZED:         %[[M:.+]] = fat.mask %[[S2]]
 // TENSORIZED:         fat.softmax_max %[[M]]
+// fat-tensorize's cost model takes a mask region for a window (any block
+// may be partial): D = 64 without an LSE keeps the vector row sums.
+// AUTO-LABEL: func.func @softcap_alibi_documents
+// AUTO:         fat.softmax_exp {{.+}} rowsum(
+// AUTO-NOT:     shape [64, 72, 16]
 // CPU: llvm.func @softcap_alibi_documents
 func.func @softcap_alibi_documents(%q: tensor<2x4x128x64xbf16>, %k: tensor<2x4x128x64xbf16>,
                                    %v: tensor<2x4x128x64xbf16>, %o: tensor<2x4x128x64xbf16>,
