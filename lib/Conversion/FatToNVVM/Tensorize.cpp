@@ -224,15 +224,16 @@ struct FatTensorizePass
     target.blockN = blockN;
     target.stages = stages;
     target.seqLen = seqLen;
+    // The cost model's choice with every forced option in its place.
+    auto withForced = [&](TensorizationChoice choice) {
+      choice.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
+      choice.lazyRescale = forceLazyRescale.value_or(choice.lazyRescale);
+      choice.exp2Poly = forceExp2Poly->value_or(choice.exp2Poly);
+      return choice;
+    };
     Builder b(&getContext());
     for (AttentionOp op : hostAttentionOps(root)) {
-      TensorizationChoice choice = chooseTensorization(op, target);
-      if (forceRowsumMma)
-        choice.rowsumMma = *forceRowsumMma;
-      if (forceLazyRescale)
-        choice.lazyRescale = *forceLazyRescale;
-      if (*forceExp2Poly)
-        choice.exp2Poly = **forceExp2Poly;
+      TensorizationChoice choice = withForced(chooseTensorization(op, target));
       updateSchedule(
           op, {b.getNamedAttr("rowsum",
                               b.getStringAttr(rowsumName(choice.rowsumMma))),
@@ -256,11 +257,12 @@ struct FatTensorizePass
         target.seqLen = tiled.problem->seqLen;
         choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
       }
+      choice = withForced(choice);
       TileTensorization rewrite;
-      rewrite.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
-      rewrite.lazyRescale = forceLazyRescale.value_or(choice.lazyRescale);
+      rewrite.rowsumMma = choice.rowsumMma;
+      rewrite.lazyRescale = choice.lazyRescale;
       rewrite.rescaleThreshold = rescaleThreshold;
-      rewrite.exp2Poly = forceExp2Poly->value_or(choice.exp2Poly);
+      rewrite.exp2Poly = choice.exp2Poly;
       if (failed(checkTensorizableTiles(scope, rewrite)))
         return signalPassFailure();
       RewritePatternSet patterns(&getContext());

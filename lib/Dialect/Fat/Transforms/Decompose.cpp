@@ -180,26 +180,28 @@ struct DecomposeMask : OpRewritePattern<MaskOp> {
   }
 };
 
-/// Replaces `op` by the row reduction init_i = combine(init_i, x_ij) over j:
-/// loops (i, j), j a reduction, the row vector `init` as the accumulator.
+/// The row reduction init_i = combine(init_i, x_ij) over j: loops (i, j),
+/// j a reduction, the row vector `init` as the accumulator.
 template <typename CombineOp>
-void replaceWithRowReduction(PatternRewriter &rewriter, Operation *op, Value tile,
-                             Value init) {
-  MLIRContext *ctx = op->getContext();
-  rewriter.replaceOpWithNewOp<linalg::GenericOp>(
-      op, init.getType(), ValueRange{tile}, ValueRange{init},
-      ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
-      ArrayRef<IteratorType>{kPar, kRed},
-      [](OpBuilder &b, Location loc, ValueRange a) {
-        linalg::YieldOp::create(b, loc, Value(CombineOp::create(b, loc, a[0], a[1])));
-      });
+Value buildRowReduction(OpBuilder &b, Location loc, Value tile, Value init) {
+  MLIRContext *ctx = b.getContext();
+  return linalg::GenericOp::create(
+             b, loc, init.getType(), ValueRange{tile}, ValueRange{init},
+             ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
+             ArrayRef<IteratorType>{kPar, kRed},
+             [](OpBuilder &nb, Location nloc, ValueRange a) {
+               linalg::YieldOp::create(nb, nloc,
+                                       Value(CombineOp::create(nb, nloc, a[0], a[1])));
+             })
+      .getResult(0);
 }
 
 /// fat.row_max: m'_i = max(m_i, max_j s_ij).
 struct DecomposeRowMax : OpRewritePattern<RowMaxOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RowMaxOp op, PatternRewriter &rewriter) const override {
-    replaceWithRowReduction<arith::MaximumFOp>(rewriter, op, op.getScores(), op.getInit());
+    rewriter.replaceOp(op, buildRowReduction<arith::MaximumFOp>(
+                               rewriter, op.getLoc(), op.getScores(), op.getInit()));
     return success();
   }
 };
@@ -246,7 +248,8 @@ struct DecomposeExp2 : OpRewritePattern<Exp2Op> {
 struct DecomposeRowSum : OpRewritePattern<RowSumOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(RowSumOp op, PatternRewriter &rewriter) const override {
-    replaceWithRowReduction<arith::AddFOp>(rewriter, op, op.getInput(), op.getInit());
+    rewriter.replaceOp(op, buildRowReduction<arith::AddFOp>(rewriter, op.getLoc(),
+                                                            op.getInput(), op.getInit()));
     return success();
   }
 };
@@ -424,15 +427,7 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
     MLIRContext *ctx = op.getContext();
     Value m = op.getMax();
     // m̂ = max(m, rowmax S)
-    auto reduce = linalg::GenericOp::create(
-        rewriter, loc, m.getType(), ValueRange{op.getScores()}, ValueRange{m},
-        ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
-        ArrayRef<IteratorType>{kPar, kRed},
-        [](OpBuilder &b, Location loc, ValueRange a) {
-          linalg::YieldOp::create(
-              b, loc, Value(arith::MaxNumFOp::create(b, loc, a[0], a[1])));
-        });
-    Value mHat = reduce.getResult(0);
+    Value mHat = buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
     double c = op.getScale().convertToDouble();
     std::optional<double> tau;
     if (std::optional<APFloat> t = op.getThreshold())
@@ -544,15 +539,7 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
                       rewriter, loc, f32Const(rewriter, loc, 0.0),
                       emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type()))
                       .getResult(0);
-    Value blockSum = linalg::GenericOp::create(
-                         rewriter, loc, zeros.getType(), ValueRange{p}, ValueRange{zeros},
-                         ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0})},
-                         ArrayRef<IteratorType>{kPar, kRed},
-                         [](OpBuilder &b, Location loc, ValueRange a) {
-                           linalg::YieldOp::create(
-                               b, loc, Value(arith::AddFOp::create(b, loc, a[0], a[1])));
-                         })
-                         .getResult(0);
+    Value blockSum = buildRowReduction<arith::AddFOp>(rewriter, loc, p, zeros);
     AffineMap row = dimsMap(ctx, 1, {0});
     Value sumInit = emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type());
     Value newSum = linalg::GenericOp::create(
