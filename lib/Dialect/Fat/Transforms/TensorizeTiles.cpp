@@ -60,7 +60,7 @@ struct SoftmaxStep {
   RescaleOp lRescale, oRescale;
 
   /// Collects the step rooted at `rowMax`; fails unless every piece is
-  /// there and P, α have no other users.
+  /// there and P, α and the two rescales have no other users.
   static FailureOr<SoftmaxStep> match(RowMaxOp rowMax) {
     SoftmaxStep st;
     st.rowMax = rowMax;
@@ -88,8 +88,10 @@ struct SoftmaxStep {
     st.lRescale = st.rowSum.getInit().getDefiningOp<RescaleOp>();
     st.oRescale = st.pv.getInit().getDefiningOp<RescaleOp>();
     Value a = st.alpha.getResult();
+    // The rewrite replaces both rescales: nothing else may read them.
     if (!st.lRescale || !st.oRescale || st.lRescale.getFactor() != a ||
-        st.oRescale.getFactor() != a)
+        st.oRescale.getFactor() != a || !st.lRescale->hasOneUse() ||
+        !st.oRescale->hasOneUse())
       return failure();
     for (Operation *user : a.getUsers())
       if (user != st.lRescale && user != st.oRescale)
