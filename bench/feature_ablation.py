@@ -44,7 +44,7 @@ FEATURE_TOGGLES = {
     "rowsum=vector": ({"rowsum": "vector"}, (64,)),
     "rescale=always": ({"rescale": "always"}, (128, 256)),
     "exp2-poly=0.125": ({"exp2-poly": "0.125"}, (64, 128, 256)),
-    # fat-pipeline and convert-fat-to-nvvm
+    # fat-pipeline
     "overlap=off": ({"overlap": "off", "pingpong": "off", "tile-overlap": "off"},
                     (64, 128, 256)),
     "pv-wait=early": ({"pv-wait": "early"}, (128, 256)),

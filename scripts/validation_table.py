@@ -57,7 +57,7 @@ INPUTS = {
     "huge.mlir": attention("huge", "3x2147483648x4611686018427387904x512xbf16",
                            "3x2147483648x4611686018427387904x512xbf16",
                            "3x2147483648x4611686018427387904x512xbf16", kind="tensor"),
-    # fat-emit-kernels' input is convert-fat-to-nvvm's, but can be written
+    # fat-emit-kernels' input is fat-pipeline's (lowered), but can be written
     # by hand: the module attribute fat.kernels (kernel name -> manifest
     # JSON) and a gpu.binary holding each kernel's PTX.
     **{f"emit-{name}.mlir": (
@@ -153,10 +153,10 @@ CASES = [
     ("window past the kernel's i32 positions", "window-2e30.mlir", ["--fat-to-ptx"]),
     ("kernel name already taken by another symbol", "name-taken.mlir", ["--fat-to-ptx"]),
     ("fat.attention in device code (a gpu.module)", "in-device-code.mlir", ["--fat-to-ptx"]),
-    ("unknown target (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=sm=sm_80"]),
-    ("PTX ISA (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=ptx=89"]),
-    ("block-m (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=block-m=96"]),
-    ("stages (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm=stages=5"]),
+    ("unknown target (pass alone)", "d64.mlir", ["--fat-pipeline=sm=sm_80"]),
+    ("PTX ISA (pass alone)", "d64.mlir", ["--fat-pipeline=ptx=89"]),
+    ("block-m (pass alone)", "d64.mlir", ["--fat-pipeline=block-m=96"]),
+    ("stages (pass alone)", "d64.mlir", ["--fat-pipeline=stages=5"]),
     ("tile rows zero", "d64.mlir", ["--fat-tile=block-m=0"]),
     ("tile rows negative", "d64.mlir", ["--fat-tile=block-m=-1"]),
     ("tile keys too many", "d64.mlir", ["--fat-tile=block-n=1025"]),
@@ -247,7 +247,7 @@ def main():
         "Pipeline options (`fat-to-ptx{...}`) are checked when the pipeline is",
         "parsed, before any pass runs (`<unknown>:0`: no op to point at); the",
         "kernel's options and the op's shapes are checked at the op by",
-        "`convert-fat-to-nvvm`; tile sizes by `fat-tile`; the IR by the",
+        "`fat-pipeline`, which builds the kernel; tile sizes by `fat-tile`; the IR by the",
         "verifier when it is parsed.",
         "",
         "| bad input | command | exit | message |",

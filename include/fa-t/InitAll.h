@@ -18,12 +18,14 @@
 namespace mlir {
 namespace fat {
 
-/// Adds the fat dialect and its transform-dialect ops (`transform.fat.*`)
-/// to `registry`. The dialects its ops and passes produce are loaded on
+/// Adds the fat dialect, its transform-dialect ops (`transform.fat.*`) and
+/// what serializing its kernels needs (registerKernelTranslations) to
+/// `registry`. The dialects its ops and passes produce are loaded on
 /// demand as dependent dialects.
 inline void registerAllFatDialects(DialectRegistry &registry) {
   registry.insert<FatDialect>();
   registerTransformDialectExtension(registry);
+  registerKernelTranslations(registry);
 }
 
 /// Registers every fa-t pass (`fat-tile`, `fat-decompose`,

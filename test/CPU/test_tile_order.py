@@ -1,6 +1,6 @@
 """The persistent causal kernel's tile order, executed from the compiler's own IR.
 
-convert-fat-to-nvvm emits the tile loop of a persistent causal kernel as
+fat-pipeline emits the tile loop of a persistent causal kernel as
 integer arithmetic around an scf.while (AttentionKernelTiles.cpp, buildTileLoop):
 work units are pairs of query blocks (p, nM − 1 − p) of one head, CTA c runs
 units c, c + G, … (G = num-sms) and the launch has min(U, G) CTAs. A wrong
@@ -142,8 +142,8 @@ def loop(request, tmp_path_factory):
     src.write_text(SOURCE)
     out = subprocess.run(
         [str(FAT_OPT), str(src), "--fat-tensorize",
-         "--fat-pipeline=persistent=on pingpong=off",
-         f"--convert-fat-to-nvvm=num-sms={request.param}"],
+         f"--fat-pipeline=persistent=on pingpong=off num-sms={request.param}",
+         "--convert-fat-to-nvvm"],
         check=True, capture_output=True, text=True).stdout.splitlines()
     return TileLoop(out, request.param)
 

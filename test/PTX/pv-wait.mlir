@@ -60,7 +60,7 @@
 // tile's P·V) and the steady loop's.
 // TWO: {{^}}2{{$}}
 
-// BADWORD: convert-fat-to-nvvm: pv-wait must be 'auto', 'late' or 'early', got 'soon'
+// BADWORD: fat-pipeline: pv-wait must be 'auto', 'late' or 'early', got 'soon'
 // PLAIN: pv-wait=late needs the overlapped main loop
 
 func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {

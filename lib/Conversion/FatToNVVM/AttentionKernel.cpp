@@ -193,22 +193,15 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   // 128; the producer drops to 24 so the consumers can rise to
   // cfg.consumerRegisters(). With one consumer warpgroup every thread
   // already has up to 255.
-  bool splitRegisters = cfg.numConsumerWarpgroups() > 1;
-  int32_t consumerRegisters = cfg.consumerRegisters();
-  Value isProducer = cmp(arith::CmpIPredicate::eq, v.warpgroup, c32(0));
-  auto roleIf = scf::IfOp::create(b, isProducer, /*withElseRegion=*/true);
-  tag(roleIf, "fat.role",
-      stringArray(b.getContext(), {"producer", "consumer"}));
+  std::optional<std::pair<int32_t, int32_t>> registers;
+  if (cfg.numConsumerWarpgroups() > 1)
+    registers = {24, static_cast<int32_t>(cfg.consumerRegisters())};
+  auto roles = WarpSpecializeOp::create(b, v.warpgroup, registers);
   {
     OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(roleIf.thenBlock()->getTerminator());
-    if (splitRegisters)
-      NVVM::SetMaxRegisterOp::create(b, 24, NVVM::SetMaxRegisterAction::decrease);
+    b.setInsertionPointToEnd(&roles.getProducerBlock());
     buildProducer();
-    b.setInsertionPoint(roleIf.elseBlock()->getTerminator());
-    if (splitRegisters)
-      NVVM::SetMaxRegisterOp::create(b, consumerRegisters,
-                                     NVVM::SetMaxRegisterAction::increase);
+    b.setInsertionPointToEnd(&roles.getConsumerBlock());
     buildConsumer();
   }
   LLVM::ReturnOp::create(b, ValueRange{});

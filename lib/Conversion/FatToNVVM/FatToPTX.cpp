@@ -1,7 +1,8 @@
 //===- FatToPTX.cpp - the fat-to-ptx pipeline -----------------------------===//
 //
-// fat.attention -> Hopper kernel (convert-fat-to-nvvm) -> LLVM/NVVM inside
-// the gpu.module -> PTX (gpu-module-to-binary{format=isa}) -> <name>.ptx and
+// fat.attention -> schedule (fat-tensorize) -> pipelined Hopper kernel
+// (fat-pipeline) -> its fat ops to NVVM (convert-fat-to-nvvm) -> LLVM/NVVM
+// inside the gpu.module -> PTX (gpu-module-to-binary{format=isa}) -> <name>.ptx and
 // <name>.json in output-dir (fat-emit-kernels). The pass list inside the
 // gpu.module is the one checked on the H200 (shared/HOPPER-NOTES.md, C).
 //
@@ -92,18 +93,9 @@ void appendPipeline(OpPassManager &pm, StringRef text) {
 }
 
 void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
-  fat::ConvertFatToNVVMOptions convert;
-  convert.sm = opts.sm;
-  convert.blockM = opts.blockM;
-  convert.blockN = opts.blockN;
-  convert.stages = opts.stages;
-  convert.qBuffers = opts.qBuffers;
-  convert.seqLen = opts.seqLen;
-  convert.ptxVersion = opts.ptx;
-  convert.numSMs = opts.numSMs;
-  convert.oStore = opts.oStore;
-  convert.pvWait = opts.pvWait;
-  // The schedule is decided on the op first (fat.schedule), then built.
+  // The FlashAttention-T primitives are decided on the op (fat.schedule),
+  // then the asynchronous schedule, which builds the kernel in its
+  // pipelined form; convert-fat-to-nvvm lowers that form's own ops.
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;
   tensorize.rescale = opts.rescale;
@@ -119,10 +111,18 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.pingpong = opts.pingpong;
   pipeline.persistent = opts.persistent;
   pipeline.tileOverlap = opts.tileOverlap;
+  pipeline.sm = opts.sm;
   pipeline.blockM = opts.blockM;
+  pipeline.blockN = opts.blockN;
+  pipeline.stages = opts.stages;
+  pipeline.qBuffers = opts.qBuffers;
   pipeline.seqLen = opts.seqLen;
+  pipeline.ptxVersion = opts.ptx;
+  pipeline.numSMs = opts.numSMs;
+  pipeline.oStore = opts.oStore;
+  pipeline.pvWait = opts.pvWait;
   pm.addPass(fat::createFatPipeline(pipeline));
-  pm.addPass(fat::createConvertFatToNVVM(convert));
+  pm.addPass(fat::createConvertFatToNVVM());
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm,reconcile-unrealized-casts,"
                      "canonicalize,cse)");
@@ -138,7 +138,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
 } // namespace
 
 /// Checks the options that the pipeline splices into nvvm-attach-target
-/// (chip, +ptx<N> feature, O); convert-fat-to-nvvm checks the kernel's own
+/// (chip, +ptx<N> feature, O); fat-pipeline checks the kernel's own
 /// options at each op. Without this, a value the pass text cannot hold
 /// (sm='a}b', O=-1) was a fatal error, and an unknown PTX version an LLVM
 /// warning and PTX of the wrong .version.
@@ -165,7 +165,8 @@ void mlir::fat::registerFatToPTXPipeline() {
   registerPassPipeline(
       "fat-to-ptx",
       "Compile every fat.attention to a Hopper PTX kernel and its launch "
-      "manifest: convert-fat-to-nvvm, NVVM/LLVM lowering in the gpu.module, "
+      "manifest: fat-tensorize, fat-pipeline, convert-fat-to-nvvm, NVVM/LLVM "
+      "lowering in the gpu.module, "
       "nvvm-attach-target, gpu-module-to-binary{format=isa}, "
       "fat-emit-kernels",
       [](OpPassManager &pm, StringRef text,

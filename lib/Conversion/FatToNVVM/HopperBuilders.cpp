@@ -38,16 +38,12 @@ Value hopper::buildByteOffset(ImplicitLocOpBuilder &b, Value base,
                              ArrayRef<LLVM::GEPArg>{byteOffset});
 }
 
-/// Emits `asmText` as an inline-asm statement with the given constraints and
-/// returns its results one by one (extracted from the struct LLVM uses for
-/// several outputs).
-static SmallVector<Value> buildInlineAsm(ImplicitLocOpBuilder &b,
-                                         ArrayRef<Type> resultTypes,
-                                         ValueRange operands, StringRef asmText,
-                                         StringRef constraints,
-                                         bool sideEffects) {
-  // (Callers pass named Type variables: a TypeRange built from a temporary
-  // IntegerType/FloatType would point at a destroyed Type.)
+SmallVector<Value> hopper::buildInlineAsm(ImplicitLocOpBuilder &b,
+                                          ArrayRef<Type> resultTypes,
+                                          ValueRange operands,
+                                          StringRef asmText,
+                                          StringRef constraints,
+                                          bool sideEffects) {
   Type resType;
   if (resultTypes.size() == 1)
     resType = resultTypes.front();
@@ -161,27 +157,12 @@ void hopper::buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending) {
 
 SmallVector<Value> hopper::buildFenceOperands(ImplicitLocOpBuilder &b,
                                               ValueRange vals) {
-  SmallVector<Value> out;
-  for (Value v : vals) {
-    Type t = v.getType();
-    StringRef constraint = t.isF32() ? "=f,0" : "=r,0";
-    out.push_back(buildInlineAsm(b, t, v, "", constraint,
-                                 /*sideEffects=*/true)[0]);
-  }
-  return out;
+  auto fence = OperandFenceOp::create(b, vals);
+  return SmallVector<Value>(fence.getResults());
 }
 
 void hopper::buildSchedulingFence(ImplicitLocOpBuilder &b, Value never) {
-  // The label is local to the braces (as in MLIR's own mbarrier waits), so
-  // the fence may appear any number of times in one kernel. An empty
-  // skipped path would be folded away, and a trap there makes it a
-  // divergent exit (ptxas then serializes the wgmmas, C7518).
-  buildInlineAsm(b, {}, never,
-                 "{\n\t.reg .pred fence_p;\n\t"
-                 "setp.eq.u32 fence_p, $0, 0xffffffff;\n\t"
-                 "@!fence_p bra.uni FENCE_SKIP;\n\tmembar.cta;\n"
-                 "FENCE_SKIP:\n\t}",
-                 "r", /*sideEffects=*/true);
+  ScheduleFenceOp::create(b, never);
 }
 
 void hopper::buildNamedBarrierSync(ImplicitLocOpBuilder &b, Value id,

@@ -30,6 +30,7 @@
 #ifndef FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
 #define FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
 
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -44,6 +45,15 @@ constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3, kSharedClusterSpace = 7;
 Value i32Const(ImplicitLocOpBuilder &b, int64_t v);
 Value i64Const(ImplicitLocOpBuilder &b, int64_t v);
 Value f32Const(ImplicitLocOpBuilder &b, double v);
+
+/// Emits `asmText` as an inline-asm statement with the given constraints and
+/// returns its results one by one (extracted from the struct LLVM uses for
+/// several outputs). Pass named Type variables: a TypeRange built from a
+/// temporary IntegerType/FloatType would point at a destroyed Type.
+SmallVector<Value> buildInlineAsm(ImplicitLocOpBuilder &b,
+                                  ArrayRef<Type> resultTypes,
+                                  ValueRange operands, StringRef asmText,
+                                  StringRef constraints, bool sideEffects);
 
 /// `base + byteOffset` on an i8-addressed pointer (any address space).
 Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, Value byteOffset);
@@ -89,21 +99,12 @@ void buildWgmmaFence(ImplicitLocOpBuilder &b);
 void buildWgmmaCommit(ImplicitLocOpBuilder &b);
 void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
 
-/// Pins registers written by an in-flight wgmma behind the preceding
-/// wgmma.wait_group: each value passes through an empty volatile asm with a
-/// tied operand. The accumulators are SSA results of the (asynchronous)
-/// wgmma, so without this nothing orders their first use after the wait,
-/// and LLVM may move arithmetic on them above it. Emits no instruction.
+/// `fat.operand_fence` on `vals` (pins registers written by an in-flight
+/// wgmma behind the preceding wgmma.wait_group); returns the fenced values.
 SmallVector<Value> buildFenceOperands(ImplicitLocOpBuilder &b, ValueRange vals);
 
-/// A basic-block boundary ptxas keeps: a branch, taken unless `never` is
-/// 2^32 − 1, over a `membar.cta` that therefore never runs. ptxas
-/// schedules within basic blocks, and it lifts a `wgmma.wait_group` as far up its block as the
-/// block's instructions allow — above a softmax that does not touch the
-/// in-flight registers (perf log run 54). Placed right before the wait, it
-/// keeps what precedes it on the near side. `never` must be warp-uniform
-/// and not provably 2^32 − 1 (a sequence length: < 2^31 by the ABI), so
-/// the branch is a uniform `bra.uni`, always taken.
+/// `fat.schedule_fence %never`: a basic-block boundary ptxas keeps, right
+/// before a wgmma wait that must stay below what precedes it.
 void buildSchedulingFence(ImplicitLocOpBuilder &b, Value never);
 
 /// Named barrier `bar.sync id, count` / `bar.arrive id, count` (ids 1..15;

@@ -97,27 +97,155 @@ static FailureOr<std::optional<bool>> parseTriState(StringRef value) {
   return failure();
 }
 
+/// An option naming one of two choices or `auto`: sets `choice` to true for
+/// `yes`, false for `no` and leaves it unset for `auto`; anything else is
+/// an error naming the option and its three words.
+static LogicalResult parseAutoChoice(ModuleOp top, StringRef option,
+                                     StringRef value, StringRef yes,
+                                     StringRef no,
+                                     std::optional<bool> &choice) {
+  if (value == yes || value == no) {
+    choice = value == yes;
+    return success();
+  }
+  if (value == "auto")
+    return success();
+  return top.emitError() << "fat-pipeline: " << option << " must be 'auto', '"
+                         << yes << "' or '" << no << "', got '" << value
+                         << "'";
+}
+
+/// The schedule the kernel was built with, as fat.schedule entries: the
+/// kernel may drop a choice that does not fit (KernelConfig.cpp), and the
+/// IR says what it runs.
+static SmallVector<NamedAttribute> builtSchedule(Builder &b,
+                                                 const KernelSchedule &s) {
+  return {b.getNamedAttr("overlap", b.getBoolAttr(s.overlap)),
+          b.getNamedAttr("pingpong", b.getBoolAttr(s.pingpong)),
+          b.getNamedAttr("persistent", b.getBoolAttr(s.persistent)),
+          b.getNamedAttr("tile_overlap", b.getBoolAttr(s.tileOverlap)),
+          b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(s.rowsumMma))),
+          b.getNamedAttr("rescale",
+                         b.getStringAttr(rescaleName(s.lazyRescale))),
+          b.getNamedAttr("rescale_threshold",
+                         b.getF64FloatAttr(s.rescaleThreshold)),
+          b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
+}
+
 namespace {
 struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
   using Base::Base;
+
+  void getDependentDialects(DialectRegistry &registry) const override {
+    Base::getDependentDialects(registry);
+    registerKernelTranslations(registry);
+  }
+
+  /// The kernel options of the pass (the schedule comes from the op).
+  FailureOr<HopperKernelOptions> kernelOptions(ModuleOp top) {
+    HopperKernelOptions options;
+    options.sm = sm;
+    options.blockM = blockM;
+    options.blockN = blockN;
+    options.stages = stages;
+    options.qBuffers = qBuffers;
+    options.seqLen = seqLen;
+    options.ptxVersion = ptxVersion;
+    options.numSMs = numSMs;
+    if (failed(parseAutoChoice(top, "o-store", oStore, "staged", "direct",
+                               options.stageO)) ||
+        failed(parseAutoChoice(top, "pv-wait", pvWait, "late", "early",
+                               options.latePVWait)))
+      return failure();
+    return options;
+  }
+
+  /// Builds the kernel of `op` (or reuses the one of an earlier op of the
+  /// same configuration) and tags the op with it; `manifests` collects the
+  /// launch manifests by kernel name.
+  LogicalResult buildKernel(ModuleOp top, AttentionOp op,
+                            const HopperKernelOptions &options,
+                            NamedAttrList &manifests) {
+    MLIRContext *ctx = &getContext();
+    FailureOr<AttentionKernelConfig> config =
+        getAttentionKernelConfig(op, options);
+    if (failed(config))
+      return failure();
+    std::string name = config->kernelName();
+    if (Operation *existing = SymbolTable::lookupSymbolIn(top, name)) {
+      // The kernel of an earlier op (or run of this pass) is reused; any
+      // other symbol of that name would be called as the kernel.
+      if (!isa<gpu::GPUModuleOp, gpu::BinaryOp>(existing) ||
+          !manifests.get(name)) {
+        InFlightDiagnostic diag =
+            op.emitOpError() << "needs the kernel name '" << name
+                             << "', which a '" << existing->getName()
+                             << "' of the module already has: rename that "
+                                "symbol";
+        diag.attachNote(existing->getLoc()) << "the symbol is here";
+        return failure();
+      }
+    } else {
+      OpBuilder builder(ctx);
+      buildAttentionKernelModule(builder, op.getLoc(), top, *config);
+      manifests.set(name, StringAttr::get(ctx, config->manifestJson()));
+    }
+    op->setAttr(kKernelAttrName,
+                SymbolRefAttr::get(ctx, name,
+                                   {FlatSymbolRefAttr::get(ctx, name)}));
+    Builder b(ctx);
+    updateSchedule(op, builtSchedule(b, config->schedule),
+                   config->scheduleForced);
+    return success();
+  }
+
   void runOnOperation() override {
-    Operation *root = getOperation();
+    ModuleOp top = getOperation();
+    MLIRContext *ctx = &getContext();
     FailureOr<std::optional<bool>> forceOverlap = parseTriState(overlap);
     FailureOr<std::optional<bool>> forcePingpong = parseTriState(pingpong);
     FailureOr<std::optional<bool>> forcePersistent = parseTriState(persistent);
     FailureOr<std::optional<bool>> forceTileOverlap = parseTriState(tileOverlap);
     if (failed(forceOverlap) || failed(forcePingpong) ||
         failed(forcePersistent) || failed(forceTileOverlap)) {
-      root->emitError() << "fat-pipeline: overlap, pingpong, persistent and "
-                           "tile-overlap must be auto, on or off, got overlap='"
-                        << overlap << "' pingpong='" << pingpong
-                        << "' persistent='" << persistent
-                        << "' tile-overlap='" << tileOverlap << "'";
+      top->emitError() << "fat-pipeline: overlap, pingpong, persistent and "
+                          "tile-overlap must be auto, on or off, got overlap='"
+                       << overlap << "' pingpong='" << pingpong
+                       << "' persistent='" << persistent
+                       << "' tile-overlap='" << tileOverlap << "'";
       return signalPassFailure();
     }
-    Builder b(&getContext());
-    for (AttentionOp op : hostAttentionOps(root)) {
-      PipelineChoice choice = choosePipeline(op, blockM, seqLen);
+    FailureOr<HopperKernelOptions> options = kernelOptions(top);
+    if (failed(options))
+      return signalPassFailure();
+
+    // Each op becomes a kernel launched from the host; one already inside
+    // device code (a gpu.module) could only be a call from a kernel, which
+    // nothing lowers (upstream's translation would fail on it later, naming
+    // an unrealized cast).
+    bool failedAny = false;
+    top.walk([&](AttentionOp op) {
+      if (auto device = op->getParentOfType<gpu::GPUModuleOp>()) {
+        op.emitOpError() << "inside gpu.module '" << device.getName()
+                         << "' is device code: the Hopper kernel is "
+                            "launched from host code, call it there";
+        failedAny = true;
+      }
+    });
+    if (failedAny)
+      return signalPassFailure();
+
+    // The manifests built so far, by kernel name (kept across runs).
+    NamedAttrList manifests;
+    if (auto existing = top->getAttrOfType<DictionaryAttr>("fat.kernels"))
+      manifests.append(existing.getValue());
+
+    Builder b(ctx);
+    for (AttentionOp op : hostAttentionOps(top)) {
+      if (op->hasAttr(kKernelAttrName))
+        continue; // built by an earlier run
+      PipelineChoice choice = choosePipeline(op, options->blockM,
+                                             options->seqLen);
       if (*forceOverlap)
         choice.overlap = **forceOverlap;
       if (*forcePingpong)
@@ -130,8 +258,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       if ((!choice.overlap || !choice.persistent) && !*forcePingpong)
         choice.pingpong = false;
       // Tile overlap follows the forced choices above unless forced itself
-      // (convert-fat-to-nvvm refuses it without persistent CTAs and
-      // overlap).
+      // (the kernel refuses it without persistent CTAs and overlap).
       choice.tileOverlap = *forceTileOverlap ? **forceTileOverlap
                                              : autoTileOverlap(choice, isWindowed(op));
       updateSchedule(op, {b.getNamedAttr("overlap",
@@ -146,6 +273,15 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                          forcePingpong->has_value() ||
                          forcePersistent->has_value() ||
                          forceTileOverlap->has_value());
+      if (failed(buildKernel(top, op, *options, manifests)))
+        failedAny = true;
+    }
+    if (failedAny)
+      return signalPassFailure();
+    if (!manifests.empty()) {
+      top->setAttr(gpu::GPUDialect::getContainerModuleAttrName(),
+                   UnitAttr::get(ctx));
+      top->setAttr("fat.kernels", manifests.getDictionary(ctx));
     }
   }
 };

@@ -1,10 +1,38 @@
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=128 block-n=128 stages=2" -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="block-m=64 block-n=64 stages=3" -split-input-file | FileCheck %s --check-prefix=M64
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="overlap=false" -split-input-file | FileCheck %s --check-prefix=PLAIN
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="pingpong=true" -split-input-file | FileCheck %s --check-prefix=PP
-// RUN: not fa-t-opt %s --convert-fat-to-nvvm="overlap=false pingpong=true" -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="rowsum=mma rescale=lazy" -split-input-file | FileCheck %s --check-prefix=FAT
-// RUN: not fa-t-opt %s --convert-fat-to-nvvm="rowsum=tensor" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" --convert-fat-to-nvvm -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=64 block-n=64 stages=3" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=M64
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=on tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PP
+// RUN: not fa-t-opt %s --fat-pipeline="persistent=off pingpong=on tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-t-opt %s --fat-tensorize="rowsum=mma rescale=lazy" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=FAT
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" -split-input-file | FileCheck %s --check-prefix=PIPE
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=LOWERED
+
+// fat-pipeline alone writes the pipelined form: the role split is a
+// fat.warp_specialize on the warp-uniform warpgroup index, its producer
+// region issues the TMA loads, its consumer region waits for each wgmma
+// group and fences the registers it wrote.
+// PIPE-LABEL:  gpu.module @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2
+// PIPE:          %[[WG:[0-9]+]] = nvvm.shfl.sync  idx %{{.+}}, %{{.+}}, %c0_i32, %c31_i32
+// PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
+// PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PIPE:          } consumer {
+// PIPE:            nvvm.wgmma.wait.group.sync.aligned 0
+// PIPE-NEXT:       %{{[0-9]+}}:64 = fat.operand_fence
+// PIPE:          llvm.return
+// convert-fat-to-nvvm lowers each of those ops, one pattern each: the
+// split becomes a branch on warpgroup 0 with setmaxnreg on each side, the
+// fence an empty asm per register.
+// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|schedule_fence}}
+// LOWERED:       %[[WG:[0-9]+]] = nvvm.shfl.sync  idx
+// LOWERED:       %[[P:[0-9]+]] = arith.cmpi eq, %[[WG]], %c0_i32{{.*}} : i32
+// LOWERED-NEXT:  scf.if %[[P]] {
+// LOWERED-NEXT:    nvvm.setmaxregister decrease 24
+// LOWERED:       } else {
+// LOWERED-NEXT:    nvvm.setmaxregister increase 240
+// LOWERED:         nvvm.wgmma.wait.group.sync.aligned 0
+// LOWERED-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0"
+// LOWERED:       } {fat.role = ["producer", "consumer"]}
+// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|schedule_fence}}
 
 // The op stays on the host, tagged with its kernel; the kernel is an
 // llvm.func in a gpu.module named after the configuration, and the manifest
@@ -14,7 +42,7 @@
 // CHECK-SAME:    gpu.container_module
 // CHECK-LABEL: func.func @gqa
 // CHECK:         fat.attention
-// CHECK-SAME:      {fat.kernel = @[[NAME]]::@[[NAME]]}
+// CHECK-SAME:      {fat.kernel = @[[NAME]]::@[[NAME]], fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK:         llvm.mlir.global external @__fat_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 
@@ -144,7 +172,6 @@
 // FAT:           scf.if
 // FAT:             arith.mulf
 
-// BADROWSUM: error: convert-fat-to-nvvm: rowsum must be 'vector' or 'mma', got 'tensor'
 
 // With block-m = 64 there is one consumer warpgroup and no register split.
 // M64-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_4_bhsd_m64n64s3
@@ -167,7 +194,7 @@ func.func @gqa(%q: memref<?x16x?x128xbf16>, %k: memref<?x4x?x128xbf16>,
 // row's limit min(Skv − 1 − c0, i + diag − c0) for key c0 + k.
 // CHECK-LABEL: func.func @causal_lse
 // CHECK:         fat.attention
-// CHECK-SAME:      {fat.kernel = @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]]}
+// CHECK-SAME:      {fat.kernel = @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]], fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK:         llvm.func @[[NAME]](
 // CHECK-SAME:      %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[LSE:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %[[CSKV:[a-z0-9]+]]: i32, %[[CDIAG:[a-z0-9]+]]: i32, %{{.+}}: f32)
@@ -196,8 +223,8 @@ func.func @causal_lse(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>,
 
 // Two ops of one configuration share one kernel.
 // CHECK-LABEL: func.func @shared
-// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME:.+]]::@[[NAME]]}
-// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME]]::@[[NAME]]}
+// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME:.+]]::@[[NAME]], fat.schedule = {
+// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME]]::@[[NAME]], fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK-NOT:   gpu.module
 func.func @shared(%q: memref<1x2x64x64xbf16>, %o1: memref<1x2x64x64xbf16>,

@@ -8,7 +8,8 @@
 // RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
 // fat-pipeline records the asynchronous schedule in fat.schedule, beside
-// fat-tensorize's keys (Pipeline.cpp). Cost model (docs/perf-log.md): every
+// fat-tensorize's keys, and builds the kernel (Pipeline.cpp); the
+// dictionary then holds what the kernel runs. Cost model (docs/perf-log.md): every
 // op gets the intra-warpgroup overlap; ops without a window persistent CTAs;
 // ping-pong turns with two consumer warpgroups (block-m = 128) under a
 // causal mask or at D = 128; tile overlap where persistent CTAs have no
@@ -20,7 +21,7 @@
 // CHECK:         fat.attention
 // CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = true}
 // ALONE-LABEL: func.func @d64
-// ALONE:         fat.schedule = {forced = true, overlap = false, persistent = true, pingpong = false, tile_overlap = false}
+// ALONE:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
@@ -41,7 +42,7 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // M64:           persistent = true, pingpong = false
 // CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", tile_overlap = false}
 // ALONE-LABEL: func.func @d64_causal
-// ALONE:         fat.schedule = {forced = true, overlap = false, persistent = true, pingpong = false, tile_overlap = false}
+// ALONE:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, overlap = false, persistent = true, pingpong = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
@@ -131,9 +132,10 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 
 // D = 256: persistent CTAs without a mask, no ping-pong, and tile overlap
 // asked for — which the kernel goes without: only one Q buffer fits beside
-// D = 256's K/V ring (no c suffix, no q2).
+// D = 256's K/V ring (no c suffix, no q2). fat.schedule says what the
+// kernel runs: tile_overlap = false.
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = true}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, overlap = true, persistent = true, pingpong = false, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_f16_d256_h8_8_bhsd_m128n80s2_ol8t132 {
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)

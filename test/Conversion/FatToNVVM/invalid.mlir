@@ -1,17 +1,18 @@
-// RUN: fa-t-opt %s --convert-fat-to-nvvm -split-input-file -verify-diagnostics
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=96" 2>&1 | FileCheck %s --check-prefix=BLOCKM
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=192" 2>&1 | FileCheck %s --check-prefix=BLOCKM192
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="seq-len=-4" 2>&1 | FileCheck %s --check-prefix=SEQLEN
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="q-buffers=3" 2>&1 | FileCheck %s --check-prefix=QBUF
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="q-buffers=2 persistent=0" 2>&1 | FileCheck %s --check-prefix=QBUF2
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="sm=sm_80" 2>&1 | FileCheck %s --check-prefix=SM
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=128 stages=4" 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-n=32" 2>&1 | FileCheck %s --check-prefix=BLOCKN
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="stages=0" 2>&1 | FileCheck %s --check-prefix=STAGES
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="ptx=89" 2>&1 | FileCheck %s --check-prefix=PTX
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="block-m=64 pingpong=1" 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="rescale=lazy rescale-threshold=40" 2>&1 | FileCheck %s --check-prefix=THRESHOLD
-// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm="exp2-poly=1.5" 2>&1 | FileCheck %s --check-prefix=POLY
+// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file -verify-diagnostics
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=96" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=192" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM192
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off seq-len=-4" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SEQLEN
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off q-buffers=3" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=0 pingpong=off tile-overlap=off q-buffers=2" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF2
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off sm=sm_80" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SM
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-n=128 stages=4" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-n=32" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off stages=0" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off ptx=89" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=1 tile-overlap=off block-m=64" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PINGPONG
+// RUN: not fa-t-opt %s --split-input-file --fat-tensorize="rescale=lazy rescale-threshold=40" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=THRESHOLD
+// RUN: not fa-t-opt %s --split-input-file --fat-tensorize="exp2-poly=1.5" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=POLY
+// RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOKERNEL
 
 // One case per configuration the Hopper kernel cannot serve; each error
 // names what is supported.
@@ -27,8 +28,9 @@
 // STAGES: stages = 0 is not supported; supported: 1 to 4
 // PTX: ptx = 89 is not supported; supported: 80 to 88, or 90
 // PINGPONG: pingpong needs two or three consumer warpgroups to take turns, i.e. block-m = 128 or 192 (got block-m = 64)
-// POLY: exp2-poly must be a fraction in [0, 1] (of the exponentials computed on the FMA pipe), got 1.5
-// THRESHOLD: rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40
+// POLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
+// THRESHOLD: fat-tensorize: rescale-threshold must be in [0, 16] (log2 units), got 4.000000e+01
+// NOKERNEL: error: 'fat.attention' op has no kernel to lower: run --fat-pipeline first (it builds the pipelined kernel that convert-fat-to-nvvm lowers), or --fat-to-ptx for the whole pipeline
 
 func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
   // expected-error @+1 {{head dims D = 96, Dv = 96 are not supported by the Hopper kernel; supported: 64, 128, 256}}
@@ -62,6 +64,16 @@ func.func @bad_schedule(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   // expected-error @+1 {{'fat.schedule' entry 'rowsum' must be "vector" or "mma", got "simd"}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {rowsum = "simd"}}
+  return
+}
+
+// -----
+
+// A threshold written by hand (fat-tensorize range-checks its option).
+func.func @bad_threshold(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{rescale-threshold must be in [0, 16] (log2 units: P may reach 2^threshold), got 40}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {rescale = "lazy", rescale_threshold = 40.0 : f64}}
   return
 }
 

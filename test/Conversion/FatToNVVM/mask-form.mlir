@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096" --convert-fat-to-nvvm="seq-len=4096" | FileCheck %s --check-prefix=CHAINED
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096 tile-overlap=off" --convert-fat-to-nvvm="seq-len=4096" | FileCheck %s --check-prefix=BYKEY
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096" --convert-fat-to-nvvm | FileCheck %s --check-prefix=CHAINED
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096 tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=BYKEY
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=TURNS
 
 // The two forms of a masked block (AttentionKernelConfig::maskByRowLimits).

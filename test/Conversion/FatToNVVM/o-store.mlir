@@ -1,8 +1,8 @@
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm="seq-len=1024" | FileCheck %s --check-prefix=STAGED
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm="seq-len=1024 o-store=direct" | FileCheck %s --check-prefix=DIRECT
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm | FileCheck %s --check-prefix=STAGED
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024 o-store=direct" --convert-fat-to-nvvm | FileCheck %s --check-prefix=DIRECT
 // RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=ONEQ
-// RUN: not fa-t-opt %s --convert-fat-to-nvvm="persistent=true tile-overlap=true block-n=128 o-store=staged" 2>&1 | FileCheck %s --check-prefix=BADTILE
-// RUN: not fa-t-opt %s --convert-fat-to-nvvm="o-store=tma" 2>&1 | FileCheck %s --check-prefix=BADWORD
+// RUN: not fa-t-opt %s --fat-pipeline="persistent=on pingpong=off tile-overlap=on block-n=128 o-store=staged" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off o-store=tma" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADWORD
 
 // How the epilogue writes O (AttentionKernelConfig::stageO, the `o-store`
 // option). D = 128 tuned for 1k keys: two Q buffers, 128-key blocks, O
@@ -93,7 +93,7 @@
 // ONEQ:            llvm.store %{{.+}}, %{{.+}} {alignment = 4 : i64} : i32, !llvm.ptr<1>
 
 // BADTILE: error: 'fat.attention' op o-store=staged needs Dv <= D (each warpgroup stages its O in its own rows of the Q buffer; got D = 128, Dv = 128), no tile overlap (which stores a tile's O during the next tile), 240 consumer registers (block-m <= 128) and, with one Q buffer and persistent CTAs, overlap and 64 columns of O per warp in a V stage (O is staged there): use o-store=direct or auto
-// BADWORD: convert-fat-to-nvvm: o-store must be 'auto', 'staged' or 'direct', got 'tma'
+// BADWORD: fat-pipeline: o-store must be 'auto', 'staged' or 'direct', got 'tma'
 
 func.func @attn(%q: memref<?x8x?x128xbf16>, %k: memref<?x8x?x128xbf16>,
                 %v: memref<?x8x?x128xbf16>, %o: memref<?x8x?x128xbf16>) {

@@ -545,3 +545,39 @@ func.func @score_mod_without_region(%s: tensor<64x32xf32>, %c: index) {
   } : tensor<64x32xf32>
   return
 }
+
+// -----
+
+func.func @warp_specialize_one_count(%wg: i32) {
+  // expected-error @+1 {{needs both register counts (producer, consumer) or neither}}
+  "fat.warp_specialize"(%wg) ({}, {}) {producer_registers = 24 : i32} : (i32) -> ()
+  return
+}
+
+// -----
+
+func.func @warp_specialize_bad_count(%wg: i32) {
+  // expected-error @+1 {{register counts must be 24 to 256 in steps of 8 (setmaxnreg), got (24, 244)}}
+  fat.warp_specialize %wg registers(24, 244) producer {
+  } consumer {
+  }
+  return
+}
+
+// -----
+
+func.func @warp_specialize_producer_richer(%wg: i32) {
+  // expected-error @+1 {{the producer gives registers to the consumers: its count must not exceed theirs, got (240, 24)}}
+  fat.warp_specialize %wg registers(240, 24) producer {
+  } consumer {
+  }
+  return
+}
+
+// -----
+
+func.func @operand_fence_f16(%x: f16) {
+  // expected-error @+1 {{operand #0 must be variadic of 32-bit float or 32-bit signless integer, but got 'f16'}}
+  %y = fat.operand_fence %x : f16
+  return
+}

@@ -159,3 +159,26 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
   } : tensor<64x32xf32>
   return
 }
+
+// The pipelined kernel's own ops (FatKernelOps.td).
+// CHECK-LABEL: func.func @kernel_ops
+// CHECK-SAME:    (%[[WG:[a-z0-9]+]]: i32, %[[X:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32)
+// CHECK:         fat.warp_specialize %[[WG]] registers(24, 240) producer {
+// CHECK-NEXT:      fat.schedule_fence %[[N]] : i32
+// CHECK-NEXT:    } consumer {
+// CHECK-NEXT:      %{{.+}}:2 = fat.operand_fence %[[X]], %[[N]] : f32, i32
+// CHECK-NEXT:    }
+// CHECK:         fat.warp_specialize %[[WG]] producer {
+func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
+  fat.warp_specialize %wg registers(24, 240) producer {
+    fat.schedule_fence %n : i32
+  } consumer {
+    %y, %m = fat.operand_fence %x, %n : f32, i32
+  }
+  fat.warp_specialize %wg producer {
+    fat.schedule_fence %n : i32
+  } consumer {
+    fat.schedule_fence %n : i32
+  }
+  return
+}

@@ -86,6 +86,9 @@ struct KernelSchedule {
 /// exp2_poly (f64 fraction in [0, 1]), persistent (bool), and forced (bool:
 /// some entry was forced by an option instead of chosen by the cost model).
 constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
+/// The kernel a host fat.attention calls (`@<module>::@<entry>`), set by
+/// fat-pipeline when it builds the kernel.
+constexpr llvm::StringLiteral kKernelAttrName = "fat.kernel";
 
 /// The FlashAttention-T primitives the cost model picks for an op.
 struct TensorizationChoice {
@@ -484,10 +487,22 @@ FailureOr<AttentionKernelConfig>
 getAttentionKernelConfig(AttentionOp op, const HopperKernelOptions &options);
 
 /// Builds `gpu.module @<config.kernelName()>` holding the kernel as an
-/// `llvm.func` with NVVM ops, at the end of `parent`.
+/// `llvm.func` in the pipelined form (NVVM ops and FatKernelOps.td's), at
+/// the end of `parent`.
 gpu::GPUModuleOp buildAttentionKernelModule(OpBuilder &builder, Location loc,
                                             ModuleOp parent,
                                             const AttentionKernelConfig &config);
+
+/// The patterns of `--convert-fat-to-nvvm`: one per op of FatKernelOps.td
+/// (warp specialization, operand and scheduling fences) to NVVM/LLVM.
+void populateFatKernelToNVVMPatterns(RewritePatternSet &patterns);
+
+/// Registers what gpu-module-to-binary needs to serialize the kernels:
+/// the #nvvm.target interface and the LLVM IR translations of the dialects
+/// a kernel holds (a tool that registers only the dialects of its input
+/// would otherwise fail in serialization, e.g. when the tail of --fat-to-ptx
+/// runs alone on printed IR).
+void registerKernelTranslations(DialectRegistry &registry);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

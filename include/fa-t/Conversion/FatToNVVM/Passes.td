@@ -5,140 +5,29 @@
 include "mlir/Pass/PassBase.td"
 
 def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
-  let summary = "Build a Hopper FlashAttention kernel for every fat.attention";
+  let summary = "Lower the pipelined kernel's fat ops to NVVM, one pattern each";
   let description = [{
-    For each `fat.attention` (tensor or memref form) this pass builds a
-    `gpu.module` holding one `llvm.func` kernel written in NVVM/LLVM ops for
-    sm_90a, following docs/kernel-abi.md. The kernel depends only on the op's
-    static configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE)
-    and the pass options, so identical configurations share one module. The
-    op itself stays (the host calls the kernel through the runtime) and is
-    tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
-    kernel is recorded in the module attribute `fat.kernels`.
+    Runs on the kernels `--fat-pipeline` wrote into `gpu.module`s and
+    replaces the ops of the pipelined form that are not NVVM yet
+    (FatKernelOps.td), each by one pattern of
+    `populateFatKernelToNVVMPatterns`:
 
-    One CTA computes `block-m` query rows of one (head, batch); the grid is
-    (⌈Sq/block-m⌉, Hq, B), or (Hq, ⌈Sq/block-m⌉, B) with the query blocks in
-    reverse (longest first) for causal kernels:
-    ```
-    warpgroup 0 (producer, 1 thread): TMA Q once, then K_j, V_j into a
-        `stages`-deep ring, full[s] / empty[s] mbarriers
-    warpgroups 1..block-m/64 (consumers, 64 query rows each):
-        S = Q·K_jᵀ (wgmma, smem descriptors)      mask edges, ragged tail
-        m' = max(m, rowmax S)   P = exp2(c·S − c·m')   α = exp2(c·m − c·m')
-        l = α·l + rowsum P      O = α·O + P·V_j (wgmma, P in registers)
-    end: O /= l (0 for an empty row), LSE = (c·m + log2 l)·ln 2, or −inf
-    ```
-    with c = scale·log2(e) a kernel parameter.
+    - `fat.warp_specialize` → `scf.if` on warpgroup 0 (tagged `fat.role =
+      ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
+      increase at the start of each branch;
+    - `fat.operand_fence` → an empty volatile `llvm.inline_asm` per value
+      with a tied operand (pins registers of an async wgmma behind its
+      wait);
+    - `fat.schedule_fence` → a uniform branch over a `membar.cta` that
+      never runs (a basic-block boundary ptxas keeps).
 
-    Schedule options (measured per choice in docs/perf-log.md):
-    `overlap` (default on) issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
-    together and runs the softmax of S_j while the P·V still runs;
-    `pingpong` makes the consumer warpgroups take turns issuing GEMMs;
-    `rowsum=mma` (FlashAttention-T) appends 8 columns of ones to the P·V
-    wgmma (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides
-    with α·O; `rescale=lazy` moves a row's reference max only when it grows
-    by more than `rescale-threshold` (log2 units), keeping P ≤ 2^τ, and
-    skips the O multiply in warps where no row moved; `tile-overlap`
-    (persistent CTAs with overlap and two Q buffers) issues a tile's last
-    O += P·V with the next tile's first S = Q·Kᵀ and stores the tile's O
-    after that block's softmax — the next tile's first P·V then starts its
-    accumulator (wgmma scale-d = 0).
+    The rest of the pipeline (`convert-scf-to-cf`, `convert-nvvm-to-llvm`,
+    `convert-gpu-to-nvvm`, `--fat-to-ptx`) takes it from there. A host
+    `fat.attention` without a `fat.kernel` has no kernel to lower: the pass
+    says to run `--fat-pipeline` first.
 
-    Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
-    through shared memory: each warp writes its 16 rows with `stmatrix`
-    into its warpgroup's rows of the tile's Q buffer (dead once the last
-    S = Q·Kᵀ is done; a row's 16-byte chunks XOR-swizzled by row mod 8 so
-    neither side conflicts on banks), then reads them back and stores whole
-    row segments 16 bytes per thread. `o-store=direct` stores each
-    accumulator pair from registers (4 bytes, 8 rows per warp store).
-
-    P·V wait (`pv-wait`): the overlapped loop issues S_j = Q·K_jᵀ and
-    O += P_{j−1}·V_{j−1}, waits for S_j, runs its softmax and then waits
-    for the P·V. ptxas lifts that second wait as high as its basic block
-    allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
-    it), so by default (`late`, where a block's P·V spans at least 160
-    keys × 128 columns or the lazy rescale pays) the packs follow the wait
-    and a branch over a `membar.cta` that never runs fences it below the
-    exponentials (ptxas schedules within basic blocks); `early` leaves it
-    to ptxas. Example: `convert-fat-to-nvvm{pv-wait=early}`.
-
-    The schedule stays visible in the kernel it builds: the structured ops
-    carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
-    "load", "prologue", "mainloop", "mainloop-edge", "mask", "rescale",
-    "epilogue"; ping-pong kernels without the lazy rescale run their main
-    loop over the blocks no mask touches, then a "mainloop-edge" copy with
-    the mask test over the rest), `fat.order` (the issue order of one
-    main-loop iteration) and, for
-    persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
-
-    Example: `fa-t-opt --convert-fat-to-nvvm="block-m=128 block-n=128" in.mlir`
+    Example: `fa-t-opt --fat-pipeline --convert-fat-to-nvvm in.mlir`
   }];
-  let options = [
-    Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
-           "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "Query rows per CTA: 64, 128 or 192 (one to three consumer "
-           "warpgroups); 0 picks by head dim, mask, schedule and seq-len "
-           "(defaultBlockM: 192 at D = 64 without ping-pong, without a mask "
-           "or causal at seq-len >= 4096; else 128)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
-           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128, 64 "
-           "for seq-len <= 512 or causal <= 1024; at "
-           "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
-           "< 2048, 160 below 8192), 160 causal at seq-len >= 4096; else "
-           "128)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"2",
-           "Depth of the K/V shared-memory ring (1..4)">,
-    Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
-           "Q buffers in shared memory: 1, or 2 for persistent kernels (the "
-           "next tile's Q loads while this tile runs); 0 = 2 where they fit "
-           "beside the K/V ring, else 1">,
-    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
-           "Key-sequence length to tune the default tiles for (every kernel "
-           "serves every length); 0 = the op's static key length, if any">,
-    Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
-           "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
-    Option<"overlap", "overlap", "bool", /*default=*/"true",
-           "Intra-warpgroup overlap: softmax of block j runs while the P·V "
-           "wgmma of block j−1 is in flight">,
-    Option<"pingpong", "pingpong", "bool", /*default=*/"false",
-           "The two or three consumer warpgroups take turns issuing GEMMs "
-           "(named barriers), so one's softmax hides behind the others' "
-           "GEMMs">,
-    Option<"rowsum", "rowsum", "std::string", /*default=*/"\"vector\"",
-           "Row sums l = rowsum(P): 'vector' (FADDs) or 'mma' (8 ones "
-           "columns appended to the P·V wgmma: the tensor cores sum)">,
-    Option<"rescale", "rescale", "std::string", /*default=*/"\"always\"",
-           "Rescale of O and l: 'always' (every block) or 'lazy' (only when "
-           "a row max grows by more than rescale-threshold, log2 units)">,
-    Option<"rescaleThreshold", "rescale-threshold", "double",
-           /*default=*/"8.0",
-           "Lazy rescale threshold τ in log2 units: P stays ≤ 2^τ">,
-    Option<"exp2Poly", "exp2-poly", "double", /*default=*/"0.0",
-           "Fraction (0..1) of the softmax exponentials computed by an "
-           "FMA-pipe polynomial instead of MUFU.EX2">,
-    Option<"persistent", "persistent", "bool", /*default=*/"false",
-           "Persistent CTAs looping over the tiles (at most num-sms CTAs)">,
-    Option<"tileOverlap", "tile-overlap", "bool", /*default=*/"false",
-           "Persistent CTAs with overlap: a tile's last P·V is issued with "
-           "the next tile's first Q·Kᵀ and its O stored after that block's "
-           "softmax">,
-    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
-           "SMs of the target: the most CTAs a persistent kernel launches">,
-    Option<"oStore", "o-store", "std::string", /*default=*/"\"auto\"",
-           "How the epilogue writes O: 'staged' (stmatrix into the "
-           "warpgroup's dead Q rows, then 16-byte stores of whole row "
-           "segments; needs Dv <= D, no tile overlap and block-m <= 128), 'direct' (4-byte "
-           "stores from the accumulator registers), 'auto' = staged where "
-           "it can be">,
-    Option<"pvWait", "pv-wait", "std::string", /*default=*/"\"auto\"",
-           "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
-           "(after the softmax of S(j), behind a scheduling fence; the P(j) "
-           "packs follow the wait), 'early' (where ptxas puts it: before "
-           "the softmax), 'auto' = late at Dv >= 128 where block-n × Dv >= "
-           "160 × 128, Dv = 256 or the mask is causal">
-  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
@@ -227,11 +116,11 @@ def FatTensorize : Pass<"fat-tensorize"> {
   ];
 }
 
-def FatPipeline : Pass<"fat-pipeline"> {
-  let summary = "Choose the asynchronous schedule of the Hopper kernel";
+def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
+  let summary = "Choose the asynchronous schedule and build the pipelined Hopper kernel";
   let description = [{
-    Records, on every `fat.attention`, the consumer-warpgroup schedule as
-    keys of its `fat.schedule` dictionary (read by `convert-fat-to-nvvm`):
+    Chooses, for every host `fat.attention`, the consumer-warpgroup
+    schedule and records it as keys of its `fat.schedule` dictionary:
 
     - `overlap`: iteration j issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
       back to back, waits for S_j only (wgmma.wait_group 1), and runs the
@@ -265,14 +154,76 @@ def FatPipeline : Pass<"fat-pipeline"> {
     on the tensor cores (+1…5%: run 20); tile overlap for persistent,
     overlapped kernels without ping-pong (D = 64: +8% at S ≤ 1k, +2…5%
     above; causal D = 64 from 4k keys, 192 rows: +7…9%; with turns −1…3%:
-    runs 34–41). convert-fat-to-nvvm builds a kernel without it where only
-    one Q buffer fits (the next tile's Q would arrive too late) or its
-    registers would not hold the pending tile; the manifest's schedule says
-    what was built.
+    runs 34–41).
 
-    Example: `fa-t-opt --fat-pipeline in.mlir` on a causal D = 128 op gives
-    `fat.attention ... {fat.schedule = {forced = false, overlap = true,
-    persistent = true, pingpong = true, tile_overlap = true}}`.
+    Then it builds, for each `fat.attention` (tensor or memref form), the
+    kernel of that schedule: a `gpu.module` holding one `llvm.func` for
+    sm_90a (docs/kernel-abi.md) in the pipelined form — warp
+    specialization as `fat.warp_specialize` regions, the TMA ring as
+    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
+    wgmma commit / wait groups, and the scheduling facts ptxas needs as ops
+    (`fat.operand_fence`, `fat.schedule_fence`) that
+    `--convert-fat-to-nvvm` lowers. The kernel depends only on the op's
+    static configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE),
+    its `fat.schedule` and the pass options, so identical configurations share one module. The
+    op itself stays (the host calls the kernel through the runtime) and is
+    tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
+    kernel is recorded in the module attribute `fat.kernels`.
+
+    One CTA computes `block-m` query rows of one (head, batch); the grid is
+    (⌈Sq/block-m⌉, Hq, B), or (Hq, ⌈Sq/block-m⌉, B) with the query blocks in
+    reverse (longest first) for causal kernels:
+    ```
+    warpgroup 0 (producer, 1 thread): TMA Q once, then K_j, V_j into a
+        `stages`-deep ring, full[s] / empty[s] mbarriers
+    warpgroups 1..block-m/64 (consumers, 64 query rows each):
+        S = Q·K_jᵀ (wgmma, smem descriptors)      mask edges, ragged tail
+        m' = max(m, rowmax S)   P = exp2(c·S − c·m')   α = exp2(c·m − c·m')
+        l = α·l + rowsum P      O = α·O + P·V_j (wgmma, P in registers)
+    end: O /= l (0 for an empty row), LSE = (c·m + log2 l)·ln 2, or −inf
+    ```
+    with c = scale·log2(e) a kernel parameter.
+
+    The FlashAttention-T primitives come from the op's `fat.schedule`
+    (`--fat-tensorize`; without it: vector row sums, eager rescale, MUFU
+    exponentials); with `rowsum=mma` the P·V wgmma gets 8 columns of ones
+    (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides with
+    α·O. After the build `fat.schedule` holds what the kernel does: the
+    kernel drops tile overlap where one Q buffer fits or its registers
+    would not hold the pending tile, and a cost-model lazy rescale under
+    `pv-wait=early`.
+
+    Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
+    through shared memory: each warp writes its 16 rows with `stmatrix`
+    into its warpgroup's rows of the tile's Q buffer (dead once the last
+    S = Q·Kᵀ is done; a row's 16-byte chunks XOR-swizzled by row mod 8 so
+    neither side conflicts on banks), then reads them back and stores whole
+    row segments 16 bytes per thread. `o-store=direct` stores each
+    accumulator pair from registers (4 bytes, 8 rows per warp store).
+
+    P·V wait (`pv-wait`): the overlapped loop issues S_j = Q·K_jᵀ and
+    O += P_{j−1}·V_{j−1}, waits for S_j, runs its softmax and then waits
+    for the P·V. ptxas lifts that second wait as high as its basic block
+    allows (the 16-bit packs of P_j may take P_{j−1}'s registers only after
+    it), so by default (`late`, where a block's P·V spans at least 160
+    keys × 128 columns or the lazy rescale pays) the packs follow the wait
+    and a branch over a `membar.cta` that never runs fences it below the
+    exponentials (ptxas schedules within basic blocks); `early` leaves it
+    to ptxas. Example: `fat-pipeline{pv-wait=early}`.
+
+    The schedule stays visible in the kernel it builds: the structured ops
+    carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
+    "load", "prologue", "mainloop", "mainloop-edge", "mask", "rescale",
+    "epilogue"; ping-pong kernels without the lazy rescale run their main
+    loop over the blocks no mask touches, then a "mainloop-edge" copy with
+    the mask test over the rest), `fat.order` (the issue order of one
+    main-loop iteration) and, for
+    persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
+
+    Example: `fa-t-opt --fat-pipeline="block-n=128" in.mlir` on a causal
+    D = 128 op gives `fat.attention ... {fat.kernel = @k::@k,
+    fat.schedule = {forced = false, overlap = true, persistent = true,
+    pingpong = true, tile_overlap = false, ...}}` and `gpu.module @k`.
   }];
   let options = [
     Option<"overlap", "overlap", "std::string", /*default=*/"\"auto\"",
@@ -284,12 +235,50 @@ def FatPipeline : Pass<"fat-pipeline"> {
     Option<"tileOverlap", "tile-overlap", "std::string", /*default=*/"\"auto\"",
            "A tile's last P·V issued with the next tile's first Q·Kᵀ "
            "(persistent CTAs with overlap): auto, on or off">,
+    Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
+           "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
     Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "Target kernel's query rows per CTA, 0 = by head dim and mask "
-           "(ping-pong needs two or three consumer warpgroups: 128, 192)">,
+           "Query rows per CTA: 64, 128 or 192 (one to three consumer "
+           "warpgroups); 0 picks by head dim, mask, schedule and seq-len "
+           "(defaultBlockM: 192 at D = 64 without ping-pong, without a mask "
+           "or causal at seq-len >= 4096; else 128)">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
+           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128, 64 "
+           "for seq-len <= 512 or causal <= 1024; at "
+           "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
+           "< 2048, 160 below 8192), 160 causal at seq-len >= 4096; else "
+           "128)">,
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Depth of the K/V shared-memory ring (1..4)">,
+    Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
+           "Q buffers in shared memory: 1, or 2 for persistent kernels (the "
+           "next tile's Q loads while this tile runs); 0 = 2 where they fit "
+           "beside the K/V ring, else 1">,
     Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
-           "Key-sequence length the target kernel's tiles are tuned for, 0 = "
-           "the op's static key length (its block-m decides ping-pong)">
+           "Key-sequence length to tune the default tiles for (every kernel "
+           "serves every length); 0 = the op's static key length, if any">,
+    Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
+           "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
+    Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
+           "SMs of the target: the most CTAs a persistent kernel launches">,
+    Option<"oStore", "o-store", "std::string", /*default=*/"\"auto\"",
+           "How the epilogue writes O: 'staged' (stmatrix into the "
+           "warpgroup's dead Q rows, then 16-byte stores of whole row "
+           "segments; needs Dv <= D, no tile overlap and block-m <= 128), 'direct' (4-byte "
+           "stores from the accumulator registers), 'auto' = staged where "
+           "it can be">,
+    Option<"pvWait", "pv-wait", "std::string", /*default=*/"\"auto\"",
+           "Where the overlapped main loop waits for P(j-1)·V(j-1): 'late' "
+           "(after the softmax of S(j), behind a scheduling fence; the P(j) "
+           "packs follow the wait), 'early' (where ptxas puts it: before "
+           "the softmax), 'auto' = late at Dv >= 128 where block-n × Dv >= "
+           "160 × 128, Dv = 256 or the mask is causal">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
+    "::mlir::scf::SCFDialect"
   ];
 }
 

@@ -12,6 +12,7 @@
 include "fa-t/Dialect/Fat/IR/FatDialect.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/DestinationStyleOpInterface.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/TilingInterface.td"
 
@@ -201,5 +202,6 @@ def Fat_YieldOp : Fat_Op<"yield", [Pure, Terminator,
 
 include "fa-t/Dialect/Fat/IR/FatTileOps.td"
 include "fa-t/Dialect/Fat/IR/FatTensorOps.td"
+include "fa-t/Dialect/Fat/IR/FatKernelOps.td"
 
 #endif // FAT_DIALECT_FAT_IR_FATOPS_TD

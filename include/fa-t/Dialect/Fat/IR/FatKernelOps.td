@@ -1,0 +1,119 @@
+//===- FatKernelOps.td - the pipelined kernel's own ops ----*- tablegen -*-===//
+//
+// Ops of the pipelined form that `--fat-pipeline` writes into the kernel's
+// gpu.module and `--convert-fat-to-nvvm` lowers, one pattern each
+// (lib/Conversion/FatToNVVM/KernelOpsToNVVM.cpp): the warpgroup-role split,
+// and the scheduling facts ptxas needs, as side-effecting ops that no
+// canonicalization moves or merges.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
+#define FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
+
+def Fat_WarpSpecializeOp : Fat_Op<"warp_specialize",
+    [NoTerminator, RecursiveMemoryEffects]> {
+  let summary = "warp specialization: a producer warpgroup and the consumers";
+  let description = [{
+    Splits a CTA's warpgroups into roles: warpgroup 0 (`%warpgroup` = 0)
+    runs the `producer` region (the TMA loads into the K/V ring), every
+    other warpgroup the `consumer` region (the GEMMs and the softmax of 64
+    query rows each). `%warpgroup` must be warp-uniform (a shuffle from lane
+    0 makes it provably so), or ptxas serializes the wgmmas behind the role
+    branch (C7520).
+
+    With `registers(p, c)` the roles first move registers between them
+    (`setmaxnreg`): the producer drops to p, the consumers rise to c. The
+    kernel starts with 65536 / threads registers per thread; for n consumer
+    warpgroups the split must fit 128·p + 128·n·c ≤ 65536 (p = 24, c = 240
+    for two; c = 160 for three). ptxas honours it only in a kernel with
+    `nvvm.maxntid` and `nvvm.minctasm = 1`.
+
+    Lowers to `scf.if` on `%warpgroup == 0` (tagged `fat.role`) with
+    `nvvm.setmaxregister` at the start of each branch.
+
+    ```mlir
+    fat.warp_specialize %wg registers(24, 240) producer {
+      nvvm.cp.async.bulk.tensor.shared.cluster.global ...
+    } consumer {
+      ...
+    }
+    ```
+  }];
+  let arguments = (ins I32:$warpgroup,
+                   OptionalAttr<I32Attr>:$producer_registers,
+                   OptionalAttr<I32Attr>:$consumer_registers);
+  let regions = (region MaxSizedRegion<1>:$producer,
+                 MaxSizedRegion<1>:$consumer);
+  let assemblyFormat = [{
+    $warpgroup (`registers` `(` $producer_registers^ `,`
+    $consumer_registers `)`)? `producer` $producer `consumer` $consumer
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$warpgroup,
+                   "::std::optional<std::pair<int32_t, int32_t>>":$registers)>
+  ];
+  let extraClassDeclaration = [{
+    /// The single block of a role's region (created by the builder).
+    ::mlir::Block &getProducerBlock() { return getProducer().front(); }
+    ::mlir::Block &getConsumerBlock() { return getConsumer().front(); }
+  }];
+}
+
+def Fat_OperandFenceOp : Fat_Op<"operand_fence",
+    [MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "pins registers of an async wgmma behind the preceding wait";
+  let description = [{
+    Returns its operands unchanged (each result is the operand of the same
+    position), but as values defined at this point of the program: a
+    wgmma's accumulators are SSA results of the asynchronous instruction,
+    so nothing orders their first use after the `wgmma.wait_group` that
+    makes them valid, and LLVM may hoist arithmetic on them above it. Put
+    right after the wait, this op keeps every use of its results below it.
+
+    Lowers to one empty volatile `llvm.inline_asm` per value with a tied
+    operand (`=f,0` for f32, `=r,0` for i32): no instruction is emitted.
+
+    ```mlir
+    nvvm.wgmma.wait.group.sync.aligned 1
+    %s0, %s1 = fat.operand_fence %a0, %a1 : f32, f32
+    ```
+  }];
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$inputs);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs)
+  }];
+}
+
+def Fat_ScheduleFenceOp : Fat_Op<"schedule_fence",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a basic-block boundary ptxas keeps";
+  let description = [{
+    ptxas schedules within basic blocks and lifts a `wgmma.wait_group` as
+    far up its block as the block's instructions allow — above a softmax
+    that does not touch the registers in flight, which then no longer
+    overlaps the P·V (docs/perf-log.md, run 54). This op ends the block:
+    placed right before the wait, it keeps what precedes it on the near
+    side (the late P·V wait).
+
+    Lowers to a uniform branch over a `membar.cta`, taken unless `%never`
+    is 2^32 − 1: `%never` must be warp-uniform and not provably 2^32 − 1 (a
+    sequence length, < 2^31 by the kernel ABI), so the skipped path never
+    runs and is not folded away. A `trap` there instead would be a
+    divergent exit (ptxas then serializes the wgmmas, C7518).
+
+    ```mlir
+    fat.schedule_fence %seq_kv : i32
+    nvvm.wgmma.wait.group.sync.aligned 0
+    ```
+  }];
+  let arguments = (ins I32:$never);
+  let assemblyFormat = [{ $never attr-dict `:` type($never) }];
+}
+
+#endif // FAT_DIALECT_FAT_IR_FATKERNELOPS_TD

@@ -1,0 +1,51 @@
+// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
+
+// Each op of the pipelined kernel (FatKernelOps.td) and its one pattern in
+// convert-fat-to-nvvm, on hand-written IR: the pass needs nothing but the
+// ops themselves.
+
+// CHECK-LABEL: gpu.module @k
+// CHECK-LABEL: llvm.func @roles
+// CHECK-SAME:    (%[[WG:[a-z0-9]+]]: i32, %[[X:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32)
+// CHECK:         %[[P:[0-9]+]] = arith.cmpi eq, %[[WG]], %c0_i32 : i32
+// CHECK-NEXT:    scf.if %[[P]] {
+// CHECK-NEXT:      nvvm.setmaxregister decrease 24
+// CHECK-NEXT:      llvm.inline_asm has_side_effects asm_dialect = att "{\0A\09.reg .pred fence_p;\0A\09setp.eq.u32 fence_p, $0, 0xffffffff;\0A\09@!fence_p bra.uni FENCE_SKIP;\0A\09membar.cta;\0AFENCE_SKIP:\0A\09}", "r" %[[N]] : (i32) -> ()
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      nvvm.setmaxregister increase 240
+// CHECK-NEXT:      %[[FX:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[X]] : (f32) -> f32
+// CHECK-NEXT:      %[[FN:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %[[N]] : (i32) -> i32
+// CHECK-NEXT:      llvm.fadd %[[FX]], %[[FX]] : f32
+// CHECK-NEXT:      llvm.add %[[FN]], %[[FN]] : i32
+// CHECK-NEXT:    } {fat.role = ["producer", "consumer"]}
+// CHECK-NEXT:    llvm.return
+
+// Without register counts (one consumer warpgroup keeps every register) no
+// setmaxnreg; an empty role is an empty branch.
+// CHECK-LABEL: llvm.func @no_split
+// CHECK:         scf.if %{{[0-9]+}} {
+// CHECK-NEXT:    } else {
+// CHECK-NEXT:      llvm.inline_asm
+// CHECK-NEXT:    } {fat.role = ["producer", "consumer"]}
+// CHECK-NOT:     fat.
+module attributes {gpu.container_module} {
+  gpu.module @k {
+    llvm.func @roles(%wg: i32, %x: f32, %n: i32) {
+      fat.warp_specialize %wg registers(24, 240) producer {
+        fat.schedule_fence %n : i32
+      } consumer {
+        %fx, %fn = fat.operand_fence %x, %n : f32, i32
+        %a = llvm.fadd %fx, %fx : f32
+        %b = llvm.add %fn, %fn : i32
+      }
+      llvm.return
+    }
+    llvm.func @no_split(%wg: i32, %n: i32) {
+      fat.warp_specialize %wg producer {
+      } consumer {
+        fat.schedule_fence %n : i32
+      }
+      llvm.return
+    }
+  }
+}

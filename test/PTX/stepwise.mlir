@@ -1,0 +1,46 @@
+// RUN: rm -rf %t && mkdir -p %t/one %t/step
+// RUN: fa-t-opt %s --fat-to-ptx="seq-len=4096 output-dir=%t/one" -o /dev/null
+// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" -o %t/tensorized.mlir
+// RUN: fa-t-opt %t/tensorized.mlir --fat-pipeline="seq-len=4096" -o %t/pipelined.mlir
+// RUN: fa-t-opt %t/pipelined.mlir --convert-fat-to-nvvm -o %t/nvvm.mlir
+// RUN: fa-t-opt %t/nvvm.mlir --pass-pipeline="builtin.module(gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,convert-gpu-to-nvvm,reconcile-unrealized-casts,canonicalize,cse),nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},gpu-module-to-binary{format=isa},fat-emit-kernels{output-dir=%t/step})" -o /dev/null
+// RUN: diff -r %t/one %t/step
+// RUN: ls %t/step | FileCheck %s --check-prefix=FILES
+// RUN: FileCheck %s --check-prefix=PIPELINED < %t/pipelined.mlir
+// RUN: FileCheck %s --check-prefix=NVVM < %t/nvvm.mlir
+
+// Each pass of --fat-to-ptx alone, on the printed output of the one
+// before, gives the same PTX and manifests as the one-shot pipeline (the
+// pass list after convert-fat-to-nvvm is the one FatToPTX.cpp appends).
+
+// FILES-DAG: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132.json
+// FILES-DAG: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132.ptx
+// FILES-DAG: fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2q2_ot132c.json
+// FILES-DAG: fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2q2_ot132c.ptx
+
+// PIPELINED:     gpu.module @fat_attention_fwd_bf16_d128
+// PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 240) producer {
+// PIPELINED:         nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PIPELINED:       } consumer {
+// PIPELINED:         fat.schedule_fence
+// PIPELINED-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// PIPELINED:     gpu.module @fat_attention_fwd_bf16_d64
+// PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 160) producer {
+// NVVM-NOT:      fat.warp_specialize
+// NVVM-NOT:      fat.operand_fence
+// NVVM-NOT:      fat.schedule_fence
+
+func.func @causal_d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
+  fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>,
+                                 memref<?x16x?x128xbf16>) outs(%o : memref<?x16x?x128xbf16>) causal
+  return
+}
+
+func.func @d64_lse(%q: tensor<?x16x?x64xbf16>, %o: tensor<?x16x?x64xbf16>,
+                   %l: tensor<?x16x?xf32>) -> (tensor<?x16x?x64xbf16>, tensor<?x16x?xf32>) {
+  %r:2 = fat.attention ins(%q, %q, %q : tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16>,
+                                        tensor<?x16x?x64xbf16>)
+      outs(%o : tensor<?x16x?x64xbf16>) lse(%l : tensor<?x16x?xf32>)
+      -> tensor<?x16x?x64xbf16>, tensor<?x16x?xf32>
+  return %r#0, %r#1 : tensor<?x16x?x64xbf16>, tensor<?x16x?xf32>
+}
