@@ -157,6 +157,7 @@ CASES = [
     ("PTX ISA (pass alone)", "d64.mlir", ["--fat-pipeline=ptx=89"]),
     ("block-m (pass alone)", "d64.mlir", ["--fat-pipeline=block-m=96"]),
     ("stages (pass alone)", "d64.mlir", ["--fat-pipeline=stages=5"]),
+    ("no kernel built yet (pass alone)", "d64.mlir", ["--convert-fat-to-nvvm"]),
     ("tile rows zero", "d64.mlir", ["--fat-tile=block-m=0"]),
     ("tile rows negative", "d64.mlir", ["--fat-tile=block-m=-1"]),
     ("tile keys too many", "d64.mlir", ["--fat-tile=block-n=1025"]),

@@ -181,6 +181,8 @@ void FuzzCompiler::compile(StringRef source,
       {tensorized, options.cpu},
       {"fat-to-cpu", options.cpu},
       {"fat-to-ptx", options.ptx + " output-dir=" + outputDir},
+      // The pipelined kernel's ops written by hand (the kernel-ops seeds).
+      {"convert-fat-to-nvvm", ""},
       {"fat-raise-attention", "remarks=1"},
       {"fat-raise-attention,fat-to-cpu", options.cpu}};
   for (const auto &[name, opts] : pipelines) {

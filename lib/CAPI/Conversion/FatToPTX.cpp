@@ -25,7 +25,7 @@
 using namespace mlir;
 
 /// Name of the module attribute (a dictionary: kernel name -> manifest JSON)
-/// that convert-fat-to-nvvm records (docs/kernel-abi.md).
+/// that fat-pipeline records (docs/kernel-abi.md).
 static constexpr llvm::StringLiteral kKernelsAttrName = "fat.kernels";
 
 /// Writes `diag` as `<file>:<line>:<col>: <severity>: <message>`, then its

@@ -27,7 +27,7 @@ namespace hopper {
 
 /// The schedule in the IR: discardable attributes on the structured ops of
 /// the kernel (scf.if / scf.for, which convert-scf-to-cf erases before
-/// translation to LLVM IR), so that `--convert-fat-to-nvvm` output shows
+/// translation to LLVM IR), so that `--fat-pipeline` output shows
 /// which role, stage and order each region is, and lit can check it:
 ///   fat.role  = ["producer", "consumer"]          the warpgroup-role split
 ///   fat.tiles = "head-major-pairs" | "head-major"  persistent tile loop

@@ -79,7 +79,7 @@ struct FatEmitKernelsPass
     Attribute kernels = top->getAttr("fat.kernels");
     if (!kernels)
       return;
-    // fat.kernels is convert-fat-to-nvvm's, but IR can be written by hand:
+    // fat.kernels is fat-pipeline's, but IR can be written by hand:
     // every kernel is checked before a file is written.
     auto manifests = dyn_cast<DictionaryAttr>(kernels);
     if (!manifests) {

@@ -10,11 +10,11 @@
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
 //                  persistent = true | false, tile_overlap = true | false
 //
-// convert-fat-to-nvvm builds exactly what the dictionary says (keys it lacks
-// come from its own options). The `auto` choices are a cost model fitted to
+// fat-pipeline then builds the kernel the dictionary says (keys it lacks
+// take the untensorized defaults) and writes back what the kernel runs. The `auto` choices are a cost model fitted to
 // the ablation runs of docs/perf-log.md; every choice can be forced.
 //
-// This file has what both passes and convert-fat-to-nvvm share: the problem
+// This file has what both passes share: the problem
 // the cost models see, merging and reading the dictionary; the passes are
 // Tensorize.cpp (fat-tensorize) and Pipeline.cpp (fat-pipeline).
 //

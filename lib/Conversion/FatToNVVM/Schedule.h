@@ -17,7 +17,7 @@ bool isWindowed(AttentionOp op);
 
 /// Head dims, mask and tuned key length of `op` as the cost models see
 /// them (`seqLenOption`: the passes' seq-len, see getTunedSeqLen). None for
-/// head dims the kernel does not serve (convert-fat-to-nvvm says so; the
+/// head dims the kernel does not serve (fat-pipeline says so when it builds; the
 /// models have nothing to choose).
 std::optional<TileProblem> getTileProblem(AttentionOp op,
                                           int64_t seqLenOption);
