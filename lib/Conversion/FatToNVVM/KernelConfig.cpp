@@ -135,7 +135,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // pass options.
   HopperKernelOptions options = passOptions;
   AttentionKernelConfig config;
-  if (failed(applyScheduleAttr(op, options.schedule, &config.scheduleForced)))
+  if (failed(applyScheduleAttr(op, options, &config.scheduleForced)))
     return failure();
   auto qType = cast<ShapedType>(op.getQuery().getType());
   auto kType = cast<ShapedType>(op.getKey().getType());

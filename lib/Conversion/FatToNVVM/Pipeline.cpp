@@ -115,12 +115,22 @@ static LogicalResult parseAutoChoice(ModuleOp top, StringRef option,
                          << "'";
 }
 
-/// The schedule the kernel was built with, as fat.schedule entries: the
-/// kernel may drop a choice that does not fit (KernelConfig.cpp), and the
-/// IR says what it runs.
-static SmallVector<NamedAttribute> builtSchedule(Builder &b,
-                                                 const KernelSchedule &s) {
-  return {b.getNamedAttr("overlap", b.getBoolAttr(s.overlap)),
+/// What the kernel was built with, as fat.schedule entries: the kernel may
+/// drop a choice that does not fit (KernelConfig.cpp), and takes decisions
+/// of its own (tiles, Q buffers, O store, P·V wait); the IR says what it
+/// runs.
+static SmallVector<NamedAttribute>
+builtSchedule(Builder &b, const AttentionKernelConfig &config) {
+  const KernelSchedule &s = config.schedule;
+  return {b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
+          b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
+          b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+          b.getNamedAttr("q_buffers", b.getI64IntegerAttr(config.qBuffers)),
+          b.getNamedAttr("o_store",
+                         b.getStringAttr(config.stageO ? "staged" : "direct")),
+          b.getNamedAttr("pv_wait",
+                         b.getStringAttr(config.latePVWait ? "late" : "early")),
+          b.getNamedAttr("overlap", b.getBoolAttr(s.overlap)),
           b.getNamedAttr("pingpong", b.getBoolAttr(s.pingpong)),
           b.getNamedAttr("persistent", b.getBoolAttr(s.persistent)),
           b.getNamedAttr("tile_overlap", b.getBoolAttr(s.tileOverlap)),
@@ -194,7 +204,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                 SymbolRefAttr::get(ctx, name,
                                    {FlatSymbolRefAttr::get(ctx, name)}));
     Builder b(ctx);
-    updateSchedule(op, builtSchedule(b, config->schedule),
+    updateSchedule(op, builtSchedule(b, *config),
                    config->scheduleForced);
     return success();
   }

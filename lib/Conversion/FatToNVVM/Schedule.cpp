@@ -8,7 +8,10 @@
 //                  rescale_threshold = τ,
 //                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
-//                  persistent = true | false, tile_overlap = true | false
+//                  persistent = true | false, tile_overlap = true | false,
+//                  and once it has built the kernel: block_m, block_n,
+//                  stages, q_buffers, o_store = "staged" | "direct",
+//                  pv_wait = "late" | "early"
 //
 // fat-pipeline then builds the kernel the dictionary says (keys it lacks
 // take the untensorized defaults) and writes back what the kernel runs. The `auto` choices are a cost model fitted to
@@ -82,8 +85,9 @@ SmallVector<AttentionOp> mlir::fat::hostAttentionOps(Operation *root) {
 }
 
 LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
-                                           KernelSchedule &schedule,
+                                           HopperKernelOptions &options,
                                            bool *forced) {
+  KernelSchedule &schedule = options.schedule;
   auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
   if (!dict) {
     if (op->hasAttr(kScheduleAttrName))
@@ -131,6 +135,24 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
       if (!f)
         return expect("a float");
       schedule.rescaleThreshold = f.getValueAsDouble();
+    } else if (key == "block_m" || key == "block_n" || key == "stages" ||
+               key == "q_buffers") {
+      // Range-checked where the kernel is configured, with the options.
+      auto n = dyn_cast<IntegerAttr>(value);
+      if (!n || !n.getType().isSignlessInteger(64))
+        return expect("an i64");
+      (key == "block_m"   ? options.blockM
+       : key == "block_n" ? options.blockN
+       : key == "stages"  ? options.stages
+                          : options.qBuffers) = n.getInt();
+    } else if (key == "o_store" || key == "pv_wait") {
+      bool isStore = key == "o_store";
+      StringRef yes = isStore ? "staged" : "late";
+      StringRef no = isStore ? "direct" : "early";
+      auto s = dyn_cast<StringAttr>(value);
+      if (!s || (s.getValue() != yes && s.getValue() != no))
+        return expect(("\"" + yes + "\" or \"" + no + "\"").str());
+      (isStore ? options.stageO : options.latePVWait) = s.getValue() == yes;
     } else if (key == "exp2_poly") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f || !(f.getValueAsDouble() >= 0.0 && f.getValueAsDouble() <= 1.0))
@@ -141,7 +163,8 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, persistent, tile_overlap, "
-                "forced";
+                "forced, block_m, block_n, stages, q_buffers, o_store, "
+                "pv_wait";
     }
   }
   return success();

@@ -89,9 +89,38 @@ func.func @bad_exp2_poly(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // -----
 
 func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{'fat.schedule' has unknown entry 'stages'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly, persistent}}
+  // expected-error @+1 {{'fat.schedule' has unknown entry 'warps'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly, persistent, tile_overlap, forced, block_m, block_n, stages, q_buffers, o_store, pv_wait}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
-      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3}}
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {warps = 3}}
+  return
+}
+
+// -----
+
+// The kernel's own entries (what fat-pipeline records after building) are
+// checked like its options.
+func.func @schedule_block_m(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{block-m = 96 is not supported; supported: 64, 128 or 192}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {block_m = 96}}
+  return
+}
+
+// -----
+
+func.func @schedule_o_store(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'o_store' must be "staged" or "direct", got "tma"}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {o_store = "tma"}}
+  return
+}
+
+// -----
+
+func.func @schedule_stages_type(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'stages' must be an i64, got 3.000000e+00 : f32}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {stages = 3.0 : f32}}
   return
 }
 

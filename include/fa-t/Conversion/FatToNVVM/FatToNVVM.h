@@ -126,11 +126,13 @@ std::optional<bool> parseRowsumMma(StringRef word);
 StringRef rescaleName(bool lazy);
 std::optional<bool> parseLazyRescale(StringRef word);
 
-/// Overrides `schedule` with the op's `fat.schedule` entries; emits an
-/// error naming the entry and fails on a malformed one. `forced` (if given)
-/// receives the dictionary's `forced` entry: true when some choice was
-/// forced by a pass option rather than made by the cost model.
-LogicalResult applyScheduleAttr(AttentionOp op, KernelSchedule &schedule,
+/// Overrides `options` with the op's `fat.schedule` entries (the schedule
+/// keys, and the kernel's block_m, block_n, stages, q_buffers, o_store,
+/// pv_wait that fat-pipeline records after building); emits an error naming
+/// the entry and fails on a malformed one. `forced` (if given) receives the
+/// dictionary's `forced` entry: true when some choice was forced by a pass
+/// option rather than made by the cost model.
+LogicalResult applyScheduleAttr(AttentionOp op, HopperKernelOptions &options,
                                 bool *forced = nullptr);
 
 /// Target choices of the Hopper kernel: the pass options.
