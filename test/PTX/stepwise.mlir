@@ -22,12 +22,14 @@
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 240) producer {
 // PIPELINED:         nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PIPELINED:       } consumer {
+// PIPELINED:         fat.wgmma_wait pending(1)
 // PIPELINED:         fat.schedule_fence
-// PIPELINED-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// PIPELINED-NEXT:    fat.wgmma_wait pending(0)
 // PIPELINED:     gpu.module @fat_attention_fwd_bf16_d64
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 160) producer {
 // NVVM-NOT:      fat.warp_specialize
 // NVVM-NOT:      fat.operand_fence
+// NVVM-NOT:      fat.wgmma_wait
 // NVVM-NOT:      fat.schedule_fence
 
 func.func @causal_d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {

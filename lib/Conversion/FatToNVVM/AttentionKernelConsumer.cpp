@@ -144,7 +144,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
 
   buildMBarrierWait(b, fullBarrier(stage, false), parity);
   SmallVector<Value> s = buildQK(consumer, stage);
-  buildWgmmaWait(b, 0);
+  s = buildWgmmaWait(b, 0, s);
   SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
                                     carried.slice(oRegs, 2),
                                     carried.slice(oRegs + 2, 2));
@@ -152,8 +152,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   SmallVector<Value> p = buildPackP(s);
   buildMBarrierWait(b, fullBarrier(stage, true), parity);
   o = buildPV(o, p, stage);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
+  o = buildWgmmaWait(b, 0, o);
   buildMBarrierArrive(b, emptyBarrier(stage, true));
 
   SmallVector<Value> next(o);
@@ -193,7 +192,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   buildTurnBegin(consumer);
   SmallVector<Value> s = buildQK(consumer, firstStage);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  buildWgmmaWait(b, 0);
+  s = buildWgmmaWait(b, 0, s);
   ArrayRef<Value> none(empty);
   SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
                                      none.slice(oRegs, 2),
@@ -215,8 +214,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   buildTurnBegin(consumer);
   o = buildPV(o, ArrayRef<Value>(last).drop_front(oRegs + 4), lastStage);
   buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
+  o = buildWgmmaWait(b, 0, o);
   // With stageOInV the epilogue stages O in this V stage and releases it.
   if (!cfg.stageOInV())
     buildMBarrierArrive(b, emptyBarrier(lastStage, true));
@@ -285,7 +283,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     buildTurnEnd(consumer, /*lastTurn=*/false);
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
-    buildWgmmaWait(b, 1);
+    s = buildWgmmaWait(b, 1, s);
     SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
                                       carried.slice(oRegs, 2),
                                       carried.slice(oRegs + 2, 2), mayMask);
@@ -297,13 +295,14 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
       buildSchedulingFence(b, v.seqKV);
     else
       p = buildPackP(s);
-    buildWgmmaWait(b, 0);
-    o = buildFenceOperands(b, o);
     // P_{j−1} is read by the in-flight wgmma until here. Using it after the
     // wait keeps its PTX registers live, so the loop-carried P_j cannot be
     // coalesced into them (ptxas would see the wgmma's A operand redefined
     // mid-flight and serialize every wgmma, C7513).
-    buildFenceOperands(b, pPrev);
+    SmallVector<Value> live(o);
+    llvm::append_range(live, pPrev);
+    live = buildWgmmaWait(b, 0, live);
+    o.assign(live.begin(), live.begin() + o.size());
     if (cfg.latePVWait)
       p = buildPackP(s);
     buildMBarrierArrive(b, emptyBarrier(prevStage, true));
@@ -394,7 +393,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   SmallVector<Value> o =
       buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  buildWgmmaWait(b, 1);
+  s = buildWgmmaWait(b, 1, s);
   Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
   SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
                                      ArrayRef<Value>(mInit),
@@ -402,9 +401,12 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
   if (cfg.latePVWait)
     buildSchedulingFence(b, v.seqKV);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
-  buildFenceOperands(b, pending.p);
+  // The pending P is the retired P·V's A operand: kept live to the wait,
+  // as in the steady loop.
+  SmallVector<Value> live(o);
+  llvm::append_range(live, pending.p);
+  live = buildWgmmaWait(b, 0, live);
+  o.assign(live.begin(), live.begin() + o.size());
   // P_0 is packed only now, after the pending P's last use: so ptxas can
   // give it the pending P's registers, and the steady loop's P (which
   // starts as P_0 and ends as the next pending P) stays one set of
@@ -499,7 +501,6 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
   SmallVector<Value> o =
       buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  buildWgmmaWait(b, 0);
-  o = buildFenceOperands(b, o);
+  o = buildWgmmaWait(b, 0, o);
   buildStorePending(consumer, slot, o, pending);
 }

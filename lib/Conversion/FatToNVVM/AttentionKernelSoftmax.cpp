@@ -304,10 +304,9 @@ AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
     SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value rowBase,
     ValueRange mOld, ValueRange lOld, bool mayMask) {
-  // S_j is complete (its wgmma group waited for): pin it behind the wait,
-  // release K_j — every consumer thread's reads of it are done — then mask
-  // and run the online softmax.
-  s = buildFenceOperands(b, s);
+  // S_j is complete (the caller's fat.wgmma_wait returned it): release
+  // K_j — every consumer thread's reads of it are done — then mask and run
+  // the online softmax.
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
   if (mayMask)
     s = buildMaskIfNeeded(s, kvBlock, rowBase);

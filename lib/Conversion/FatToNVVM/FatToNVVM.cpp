@@ -60,7 +60,8 @@ struct ConvertFatToNVVMPass
       return signalPassFailure();
 
     ConversionTarget target(getContext());
-    target.addIllegalOp<WarpSpecializeOp, OperandFenceOp, ScheduleFenceOp>();
+    target.addIllegalOp<WarpSpecializeOp, OperandFenceOp, WgmmaWaitOp,
+                        ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(patterns);

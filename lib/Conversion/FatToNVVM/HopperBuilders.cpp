@@ -151,8 +151,10 @@ void hopper::buildWgmmaCommit(ImplicitLocOpBuilder &b) {
   NVVM::WgmmaGroupSyncAlignedOp::create(b);
 }
 
-void hopper::buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending) {
-  NVVM::WgmmaWaitGroupSyncOp::create(b, pending);
+SmallVector<Value> hopper::buildWgmmaWait(ImplicitLocOpBuilder &b,
+                                          int64_t pending, ValueRange vals) {
+  auto wait = WgmmaWaitOp::create(b, pending, vals);
+  return SmallVector<Value>(wait.getResults());
 }
 
 SmallVector<Value> hopper::buildFenceOperands(ImplicitLocOpBuilder &b,

@@ -94,10 +94,13 @@ SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
                                 ValueRange a, Value descB, int64_t n,
                                 bool isF16, Value scaleD = {});
 
-/// wgmma.fence / commit_group / wait_group.
+/// wgmma.fence / commit_group.
 void buildWgmmaFence(ImplicitLocOpBuilder &b);
 void buildWgmmaCommit(ImplicitLocOpBuilder &b);
-void buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending);
+/// `fat.wgmma_wait pending(N)` on `vals`, the registers the retired groups
+/// wrote (and any to keep live to here); returns them as valid after it.
+SmallVector<Value> buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending,
+                                  ValueRange vals);
 
 /// `fat.operand_fence` on `vals` (pins registers written by an in-flight
 /// wgmma behind the preceding wgmma.wait_group); returns the fenced values.

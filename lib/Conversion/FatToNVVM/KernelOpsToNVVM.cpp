@@ -16,6 +16,20 @@ using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
+/// Per value `asm volatile("" : "=f"(x) : "0"(x))` (`=r` for i32): a new
+/// definition of the register that LLVM cannot move above the asm.
+static SmallVector<Value> fenceRegisters(ImplicitLocOpBuilder &b,
+                                         ValueRange values) {
+  SmallVector<Value> fenced;
+  for (Value v : values) {
+    Type t = v.getType();
+    StringRef constraint = t.isF32() ? "=f,0" : "=r,0";
+    fenced.push_back(
+        buildInlineAsm(b, t, v, "", constraint, /*sideEffects=*/true)[0]);
+  }
+  return fenced;
+}
+
 namespace {
 /// fat.warp_specialize → scf.if (%warpgroup == 0) { setmaxnreg.dec;
 /// producer } else { setmaxnreg.inc; consumer }, the regions moved as they
@@ -51,23 +65,29 @@ struct WarpSpecializeLowering : OpConversionPattern<WarpSpecializeOp> {
   }
 };
 
-/// fat.operand_fence → per value `asm volatile("" : "=f"(x) : "0"(x))`
-/// (`=r` for i32): a new definition of the register that LLVM cannot move
-/// above the asm, which is itself ordered after the wait.
+/// fat.operand_fence → fenceRegisters: the asm is itself ordered after the
+/// side effects before it (a wait, a barrier).
 struct OperandFenceLowering : OpConversionPattern<OperandFenceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OperandFenceOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    SmallVector<Value> fenced;
-    for (Value v : adaptor.getInputs()) {
-      Type t = v.getType();
-      StringRef constraint = t.isF32() ? "=f,0" : "=r,0";
-      fenced.push_back(
-          buildInlineAsm(b, t, v, "", constraint, /*sideEffects=*/true)[0]);
-    }
-    rewriter.replaceOp(op, fenced);
+    rewriter.replaceOp(op, fenceRegisters(b, adaptor.getInputs()));
+    return success();
+  }
+};
+
+/// fat.wgmma_wait → `wgmma.wait_group N`, then the fence above on the
+/// values the retired groups wrote.
+struct WgmmaWaitLowering : OpConversionPattern<WgmmaWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, op.getPending());
+    rewriter.replaceOp(op, fenceRegisters(b, adaptor.getInputs()));
     return success();
   }
 };
@@ -96,5 +116,6 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
 
 void mlir::fat::populateFatKernelToNVVMPatterns(RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, OperandFenceLowering,
-               ScheduleFenceLowering>(patterns.getContext());
+               WgmmaWaitLowering, ScheduleFenceLowering>(
+      patterns.getContext());
 }

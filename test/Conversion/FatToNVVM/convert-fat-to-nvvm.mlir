@@ -9,20 +9,19 @@
 
 // fat-pipeline alone writes the pipelined form: the role split is a
 // fat.warp_specialize on the warp-uniform warpgroup index, its producer
-// region issues the TMA loads, its consumer region waits for each wgmma
-// group and fences the registers it wrote.
+// region issues the TMA loads, its consumer region reads each wgmma
+// group's registers through the fat.wgmma_wait that retires the group.
 // PIPE-LABEL:  gpu.module @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2
 // PIPE:          %[[WG:[0-9]+]] = nvvm.shfl.sync  idx %{{.+}}, %{{.+}}, %c0_i32, %c31_i32
 // PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
 // PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PIPE:          } consumer {
-// PIPE:            nvvm.wgmma.wait.group.sync.aligned 0
-// PIPE-NEXT:       %{{[0-9]+}}:64 = fat.operand_fence
+// PIPE:            %{{[0-9]+}}:64 = fat.wgmma_wait pending(0)
 // PIPE:          llvm.return
 // convert-fat-to-nvvm lowers each of those ops, one pattern each: the
 // split becomes a branch on warpgroup 0 with setmaxnreg on each side, the
-// fence an empty asm per register.
-// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|schedule_fence}}
+// wait the wait_group and an empty asm per register.
+// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|wgmma_wait|schedule_fence}}
 // LOWERED:       %[[WG:[0-9]+]] = nvvm.shfl.sync  idx
 // LOWERED:       %[[P:[0-9]+]] = arith.cmpi eq, %[[WG]], %c0_i32{{.*}} : i32
 // LOWERED-NEXT:  scf.if %[[P]] {
@@ -32,7 +31,7 @@
 // LOWERED:         nvvm.wgmma.wait.group.sync.aligned 0
 // LOWERED-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0"
 // LOWERED:       } {fat.role = ["producer", "consumer"]}
-// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|schedule_fence}}
+// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|wgmma_wait|schedule_fence}}
 
 // The op stays on the host, tagged with its kernel; the kernel is an
 // llvm.func in a gpu.module named after the configuration, and the manifest

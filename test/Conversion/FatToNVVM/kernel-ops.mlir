@@ -20,6 +20,16 @@
 // CHECK-NEXT:    } {fat.role = ["producer", "consumer"]}
 // CHECK-NEXT:    llvm.return
 
+// The wait retires all groups but `pending` and returns the registers
+// they wrote, each through a tied asm after the wait_group.
+// CHECK-LABEL: llvm.func @wait
+// CHECK-SAME:    (%[[A:[a-z0-9]+]]: f32, %[[P:[a-z0-9]+]]: i32)
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK-NEXT:    %[[WA:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[A]] : (f32) -> f32
+// CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %[[P]] : (i32) -> i32
+// CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK-NEXT:    llvm.fadd %[[WA]], %[[WA]] : f32
+
 // Without register counts (one consumer warpgroup keeps every register) no
 // setmaxnreg; an empty role is an empty branch.
 // CHECK-LABEL: llvm.func @no_split
@@ -38,6 +48,12 @@ module attributes {gpu.container_module} {
         %a = llvm.fadd %fx, %fx : f32
         %b = llvm.add %fn, %fn : i32
       }
+      llvm.return
+    }
+    llvm.func @wait(%a: f32, %p: i32) {
+      %wa, %wp = fat.wgmma_wait pending(1) (%a, %p) : f32, i32
+      fat.wgmma_wait pending(0) ()
+      %s = llvm.fadd %wa, %wa : f32
       llvm.return
     }
     llvm.func @no_split(%wg: i32, %n: i32) {

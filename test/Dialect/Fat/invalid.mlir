@@ -581,3 +581,19 @@ func.func @operand_fence_f16(%x: f16) {
   %y = fat.operand_fence %x : f16
   return
 }
+
+// -----
+
+func.func @wgmma_wait_negative(%x: f32) {
+  // expected-error @+1 {{attribute 'pending' failed to satisfy constraint: 32-bit signless integer attribute whose value is non-negative}}
+  %y = fat.wgmma_wait pending(-1) (%x) : f32
+  return
+}
+
+// -----
+
+func.func @operand_fence_empty() {
+  // expected-error @+1 {{needs at least one value to fence}}
+  "fat.operand_fence"() : () -> ()
+  return
+}

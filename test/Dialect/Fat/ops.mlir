@@ -167,6 +167,8 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
 // CHECK-NEXT:      fat.schedule_fence %[[N]] : i32
 // CHECK-NEXT:    } consumer {
 // CHECK-NEXT:      %{{.+}}:2 = fat.operand_fence %[[X]], %[[N]] : f32, i32
+// CHECK-NEXT:      %{{.+}} = fat.wgmma_wait pending(1) (%[[X]]) : f32
+// CHECK-NEXT:      fat.wgmma_wait pending(0) ()
 // CHECK-NEXT:    }
 // CHECK:         fat.warp_specialize %[[WG]] producer {
 func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
@@ -174,6 +176,8 @@ func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
     fat.schedule_fence %n : i32
   } consumer {
     %y, %m = fat.operand_fence %x, %n : f32, i32
+    %w = fat.wgmma_wait pending(1) (%x) : f32
+    fat.wgmma_wait pending(0) ()
   }
   fat.warp_specialize %wg producer {
     fat.schedule_fence %n : i32

@@ -15,9 +15,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.warp_specialize` → `scf.if` on warpgroup 0 (tagged `fat.role =
       ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
       increase at the start of each branch;
-    - `fat.operand_fence` → an empty volatile `llvm.inline_asm` per value
-      with a tied operand (pins registers of an async wgmma behind its
-      wait);
+    - `fat.wgmma_wait` → `nvvm.wgmma.wait.group.sync.aligned N`, then an
+      empty volatile `llvm.inline_asm` per returned register with a tied
+      operand (the accumulators the retired groups wrote become valid
+      there and nothing moves above the wait);
+    - `fat.operand_fence` → the same asm per value without a wait (pins
+      registers between loops, or thread ids behind a barrier);
     - `fat.schedule_fence` → a uniform branch over a `membar.cta` that
       never runs (a basic-block boundary ptxas keeps).
 
@@ -161,8 +164,9 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
     `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
-    wgmma commit / wait groups, and the scheduling facts ptxas needs as ops
-    (`fat.operand_fence`, `fat.schedule_fence`) that
+    wgmma wait groups as `fat.wgmma_wait` (which returns the registers the
+    retired groups wrote: the async token), and the scheduling facts ptxas
+    needs as ops (`fat.operand_fence`, `fat.schedule_fence`) that
     `--convert-fat-to-nvvm` lowers. The kernel depends only on the op's
     static configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE),
     its `fat.schedule` and the pass options, so identical configurations share one module. The

@@ -51,11 +51,29 @@ LogicalResult WarpSpecializeOp::verify() {
   return success();
 }
 
+LogicalResult OperandFenceOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one value to fence");
+  return success();
+}
+
+/// The fences return their operands: one result of the same type each.
+static LogicalResult sameTypesAsOperands(ValueRange operands,
+                                         SmallVectorImpl<Type> &types) {
+  llvm::append_range(types, operands.getTypes());
+  return success();
+}
+
 LogicalResult OperandFenceOp::inferReturnTypes(
     MLIRContext *, std::optional<Location>, ValueRange operands,
     DictionaryAttr, OpaqueProperties, RegionRange,
     SmallVectorImpl<Type> &inferredReturnTypes) {
-  for (Value v : operands)
-    inferredReturnTypes.push_back(v.getType());
-  return success();
+  return sameTypesAsOperands(operands, inferredReturnTypes);
+}
+
+LogicalResult WgmmaWaitOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location>, ValueRange operands,
+    DictionaryAttr, OpaqueProperties, RegionRange,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  return sameTypesAsOperands(operands, inferredReturnTypes);
 }

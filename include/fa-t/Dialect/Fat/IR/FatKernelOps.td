@@ -3,7 +3,8 @@
 // Ops of the pipelined form that `--fat-pipeline` writes into the kernel's
 // gpu.module and `--convert-fat-to-nvvm` lowers, one pattern each
 // (lib/Conversion/FatToNVVM/KernelOpsToNVVM.cpp): the warpgroup-role split,
-// and the scheduling facts ptxas needs, as side-effecting ops that no
+// the wgmma wait groups with the registers they make valid, and the
+// scheduling facts ptxas needs, as side-effecting ops that no
 // canonicalization moves or merges.
 //
 //===----------------------------------------------------------------------===//
@@ -87,6 +88,41 @@ def Fat_OperandFenceOp : Fat_Op<"operand_fence",
   let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs)
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_WgmmaWaitOp : Fat_Op<"wgmma_wait",
+    [MemoryEffects<[MemRead, MemWrite]>,
+     DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "waits for wgmma groups; returns the registers they wrote";
+  let description = [{
+    `wgmma.wait_group N`: every committed wgmma group but the `pending`
+    most recent ones is complete. The operands are the registers the
+    retired groups wrote (their accumulators) and any the caller must keep
+    live up to here (an A operand a retired group read); the results are
+    the same values, defined after the wait. This is the pipelined form's
+    async token: an accumulator is read only through the wait that retires
+    its group, so no use of it — and no arithmetic on it — can move above
+    the wait (LLVM sees the wgmma's results as ordinary SSA values).
+
+    With `pending(1)` in the overlapped loop, S_j = Q·K_jᵀ (issued first)
+    is complete while O += P_{j−1}·V_{j−1} still runs:
+
+    ```mlir
+    %s0, %s1 = fat.wgmma_wait pending(1) (%a0, %a1) : f32, f32
+    ```
+
+    Lowers to `nvvm.wgmma.wait.group.sync.aligned N` and one empty
+    volatile `llvm.inline_asm` with a tied operand per value (as
+    `fat.operand_fence`).
+  }];
+  let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending,
+                   Variadic<AnyTypeOf<[F32, I32]>>:$inputs);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let assemblyFormat = [{
+    `pending` `(` $pending `)` `(` $inputs `)` attr-dict
+    (`:` type($inputs)^)?
   }];
 }
 
