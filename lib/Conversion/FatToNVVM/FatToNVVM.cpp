@@ -60,8 +60,8 @@ struct ConvertFatToNVVMPass
       return signalPassFailure();
 
     ConversionTarget target(getContext());
-    target.addIllegalOp<WarpSpecializeOp, OperandFenceOp, WgmmaWaitOp,
-                        ScheduleFenceOp>();
+    target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
+                        WgmmaWaitOp, ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(patterns);

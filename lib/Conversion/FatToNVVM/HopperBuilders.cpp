@@ -80,67 +80,24 @@ Value hopper::buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                               i64Const(b, static_cast<int64_t>(fixed)));
 }
 
-/// "{$first, $first+1, ..., $first+count-1}" for an asm register list.
-static std::string asmRegList(int64_t first, int64_t count) {
-  std::string s = "{";
-  for (int64_t i = 0; i < count; ++i)
-    s += (i ? ", $" : "$") + std::to_string(first + i);
-  return s + "}";
-}
-
-/// Constraints for `count` f32 outputs followed by the inputs `ins` and, if
-/// `tied`, `count` inputs tied to the outputs.
-static std::string wgmmaConstraints(int64_t count, StringRef ins, bool tied) {
-  std::string s;
-  for (int64_t i = 0; i < count; ++i)
-    s += (i ? ",=f" : "=f");
-  s += "," + ins.str();
-  if (tied)
-    for (int64_t i = 0; i < count; ++i)
-      s += "," + std::to_string(i);
-  return s;
-}
-
 SmallVector<Value> hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
                                         Value descA, Value descB, int64_t n,
                                         bool isF16) {
-  int64_t regs = n / 2;
-  bool accumulate = !acc.empty();
-  const char *t = isF16 ? "f16" : "bf16";
-  // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d, then
-  // (when accumulating) the tied accumulator inputs.
-  std::string text = llvm::formatv(
-      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, ${5}, "
-      "p, 1, 1, 0, 0;\n}",
-      regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
-  SmallVector<Value> operands{descA, descB, i32Const(b, accumulate ? 1 : 0)};
-  operands.append(acc.begin(), acc.end());
-  SmallVector<Type> types(regs, b.getF32Type());
-  return buildInlineAsm(b, types, operands, text,
-                        wgmmaConstraints(regs, "l,l,r", accumulate),
-                        /*sideEffects=*/true);
+  Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  auto op = WgmmaAsyncOp::create(
+      b, descA, ValueRange{}, descB, acc, /*scale_d=*/Value(),
+      /*transpose_b=*/false, b.getDenseI64ArrayAttr({64, n, 16}), elt);
+  return SmallVector<Value>(op.getResults());
 }
 
 SmallVector<Value> hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
                                         ValueRange a, Value descB, int64_t n,
                                         bool isF16, Value scaleD) {
-  int64_t regs = n / 2;
-  const char *t = isF16 ? "f16" : "bf16";
-  // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, tied inputs.
-  std::string text = llvm::formatv(
-      "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, ${5}, "
-      "p, 1, 1, 1;\n}",
-      regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
-  SmallVector<Value> operands(a.begin(), a.end());
-  operands.push_back(descB);
-  operands.push_back(scaleD ? scaleD : i32Const(b, 1));
-  operands.append(acc.begin(), acc.end());
-  SmallVector<Type> types(regs, b.getF32Type());
-  return buildInlineAsm(b, types, operands, text,
-                        wgmmaConstraints(regs, "r,r,r,r,l,r", /*tied=*/true),
-                        /*sideEffects=*/true);
+  Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  auto op = WgmmaAsyncOp::create(
+      b, /*a_desc=*/Value(), a, descB, acc, scaleD, /*transpose_b=*/true,
+      b.getDenseI64ArrayAttr({64, n, 16}), elt);
+  return SmallVector<Value>(op.getResults());
 }
 
 void hopper::buildWgmmaFence(ImplicitLocOpBuilder &b) {

@@ -76,17 +76,16 @@ Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, int64_t byteOffset);
 Value buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                            int64_t leadingByteOffset, int64_t strideByteOffset);
 
-/// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` with both operands
-/// given by descriptors, A K-major, B K-major (trans-b = 0). With an empty
-/// `acc` the accumulator starts from zero (scale-d = 0). Returns the N/2
-/// accumulator registers of this thread.
+/// `fat.wgmma_async` (m64nNk16) with both operands given by descriptors, A
+/// K-major, B K-major (trans-b = 0). With an empty `acc` the accumulator
+/// starts from zero (scale-d = 0). Returns the N/2 accumulator registers of
+/// this thread.
 SmallVector<Value> buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
                                 Value descA, Value descB, int64_t n,
                                 bool isF16);
 
-/// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` with A from the
-/// four 32-bit registers `a` (the A fragment above) and B an MN-major
-/// descriptor (trans-b = 1). Accumulates into `acc` when `scaleD` (an i32,
+/// `fat.wgmma_async` (m64nNk16) with A from the four 32-bit registers `a`
+/// (the A fragment above) and B an MN-major descriptor (trans-b = 1). Accumulates into `acc` when `scaleD` (an i32,
 /// null = 1) is nonzero; with 0 the result is A·B alone and `acc`'s values
 /// are ignored (whatever they hold, NaN included): the run-time scale-d
 /// predicate of wgmma.

@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Transforms/DialectConversion.h"
+#include "llvm/Support/FormatVariadic.h"
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -30,7 +31,83 @@ static SmallVector<Value> fenceRegisters(ImplicitLocOpBuilder &b,
   return fenced;
 }
 
+/// "{$first, $first+1, ..., $first+count-1}" for an asm register list.
+static std::string asmRegList(int64_t first, int64_t count) {
+  std::string s = "{";
+  for (int64_t i = 0; i < count; ++i)
+    s += (i ? ", $" : "$") + std::to_string(first + i);
+  return s + "}";
+}
+
+/// Constraints for `count` f32 outputs followed by the inputs `ins` and, if
+/// `tied`, `count` inputs tied to the outputs.
+static std::string wgmmaConstraints(int64_t count, StringRef ins, bool tied) {
+  std::string s;
+  for (int64_t i = 0; i < count; ++i)
+    s += (i ? ",=f" : "=f");
+  s += "," + ins.str();
+  if (tied)
+    for (int64_t i = 0; i < count; ++i)
+      s += "," + std::to_string(i);
+  return s;
+}
+
 namespace {
+/// fat.wgmma_async → `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>`
+/// in inline asm, scale-d as a predicate set from an i32 (a constant 1, 0
+/// without `acc`, or the op's run-time `scale_d`). The N/2 accumulator
+/// outputs are `=f` and, when accumulating, tied to the inputs, so the
+/// registers stay the accumulator's across the chain of k-steps.
+struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(WgmmaAsyncOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    int64_t n = op.getShape()[1];
+    int64_t regs = n / 2;
+    std::string t = op.getElt().isF16() ? "f16" : "bf16";
+    ValueRange acc = adaptor.getAcc();
+    SmallVector<Type> types(regs, b.getF32Type());
+    SmallVector<Value> results;
+    if (Value descA = adaptor.getADesc()) {
+      // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d,
+      // then (when accumulating) the tied accumulator inputs.
+      bool accumulate = !acc.empty();
+      std::string text = llvm::formatv(
+          "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, "
+          "${5}, p, 1, 1, 0, 0;\n}",
+          regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
+      SmallVector<Value> operands{descA, adaptor.getBDesc(),
+                                  i32Const(b, accumulate ? 1 : 0)};
+      llvm::append_range(operands, acc);
+      results = buildInlineAsm(b, types, operands, text,
+                               wgmmaConstraints(regs, "l,l,r", accumulate),
+                               /*sideEffects=*/true);
+    } else {
+      // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, tied
+      // inputs.
+      std::string text = llvm::formatv(
+          "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, "
+          "${5}, p, 1, 1, 1;\n}",
+          regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
+      SmallVector<Value> operands(adaptor.getARegs());
+      operands.push_back(adaptor.getBDesc());
+      Value scaleD = adaptor.getScaleD();
+      operands.push_back(scaleD ? scaleD : i32Const(b, 1));
+      llvm::append_range(operands, acc);
+      results = buildInlineAsm(
+          b, types, operands, text,
+          wgmmaConstraints(regs, "r,r,r,r,l,r", /*tied=*/true),
+          /*sideEffects=*/true);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 /// fat.warp_specialize → scf.if (%warpgroup == 0) { setmaxnreg.dec;
 /// producer } else { setmaxnreg.inc; consumer }, the regions moved as they
 /// are (the consumer code reads values defined before the split).
@@ -115,7 +192,7 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
 } // namespace
 
 void mlir::fat::populateFatKernelToNVVMPatterns(RewritePatternSet &patterns) {
-  patterns.add<WarpSpecializeLowering, OperandFenceLowering,
-               WgmmaWaitLowering, ScheduleFenceLowering>(
+  patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
+               OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering>(
       patterns.getContext());
 }

@@ -16,12 +16,14 @@
 // PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
 // PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PIPE:          } consumer {
+// PIPE:            nvvm.wgmma.fence.aligned
+// PIPE-NEXT:       %{{[0-9]+}}:64 = fat.wgmma_async a_smem(%{{[0-9]+}}) b(%{{[0-9]+}}) shape [64, 128, 16] bf16
 // PIPE:            %{{[0-9]+}}:64 = fat.wgmma_wait pending(0)
 // PIPE:          llvm.return
 // convert-fat-to-nvvm lowers each of those ops, one pattern each: the
 // split becomes a branch on warpgroup 0 with setmaxnreg on each side, the
 // wait the wait_group and an empty asm per register.
-// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|wgmma_wait|schedule_fence}}
+// LOWERED-NOT:   fat.{{warp_specialize|wgmma_async|operand_fence|wgmma_wait|schedule_fence}}
 // LOWERED:       %[[WG:[0-9]+]] = nvvm.shfl.sync  idx
 // LOWERED:       %[[P:[0-9]+]] = arith.cmpi eq, %[[WG]], %c0_i32{{.*}} : i32
 // LOWERED-NEXT:  scf.if %[[P]] {
@@ -31,7 +33,7 @@
 // LOWERED:         nvvm.wgmma.wait.group.sync.aligned 0
 // LOWERED-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0"
 // LOWERED:       } {fat.role = ["producer", "consumer"]}
-// LOWERED-NOT:   fat.{{warp_specialize|operand_fence|wgmma_wait|schedule_fence}}
+// LOWERED-NOT:   fat.{{warp_specialize|wgmma_async|operand_fence|wgmma_wait|schedule_fence}}
 
 // The op stays on the host, tagged with its kernel; the kernel is an
 // llvm.func in a gpu.module named after the configuration, and the manifest

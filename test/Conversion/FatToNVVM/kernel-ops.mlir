@@ -30,6 +30,15 @@
 // CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:    llvm.fadd %[[WA]], %[[WA]] : f32
 
+// One wgmma step per op: A from shared memory (B K-major) starting from 0,
+// and A from registers (B MN-major) with a run-time scale-d; the
+// accumulators are the asm's outputs, tied to its inputs when it adds.
+// CHECK-LABEL: llvm.func @mma
+// CHECK-SAME:    (%[[DA:[a-z0-9]+]]: i64, %[[DB:[a-z0-9]+]]: i64, %[[R:[a-z0-9]+]]: i32, %[[SD:[a-z0-9]+]]: i32)
+// CHECK:         %[[S:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $6, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $4, $5, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,l,l,r" %[[DA]], %[[DB]], %c0_i32 : (i64, i64, i32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK-COUNT-4: llvm.extractvalue %[[S]]
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $9, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3" %[[R]], %[[R]], %[[R]], %[[R]], %[[DB]], %[[SD]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} :
+
 // Without register counts (one consumer warpgroup keeps every register) no
 // setmaxnreg; an empty role is an empty branch.
 // CHECK-LABEL: llvm.func @no_split
@@ -54,6 +63,12 @@ module attributes {gpu.container_module} {
       %wa, %wp = fat.wgmma_wait pending(1) (%a, %p) : f32, i32
       fat.wgmma_wait pending(0) ()
       %s = llvm.fadd %wa, %wa : f32
+      llvm.return
+    }
+    llvm.func @mma(%da: i64, %db: i64, %r: i32, %sd: i32) {
+      %s:4 = fat.wgmma_async a_smem(%da) b(%db) shape [64, 8, 16] bf16
+      %o:4 = fat.wgmma_async a_regs(%r, %r, %r, %r) b(%db) acc(%s#0, %s#1, %s#2, %s#3)
+          scale_d(%sd) transpose_b shape [64, 8, 16] f16
       llvm.return
     }
     llvm.func @no_split(%wg: i32, %n: i32) {

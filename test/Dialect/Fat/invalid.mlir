@@ -597,3 +597,59 @@ func.func @operand_fence_empty() {
   "fat.operand_fence"() : () -> ()
   return
 }
+
+// -----
+
+func.func @wgmma_async_shape(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{shape must be [64, N, 16] with N a multiple of 8 up to 256 (m64nNk16), got [64, 12, 16]}}
+  %s:6 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 12, 16] bf16
+  return
+}
+
+// -----
+
+func.func @wgmma_async_f32(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{operands must be bf16 or f16, got 'f32'}}
+  %s:4 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] f32
+  return
+}
+
+// -----
+
+func.func @wgmma_async_no_a(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{needs A from exactly one place: a_smem (a descriptor) or a_regs (four 32-bit registers)}}
+  %s:4 = fat.wgmma_async b(%d) shape [64, 8, 16] bf16
+  return
+}
+
+// -----
+
+func.func @wgmma_async_three_regs(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{a_regs must be the 4 registers of the m64nNk16 A fragment, got 3}}
+  %s:4 = fat.wgmma_async a_regs(%r, %r, %r) b(%d) transpose_b shape [64, 8, 16] bf16
+  return
+}
+
+// -----
+
+func.func @wgmma_async_transpose(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{transpose_b (an MN-major B) goes with a_regs, a K-major B with a_smem}}
+  %s:4 = fat.wgmma_async a_smem(%d) b(%d) transpose_b shape [64, 8, 16] bf16
+  return
+}
+
+// -----
+
+func.func @wgmma_async_acc(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{acc must hold N/2 = 4 registers of the accumulator fragment, got 2}}
+  %s:4 = fat.wgmma_async a_smem(%d) b(%d) acc(%x, %x) shape [64, 8, 16] bf16
+  return
+}
+
+// -----
+
+func.func @wgmma_async_scale_d(%d: i64, %r: i32, %x: f32) {
+  // expected-error @+1 {{scale_d chooses between acc and 0: it needs acc}}
+  %s:4 = fat.wgmma_async a_regs(%r, %r, %r, %r) b(%d) scale_d(%r) transpose_b shape [64, 8, 16] bf16
+  return
+}

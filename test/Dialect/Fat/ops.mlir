@@ -171,6 +171,8 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
 // CHECK-NEXT:      fat.wgmma_wait pending(0) ()
 // CHECK-NEXT:    }
 // CHECK:         fat.warp_specialize %[[WG]] producer {
+// CHECK:         %[[S:.+]]:4 = fat.wgmma_async a_smem(%{{.+}}) b(%{{.+}}) shape [64, 8, 16] bf16
+// CHECK-NEXT:    fat.wgmma_async a_regs(%[[N]], %[[N]], %[[N]], %[[N]]) b(%{{.+}}) acc(%[[S]]#0, %[[S]]#1, %[[S]]#2, %[[S]]#3) scale_d(%[[N]]) transpose_b shape [64, 8, 16] f16
 func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
   fat.warp_specialize %wg registers(24, 240) producer {
     fat.schedule_fence %n : i32
@@ -184,5 +186,9 @@ func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
   } consumer {
     fat.schedule_fence %n : i32
   }
+  %d = arith.constant 0 : i64
+  %s:4 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] bf16
+  %o:4 = fat.wgmma_async a_regs(%n, %n, %n, %n) b(%d) acc(%s#0, %s#1, %s#2, %s#3)
+      scale_d(%n) transpose_b shape [64, 8, 16] f16
   return
 }

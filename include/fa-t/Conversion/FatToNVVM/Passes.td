@@ -15,6 +15,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.warp_specialize` → `scf.if` on warpgroup 0 (tagged `fat.role =
       ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
       increase at the start of each branch;
+    - `fat.wgmma_async` → one `wgmma.mma_async` m64nNk16 instruction in
+      `llvm.inline_asm` (A from a descriptor or four registers, scale-d
+      a predicate set at run time, accumulators tied through);
     - `fat.wgmma_wait` → `nvvm.wgmma.wait.group.sync.aligned N`, then an
       empty volatile `llvm.inline_asm` per returned register with a tied
       operand (the accumulators the retired groups wrote become valid
@@ -163,8 +166,8 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     kernel of that schedule: a `gpu.module` holding one `llvm.func` for
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
-    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
-    wgmma wait groups as `fat.wgmma_wait` (which returns the registers the
+    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, each
+    wgmma step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait` (which returns the registers the
     retired groups wrote: the async token), and the scheduling facts ptxas
     needs as ops (`fat.operand_fence`, `fat.schedule_fence`) that
     `--convert-fat-to-nvvm` lowers. The kernel depends only on the op's

@@ -77,3 +77,48 @@ LogicalResult WgmmaWaitOp::inferReturnTypes(
     SmallVectorImpl<Type> &inferredReturnTypes) {
   return sameTypesAsOperands(operands, inferredReturnTypes);
 }
+
+LogicalResult WgmmaAsyncOp::inferReturnTypes(
+    MLIRContext *ctx, std::optional<Location>, Adaptor adaptor,
+    SmallVectorImpl<Type> &inferredReturnTypes) {
+  ArrayRef<int64_t> shape = adaptor.getShape();
+  if (shape.size() != 3 || shape[1] < 2)
+    return failure(); // the verifier names the constraint
+  inferredReturnTypes.assign(shape[1] / 2, Float32Type::get(ctx));
+  return success();
+}
+
+LogicalResult WgmmaAsyncOp::verify() {
+  ArrayRef<int64_t> shape = getShape();
+  // m64nNk16: N a multiple of 8 up to 256 (PTX ISA, wgmma shapes for
+  // 16-bit operands).
+  if (shape.size() != 3 || shape[0] != 64 || shape[2] != 16 ||
+      shape[1] < 8 || shape[1] > 256 || shape[1] % 8 != 0)
+    return emitOpError("shape must be [64, N, 16] with N a multiple of 8 "
+                       "up to 256 (m64nNk16), got [")
+           << llvm::make_range(shape.begin(), shape.end()) << "]";
+  Type elt = getElt();
+  if (!elt.isBF16() && !elt.isF16())
+    return emitOpError("operands must be bf16 or f16, got ") << elt;
+  bool fromSmem = static_cast<bool>(getADesc());
+  if (fromSmem == !getARegs().empty())
+    return emitOpError("needs A from exactly one place: a_smem (a "
+                       "descriptor) or a_regs (four 32-bit registers)");
+  if (!fromSmem && getARegs().size() != 4)
+    return emitOpError("a_regs must be the 4 registers of the m64nNk16 A "
+                       "fragment, got ")
+           << getARegs().size();
+  // The two forms the PTX of this op spells: A from shared memory with a
+  // K-major B, A from registers with an MN-major B.
+  if (getTransposeB() == fromSmem)
+    return emitOpError("transpose_b (an MN-major B) goes with a_regs, a "
+                       "K-major B with a_smem");
+  int64_t regs = shape[1] / 2;
+  if (!getAcc().empty() && static_cast<int64_t>(getAcc().size()) != regs)
+    return emitOpError("acc must hold N/2 = ")
+           << regs << " registers of the accumulator fragment, got "
+           << getAcc().size();
+  if (getAcc().empty() && getScaleD())
+    return emitOpError("scale_d chooses between acc and 0: it needs acc");
+  return success();
+}

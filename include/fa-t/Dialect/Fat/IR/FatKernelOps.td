@@ -126,6 +126,53 @@ def Fat_WgmmaWaitOp : Fat_Op<"wgmma_wait",
   }];
 }
 
+def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments,
+     InferTypeOpAdaptor]> {
+  let summary = "one wgmma.mma_async instruction on this thread's registers";
+  let description = [{
+    The per-thread form of one m64nNk16 step of `fat.wgmma` (`shape = [64,
+    N, 16]`): the warpgroup computes D = scale_d·C + A·B for its 64 rows,
+    and each thread passes and receives its N/2 accumulator registers in
+    the fragment layout `fat.wgmma` describes (thread t of the warpgroup:
+    rows 16·(t/32) + (t%32)/4 + 8r, columns 8i + 2·(t%4) + e in register
+    4i + 2r + e). A comes from a shared-memory descriptor (`a_smem`, B then
+    K-major: S = Q·Kᵀ) or from four 32-bit registers of packed 16-bit
+    pairs (`a_regs`: a0 = A[g][2t, 2t+1], a1 = A[g+8][2t, 2t+1], a2 =
+    A[g][2t+8, 2t+9], a3 = A[g+8][2t+8, 2t+9]; B then MN-major,
+    `transpose_b`: O += P·V). Without `acc` the accumulator starts at 0;
+    with `scale_d(%x)` it is ignored where %x = 0 at run time (tile overlap
+    starts a tile's O on its first P·V that way).
+
+    The instruction is asynchronous: issue it between `nvvm.wgmma.fence`
+    and `nvvm.wgmma.commit.group`, and read its results only through the
+    `fat.wgmma_wait` that retires the group.
+
+    Why not `nvvm.wgmma.mma_async`: it takes both operands as shared-memory
+    descriptors (no A from registers, which P·V needs to keep P out of
+    shared memory), its scale-d is a compile-time attribute, and its
+    accumulators travel as one LLVM struct. This op lowers to the PTX
+    instruction in `llvm.inline_asm`, its accumulators tied to the results.
+
+    ```mlir
+    %d:64 = fat.wgmma_async a_smem(%qdesc) b(%kdesc) shape [64, 128, 16] bf16
+    %o:64 = fat.wgmma_async a_regs(%p0, %p1, %p2, %p3) b(%vdesc) acc(%c0, ...)
+        transpose_b shape [64, 128, 16] bf16
+    ```
+  }];
+  let arguments = (ins Optional<I64>:$a_desc, Variadic<I32>:$a_regs,
+                   I64:$b_desc, Variadic<F32>:$acc, Optional<I32>:$scale_d,
+                   UnitAttr:$transpose_b, DenseI64ArrayAttr:$shape,
+                   TypeAttr:$elt);
+  let results = (outs Variadic<F32>:$results);
+  let assemblyFormat = [{
+    (`a_smem` `(` $a_desc^ `)`)? (`a_regs` `(` $a_regs^ `)`)?
+    `b` `(` $b_desc `)` (`acc` `(` $acc^ `)`)? (`scale_d` `(` $scale_d^ `)`)?
+    (`transpose_b` $transpose_b^)? `shape` $shape $elt attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_ScheduleFenceOp : Fat_Op<"schedule_fence",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "a basic-block boundary ptxas keeps";
