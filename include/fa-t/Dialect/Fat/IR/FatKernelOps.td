@@ -67,21 +67,25 @@ def Fat_WarpSpecializeOp : Fat_Op<"warp_specialize",
 def Fat_OperandFenceOp : Fat_Op<"operand_fence",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
-  let summary = "pins registers of an async wgmma behind the preceding wait";
+  let summary = "pins values to this point of the program";
   let description = [{
     Returns its operands unchanged (each result is the operand of the same
-    position), but as values defined at this point of the program: a
-    wgmma's accumulators are SSA results of the asynchronous instruction,
-    so nothing orders their first use after the `wgmma.wait_group` that
-    makes them valid, and LLVM may hoist arithmetic on them above it. Put
-    right after the wait, this op keeps every use of its results below it.
+    position), but as values defined here: no use of a result, and no
+    arithmetic on it, moves above this op, and LLVM cannot merge the
+    registers before and after it. The kernel uses it where a value's
+    registers must not be coalesced or rematerialized across a point: the
+    loop-carried O and P between the two copies of the steady loop (joined
+    with copies, ptxas would count them as redefining wgmma operands in a
+    pipeline stage and serialize every wgmma, C7513), and the thread
+    indices the epilogue's addresses derive from (hoisted to the kernel's
+    top, they would stay live through the main loop and spill at D = 256).
+    (`fat.wgmma_wait` does the same for the registers a wait makes valid.)
 
     Lowers to one empty volatile `llvm.inline_asm` per value with a tied
     operand (`=f,0` for f32, `=r,0` for i32): no instruction is emitted.
 
     ```mlir
-    nvvm.wgmma.wait.group.sync.aligned 1
-    %s0, %s1 = fat.operand_fence %a0, %a1 : f32, f32
+    %o0, %p0 = fat.operand_fence %o, %p : f32, i32
     ```
   }];
   let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$inputs);
