@@ -6,6 +6,17 @@
 // RUN: fa-t-opt %t/nvvm.mlir --pass-pipeline="builtin.module(gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,convert-gpu-to-nvvm,reconcile-unrealized-casts,canonicalize,cse),nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},gpu-module-to-binary{format=isa},fat-emit-kernels{output-dir=%t/step})" -o /dev/null
 // RUN: diff -r %t/one %t/step
 // RUN: ls %t/step | FileCheck %s --check-prefix=FILES
+// The other schedules, the same way: the plain loop without persistent CTAs
+// and forced FlashAttention-T choices (row sums on the tensor cores, a
+// quarter of the exponentials as the polynomial, O stored from registers).
+// RUN: mkdir -p %t/one2 %t/step2
+// RUN: fa-t-opt %s --fat-to-ptx="overlap=off persistent=off rowsum=mma exp2-poly=0.25 o-store=direct output-dir=%t/one2" -o /dev/null
+// RUN: fa-t-opt %s --fat-tensorize="rowsum=mma exp2-poly=0.25" -o %t/tensorized2.mlir
+// RUN: fa-t-opt %t/tensorized2.mlir --fat-pipeline="overlap=off persistent=off o-store=direct" -o %t/pipelined2.mlir
+// RUN: fa-t-opt %t/pipelined2.mlir --convert-fat-to-nvvm -o %t/nvvm2.mlir
+// RUN: fa-t-opt %t/nvvm2.mlir --pass-pipeline="builtin.module(gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,convert-gpu-to-nvvm,reconcile-unrealized-casts,canonicalize,cse),nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},gpu-module-to-binary{format=isa},fat-emit-kernels{output-dir=%t/step2})" -o /dev/null
+// RUN: diff -r %t/one2 %t/step2
+// RUN: ls %t/step2 | FileCheck %s --check-prefix=FILES2
 // RUN: FileCheck %s --check-prefix=PIPELINED < %t/pipelined.mlir
 // RUN: FileCheck %s --check-prefix=NVVM < %t/nvvm.mlir
 
@@ -17,6 +28,11 @@
 // FILES-DAG: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132.ptx
 // FILES-DAG: fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2q2_ot132c.json
 // FILES-DAG: fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2q2_ot132c.ptx
+
+// FILES2:    fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2g_nrl8e25.json
+// FILES2:    fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2g_nrl8e25.ptx
+// FILES2:    fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2_nre25.json
+// FILES2:    fat_attention_fwd_bf16_d64_h16_16_bhsd_lse_m192n128s2_nre25.ptx
 
 // PIPELINED:     gpu.module @fat_attention_fwd_bf16_d128
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 240) producer {
