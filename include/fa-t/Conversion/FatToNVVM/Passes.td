@@ -167,12 +167,14 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
     `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, each
-    wgmma step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait` (which returns the registers the
-    retired groups wrote: the async token), and the scheduling facts ptxas
-    needs as ops (`fat.operand_fence`, `fat.schedule_fence`) that
-    `--convert-fat-to-nvvm` lowers. The kernel depends only on the op's
-    static configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE),
-    its `fat.schedule` and the pass options, so identical configurations share one module. The
+    wgmma step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait`
+    (which returns the registers the retired groups wrote: the async
+    token), and the scheduling facts ptxas needs as ops
+    (`fat.operand_fence`, `fat.schedule_fence`) that `--convert-fat-to-nvvm`
+    lowers. The kernel depends only on the op's static configuration
+    (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE), its
+    `fat.schedule` and the pass options, so identical configurations share
+    one module. The
     op itself stays (the host calls the kernel through the runtime) and is
     tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
     kernel is recorded in the module attribute `fat.kernels`.
@@ -195,10 +197,12 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     (`--fat-tensorize`; without it: vector row sums, eager rescale, MUFU
     exponentials); with `rowsum=mma` the P·V wgmma gets 8 columns of ones
     (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides with
-    α·O. After the build `fat.schedule` holds what the kernel does: the
-    kernel drops tile overlap where one Q buffer fits or its registers
-    would not hold the pending tile, and a cost-model lazy rescale under
-    `pv-wait=early`.
+    α·O. After the build `fat.schedule` holds what the kernel does, with
+    its `block_m`, `block_n`, `stages`, `q_buffers`, `o_store` and
+    `pv_wait`: the kernel drops tile overlap where one Q buffer fits or its
+    registers would not hold the pending tile, and a cost-model lazy
+    rescale under `pv-wait=early`. Entries written by hand win over the
+    options, as the schedule keys do.
 
     Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
     through shared memory: each warp writes its 16 rows with `stmatrix`
@@ -218,8 +222,9 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     exponentials (ptxas schedules within basic blocks); `early` leaves it
     to ptxas. Example: `fat-pipeline{pv-wait=early}`.
 
-    The schedule stays visible in the kernel it builds: the structured ops
-    carry `fat.role` (the producer/consumer split), `fat.stage` ("ones",
+    The schedule stays visible in the kernel it builds: the role split is
+    the `fat.warp_specialize` (an `scf.if` tagged `fat.role` once lowered),
+    and the structured ops carry `fat.stage` ("ones",
     "load", "prologue", "mainloop", "mainloop-edge", "mask", "rescale",
     "epilogue"; ping-pong kernels without the lazy rescale run their main
     loop over the blocks no mask touches, then a "mainloop-edge" copy with
