@@ -254,23 +254,40 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     for (AttentionOp op : hostAttentionOps(top)) {
       if (op->hasAttr(kKernelAttrName))
         continue; // built by an earlier run
-      PipelineChoice choice = choosePipeline(op, options->blockM,
-                                             options->seqLen);
-      if (*forceOverlap)
-        choice.overlap = **forceOverlap;
-      if (*forcePingpong)
-        choice.pingpong = **forcePingpong;
-      if (*forcePersistent)
-        choice.persistent = **forcePersistent;
+      // What the op already says (fat-tensorize's keys, or entries written
+      // by hand) is the starting point: such a decision stands unless an
+      // option forces another, and the cost model sees the op's block-m.
+      HopperKernelOptions onOp = *options;
+      if (failed(applyScheduleAttr(op, onOp))) {
+        failedAny = true;
+        continue;
+      }
+      auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+      auto written = [&](StringRef key) { return dict && dict.get(key); };
+      auto decide = [&](const std::optional<bool> &forced, StringRef key,
+                        bool onOpValue, bool &choice) {
+        if (forced)
+          choice = *forced;
+        else if (written(key))
+          choice = onOpValue;
+      };
+      PipelineChoice choice = choosePipeline(op, onOp.blockM, onOp.seqLen);
+      decide(*forceOverlap, "overlap", onOp.schedule.overlap, choice.overlap);
+      decide(*forcePingpong, "pingpong", onOp.schedule.pingpong,
+             choice.pingpong);
+      decide(*forcePersistent, "persistent", onOp.schedule.persistent,
+             choice.persistent);
       // Ping-pong turns are the overlapped schedule's issue phases: a
       // forced overlap=off turns the automatic ping-pong off with it; and
       // the automatic ping-pong was measured with persistent CTAs only.
-      if ((!choice.overlap || !choice.persistent) && !*forcePingpong)
+      if ((!choice.overlap || !choice.persistent) && !*forcePingpong &&
+          !written("pingpong"))
         choice.pingpong = false;
-      // Tile overlap follows the forced choices above unless forced itself
-      // (the kernel refuses it without persistent CTAs and overlap).
-      choice.tileOverlap = *forceTileOverlap ? **forceTileOverlap
-                                             : autoTileOverlap(choice, isWindowed(op));
+      // Tile overlap follows the choices above unless decided itself (the
+      // kernel refuses it without persistent CTAs and overlap).
+      choice.tileOverlap = autoTileOverlap(choice, isWindowed(op));
+      decide(*forceTileOverlap, "tile_overlap", onOp.schedule.tileOverlap,
+             choice.tileOverlap);
       updateSchedule(op, {b.getNamedAttr("overlap",
                                          b.getBoolAttr(choice.overlap)),
                           b.getNamedAttr("pingpong",

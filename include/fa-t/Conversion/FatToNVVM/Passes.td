@@ -201,8 +201,10 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     its `block_m`, `block_n`, `stages`, `q_buffers`, `o_store` and
     `pv_wait`: the kernel drops tile overlap where one Q buffer fits or its
     registers would not hold the pending tile, and a cost-model lazy
-    rescale under `pv-wait=early`. Entries written by hand win over the
-    options, as the schedule keys do.
+    rescale under `pv-wait=early`. Entries already on the op (written by
+    hand) are decisions made: the kernel's entries win over this pass's
+    options, and a schedule key stands unless its option is given (`on` /
+    `off`); the cost model sees the op's `block_m`.
 
     Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
     through shared memory: each warp writes its 16 rows with `stmatrix`
