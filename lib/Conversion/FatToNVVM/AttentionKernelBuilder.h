@@ -28,8 +28,9 @@ namespace hopper {
 /// The schedule in the IR: discardable attributes on the structured ops of
 /// the kernel (scf.if / scf.for, which convert-scf-to-cf erases before
 /// translation to LLVM IR), so that `--fat-pipeline` output shows
-/// which role, stage and order each region is, and lit can check it:
-///   fat.role  = ["producer", "consumer"]          the warpgroup-role split
+/// which stage and order each region is, and lit can check it (the role
+/// split is the fat.warp_specialize op; its lowering tags the branch
+/// `fat.role`):
 ///   fat.tiles = "head-major-pairs" | "head-major"  persistent tile loop
 ///   fat.stage = "ones" | "load" | "prologue" | "mainloop" | "mask" |
 ///               "rescale" | "epilogue"
@@ -40,12 +41,6 @@ inline void tag(Operation *op, StringRef name, Attribute value) {
 }
 inline void tagStage(Operation *op, StringRef stage) {
   tag(op, "fat.stage", StringAttr::get(op->getContext(), stage));
-}
-inline ArrayAttr stringArray(MLIRContext *ctx, ArrayRef<StringRef> items) {
-  SmallVector<Attribute> attrs;
-  for (StringRef item : items)
-    attrs.push_back(StringAttr::get(ctx, item));
-  return ArrayAttr::get(ctx, attrs);
 }
 
 /// The values of the kernel that every stage of it reads.

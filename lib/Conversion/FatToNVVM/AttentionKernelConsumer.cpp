@@ -132,9 +132,9 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
   tagStage(loop, "mainloop");
   tag(loop, "fat.order",
-      stringArray(b.getContext(),
-                  {"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
-                   "O = alpha*O", "wait V(j)", "O += P(j)*V(j)", "wait O"}));
+      b.getStrArrayAttr({"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
+                         "O = alpha*O", "wait V(j)", "O += P(j)*V(j)",
+                         "wait O"}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
@@ -255,10 +255,9 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
   tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
                                                   : "mainloop");
   tag(loop, "fat.order",
-      stringArray(b.getContext(),
-                  {"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
-                   "O += P(j-1)*V(j-1)", "wait S (1 pending)", "softmax(j)",
-                   "wait O", "O = alpha*O"}));
+      b.getStrArrayAttr({"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
+                         "O += P(j-1)*V(j-1)", "wait S (1 pending)",
+                         "softmax(j)", "wait O", "O = alpha*O"}));
   {
     OpBuilder::InsertionGuard body(b);
     b.setInsertionPointToStart(loop.getBody());
@@ -359,10 +358,9 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
                                 hasWork, /*withElseRegion=*/true);
   tagStage(work, "prologue");
   tag(work, "fat.order",
-      stringArray(b.getContext(),
-                  {"wait K(0), V'", "S(0) = Q*K(0)^T", "O' += P'*V'",
-                   "wait S (1 pending)", "softmax(0)", "wait O'",
-                   "store O'", "mainloop"}));
+      b.getStrArrayAttr({"wait K(0), V'", "S(0) = Q*K(0)^T", "O' += P'*V'",
+                         "wait S (1 pending)", "softmax(0)", "wait O'",
+                         "store O'", "mainloop"}));
   OpBuilder::InsertionGuard guard(b);
   // No keys: this tile's rows get O = 0, LSE = −inf; the pending tile
   // stays pending.

@@ -234,13 +234,17 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     // nothing lowers (upstream's translation would fail on it later, naming
     // an unrealized cast).
     bool failedAny = false;
+    SmallVector<AttentionOp> hostOps;
     top.walk([&](AttentionOp op) {
-      if (auto device = op->getParentOfType<gpu::GPUModuleOp>()) {
-        op.emitOpError() << "inside gpu.module '" << device.getName()
-                         << "' is device code: the Hopper kernel is "
-                            "launched from host code, call it there";
-        failedAny = true;
+      auto device = op->getParentOfType<gpu::GPUModuleOp>();
+      if (!device) {
+        hostOps.push_back(op);
+        return;
       }
+      op.emitOpError() << "inside gpu.module '" << device.getName()
+                       << "' is device code: the Hopper kernel is "
+                          "launched from host code, call it there";
+      failedAny = true;
     });
     if (failedAny)
       return signalPassFailure();
@@ -251,7 +255,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       manifests.append(existing.getValue());
 
     Builder b(ctx);
-    for (AttentionOp op : hostAttentionOps(top)) {
+    for (AttentionOp op : hostOps) {
       if (op->hasAttr(kKernelAttrName))
         continue; // built by an earlier run
       // What the op already says (fat-tensorize's keys, or entries written

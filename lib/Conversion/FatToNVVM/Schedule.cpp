@@ -14,8 +14,9 @@
 //                  pv_wait = "late" | "early"
 //
 // fat-pipeline then builds the kernel the dictionary says (keys it lacks
-// take the untensorized defaults) and writes back what the kernel runs. The `auto` choices are a cost model fitted to
-// the ablation runs of docs/perf-log.md; every choice can be forced.
+// take the untensorized defaults) and writes back what the kernel runs. The
+// `auto` choices are a cost model fitted to the ablation runs of
+// docs/perf-log.md; every choice can be forced.
 //
 // This file has what both passes share: the problem
 // the cost models see, merging and reading the dictionary; the passes are
