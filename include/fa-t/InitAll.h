@@ -9,6 +9,7 @@
 #define FAT_INITALL_H
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/IR/FatDialect.h"
 #include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"

@@ -1,6 +1,6 @@
 """A model check of the Hopper kernel's synchronization protocol.
 
-The kernel (lib/Conversion/FatToNVVM/AttentionKernel*.cpp) coordinates one TMA
+The kernel (lib/Dialect/Fat/Hopper/Kernel/AttentionKernel*.cpp) coordinates one TMA
 producer thread and one to three consumer warpgroups (block-m = 64, 128,
 192) through mbarriers (Q full/empty,
 the K and V rings' full/empty) and, with ping-pong turns, named barriers 1 to 3 (one per consumer).

@@ -5,15 +5,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Schedule.h"
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 
 #include "mlir/Transforms/DialectConversion.h"
-
-#include "mlir/Target/LLVM/NVVM/Target.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
 namespace mlir {
 namespace fat {
@@ -24,14 +19,6 @@ namespace fat {
 
 using namespace mlir;
 using namespace mlir::fat;
-
-void mlir::fat::registerKernelTranslations(DialectRegistry &registry) {
-  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
-  registerBuiltinDialectTranslation(registry);
-  registerGPUDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerNVVMDialectTranslation(registry);
-}
 
 namespace {
 struct ConvertFatToNVVMPass

@@ -9,6 +9,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"

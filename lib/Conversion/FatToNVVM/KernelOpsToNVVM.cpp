@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HopperBuilders.h"
+#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"

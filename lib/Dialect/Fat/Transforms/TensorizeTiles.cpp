@@ -1,7 +1,7 @@
 //===- TensorizeTiles.cpp - the tiled online softmax onto warpgroup MMA ---===//
 //
-// The rewrite half of --fat-tensorize (the pass and its cost model live in
-// Conversion/FatToNVVM/Tensorize.cpp): given the choice, each KV step of the
+// The rewrite half of --fat-tensorize (the pass is Tensorize.cpp, its cost
+// model Hopper/Model/CostModel.cpp): given the choice, each KV step of the
 // tiled form becomes the ops the Hopper kernel executes, at tile
 // granularity (FatTensorOps.td):
 //

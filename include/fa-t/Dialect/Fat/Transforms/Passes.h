@@ -4,6 +4,9 @@
 
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -50,7 +53,7 @@ void populateFatTilePatterns(RewritePatternSet &patterns,
                              const AttentionTileSizes &sizes);
 
 /// How the tiled online softmax runs on the Hopper kernel: --fat-tensorize's
-/// choice (its cost model lives with the kernel, Tensorize.cpp), which the
+/// choice (its cost model lives with the kernel, Hopper/Model/CostModel.cpp), which the
 /// rewrite below turns into ops.
 struct TileTensorization {
   /// Ones columns appended to V for rowsum=mma: the narrowest wgmma N step.

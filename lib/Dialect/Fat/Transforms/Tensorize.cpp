@@ -1,4 +1,4 @@
-//===- Tensorize.cpp - fat-tensorize and its cost model -------------------===//
+//===- Tensorize.cpp - fat-tensorize --------------------------------------===//
 //
 // `--fat-tensorize`, the FlashAttention-T step: which softmax primitives of
 // the online softmax run on the tensor cores or off the per-block vector
@@ -11,13 +11,12 @@
 //   exp2_poly the fraction φ of exponentials on the FMA pipe (a polynomial)
 //             beside MUFU.EX2
 //
-// chooseTensorization is the cost model (fitted to docs/perf-log.md); every
-// choice can be forced with the pass's options for ablation.
+// chooseTensorization (Hopper/CostModel.cpp) is the cost model; every choice
+// can be forced with the pass's options for ablation.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Schedule.h"
-
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "llvm/ADT/SetVector.h"
@@ -26,97 +25,12 @@
 namespace mlir {
 namespace fat {
 #define GEN_PASS_DEF_FATTENSORIZE
-#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h.inc"
 } // namespace fat
 } // namespace mlir
 
 using namespace mlir;
 using namespace mlir::fat;
-
-/// Whether the kernel still fits in shared memory with the ones chunks.
-static bool onesChunksFit(const TileProblem &problem,
-                          const HopperKernelOptions &t) {
-  AttentionKernelConfig cfg;
-  cfg.headDim = problem.headDim;
-  cfg.headDimV = problem.headDimV;
-  cfg.schedule.rowsumMma = true;
-  cfg.blockM = t.blockM ? t.blockM : defaultBlockM(problem, cfg.schedule);
-  if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
-    return false;
-  cfg.stages = t.stages;
-  cfg.blockN = t.blockN ? t.blockN : defaultBlockN(problem, cfg.schedule);
-  return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
-}
-
-TensorizationChoice
-mlir::fat::chooseTensorization(AttentionOp op,
-                               const HopperKernelOptions &target) {
-  std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
-  if (!shape)
-    return TensorizationChoice();
-  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target);
-}
-
-TensorizationChoice
-mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
-                               const HopperKernelOptions &target) {
-  TensorizationChoice choice;
-  // Row sums on the tensor cores pay where every block is full and the P·V
-  // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
-  // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
-  // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
-  // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256). At D = 128 the
-  // persistent kernel's 176-key blocks, which leave no room for the ones
-  // chunks, measured faster still (+1…6% over the row sums, run 17).
-  // The ones chunks (block-n × 128 B per stage) must fit too: D = 128 with
-  // three 128-key stages does not. And the tensor cores sum P after its
-  // rounding to bf16/f16: O is unaffected (numerator and denominator use the
-  // same rounded P), but l, hence the LSE, then carries that rounding
-  // (|ΔLSE| up to ~2^-9 on short rows instead of f32 level), so kernels
-  // that output the LSE — for merges and backward passes — keep the vector
-  // sum.
-  // Under a causal mask with ping-pong (the pipeline's own choice, which
-  // this pass predicts with the same cost model: D = 64 below 4k keys) the
-  // row sums pay again: +7% / +3% / +2% at S = 512 / 1k / 2k, equal at 4k
-  // (perf log run 30) — the turns hide the ones columns' extra MMA work
-  // behind the other warpgroup's softmax, and the diagonal block's
-  // masking no longer sits on the critical path. Windows keep the vector
-  // sum (not measured).
-  // The same holds for the causal 192-row kernel with tile overlap (the
-  // pipeline's choice from 4k keys at D = 64): +7…9% at 4k…16k over the
-  // previous defaults (runs 40–41: the two-warpgroup kernel with turns at
-  // 4k, the 192-row kernel with vector sums and no tile overlap above).
-  PipelineChoice pipeline = choosePipeline(problem, target.blockM);
-  bool causalHidden = problem.causal && !problem.windowed &&
-                      (pipeline.pingpong || pipeline.tileOverlap);
-  choice.rowsumMma = problem.maxHeadDim() <= 64 &&
-                     (!problem.masked() || causalHidden) && !writesLse &&
-                     onesChunksFit(problem, target);
-  // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
-  // more than τ) where it pays with the late P·V wait it needs
-  // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
-  // early wait its branch serializes the overlapped wgmmas (C7513, −21%,
-  // perf log run 7; −20…30% at D = 128 with 128-key blocks in run 55).
-  // The key-block width does not matter: where the lazy rescale pays, the
-  // wait is late at any width.
-  {
-    AttentionKernelConfig late;
-    late.headDimV = problem.headDimV;
-    late.causal = problem.causal;
-    late.schedule.overlap = pipeline.overlap;
-    choice.lazyRescale = late.lazyRescalePays() && late.autoLatePVWait();
-  }
-  // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
-  // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64
-  // without a mask, below the row sums on the tensor cores there, and loses
-  // 1…3% elsewhere; φ ≥ 1/4 loses 2…21% everywhere). Re-measured on the
-  // three-warpgroup D = 64 kernels, whose MUFU work about equals their
-  // tensor work (run 60): φ = 1/16, 1/8, 3/16, 1/4 lose 1.7, 3.6, 6.3,
-  // 10.2% — the polynomial's 9 instructions lengthen each warpgroup's
-  // softmax chain, which binds, while MUFU's throughput does not.
-  choice.exp2Poly = 0.0;
-  return choice;
-}
 
 /// Parses `auto` (nullopt) or a fraction in [0, 1].
 static FailureOr<std::optional<double>> parseFraction(StringRef value) {

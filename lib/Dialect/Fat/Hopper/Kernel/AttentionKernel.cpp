@@ -46,6 +46,12 @@
 
 #include "AttentionKernelBuilder.h"
 
+#include "mlir/Target/LLVM/NVVM/Target.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
+
 using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
@@ -261,4 +267,12 @@ mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
   b.setInsertionPointToStart(entry);
   AttentionKernelBuilder(b, cfg).build(func, dynamicSmem);
   return module;
+}
+
+void mlir::fat::registerKernelTranslations(DialectRegistry &registry) {
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerBuiltinDialectTranslation(registry);
+  registerGPUDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
 }

@@ -15,11 +15,13 @@
 //   AttentionKernelEpilogue.cpp  O / l and the LSE to global memory
 //
 //===----------------------------------------------------------------------===//
-#ifndef FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H
-#define FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H
+#ifndef FAT_LIB_DIALECT_FAT_HOPPER_ATTENTIONKERNELBUILDER_H
+#define FAT_LIB_DIALECT_FAT_HOPPER_ATTENTIONKERNELBUILDER_H
 
-#include "HopperBuilders.h"
-#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
+#include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 
 namespace mlir {
 namespace fat {
@@ -312,4 +314,4 @@ private:
 } // namespace fat
 } // namespace mlir
 
-#endif // FAT_LIB_CONVERSION_FATTONVVM_ATTENTIONKERNELBUILDER_H
+#endif // FAT_LIB_DIALECT_FAT_HOPPER_ATTENTIONKERNELBUILDER_H

@@ -20,11 +20,14 @@
 //
 // This file has what both passes share: the problem
 // the cost models see, merging and reading the dictionary; the passes are
-// Tensorize.cpp (fat-tensorize) and Pipeline.cpp (fat-pipeline).
+// Transforms/Tensorize.cpp (fat-tensorize) and Transforms/Pipeline.cpp
+// (fat-pipeline), their cost models CostModel.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Schedule.h"
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
+
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 
 using namespace mlir;
 using namespace mlir::fat;

@@ -27,8 +27,8 @@
 // the registers.
 //
 //===----------------------------------------------------------------------===//
-#ifndef FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
-#define FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
+#ifndef FAT_DIALECT_FAT_HOPPER_HOPPERBUILDERS_H
+#define FAT_DIALECT_FAT_HOPPER_HOPPERBUILDERS_H
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -163,4 +163,4 @@ void buildTmaLoad(ImplicitLocOpBuilder &b, Value dst, Value tensorMap,
 } // namespace fat
 } // namespace mlir
 
-#endif // FAT_LIB_CONVERSION_FATTONVVM_HOPPERBUILDERS_H
+#endif // FAT_DIALECT_FAT_HOPPER_HOPPERBUILDERS_H

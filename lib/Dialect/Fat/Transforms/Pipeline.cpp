@@ -1,4 +1,4 @@
-//===- Pipeline.cpp - fat-pipeline and its cost model ---------------------===//
+//===- Pipeline.cpp - fat-pipeline ----------------------------------------===//
 //
 // `--fat-pipeline`: the asynchronous schedule of the Hopper kernel, recorded
 // in the op's `fat.schedule`:
@@ -10,81 +10,24 @@
 //                 blocks under a causal mask, balanced longest-with-shortest)
 //   tile_overlap  a tile's last P·V issued with the next tile's first Q·Kᵀ
 //
-// choosePipeline is the cost model (fitted to docs/perf-log.md); every
-// choice can be forced with the pass's options for ablation.
+// choosePipeline (Hopper/CostModel.cpp) is the cost model; every choice can
+// be forced with the pass's options for ablation. The pass then builds the
+// kernel (Hopper/AttentionKernel*.cpp) in the pipelined form.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Schedule.h"
+#include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 namespace mlir {
 namespace fat {
 #define GEN_PASS_DEF_FATPIPELINE
-#include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h.inc"
 } // namespace fat
 } // namespace mlir
 
 using namespace mlir;
 using namespace mlir::fat;
-
-/// Tile overlap: a persistent CTA issues a tile's last P·V with its next
-/// tile's first Q·Kᵀ and stores the tile's O under that block's softmax.
-/// Measured (perf log runs 34–35, against the same kernels without it):
-/// without ping-pong turns the tensor cores otherwise idle through every
-/// tile's last P·V, O store and first softmax — +8% at S = 512 / 1k, +2%
-/// from 2k for D = 64 without a mask (192 rows, three warpgroups); with
-/// turns the other warpgroup's GEMMs already fill that gap and the longer
-/// first turn costs 1…3% (D = 128, causal D = 64 with turns). The causal
-/// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
-/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s;
-/// as the default +7…9%, runs 40–41);
-/// its masked blocks then compare with per-row limits, the form that fits
-/// its registers (AttentionKernelConfig::maskByRowLimits). Windows get
-/// persistent CTAs only when forced and were not measured with it.
-static bool autoTileOverlap(const PipelineChoice &choice, bool windowed) {
-  return choice.persistent && choice.overlap && !choice.pingpong && !windowed;
-}
-
-PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
-                                         int64_t seqLen) {
-  if (std::optional<TileProblem> shape = getTileProblem(op, seqLen))
-    return choosePipeline(*shape, blockM);
-  // Head dims the kernel does not serve: nothing to choose but the overlap.
-  return PipelineChoice();
-}
-
-PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
-                                         int64_t blockM) {
-  PipelineChoice choice;
-  choice.overlap = true; // +5.5% over the grid (perf log run 5)
-  // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
-  // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
-  // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
-  // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
-  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256; with
-  // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
-  // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
-  // windows, whose tiles the pairs would not balance: off there.
-  choice.persistent = !problem.windowed;
-  // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
-  // next-tile start overlap the other's GEMMs. Measured (run 20, against
-  // the persistent kernel without it): D = 128 +2…5% without a mask and
-  // +1…5% causal, D = 64 causal +1.5…2.5%; at D = 64 without a mask it
-  // ties with the tensor-core row sums chosen there (and without persistent
-  // CTAs it did not combine with them, −2…5%, run 10), so the simpler
-  // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
-  // The automatic turns are for two consumer warpgroups (block-m = 128):
-  // where the automatic block-m takes three (defaultBlockM: D = 64 without
-  // a mask, or causal and tuned for 4k keys or more) turns round the three
-  // measured +0…1% (run 45), so there is none.
-  int64_t d = problem.maxHeadDim();
-  if (blockM == 0)
-    blockM = defaultBlockM(problem, KernelSchedule());
-  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
-                    (problem.masked() || d > 64);
-  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
-  return choice;
-}
 
 /// Parses an auto/on/off option (also true/false, 1/0).
 static FailureOr<std::optional<bool>> parseTriState(StringRef value) {

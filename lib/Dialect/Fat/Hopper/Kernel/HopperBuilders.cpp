@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HopperBuilders.h"
+#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/FormatVariadic.h"

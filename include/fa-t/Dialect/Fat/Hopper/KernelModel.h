@@ -1,0 +1,504 @@
+//===- KernelModel.h - the Hopper kernel's configuration and cost models -===//
+//
+// What the Hopper attention kernel is made of (its schedule, tile shapes,
+// shared-memory layout, registers) and the cost models that choose it:
+// fat-tile's block shapes, fat-tensorize's FlashAttention-T primitives and
+// fat-pipeline's asynchronous schedule read the same functions, so a pass
+// run alone on printed IR predicts what the next one chooses.
+//
+//===----------------------------------------------------------------------===//
+#ifndef FAT_DIALECT_FAT_HOPPER_KERNELMODEL_H
+#define FAT_DIALECT_FAT_HOPPER_KERNELMODEL_H
+
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+namespace mlir {
+namespace fat {
+
+/// How the consumer warpgroups schedule their work (pass options; the
+/// defaults are the measured-best choices, docs/perf-log.md).
+struct KernelSchedule {
+  /// Intra-warpgroup overlap: iteration j issues S_j = Q·K_jᵀ and
+  /// O += P_{j−1}·V_{j−1} back to back, waits only for S_j, and runs the
+  /// softmax of S_j while the P·V wgmma of the previous block still runs.
+  bool overlap = true;
+  /// Ping-pong: the consumer warpgroups take turns issuing their GEMMs
+  /// (named barriers 1 … n), so one's softmax overlaps the others' GEMMs.
+  /// Needs two or three consumer warpgroups (block-m = 128 or 192).
+  bool pingpong = false;
+  /// FlashAttention-T row sums: l = rowsum(P) by the tensor cores. The P·V
+  /// wgmma gets 8 extra B columns of ones (a constant shared-memory chunk
+  /// beside each V stage), so its accumulator carries l = Σ_j P·1 next to O
+  /// and the rescale α·l rides along with α·O. Needs Dv + 8 ≤ 256.
+  bool rowsumMma = false;
+  /// Lazy rescale: a row's reference max m only moves when the block max
+  /// exceeds it by more than `rescaleThreshold` in log2 units; otherwise
+  /// P = exp2(c·S − c·m) ≤ 2^threshold and O, l are not rescaled. A warp
+  /// skips the O multiply when none of its rows moved.
+  bool lazyRescale = false;
+  double rescaleThreshold = 8.0;
+  /// Fraction of the softmax exponentials P = 2^x computed by a polynomial
+  /// on the FMA pipe (hopper::buildExp2Poly) instead of MUFU.EX2, in
+  /// [0, 1]: MUFU issues 16 per cycle per SM against 128 FMAs, so at small
+  /// head dims the exponentials, not the GEMMs, bound the loop. The chosen
+  /// elements are spread evenly over each row's registers.
+  double exp2Poly = 0.0;
+  /// Persistent CTAs: the grid is min(units, num-sms) CTAs, each looping
+  /// over the work units u ≡ blockIdx.x mod num-sms, head-major: a query
+  /// block, or with a causal mask the pair of query blocks p and nM − 1 − p
+  /// (equal work for every p). The producer runs ahead into the next
+  /// tile's Q, K and V while the consumers finish a tile and store its O,
+  /// and the prologue of a CTA (barriers, ones chunks) is paid once per SM.
+  bool persistent = false;
+  /// Overlap across tiles (persistent CTAs with overlap): the last
+  /// O += P·V of tile t is issued together with the first S = Q·Kᵀ of the
+  /// CTA's next tile and runs under that block's softmax; tile t's O is
+  /// stored after it. A tile of n key blocks then takes n GEMM-issue turns
+  /// instead of n + 1, and the tensor cores get no fill/drain bubble at tile
+  /// boundaries. The first P·V of each tile overwrites the accumulator
+  /// (wgmma scale-d = 0) instead of adding to a zeroed one.
+  bool tileOverlap = false;
+
+  bool operator==(const KernelSchedule &o) const {
+    return overlap == o.overlap && pingpong == o.pingpong &&
+           rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
+           rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly &&
+           persistent == o.persistent && tileOverlap == o.tileOverlap;
+  }
+};
+
+/// The op attribute holding the schedule chosen by fat-tensorize and
+/// fat-pipeline: a dictionary with keys overlap, pingpong (bool), rowsum
+/// ("vector" | "mma"), rescale ("always" | "lazy"), rescale_threshold (f64),
+/// exp2_poly (f64 fraction in [0, 1]), persistent (bool), and forced (bool:
+/// some entry was forced by an option instead of chosen by the cost model).
+constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
+/// The kernel a host fat.attention calls (`@<module>::@<entry>`), set by
+/// fat-pipeline when it builds the kernel.
+constexpr llvm::StringLiteral kKernelAttrName = "fat.kernel";
+
+/// The FlashAttention-T primitives the cost model picks for an op.
+struct TensorizationChoice {
+  bool rowsumMma = false;
+  bool lazyRescale = false;
+  double exp2Poly = 0.0;
+};
+/// The consumer schedule the cost model picks for an op.
+struct PipelineChoice {
+  bool overlap = true;
+  bool pingpong = false;
+  bool persistent = false;
+  bool tileOverlap = false;
+};
+/// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
+/// and mask; see Hopper/Model/CostModel.cpp for the measurements behind
+/// each rule.
+struct HopperKernelOptions;
+struct TileProblem;
+TensorizationChoice chooseTensorization(AttentionOp op,
+                                        const HopperKernelOptions &target);
+PipelineChoice choosePipeline(AttentionOp op, int64_t blockM, int64_t seqLen);
+/// The same models on a problem read off the tiled form (fat-tensorize
+/// there): `writesLse` whether the LSE is an output.
+TensorizationChoice chooseTensorization(const TileProblem &problem,
+                                        bool writesLse,
+                                        const HopperKernelOptions &target);
+PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
+
+/// The schedule's words, one spelling for the pass options, `fat.schedule`
+/// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".
+/// The parsers return nullopt for any other word.
+StringRef rowsumName(bool mma);
+std::optional<bool> parseRowsumMma(StringRef word);
+StringRef rescaleName(bool lazy);
+std::optional<bool> parseLazyRescale(StringRef word);
+
+/// Overrides `options` with the op's `fat.schedule` entries (the schedule
+/// keys, and the kernel's block_m, block_n, stages, q_buffers, o_store,
+/// pv_wait that fat-pipeline records after building); emits an error naming
+/// the entry and fails on a malformed one. `forced` (if given) receives the
+/// dictionary's `forced` entry: true when some choice was forced by a pass
+/// option rather than made by the cost model.
+LogicalResult applyScheduleAttr(AttentionOp op, HopperKernelOptions &options,
+                                bool *forced = nullptr);
+
+/// Target choices of the Hopper kernel: the pass options.
+struct HopperKernelOptions {
+  std::string sm = "sm_90a";
+  /// 0 = defaultBlockM.
+  int64_t blockM = 0;
+  /// 0 = defaultBlockN.
+  int64_t blockN = 0;
+  int64_t stages = 2;
+  /// 0 = 2 for persistent kernels where they fit, else 1.
+  int64_t qBuffers = 0;
+  /// Skv to tune the default tiles for (TileProblem); 0 = the op's static
+  /// key length, if any.
+  int64_t seqLen = 0;
+  int64_t ptxVersion = 80;
+  /// SMs of the target (H100 SXM and H200: 132): persistent kernels launch
+  /// at most this many CTAs, one per SM.
+  int64_t numSMs = 132;
+  /// How O reaches global memory (the `o-store` option): true = staged
+  /// through shared memory, false = straight from the accumulator
+  /// registers, nullopt = staged wherever the kernel can
+  /// (AttentionKernelConfig::canStageO).
+  std::optional<bool> stageO;
+  /// Where the overlapped main loop waits for P_{j−1}·V_{j−1} (the
+  /// `pv-wait` option): true = late, after the softmax of S_j behind a
+  /// scheduling fence, false = where ptxas puts it, nullopt = late where it
+  /// pays (AttentionKernelConfig::lateWaitPays).
+  std::optional<bool> latePVWait;
+  KernelSchedule schedule;
+};
+
+/// Everything the generated kernel depends on. Two fat.attention ops with
+/// equal configurations share one kernel.
+struct AttentionKernelConfig {
+  bool isF16 = false; ///< else bf16
+  int64_t headDim = 0, headDimV = 0;
+  int64_t numHeadsQ = 0, numHeadsKV = 0;
+  Layout layout = Layout::BHSD;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1;
+  /// A sliding-window bound on either side.
+  bool windowed() const { return windowLeft >= 0 || windowRight >= 0; }
+  /// Some keys are hidden: causal or windowed.
+  bool masked() const { return causal || windowed(); }
+  /// The last visible key of a row as an offset from its diagonal (key ≤
+  /// row + diag + edge): 0 under the causal mask, the window's right
+  /// extent, or none.
+  std::optional<int64_t> rightEdge() const {
+    if (causal)
+      return 0;
+    if (windowRight >= 0)
+      return windowRight;
+    return std::nullopt;
+  }
+  bool lse = false;
+  int64_t blockM = 128, blockN = 128, stages = 2;
+  /// Q buffers: 2 lets a persistent CTA's producer load tile t+1's Q while
+  /// tile t still reads its own (tile t uses buffer t mod qBuffers).
+  int64_t qBuffers = 1;
+  /// The key-sequence length the default tiles were tuned for (0 = any).
+  int64_t seqLen = 0;
+  /// The epilogue stages O through shared memory: each warp writes its 16
+  /// normalized rows with stmatrix into a staging area, reads them back as
+  /// 16-byte row segments and stores those, so a warp's store covers whole
+  /// 128-byte lines instead of 8 rows × 16 bytes (8× fewer L1 wavefronts;
+  /// the direct stores took a quarter of the time at D = 256, S = 512,
+  /// perf log run 47). The staging area is the warpgroup's own rows of the
+  /// tile's Q buffer (dead after the tile's last S = Q·Kᵀ; persistent
+  /// kernels then release Q after the epilogue), or, for persistent
+  /// kernels with one Q buffer (stageOInV), the V stage of the tile's last
+  /// key block.
+  bool stageO = false;
+  /// Persistent kernels with one Q buffer stage O in the last key block's
+  /// V stage rather than in Q: holding the only Q buffer through the
+  /// epilogue would delay the next tile's Q load (its first S waited ~1 µs
+  /// for it, perf log run 50). All consumer warpgroups must be done with
+  /// that V (a named barrier, kEpilogueBarrier), which is released after
+  /// the epilogue; a tile without key blocks stages in Q instead.
+  bool stageOInV() const { return stageO && oStagingAreaIsV(); }
+  /// The overlapped main loop waits for P_{j−1}·V_{j−1} only after the
+  /// softmax of S_j (its exponentials, row maxima and sums): the P_j packs
+  /// follow the wait and a scheduling fence precedes it
+  /// (hopper::buildSchedulingFence). Without it ptxas lifts the wait above
+  /// the softmax — the 16-bit packs of P_j may reuse P_{j−1}'s registers
+  /// only after it, and ptxas schedules the packs (and so the wait) as
+  /// early as their inputs allow — so the softmax never ran under the P·V
+  /// the schedule overlaps it with (perf log run 54).
+  bool latePVWait = false;
+  /// The late wait needs the overlapped loop: the plain loop has no P·V in
+  /// flight during a softmax. With tile overlap it also fences the wait of
+  /// a tile's first block (the pending tile's P·V runs under softmax_0).
+  bool canWaitLate() const {
+    return schedule.overlap;
+  }
+  /// pv-wait=auto's rule: late where a block's P·V is at least 160 keys ×
+  /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80) —
+  /// the longer the P·V, the more of the softmax fits under it — or where
+  /// the lazy rescale pays, which needs it (lazyRescalePays). Measured
+  /// (perf log run 54, against ptxas's placement in the same run): D = 128
+  /// +1.3…1.9% from 4k keys without a mask; D = 256 with 80-key blocks
+  /// +1.6…2.7% without a mask, +0.7…1.6% causal. Alone, smaller blocks
+  /// lose: D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k; D = 64 −1…2.5%
+  /// with two consumer warpgroups and −6…16% with three (run 57; with the
+  /// lazy rescale −1…5%) — there the three warpgroups' softmaxes already
+  /// fill the tensor cores' gaps, and the 160-register kernel loses ILP.
+  bool lateWaitPays() const {
+    return headDimV >= 128 &&
+           (blockN * headDimV >= 160 * 128 || lazyRescalePays());
+  }
+  /// Where fat-tensorize's rescale=auto takes the lazy rescale, given the
+  /// late wait (without it the lazy branch serializes the wgmmas, C7513):
+  /// where O's rescale is a large share of the vector work, Dv = 256 or
+  /// under the causal mask. Measured (runs 55, 58, against the defaults):
+  /// D = 256 +4.2…4.7% from 1k keys with 80-key blocks, +2.7…5.0% with 64
+  /// (S ≤ 1k); D = 128 causal +1.7…2.2% from 4k (160 keys), −0.3 / +0.9 /
+  /// +2.7% at 512 / 1k / 2k (128 keys); D = 128 without a mask ±1%, so off.
+  bool lazyRescalePays() const { return headDimV >= 256 || causal; }
+  /// pv-wait=auto's choice (fat-tensorize predicts it for the lazy rescale).
+  bool autoLatePVWait() const { return canWaitLate() && lateWaitPays(); }
+  /// Where staged O would go: the last V stage for persistent kernels with
+  /// one Q buffer, else Q.
+  bool oStagingAreaIsV() const {
+    return schedule.persistent && qBuffers == 1;
+  }
+  /// Columns of O staged per round: all Dv in Q; in a V stage as many as
+  /// 16 rows per consumer warp fit (a power of two, 64 at least: the
+  /// swizzle permutes 8 chunks of 16 bytes), e.g. 128 of D = 256's
+  /// columns in an 80-key stage, in two rounds.
+  int64_t oStagingColumns() const {
+    if (!oStagingAreaIsV())
+      return headDimV;
+    int64_t fit = vLoadBytes() / (4 * numConsumerWarpgroups() * 16 * 2);
+    int64_t cols = 64;
+    while (cols * 2 <= std::min(fit, headDimV))
+      cols *= 2;
+    return cols <= fit ? cols : 0;
+  }
+  /// Whether O can be staged: it fits the warpgroup's Q rows (Dv ≤ D) or,
+  /// with one Q buffer, 64 columns of it fit the last V stage and the loop
+  /// is the overlapped one (whose drain the V release moves out of); the
+  /// epilogue stores the current tile (tile overlap stores the pending one
+  /// during the next tile); and the consumers have 240 or more registers:
+  /// of the 160-register (three-warpgroup) kernels, the windowed one with
+  /// the LSE spilled 16 bytes staged.
+  bool canStageO() const {
+    return headDimV <= headDim && !schedule.tileOverlap &&
+           consumerRegisters() >= 240 &&
+           (!oStagingAreaIsV() ||
+            (schedule.overlap && oStagingColumns() >= 64));
+  }
+  /// Whether staging pays, o-store=auto's rule. The direct epilogue costs
+  /// 16·Dv L1 wavefronts per CTA (8 per warp store of 8 rows × 16 bytes):
+  /// 1024 (~0.5 µs) at Dv = 64 are less than staging's own stmatrix,
+  /// barrier and read-back cost (−1% at causal D = 64, S ≤ 2k). With two Q
+  /// buffers (or a CTA of one tile) holding Q until the epilogue is over
+  /// costs nothing more: the producer refills that buffer only with tile
+  /// t+2's Q, after tile t+1's K and V. With one, O goes through the last
+  /// V stage (stageOInV), whose named barrier makes each warpgroup wait
+  /// for the others' last P·V: that pays at Dv = 256 (4096 wavefronts,
+  /// ~2.2 µs, no ping-pong) where tiles are short — not without a mask
+  /// when tuned for 8k keys or more (100+ blocks per tile: −1% there);
+  /// the one-buffer kernels at Dv = 128 take turns (ping-pong), and the
+  /// barrier stalls the turns (−0.5…1.5% from 8k). Measured (perf log
+  /// runs 48–51): staged +1…15% at Dv = 128 with two Q buffers; at
+  /// Dv = 256 (one buffer, in the V stage) +14…18% at 512, +9…12% at 1k,
+  /// +2…5% at 4k.
+  bool stagingPays() const {
+    return stagingPaysForShape() &&
+           (!schedule.persistent || qBuffers == 2 || masked() || seqLen == 0 ||
+            seqLen < 8192);
+  }
+  /// stagingPays without the tuned length: the name of a kernel spells
+  /// out o-store where it differs from this (seq-len is not in the name).
+  bool stagingPaysForShape() const {
+    if (headDimV < 128)
+      return false;
+    return !schedule.persistent || qBuffers == 2 || headDimV >= 256;
+  }
+  KernelSchedule schedule;
+  std::string sm = "sm_90a";
+  int64_t ptxVersion = 80;
+  /// Persistent kernels: the most CTAs to launch (the target's SMs).
+  int64_t numSMs = 132;
+  /// Whether the schedule was forced (an ablation variant) rather than
+  /// chosen by the cost model; the manifest says so, and kernel lookup
+  /// prefers the cost model's kernel of a config.
+  bool scheduleForced = false;
+
+  /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
+  /// warpgroup is the TMA producer.
+  int64_t numConsumerWarpgroups() const { return blockM / 64; }
+  int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
+  /// Registers of a consumer thread: with two or three consumer warpgroups
+  /// the producer gives its registers away (setmaxnreg 24) and the
+  /// consumers rise to 240 (128·24 + 256·240 ≤ 65536) or 160 (128·24 +
+  /// 384·160 ≤ 65536); with one, every thread already has up to 255.
+  /// setmaxnreg.inc takes registers only from those the CTA's own warps
+  /// released, out of its launch allocation (⌊65536 / threads⌋ rounded
+  /// down to 8: 168 for 384 threads, 128 for 512); asking for more waits
+  /// forever. So the rise is at most launch + (launch − 24)·128 / (128·c):
+  /// 168 + 72 = 240, 128 + 34 → 160; a fourth warpgroup (640 threads, 96
+  /// each) could reach only 112, and its kernels measured slower (perf log
+  /// run 61).
+  int64_t consumerRegisters() const {
+    int64_t consumers = numConsumerWarpgroups();
+    return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
+  }
+  /// Whether the overlapped steady loop is built twice: over the blocks
+  /// below the first one a mask can touch (ragged tail, causal diagonal,
+  /// right window edge), whose body has no mask test and so no branch in
+  /// the softmax, then over the rest ("mainloop-edge"). Measured (perf
+  /// log runs 62–63, against the single loop in the same run): the
+  /// ping-pong kernels without the lazy rescale gain — causal D = 64 below
+  /// 4k keys +0.8 / +2.6 / +2.7% and +1.5 / +2.3 / +2.7% at S = 512 / 1k /
+  /// 2k, D = 128 without a mask −0.6…+1.4% — while the others lose up to
+  /// 3% (the 192-row kernels, the lazy rescale's kernels). The first
+  /// block split the same way lost 3…5% (run 64): it stays one copy.
+  bool splitMaskedTail() const {
+    return schedule.pingpong && !schedule.lazyRescale && windowLeft < 0;
+  }
+  /// Whether a masked block compares each element's key with per-row
+  /// limits (one limit per row and bound, computed once per block) rather
+  /// than building each key's index and comparing it with every bound.
+  /// The limits cost ~120 SASS instructions less per 128-key block but
+  /// keep their loop-invariant parts live: 240 and 255 registers hold
+  /// them; of the 160-register (three-warpgroup) kernels, ptxas keeps
+  /// them without spilling only in the masked ones with tile overlap,
+  /// whose per-key form instead spills 56…64 bytes (the first block's
+  /// mask beside the pending tile), while the others spill 40…52 bytes
+  /// with the limits and none per key. lit test/PTX/grid-kernels-no-spill
+  /// pins the default kernels.
+  bool maskByRowLimits() const {
+    return consumerRegisters() >= 240 || (masked() && schedule.tileOverlap);
+  }
+  int64_t elementBytes() const { return 2; }
+
+  /// Shared-memory layout (byte offsets from a 1024-byte aligned base):
+  ///
+  ///   [ Q buffer 0 .. qBuffers-1: D/64 chunks of blockM x 128 B each ]
+  ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
+  ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
+  ///   [ mbarriers: q, fullK[stages], fullV[stages], emptyK[stages],
+  ///     emptyV[stages], (persistent) qEmpty, (two Q buffers) qFull1,
+  ///     qEmpty1 (8 B each) ]
+  ///
+  /// K and V of a stage have barriers of their own: the consumers release
+  /// K_j as soon as S_j is computed, long before they are done with V_j.
+  ///
+  /// Every chunk is one 128B-swizzled TMA box whose rows are 128 bytes, so
+  /// each starts on a 1024-byte boundary as the swizzle and the wgmma
+  /// descriptors (base_offset 0) require.
+  int64_t qBytes() const { return blockM * headDim * elementBytes(); }
+  int64_t kStageBytes() const { return blockN * headDim * elementBytes(); }
+  /// Bytes TMA writes into one V stage, and the stage's footprint: with
+  /// rowsumMma one more 64-column chunk of constant ones follows the V
+  /// chunks, where the P·V wgmma's extra B columns read it.
+  int64_t vLoadBytes() const { return blockN * headDimV * elementBytes(); }
+  int64_t onesChunkBytes() const { return schedule.rowsumMma ? blockN * 128 : 0; }
+  int64_t vStageBytes() const { return vLoadBytes() + onesChunkBytes(); }
+  /// Columns of the P·V accumulator: Dv, plus the 8 ones columns.
+  int64_t pvColumns() const { return headDimV + (schedule.rowsumMma ? 8 : 0); }
+  int64_t kOffset() const { return qBuffers * qBytes(); }
+  int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
+  int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
+  /// Persistent kernels add qEmpty (index 1 + 4·stages): the consumers
+  /// release Q when their last S = Q·Kᵀ of a tile is done, and the producer
+  /// loads the next tile's Q into it.
+  int64_t numBarriers() const {
+    return 1 + 4 * stages + (schedule.persistent ? 1 : 0) +
+           (qBuffers == 2 ? 2 : 0);
+  }
+  /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
+  /// for aligning the base at run time.
+  int64_t dynamicSmemBytes() const {
+    return barrierOffset() + 8 * numBarriers() + 1024;
+  }
+
+  /// The kernel's name: entry symbol, gpu.module name and file stem.
+  std::string kernelName() const;
+  /// The manifest of docs/kernel-abi.md as JSON text.
+  std::string manifestJson() const;
+};
+
+/// The named barrier the consumer warpgroups meet at before staging O in
+/// the last V stage (AttentionKernelConfig::stageOInV): ids 1 to 3 are
+/// ping-pong's turns.
+constexpr int64_t kEpilogueBarrier = 4;
+/// Largest dynamic shared memory one block may use on sm_90 (227 KB).
+constexpr int64_t kMaxSharedMemoryPerBlock = 232448;
+
+/// Whether a kernel can be built for PTX ISA `version` (the `ptx` option,
+/// 80 = 8.0): 8.0 or newer (wgmma, setmaxnreg), and known to LLVM 22's NVPTX
+/// backend (+ptx80 ... +ptx88, +ptx90). Any other value would reach
+/// nvvm-attach-target as a feature LLVM ignores with a warning, and the PTX
+/// would declare an older `.version` than its instructions need.
+bool isSupportedPTXVersion(int64_t version);
+
+/// The supported `ptx` values, as diagnostics name them.
+constexpr const char *kSupportedPTXVersions = "80 to 88, or 90";
+
+/// Head dims the kernel serves: whole 128-byte swizzle rows of 16-bit
+/// elements, up to one wgmma N of 256.
+bool isSupportedHeadDim(int64_t d);
+/// Keys per KV block the kernel serves: 64 to 192 in steps of 16 (the N of
+/// S = Q·Kᵀ's wgmma, and whole k16 steps of P·V). 256 keys spill: S, the
+/// next block's S in flight and O no longer fit 240 registers. Shared
+/// memory bounds it further per head dim (80 at D = 256, FlashAttention-3's
+/// tile there; 192 at D = 128 with two stages).
+bool isSupportedBlockN(int64_t blockN);
+/// What the default tile sizes depend on besides the schedule: the head
+/// dims, the mask, and the key-sequence length the kernel is tuned for.
+/// Every kernel serves every length; `seqLen` only picks the tiles that
+/// measured fastest around it (0 = unknown: tiles good at every length).
+struct TileProblem {
+  int64_t headDim = 0, headDimV = 0;
+  bool causal = false, windowed = false;
+  int64_t seqLen = 0;
+  int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
+  bool masked() const { return causal || windowed; }
+};
+/// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
+/// still fit in shared memory, and 80 measured faster than 64), 64 when
+/// tuned for Skv ≤ 512 (≤ 1k causal); at 64 < D ≤
+/// 128 with persistent CTAs and vector row sums, without a mask 176 (128
+/// when tuned for Skv < 2048, 160 for Skv < 8192: two Q buffers then fit),
+/// with the causal mask 160 when tuned for Skv ≥ 4096; else 128.
+int64_t defaultBlockN(const TileProblem &problem,
+                      const KernelSchedule &schedule);
+/// Query rows per CTA: 64, 128 or 192 (one, two or three consumer
+/// warpgroups; 192 only at D = 64, where 160 registers per thread hold S, P
+/// and O).
+bool isSupportedBlockM(int64_t blockM);
+/// block-m = 0's choice: 192 at D, Dv ≤ 64 without ping-pong or a window,
+/// without a mask or, causal, when tuned for Skv ≥ 8192 (FlashAttention-3's
+/// D = 64 tile); else 128.
+int64_t defaultBlockM(const TileProblem &problem,
+                      const KernelSchedule &schedule);
+/// The Skv a kernel for `op` is tuned for: `option` (the passes' `seq-len`)
+/// when positive, else the op's static key length, else 0 (unknown).
+int64_t getTunedSeqLen(AttentionOp op, int64_t option);
+/// Depth of the K/V ring: 1 to 4.
+bool isSupportedStages(int64_t stages);
+/// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head
+/// dim) or isSupportedBlockN, isSupportedStages. The cost models only size supported
+/// kernels (the shared-memory arithmetic then stays far from overflow);
+/// convert-fat-to-nvvm diagnoses the rest.
+bool isSupportedBlocking(int64_t blockM, int64_t blockN, int64_t stages);
+
+/// Reads the static configuration of `op` under `options`. Emits an error at
+/// the op naming what is supported and fails when the kernel cannot handle
+/// the op (dtype, head dims, dynamic heads, block sizes, shared memory).
+FailureOr<AttentionKernelConfig>
+getAttentionKernelConfig(AttentionOp op, const HopperKernelOptions &options);
+
+/// Whether the op has a sliding window on either side.
+bool isWindowed(AttentionOp op);
+
+/// The problem the cost models see for `op`; none for head dims the Hopper
+/// kernel does not serve.
+std::optional<TileProblem> getTileProblem(AttentionOp op,
+                                          int64_t seqLenOption);
+
+/// Merges `entries` into the op's `fat.schedule` (an entry already there is
+/// replaced); `forced` marks the dictionary as an ablation variant.
+void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries,
+                    bool forced);
+
+/// The fat.attention ops under `root` outside device code.
+SmallVector<AttentionOp> hostAttentionOps(Operation *root);
+
+/// tile-overlap=auto's rule given the other pipeline choices.
+bool autoTileOverlap(const PipelineChoice &choice, bool windowed);
+
+} // namespace fat
+} // namespace mlir
+
+#endif // FAT_DIALECT_FAT_HOPPER_KERNELMODEL_H

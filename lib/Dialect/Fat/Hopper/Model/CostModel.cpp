@@ -1,0 +1,159 @@
+//===- CostModel.cpp - the auto choices of fat-tensorize, fat-pipeline ---===//
+//
+// The cost models behind `auto`: chooseTensorization (fat-tensorize: which
+// softmax primitives run on the tensor cores, FlashAttention-T) and
+// choosePipeline (fat-pipeline: the asynchronous schedule), both on the
+// problem the passes read off the op or the tiles. Each rule cites the
+// perf-log runs it was fitted to (docs/perf-log.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+
+/// Whether the kernel still fits in shared memory with the ones chunks.
+static bool onesChunksFit(const TileProblem &problem,
+                          const HopperKernelOptions &t) {
+  AttentionKernelConfig cfg;
+  cfg.headDim = problem.headDim;
+  cfg.headDimV = problem.headDimV;
+  cfg.schedule.rowsumMma = true;
+  cfg.blockM = t.blockM ? t.blockM : defaultBlockM(problem, cfg.schedule);
+  if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
+    return false;
+  cfg.stages = t.stages;
+  cfg.blockN = t.blockN ? t.blockN : defaultBlockN(problem, cfg.schedule);
+  return cfg.dynamicSmemBytes() <= kMaxSharedMemoryPerBlock;
+}
+
+TensorizationChoice
+mlir::fat::chooseTensorization(AttentionOp op,
+                               const HopperKernelOptions &target) {
+  std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
+  if (!shape)
+    return TensorizationChoice();
+  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target);
+}
+
+TensorizationChoice
+mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
+                               const HopperKernelOptions &target) {
+  TensorizationChoice choice;
+  // Row sums on the tensor cores pay where every block is full and the P·V
+  // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
+  // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
+  // (S = 512…16k); with a causal mask the diagonal blocks make it a loss
+  // (−1…4%), and Dv = 256 has no room (N = Dv + 8 > 256). At D = 128 the
+  // persistent kernel's 176-key blocks, which leave no room for the ones
+  // chunks, measured faster still (+1…6% over the row sums, run 17).
+  // The ones chunks (block-n × 128 B per stage) must fit too: D = 128 with
+  // three 128-key stages does not. And the tensor cores sum P after its
+  // rounding to bf16/f16: O is unaffected (numerator and denominator use the
+  // same rounded P), but l, hence the LSE, then carries that rounding
+  // (|ΔLSE| up to ~2^-9 on short rows instead of f32 level), so kernels
+  // that output the LSE — for merges and backward passes — keep the vector
+  // sum.
+  // Under a causal mask with ping-pong (the pipeline's own choice, which
+  // this pass predicts with the same cost model: D = 64 below 4k keys) the
+  // row sums pay again: +7% / +3% / +2% at S = 512 / 1k / 2k, equal at 4k
+  // (perf log run 30) — the turns hide the ones columns' extra MMA work
+  // behind the other warpgroup's softmax, and the diagonal block's
+  // masking no longer sits on the critical path. Windows keep the vector
+  // sum (not measured).
+  // The same holds for the causal 192-row kernel with tile overlap (the
+  // pipeline's choice from 4k keys at D = 64): +7…9% at 4k…16k over the
+  // previous defaults (runs 40–41: the two-warpgroup kernel with turns at
+  // 4k, the 192-row kernel with vector sums and no tile overlap above).
+  PipelineChoice pipeline = choosePipeline(problem, target.blockM);
+  bool causalHidden = problem.causal && !problem.windowed &&
+                      (pipeline.pingpong || pipeline.tileOverlap);
+  choice.rowsumMma = problem.maxHeadDim() <= 64 &&
+                     (!problem.masked() || causalHidden) && !writesLse &&
+                     onesChunksFit(problem, target);
+  // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
+  // more than τ) where it pays with the late P·V wait it needs
+  // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
+  // early wait its branch serializes the overlapped wgmmas (C7513, −21%,
+  // perf log run 7; −20…30% at D = 128 with 128-key blocks in run 55).
+  // The key-block width does not matter: where the lazy rescale pays, the
+  // wait is late at any width.
+  {
+    AttentionKernelConfig late;
+    late.headDimV = problem.headDimV;
+    late.causal = problem.causal;
+    late.schedule.overlap = pipeline.overlap;
+    choice.lazyRescale = late.lazyRescalePays() && late.autoLatePVWait();
+  }
+  // The FMA-pipe exponentials stay off: the FMA/ALU pipe, not MUFU, is the
+  // busier one in this kernel (perf log run 14: φ = 1/8 gains ≤ 4% at D = 64
+  // without a mask, below the row sums on the tensor cores there, and loses
+  // 1…3% elsewhere; φ ≥ 1/4 loses 2…21% everywhere). Re-measured on the
+  // three-warpgroup D = 64 kernels, whose MUFU work about equals their
+  // tensor work (run 60): φ = 1/16, 1/8, 3/16, 1/4 lose 1.7, 3.6, 6.3,
+  // 10.2% — the polynomial's 9 instructions lengthen each warpgroup's
+  // softmax chain, which binds, while MUFU's throughput does not.
+  choice.exp2Poly = 0.0;
+  return choice;
+}
+
+/// Tile overlap: a persistent CTA issues a tile's last P·V with its next
+/// tile's first Q·Kᵀ and stores the tile's O under that block's softmax.
+/// Measured (perf log runs 34–35, against the same kernels without it):
+/// without ping-pong turns the tensor cores otherwise idle through every
+/// tile's last P·V, O store and first softmax — +8% at S = 512 / 1k, +2%
+/// from 2k for D = 64 without a mask (192 rows, three warpgroups); with
+/// turns the other warpgroup's GEMMs already fill that gap and the longer
+/// first turn costs 1…3% (D = 128, causal D = 64 with turns). The causal
+/// 192-row kernel (D = 64 from 4k keys) gains +5% at 4k…16k with it (run
+/// 37, tensor-core row sums: 416 / 456 / 475 → 436 / 481 / 502 TFLOP/s;
+/// as the default +7…9%, runs 40–41);
+/// its masked blocks then compare with per-row limits, the form that fits
+/// its registers (AttentionKernelConfig::maskByRowLimits). Windows get
+/// persistent CTAs only when forced and were not measured with it.
+bool mlir::fat::autoTileOverlap(const PipelineChoice &choice, bool windowed) {
+  return choice.persistent && choice.overlap && !choice.pingpong && !windowed;
+}
+
+PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
+                                         int64_t seqLen) {
+  if (std::optional<TileProblem> shape = getTileProblem(op, seqLen))
+    return choosePipeline(*shape, blockM);
+  // Head dims the kernel does not serve: nothing to choose but the overlap.
+  return PipelineChoice();
+}
+
+PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
+                                         int64_t blockM) {
+  PipelineChoice choice;
+  choice.overlap = true; // +5.5% over the grid (perf log run 5)
+  // Persistent CTAs: the next tile's Q load and first Q·Kᵀ overlap this
+  // tile's last P·V and O store, which a one-CTA-per-tile grid exposes once
+  // per tile. Measured (perf log runs 15–19): without a mask +12…26% at
+  // S = 512, +6…16% at 1k, ±3% from 4k at D ≤ 128 (where D = 128 also takes
+  // 176-key blocks, defaultBlockN) and +2…5% at every S at D = 256; with
+  // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
+  // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
+  // windows, whose tiles the pairs would not balance: off there.
+  choice.persistent = !problem.windowed;
+  // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
+  // next-tile start overlap the other's GEMMs. Measured (run 20, against
+  // the persistent kernel without it): D = 128 +2…5% without a mask and
+  // +1…5% causal, D = 64 causal +1.5…2.5%; at D = 64 without a mask it
+  // ties with the tensor-core row sums chosen there (and without persistent
+  // CTAs it did not combine with them, −2…5%, run 10), so the simpler
+  // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
+  // The automatic turns are for two consumer warpgroups (block-m = 128):
+  // where the automatic block-m takes three (defaultBlockM: D = 64 without
+  // a mask, or causal and tuned for 4k keys or more) turns round the three
+  // measured +0…1% (run 45), so there is none.
+  int64_t d = problem.maxHeadDim();
+  if (blockM == 0)
+    blockM = defaultBlockM(problem, KernelSchedule());
+  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
+                    (problem.masked() || d > 64);
+  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
+  return choice;
+}
+
