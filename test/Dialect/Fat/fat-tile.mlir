@@ -1,9 +1,9 @@
 // RUN: fa-t-opt %s --fat-tile="block-m=64 block-n=32" --split-input-file | FileCheck %s
-// RUN: not fa-t-opt %s --fat-tile="block-m=0" 2>&1 | FileCheck %s --check-prefix=BADM
+// RUN: not fa-t-opt %s --fat-tile="block-m=-1" 2>&1 | FileCheck %s --check-prefix=BADM
 // RUN: not fa-t-opt %s --fat-tile="block-n=-4" 2>&1 | FileCheck %s --check-prefix=BADN
 
-// BADM: fat-tile: option block-m must be in [1, 1024], got 0
-// BADN: fat-tile: option block-n must be in [1, 1024], got -4
+// BADM: fat-tile: option block-m must be in [1, 1024], or 0 for the Hopper kernel's, got -1
+// BADN: fat-tile: option block-n must be in [1, 1024], or 0 for the Hopper kernel's, got -4
 
 // GQA (4 query heads per KV head), causal, with LSE. Sq = 100 is not a
 // multiple of block-m = 64, Skv = 77 not of block-n = 32.

@@ -9,7 +9,7 @@
 // CHECK:         %[[F:.+]] = scf.forall (%{{.+}}, %{{.+}}, %{{.+}}) = (0, 0, 0) to (1, 2, 256) step (1, 1, 128)
 // CHECK-COUNT-3:   fat.qk {{.+}} : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
 // CHECK:           fat.finalize
-// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 64 : i64, seq_len = 256 : i64}}
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 64 : i64, seq_len = 256 : i64, stages = 2 : i64}}
 // CHECK:         return %[[F]]
 // The tiled result feeds --fat-tensorize like fat-tile's own.
 // TENSORIZE-LABEL: func.func @tensor_form
@@ -42,7 +42,7 @@ module attributes {transform.with_named_sequence} {
 // CHECK-LABEL: func.func @memref_form
 // CHECK:         bufferization.to_tensor
 // CHECK:         %[[F:.+]] = scf.forall
-// CHECK:         } {fat.tile = {block_m = 64 : i64, block_n = 32 : i64, seq_len = 96 : i64}}
+// CHECK:         } {fat.tile = {block_m = 64 : i64, block_n = 32 : i64, seq_len = 96 : i64, stages = 2 : i64}}
 // CHECK:         bufferization.materialize_in_destination %[[F]]
 func.func @memref_form(%q: memref<1x1x64x64xf16>, %k: memref<1x1x96x64xf16>,
                        %v: memref<1x1x96x64xf16>, %o: memref<1x1x64x64xf16>) {

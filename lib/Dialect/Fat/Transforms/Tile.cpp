@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
@@ -369,14 +370,29 @@ struct FatTilePass : fat::impl::FatTileBase<FatTilePass> {
   void runOnOperation() override {
     for (auto [name, v] : {std::pair<StringRef, int64_t>{"block-m", blockM},
                            {"block-n", blockN}})
-      if (v <= 0 || v > 1024) {
+      if (v < 0 || v > 1024) {
         getOperation()->emitError()
-            << "fat-tile: option " << name << " must be in [1, 1024], got " << v;
+            << "fat-tile: option " << name
+            << " must be in [1, 1024], or 0 for the Hopper kernel's, got " << v;
         return signalPassFailure();
       }
+    if (!isSupportedStages(stages)) {
+      getOperation()->emitError()
+          << "fat-tile: option stages must be in [1, 4] (the depth of the "
+             "kernel's K/V ring), got "
+          << static_cast<int64_t>(stages);
+      return signalPassFailure();
+    }
+    if (seqLen < 0) {
+      getOperation()->emitError()
+          << "fat-tile: option seq-len must be a key length to tune the "
+             "tiles for, or 0 (the op's static key length), got "
+          << static_cast<int64_t>(seqLen);
+      return signalPassFailure();
+    }
     RewritePatternSet patterns(&getContext());
     populateFatAttentionToTensorPatterns(patterns);
-    populateFatTilePatterns(patterns, {blockM, blockN});
+    populateFatTilePatterns(patterns, {blockM, blockN, stages, seqLen});
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult left = getOperation()->walk([](AttentionOp op) {
@@ -431,13 +447,32 @@ AttentionOp mlir::fat::convertAttentionToTensorForm(RewriterBase &rewriter,
 
 FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
                                                 AttentionOp op,
-                                                const AttentionTileSizes &sizes) {
+                                                const AttentionTileSizes &requested) {
   if (!op.hasPureTensorSemantics())
     return failure();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (hasStaticallyNoKeys(op)) {
     return replaceWithNoKeyResult(rewriter, op);
+  }
+  int64_t skv = cast<ShapedType>(op.getKey().getType())
+                    .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
+  int64_t seqLen =
+      requested.seqLen > 0 ? requested.seqLen
+                           : (ShapedType::isDynamic(skv) ? 0 : skv);
+  AttentionTileSizes sizes = requested;
+  if (!requested.blockM || !requested.blockN) {
+    HopperKernelOptions target;
+    target.blockM = requested.blockM;
+    target.blockN = requested.blockN;
+    target.stages = requested.stages;
+    target.seqLen = seqLen;
+    std::optional<std::pair<int64_t, int64_t>> kernel =
+        chooseKernelBlocks(op, target);
+    sizes.blockM = requested.blockM ? requested.blockM
+                                    : (kernel ? kernel->first : 128);
+    sizes.blockN = requested.blockN ? requested.blockN
+                                    : (kernel ? kernel->second : 128);
   }
   scf::SCFTilingOptions options;
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);
@@ -447,8 +482,6 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled) || tiled->loops.empty())
     return failure();
-  int64_t skv = cast<ShapedType>(op.getKey().getType())
-                    .getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
   rewriter.replaceOp(op, tiled->replacements);
   Builder b(rewriter.getContext());
   Operation *forall = tiled->loops.front();
@@ -456,8 +489,8 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
                   b.getDictionaryAttr(
                       {b.getNamedAttr("block_m", b.getI64IntegerAttr(sizes.blockM)),
                        b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
-                       b.getNamedAttr("seq_len", b.getI64IntegerAttr(
-                                                     ShapedType::isDynamic(skv) ? 0 : skv))}));
+                       b.getNamedAttr("stages", b.getI64IntegerAttr(sizes.stages)),
+                       b.getNamedAttr("seq_len", b.getI64IntegerAttr(seqLen))}));
   for (Operation *t : tiled->tiledOps)
     if (auto block = dyn_cast<AttentionOp>(t))
       if (failed(lowerAttentionBlock(rewriter, block, sizes)))

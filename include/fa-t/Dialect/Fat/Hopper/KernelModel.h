@@ -495,6 +495,14 @@ void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries,
 /// The fat.attention ops under `root` outside device code.
 SmallVector<AttentionOp> hostAttentionOps(Operation *root);
 
+/// fat-tile's automatic block shapes {block-m, block-n}: those of the kernel
+/// fat-pipeline builds for `op` when every schedule choice is the cost
+/// models' (chooseTensorization, choosePipeline), with `target`'s block-m /
+/// block-n where nonzero, its stages and tuned length. None when the op has
+/// no Hopper kernel (element type, head dims, ...).
+std::optional<std::pair<int64_t, int64_t>>
+chooseKernelBlocks(AttentionOp op, const HopperKernelOptions &target);
+
 /// tile-overlap=auto's rule given the other pipeline choices.
 bool autoTileOverlap(const PipelineChoice &choice, bool windowed);
 

@@ -21,15 +21,23 @@ class AttentionOp;
 #define GEN_PASS_DECL
 #include "fa-t/Dialect/Fat/Transforms/Passes.h.inc"
 
-/// Tile sizes of the online-softmax decomposition.
+/// Tile sizes of the online-softmax decomposition. A block size of 0 is
+/// the Hopper kernel's (chooseKernelBlocks: the cost models' kernel for
+/// the op), or 128 for an op that kernel does not serve; `stages` and
+/// `seqLen` are what that choice is fitted to: the depth of the kernel's
+/// K/V ring (the blocks must fit in shared memory beside it) and the key
+/// length to tune for (0 = the op's static key length).
 struct AttentionTileSizes {
   int64_t blockM = 128;
   int64_t blockN = 128;
+  int64_t stages = 2;
+  int64_t seqLen = 0;
 };
 
 /// What fat-tile records on each scf.forall it makes: {block_m, block_n,
-/// seq_len} (seq_len: the static key length the tiles were chosen for, 0
-/// when dynamic). fat-tensorize's cost model reads it.
+/// stages, seq_len} (seq_len: the key length the tiles were chosen for —
+/// the seq-len option, else the static key length, 0 when dynamic).
+/// fat-tensorize's and fat-pipeline's cost models read it.
 constexpr llvm::StringLiteral kTileAttrName = "fat.tile";
 
 /// fat.attention (memref form) -> tensor form between to_tensor and

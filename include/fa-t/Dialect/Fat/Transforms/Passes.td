@@ -31,13 +31,33 @@ def FatTile : Pass<"fat-tile"> {
     head h / (Hq / Hkv). The memref form is first rewritten to the tensor
     form (to_tensor / materialize_in_destination).
 
+    **Block shapes.** `block-m` / `block-n` = 0 (the default) take the
+    Hopper kernel's: the blocks of the kernel that `--fat-pipeline` builds
+    for the op when every schedule choice of `--fat-tensorize` and
+    `--fat-pipeline` is their cost model's (`chooseKernelBlocks`; e.g. 192
+    rows × 128 keys at D = 64 without a mask, 128 × 176 at D = 128 tuned for
+    8k keys, 128 × 80 at D = 256), fitted to a `stages`-deep K/V ring in
+    shared memory and tuned for `seq-len` keys (0: the op's static key
+    length); ops that kernel does not serve (f32, other head dims) take
+    128 × 128. Choices forced later (`--fat-pipeline="persistent=off"`)
+    keep these blocks: give them here to change them. The forall records
+    what it was tiled for: `fat.tile = {block_m, block_n, stages, seq_len}`.
+
     Example: `fa-t-opt --fat-tile="block-m=64 block-n=32" in.mlir`
   }];
   let options = [
-    Option<"blockM", "block-m", "int64_t", /*default=*/"128",
-           "Query rows per tile (the M of both GEMMs)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"128",
-           "Keys per inner-loop iteration (the N of Q·Kᵀ, the K of P·V)">
+    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
+           "Query rows per tile (the M of both GEMMs); 0 = the Hopper "
+           "kernel's">,
+    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
+           "Keys per inner-loop iteration (the N of Q·Kᵀ, the K of P·V); 0 = "
+           "the Hopper kernel's">,
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Depth of the Hopper kernel's K/V ring the automatic blocks must "
+           "fit beside in shared memory (1..4)">,
+    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
+           "Key-sequence length the automatic blocks are tuned for (0 = the "
+           "op's static key length)">
   ];
   let dependentDialects = [
     "::mlir::affine::AffineDialect", "::mlir::arith::ArithDialect",

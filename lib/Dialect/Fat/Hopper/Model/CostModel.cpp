@@ -10,6 +10,8 @@
 
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 
+#include "mlir/IR/Diagnostics.h"
+
 using namespace mlir;
 using namespace mlir::fat;
 
@@ -157,3 +159,36 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   return choice;
 }
 
+
+std::optional<std::pair<int64_t, int64_t>>
+mlir::fat::chooseKernelBlocks(AttentionOp op,
+                              const HopperKernelOptions &target) {
+  if (!getTileProblem(op, target.seqLen))
+    return std::nullopt;
+  // fat-tensorize's and fat-pipeline's `auto`, in their order: the
+  // primitives, then the schedule (ping-pong only with overlap and
+  // persistent CTAs, tile overlap following the rest).
+  HopperKernelOptions options = target;
+  TensorizationChoice primitives = chooseTensorization(op, options);
+  options.schedule.rowsumMma = primitives.rowsumMma;
+  options.schedule.lazyRescale = primitives.lazyRescale;
+  options.schedule.exp2Poly = primitives.exp2Poly;
+  PipelineChoice pipeline =
+      choosePipeline(op, options.blockM, options.seqLen);
+  if (!pipeline.overlap || !pipeline.persistent)
+    pipeline.pingpong = false;
+  pipeline.tileOverlap = autoTileOverlap(pipeline, isWindowed(op));
+  options.schedule.overlap = pipeline.overlap;
+  options.schedule.pingpong = pipeline.pingpong;
+  options.schedule.persistent = pipeline.persistent;
+  options.schedule.tileOverlap = pipeline.tileOverlap;
+  // An op the kernel refuses (f32, dynamic heads, ...) just has no kernel
+  // blocks here: fat-pipeline names the reason when it builds.
+  ScopedDiagnosticHandler quiet(op.getContext(),
+                                [](Diagnostic &) { return success(); });
+  FailureOr<AttentionKernelConfig> config =
+      getAttentionKernelConfig(op, options);
+  if (failed(config))
+    return std::nullopt;
+  return std::make_pair(config->blockM, config->blockN);
+}

@@ -1,0 +1,60 @@
+// fat-tile's automatic block shapes (block-m = block-n = 0, the default) are
+// the Hopper kernel's: the blocks fat-pipeline builds with every schedule
+// choice left to the cost models. The forall records what it was tiled for.
+//
+// RUN: fa-t-opt %s --fat-tile -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile="stages=3" -split-input-file | FileCheck %s --check-prefix=S3
+// RUN: fa-t-opt %s --fat-tile="seq-len=1024 block-m=64" -split-input-file | FileCheck %s --check-prefix=TUNED
+// RUN: not fa-t-opt %s --fat-tile="stages=5" 2>&1 | FileCheck %s --check-prefix=BADS
+// RUN: not fa-t-opt %s --fat-tile="seq-len=-1" 2>&1 | FileCheck %s --check-prefix=BADL
+
+// BADS: fat-tile: option stages must be in [1, 4] (the depth of the kernel's K/V ring), got 5
+// BADL: fat-tile: option seq-len must be a key length to tune the tiles for, or 0 (the op's static key length), got -1
+
+// D = 64 without a mask: three consumer warpgroups (192 rows) of 128 keys.
+// CHECK-LABEL: func.func @d64
+// CHECK:         scf.forall {{.*}} step (1, 1, 192)
+// CHECK:           fat.qk {{.*}} -> tensor<192x128xf32>
+// CHECK:         } {fat.tile = {block_m = 192 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
+// S3:          } {fat.tile = {block_m = 192 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 3 : i64}}
+// A given block-m stays; tuned for 1k keys.
+// TUNED-LABEL: func.func @d64
+// TUNED:         } {fat.tile = {block_m = 64 : i64, block_n = 128 : i64, seq_len = 1024 : i64, stages = 2 : i64}}
+func.func @d64(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+               %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
+    -> tensor<1x4x4096x64xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+         outs(%o : tensor<1x4x4096x64xbf16>) -> tensor<1x4x4096x64xbf16>
+  return %r : tensor<1x4x4096x64xbf16>
+}
+
+// -----
+
+// D = 128 tuned for 16k keys: persistent CTAs with vector row sums take
+// 176-key blocks; three stages of them do not fit beside Q, so 128.
+// CHECK-LABEL: func.func @d128
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 176 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
+// S3-LABEL:    func.func @d128
+// S3:            } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 3 : i64}}
+// TUNED-LABEL: func.func @d128
+// TUNED:         } {fat.tile = {block_m = 64 : i64, block_n = 128 : i64, seq_len = 1024 : i64, stages = 2 : i64}}
+func.func @d128(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xbf16>,
+                %v: tensor<1x4x16384x128xbf16>, %o: tensor<1x4x16384x128xbf16>)
+    -> tensor<1x4x16384x128xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>)
+         outs(%o : tensor<1x4x16384x128xbf16>) -> tensor<1x4x16384x128xbf16>
+  return %r : tensor<1x4x16384x128xbf16>
+}
+
+// -----
+
+// f32 has no Hopper kernel (the reference path serves it): 128 × 128.
+// CHECK-LABEL: func.func @f32
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 300 : i64, stages = 2 : i64}}
+func.func @f32(%q: tensor<1x1x200x64xf32>, %k: tensor<1x1x300x64xf32>,
+               %v: tensor<1x1x300x64xf32>, %o: tensor<1x1x200x64xf32>)
+    -> tensor<1x1x200x64xf32> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x1x200x64xf32>, tensor<1x1x300x64xf32>, tensor<1x1x300x64xf32>)
+         outs(%o : tensor<1x1x200x64xf32>) causal -> tensor<1x1x200x64xf32>
+  return %r : tensor<1x1x200x64xf32>
+}
