@@ -18,15 +18,18 @@
 // RUN: ls %t/static | FileCheck %s --check-prefix=STATIC
 
 // block-m = 0 (defaultBlockM): 192 query rows (three consumer warpgroups)
-// at D = 64 without a mask, also without persistent CTAs; 128 under the
-// causal mask, at D = 128, and wherever ping-pong is forced (turns are for
-// two warpgroups).
+// at D = 64 without a mask; 128 under the causal mask and at D = 128.
 //
 // block-n = 0 (defaultBlockN): 176 keys for the persistent D = 128 kernel
 // without a mask, 128 with the causal mask and at D = 64 (tensor-core row
-// sums; D = 256's 80 is in attention-d256.mlir). The wide block is a preference: with three stages
-// it does not fit shared memory and the default falls back to 128 keys
-// instead of failing; without persistent CTAs it is not taken.
+// sums; D = 256's 80 is in attention-d256.mlir). The wide block is a
+// preference: with three stages it does not fit shared memory and the
+// default falls back to 128 keys instead of failing.
+//
+// The blocks are fat-tile's decision, made for the schedule the cost models
+// choose: a schedule choice forced later (persistent=off, pingpong=on)
+// keeps them — the kernel without persistent CTAs runs fat-tile's 176-key
+// blocks, the forced turns at D = 64 go round three warpgroups.
 
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n128s2q2_opl8t132.ptx
 // AUTO:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
@@ -35,10 +38,10 @@
 
 // S3:        fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s3_opt132.ptx
 
-// OFF:       fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128s2.ptx
+// OFF:       fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2.ptx
 // OFF:       fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2_or.ptx
 
-// PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m128n128s2q2_oprt132.ptx
+// PP:        fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_oprt132.ptx
 
 // seq-len (the key length the tiles are tuned for; every kernel still serves
 // every length): below 2k keys D = 128 without a mask takes 128-key blocks

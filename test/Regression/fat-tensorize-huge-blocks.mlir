@@ -7,12 +7,12 @@
 // kernel with the ones chunks for whatever block options and head dims it
 // was given, before convert-fat-to-nvvm had checked them: 2^40 keys per
 // block times 2^40 stages overflowed int64. The model now sizes supported
-// kernels only and picks the vector row sum otherwise; the conversion then
-// names the unsupported option.
+// kernels only and picks the vector row sum otherwise; in --fat-to-ptx the
+// block option reaches fat-tile, which names it.
 
 // TENSORIZE: fat.attention
 // TENSORIZE-SAME: fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
-// PTX: error: 'fat.attention' op block-n = 1099511627776 is not supported; supported: 64 to 192 in steps of 16
+// PTX: error: fat-tile: option block-n must be in [1, 1024], or 0 for the Hopper kernel's, got 1099511627776
 
 func.func @attention(%q: memref<?x1x64x64xbf16>, %o: memref<?x1x64x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x1x64x64xbf16>, memref<?x1x64x64xbf16>,

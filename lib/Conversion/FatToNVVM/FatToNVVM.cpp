@@ -7,6 +7,7 @@
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -43,6 +44,16 @@ struct ConvertFatToNVVMPass
                      "lowers), or --fat-to-ptx for the whole pipeline");
       unbuilt = true;
     }
+    // A tiled loop left on the host is an attention without a kernel too.
+    top.walk([&](scf::ForallOp loop) {
+      if (!loop->hasAttr(kTileAttrName) ||
+          loop->getParentOfType<gpu::GPUModuleOp>())
+        return;
+      loop.emitOpError("is a tiled attention with no kernel to lower: run "
+                       "--fat-tensorize and --fat-pipeline first, or "
+                       "--fat-to-ptx for the whole pipeline");
+      unbuilt = true;
+    });
     if (unbuilt)
       return signalPassFailure();
 

@@ -95,18 +95,22 @@ void appendPipeline(OpPassManager &pm, StringRef text) {
 }
 
 void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
-  // The FlashAttention-T primitives are decided on the op (fat.schedule),
+  // The level diagram of docs/architecture.md: the tiles (the kernel's
+  // blocks), the FlashAttention-T primitives rewritten onto warpgroup MMA,
   // then the asynchronous schedule, which builds the kernel in its
-  // pipelined form; convert-fat-to-nvvm lowers that form's own ops.
+  // pipelined form from the tensorized loop; convert-fat-to-nvvm lowers
+  // that form's own ops. Each option goes to the one pass that decides it.
+  fat::FatTileOptions tile;
+  tile.blockM = opts.blockM;
+  tile.blockN = opts.blockN;
+  tile.stages = opts.stages;
+  tile.seqLen = opts.seqLen;
+  pm.addPass(fat::createFatTile(tile));
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
   tensorize.exp2Poly = opts.exp2Poly;
-  tensorize.blockM = opts.blockM;
-  tensorize.blockN = opts.blockN;
-  tensorize.stages = opts.stages;
-  tensorize.seqLen = opts.seqLen;
   pm.addPass(fat::createFatTensorize(tensorize));
   fat::FatPipelineOptions pipeline;
   pipeline.overlap = opts.overlap;
@@ -114,11 +118,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.persistent = opts.persistent;
   pipeline.tileOverlap = opts.tileOverlap;
   pipeline.sm = opts.sm;
-  pipeline.blockM = opts.blockM;
-  pipeline.blockN = opts.blockN;
-  pipeline.stages = opts.stages;
   pipeline.qBuffers = opts.qBuffers;
-  pipeline.seqLen = opts.seqLen;
   pipeline.ptxVersion = opts.ptx;
   pipeline.numSMs = opts.numSMs;
   pipeline.oStore = opts.oStore;

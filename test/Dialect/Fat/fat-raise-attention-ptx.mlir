@@ -22,10 +22,10 @@
 // rows on the tensor cores.
 // PTX-DAG:   wgmma.mma_async.sync.aligned.m64n72k16.f32.bf16.bf16
 
-// The host side calls the kernel through fat.attention; no linalg is left.
+// The host side calls the kernel through fat.launch; no linalg is left.
 // IR-NOT:    linalg.
-// IR:        fat.attention ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>)
-// IR-SAME:     scale 1.250000e-01 causal {fat.kernel = @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_
+// IR:        fat.launch @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_{{[a-z0-9_]+}}::@fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_{{[a-z0-9_]+}} ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>, tensor<2x8x256x64xbf16>)
+// IR-SAME:     scale 1.250000e-01
 // IR-NOT:    linalg.
 // IR:        gpu.binary @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_
 

@@ -653,3 +653,34 @@ func.func @wgmma_async_scale_d(%d: i64, %r: i32, %x: f32) {
   %s:4 = fat.wgmma_async a_regs(%r, %r, %r, %r) b(%d) scale_d(%r) transpose_b shape [64, 8, 16] bf16
   return
 }
+
+// -----
+
+func.func @launch_no_kernel(%q: tensor<1x1x64x64xbf16>, %o: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
+  // expected-error @+1 {{kernel '@nowhere::@k' must name a gpu.module (or the gpu.binary it is serialized to) of the enclosing module}}
+  %r = fat.launch @nowhere::@k ins(%q, %q, %q : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>)
+         outs(%o : tensor<1x1x64x64xbf16>) scale 0.125 -> tensor<1x1x64x64xbf16>
+  return %r : tensor<1x1x64x64xbf16>
+}
+
+// -----
+
+gpu.module @k {
+}
+func.func @launch_result_types(%q: tensor<1x1x64x64xbf16>, %o: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xf32> {
+  // expected-error @+1 {{results must be the types of outs (and lse): 1 result(s) expected}}
+  %r = fat.launch @k::@k ins(%q, %q, %q : tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>)
+         outs(%o : tensor<1x1x64x64xbf16>) scale 0.125 -> tensor<1x1x64x64xf32>
+  return %r : tensor<1x1x64x64xf32>
+}
+
+// -----
+
+gpu.module @k {
+}
+func.func @launch_rank(%q: tensor<64x64xbf16>, %o: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
+  // expected-error @+1 {{query must be a 4-D tensor, got 'tensor<64x64xbf16>'}}
+  %r = fat.launch @k::@k ins(%q, %q, %q : tensor<64x64xbf16>, tensor<64x64xbf16>, tensor<64x64xbf16>)
+         outs(%o : tensor<1x1x64x64xbf16>) scale 0.125 -> tensor<1x1x64x64xbf16>
+  return %r : tensor<1x1x64x64xbf16>
+}

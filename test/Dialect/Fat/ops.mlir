@@ -192,3 +192,22 @@ func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
       scale_d(%n) transpose_b shape [64, 8, 16] f16
   return
 }
+
+// fat.launch: the host's call of a built kernel (the pipelined form), with
+// and without the LSE and the diagonal.
+// CHECK-LABEL: func.func @launch
+// CHECK:         %[[O:[a-z0-9_]+]]:2 = fat.launch @k::@k ins(%{{[a-z0-9_]+}}, %{{[a-z0-9_]+}}, %{{[a-z0-9_]+}} : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>) outs(%{{[a-z0-9_]+}} : tensor<1x2x64x64xbf16>) lse(%{{[a-z0-9_]+}} : tensor<1x2x64xf32>) diagonal(%{{[a-z0-9_]+}}) scale 1.250000e-01 -> tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+// CHECK:         fat.launch @k::@k ins({{.*}}) outs({{.*}}) scale 5.000000e-01 {fat.schedule = {pingpong = true}} -> tensor<1x2x64x64xbf16>
+// CHECK:         return %[[O]]#0
+gpu.module @k {
+}
+func.func @launch(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>, %v: tensor<1x1x64x64xbf16>,
+                  %o: tensor<1x2x64x64xbf16>, %l: tensor<1x2x64xf32>, %d: index) -> tensor<1x2x64x64xbf16> {
+  %r:2 = fat.launch @k::@k ins(%q, %k, %v : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>)
+           outs(%o : tensor<1x2x64x64xbf16>) lse(%l : tensor<1x2x64xf32>) diagonal(%d) scale 0.125
+           -> tensor<1x2x64x64xbf16>, tensor<1x2x64xf32>
+  %s = fat.launch @k::@k ins(%q, %k, %v : tensor<1x2x64x64xbf16>, tensor<1x1x64x64xbf16>, tensor<1x1x64x64xbf16>)
+           outs(%r#0 : tensor<1x2x64x64xbf16>) scale 0.5 {fat.schedule = {pingpong = true}}
+           -> tensor<1x2x64x64xbf16>
+  return %r#0 : tensor<1x2x64x64xbf16>
+}

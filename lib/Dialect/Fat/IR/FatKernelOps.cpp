@@ -11,6 +11,40 @@
 using namespace mlir;
 using namespace mlir::fat;
 
+LogicalResult LaunchOp::verify() {
+  for (auto [name, v] : {std::pair<StringRef, Value>{"query", getQuery()},
+                         {"key", getKey()},
+                         {"value", getValue()},
+                         {"output", getOutput()}})
+    if (cast<ShapedType>(v.getType()).getRank() != 4)
+      return emitOpError() << name << " must be a 4-D tensor, got "
+                           << v.getType();
+  if (getLse() && cast<ShapedType>(getLse().getType()).getRank() != 3)
+    return emitOpError("lse must be a 3-D tensor [B, Hq, Sq], got ")
+           << getLse().getType();
+  SmallVector<Type> expected = {getOutput().getType()};
+  if (getLse())
+    expected.push_back(getLse().getType());
+  if (TypeRange(getResults().getTypes()) != TypeRange(expected))
+    return emitOpError("results must be the types of outs (and lse): ")
+           << expected.size() << " result(s) expected";
+  return success();
+}
+
+LogicalResult
+LaunchOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // The kernel is a gpu.module until gpu-module-to-binary serializes it to
+  // a gpu.binary of the same name.
+  Operation *module = symbolTable.lookupNearestSymbolFrom(
+      *this, getKernel().getRootReference());
+  StringRef kind = module ? module->getName().getStringRef() : "";
+  if (kind != "gpu.module" && kind != "gpu.binary")
+    return emitOpError("kernel '")
+           << getKernel() << "' must name a gpu.module (or the gpu.binary "
+                             "it is serialized to) of the enclosing module";
+  return success();
+}
+
 void WarpSpecializeOp::build(
     OpBuilder &builder, OperationState &state, Value warpgroup,
     std::optional<std::pair<int32_t, int32_t>> registers) {

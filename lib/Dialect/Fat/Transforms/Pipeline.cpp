@@ -19,6 +19,11 @@
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Analysis/TopologicalSortUtils.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/RegionUtils.h"
+
 namespace mlir {
 namespace fat {
 #define GEN_PASS_DEF_FATPIPELINE
@@ -85,7 +90,174 @@ builtSchedule(Builder &b, const AttentionKernelConfig &config) {
           b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
 }
 
+
 namespace {
+
+/// One attention as fat-tile and fat-tensorize left it: the scf.forall
+/// over (b, h, query block) and what the kernel reads off it.
+struct TensorizedAttention {
+  scf::ForallOp loop;
+  /// The whole tensors the tiles are slices of, and the destinations.
+  Value query, key, value, output, lse;
+  /// δ + s0, the key aligned with a tile's first query row (none without
+  /// a causal or window mask).
+  Value tileDiagonal;
+  FloatAttr scale;
+  AttentionSignature sig;
+  /// block_m, block_n, stages, seq_len of fat.tile.
+  int64_t blockM = 0, blockN = 0, stages = 2, seqLen = 0;
+  /// The primitives the tensorized ops compute.
+  bool rowsumMma = false, lazyRescale = false;
+  double rescaleThreshold = 8.0, exp2Poly = 0.0;
+};
+
+/// The tensor outside `loop` that `v` slices (through extract_slice, the
+/// zero padding of ragged tails and the ones columns' concat), with the
+/// outermost slice; null where `v` is something else.
+std::pair<Value, tensor::ExtractSliceOp> wholeTensor(scf::ForallOp loop,
+                                                     Value v) {
+  tensor::ExtractSliceOp outermost;
+  while (Operation *def = v.getDefiningOp()) {
+    if (!loop->isProperAncestor(def))
+      return {v, outermost};
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(def)) {
+      outermost = slice;
+      v = slice.getSource();
+    } else if (auto pad = dyn_cast<tensor::PadOp>(def)) {
+      v = pad.getSource();
+    } else if (auto concat = dyn_cast<tensor::ConcatOp>(def)) {
+      v = concat.getInputs().front();
+    } else {
+      return {};
+    }
+  }
+  if (loop->isAncestor(cast<BlockArgument>(v).getOwner()->getParentOp()))
+    return {};
+  return {v, outermost};
+}
+
+/// Reads the attention off a tensorized loop; emits an error naming what
+/// is missing and fails where the loop is not one fat-tensorize wrote.
+FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
+  TensorizedAttention t;
+  t.loop = loop;
+  auto fail = [&](const Twine &what) {
+    return loop.emitOpError("fat-pipeline: ") << what;
+  };
+  auto tile = loop->getAttrOfType<DictionaryAttr>(kTileAttrName);
+  auto entry = [&](StringRef key, int64_t &into) {
+    if (auto v = dyn_cast_or_null<IntegerAttr>(tile.get(key)))
+      into = v.getInt();
+  };
+  entry("block_m", t.blockM);
+  entry("block_n", t.blockN);
+  entry("stages", t.stages);
+  entry("seq_len", t.seqLen);
+  WgmmaOp qk, pv;
+  WalkResult walk = loop.walk([&](Operation *op) {
+    if (isa<QKOp, PVOp>(op)) {
+      op->emitError("fat-pipeline: the tiled form is not tensorized yet: run "
+                    "--fat-tensorize first");
+      return WalkResult::interrupt();
+    }
+    if (auto mma = dyn_cast<WgmmaOp>(op)) {
+      (mma.getTransposeB() ? qk : pv) = mma;
+    } else if (auto mask = dyn_cast<MaskOp>(op)) {
+      t.sig.causal |= mask.getCausal();
+      if (std::optional<ArrayRef<int64_t>> window = mask.getWindow()) {
+        t.sig.windowLeft = (*window)[0];
+        t.sig.windowRight = (*window)[1];
+      }
+      if (mask.getCausal() || mask.getWindow())
+        t.tileDiagonal = mask.getDiagonal();
+    } else if (isa<ScoreModOp, MaskModOp>(op)) {
+      t.sig.modifications = true;
+    } else if (auto max = dyn_cast<SoftmaxMaxOp>(op)) {
+      if (std::optional<APFloat> tau = max.getThreshold()) {
+        t.lazyRescale = true;
+        t.rescaleThreshold = tau->convertToDouble();
+      }
+    } else if (auto exp = dyn_cast<SoftmaxExpOp>(op)) {
+      t.exp2Poly = exp.getExp2Poly().convertToDouble();
+    } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
+      t.scale = fin.getScaleAttr();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+  if (!qk || !pv || !t.scale)
+    return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
+                "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
+  tensor::ExtractSliceOp qSlice;
+  std::tie(t.query, qSlice) = wholeTensor(loop, qk.getA());
+  t.key = wholeTensor(loop, qk.getB()).first;
+  t.value = wholeTensor(loop, pv.getB()).first;
+  ValueRange outs = loop.getOutputs();
+  if (!t.query || !qSlice || !t.key || !t.value || outs.empty() ||
+      outs.size() > 2)
+    return fail("cannot find the Q, K, V and O tensors the tiles slice");
+  t.output = outs[0];
+  t.lse = outs.size() == 2 ? outs[1] : Value();
+  // The layout: where the query-block index slices Q.
+  Value block = loop.getInductionVar(2);
+  auto offsets = qSlice.getMixedOffsets();
+  if (offsets.size() != 4)
+    return fail("expected 4-D Q, K, V and O");
+  if (offsets[2] == OpFoldResult(block))
+    t.sig.layout = Layout::BHSD;
+  else if (offsets[1] == OpFoldResult(block))
+    t.sig.layout = Layout::BSHD;
+  else
+    return fail("cannot tell the layout (BHSD or BSHD) from Q's slice");
+  t.sig.query = cast<ShapedType>(t.query.getType());
+  t.sig.key = cast<ShapedType>(t.key.getType());
+  t.sig.value = cast<ShapedType>(t.value.getType());
+  t.sig.output = cast<ShapedType>(t.output.getType());
+  t.sig.lse = static_cast<bool>(t.lse);
+  int64_t dv = t.sig.value.getDimSize(t.sig.physicalDim(AttentionOp::kFeatureDim));
+  t.rowsumMma = pv.getShape()[1] ==
+                dv + TileTensorization::kOnesColumns;
+  if (t.seqLen <= 0)
+    t.seqLen = t.sig.keyLength();
+  return t;
+}
+
+/// δ for the launch, computed before `loop`: the tile's diagonal δ + s0 at
+/// s0 = 0 (and b = h = 0), i.e. its computation cloned with the loop's
+/// indices replaced by zero. Fails where that computation is not pure.
+FailureOr<Value> launchDiagonal(OpBuilder &b, scf::ForallOp loop,
+                                Value tileDiagonal) {
+  SetVector<Operation *> slice;
+  SmallVector<Value> work = {tileDiagonal};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    Operation *def = v.getDefiningOp();
+    if (!def || !loop->isProperAncestor(def) || slice.contains(def))
+      continue;
+    if (!isPure(def) || def->getNumRegions())
+      return loop.emitOpError("fat-pipeline: the mask's diagonal is computed "
+                              "by '")
+             << def->getName() << "', which has effects";
+    slice.insert(def);
+    for (Value operand : def->getOperands())
+      work.push_back(operand);
+  }
+  IRMapping map;
+  Value zero = arith::ConstantIndexOp::create(b, loop.getLoc(), 0);
+  for (Value iv : loop.getInductionVars())
+    map.map(iv, zero);
+  for (Operation *op : topologicalSort(slice)) {
+    for (Value operand : op->getOperands())
+      if (auto arg = dyn_cast<BlockArgument>(operand))
+        if (arg.getOwner()->getParentOp() == loop && !map.contains(arg))
+          return loop.emitOpError("fat-pipeline: the mask's diagonal reads "
+                                  "the loop's outputs");
+    b.clone(*op, map);
+  }
+  return map.lookupOrDefault(tileDiagonal);
+}
+
 struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
   using Base::Base;
 
@@ -94,7 +266,15 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     registerKernelTranslations(registry);
   }
 
-  /// The kernel options of the pass (the schedule comes from the op).
+  /// The forced schedule choices (nullopt: `auto`).
+  std::optional<bool> forceOverlap, forcePingpong, forcePersistent,
+      forceTileOverlap;
+  bool anyForced() const {
+    return forceOverlap || forcePingpong || forcePersistent ||
+           forceTileOverlap;
+  }
+
+  /// The kernel options of the pass (the schedule comes from the IR).
   FailureOr<HopperKernelOptions> kernelOptions(ModuleOp top) {
     HopperKernelOptions options;
     options.sm = sm;
@@ -113,54 +293,199 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     return options;
   }
 
-  /// Builds the kernel of `op` (or reuses the one of an earlier op of the
-  /// same configuration) and tags the op with it; `manifests` collects the
-  /// launch manifests by kernel name.
-  LogicalResult buildKernel(ModuleOp top, AttentionOp op,
-                            const HopperKernelOptions &options,
-                            NamedAttrList &manifests) {
+  /// The schedule for `problem`: the cost model's, where the IR's
+  /// `fat.schedule` (`dict`, read into `onIR`) has no entry and no option
+  /// forces one; records it in the dictionary of `at`.
+  void decideSchedule(Operation *at, const TileProblem &problem,
+                      const HopperKernelOptions &onIR, DictionaryAttr dict) {
+    auto written = [&](StringRef key) { return dict && dict.get(key); };
+    auto decide = [&](const std::optional<bool> &forced, StringRef key,
+                      bool onIRValue, bool &choice) {
+      if (forced)
+        choice = *forced;
+      else if (written(key))
+        choice = onIRValue;
+    };
+    PipelineChoice choice = choosePipeline(problem, onIR.blockM);
+    decide(forceOverlap, "overlap", onIR.schedule.overlap, choice.overlap);
+    decide(forcePingpong, "pingpong", onIR.schedule.pingpong,
+           choice.pingpong);
+    decide(forcePersistent, "persistent", onIR.schedule.persistent,
+           choice.persistent);
+    // Ping-pong turns are the overlapped schedule's issue phases: a forced
+    // overlap=off turns the automatic ping-pong off with it; and the
+    // automatic ping-pong was measured with persistent CTAs only.
+    if ((!choice.overlap || !choice.persistent) && !forcePingpong &&
+        !written("pingpong"))
+      choice.pingpong = false;
+    // Tile overlap follows the choices above unless decided itself (the
+    // kernel refuses it without persistent CTAs and overlap).
+    choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
+    decide(forceTileOverlap, "tile_overlap", onIR.schedule.tileOverlap,
+           choice.tileOverlap);
+    Builder b(at->getContext());
+    updateSchedule(
+        at,
+        {b.getNamedAttr("overlap", b.getBoolAttr(choice.overlap)),
+         b.getNamedAttr("pingpong", b.getBoolAttr(choice.pingpong)),
+         b.getNamedAttr("persistent", b.getBoolAttr(choice.persistent)),
+         b.getNamedAttr("tile_overlap", b.getBoolAttr(choice.tileOverlap))},
+        anyForced());
+  }
+
+  /// Builds the kernel of `config` (or reuses the one of an earlier
+  /// attention of the same configuration) and returns its entry;
+  /// `manifests` collects the launch manifests by kernel name.
+  FailureOr<SymbolRefAttr> buildKernel(ModuleOp top, Operation *at,
+                                       const AttentionKernelConfig &config,
+                                       NamedAttrList &manifests) {
     MLIRContext *ctx = &getContext();
-    FailureOr<AttentionKernelConfig> config =
-        getAttentionKernelConfig(op, options);
-    if (failed(config))
-      return failure();
-    std::string name = config->kernelName();
+    std::string name = config.kernelName();
     if (Operation *existing = SymbolTable::lookupSymbolIn(top, name)) {
-      // The kernel of an earlier op (or run of this pass) is reused; any
-      // other symbol of that name would be called as the kernel.
+      // The kernel of an earlier attention (or run of this pass) is reused;
+      // any other symbol of that name would be called as the kernel.
       if (!isa<gpu::GPUModuleOp, gpu::BinaryOp>(existing) ||
           !manifests.get(name)) {
         InFlightDiagnostic diag =
-            op.emitOpError() << "needs the kernel name '" << name
-                             << "', which a '" << existing->getName()
-                             << "' of the module already has: rename that "
-                                "symbol";
+            at->emitOpError() << "needs the kernel name '" << name
+                              << "', which a '" << existing->getName()
+                              << "' of the module already has: rename that "
+                                 "symbol";
         diag.attachNote(existing->getLoc()) << "the symbol is here";
         return failure();
       }
     } else {
       OpBuilder builder(ctx);
-      buildAttentionKernelModule(builder, op.getLoc(), top, *config);
-      manifests.set(name, StringAttr::get(ctx, config->manifestJson()));
+      buildAttentionKernelModule(builder, at->getLoc(), top, config);
+      manifests.set(name, StringAttr::get(ctx, config.manifestJson()));
     }
-    op->setAttr(kKernelAttrName,
-                SymbolRefAttr::get(ctx, name,
-                                   {FlatSymbolRefAttr::get(ctx, name)}));
-    Builder b(ctx);
-    updateSchedule(op, builtSchedule(b, *config),
-                   config->scheduleForced);
+    return SymbolRefAttr::get(ctx, name, {FlatSymbolRefAttr::get(ctx, name)});
+  }
+
+  /// An untiled fat.attention: its kernel from the op and its fat.schedule;
+  /// the op stays, tagged with the kernel (fat.kernel).
+  LogicalResult pipelineOp(ModuleOp top, AttentionOp op,
+                           const HopperKernelOptions &options,
+                           NamedAttrList &manifests) {
+    // What the op already says (fat-tensorize's keys, or entries written
+    // by hand) is the starting point: such a decision stands unless an
+    // option forces another, and the cost model sees the op's block-m.
+    HopperKernelOptions onOp = options;
+    if (failed(applyScheduleAttr(op, onOp)))
+      return failure();
+    if (std::optional<TileProblem> problem = getTileProblem(op, onOp.seqLen))
+      decideSchedule(op, *problem, onOp,
+                     op->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
+    else
+      decideSchedule(op, TileProblem(), onOp,
+                     op->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
+    FailureOr<AttentionKernelConfig> config =
+        getAttentionKernelConfig(op, options);
+    if (failed(config))
+      return failure();
+    FailureOr<SymbolRefAttr> kernel = buildKernel(top, op, *config, manifests);
+    if (failed(kernel))
+      return failure();
+    op->setAttr(kKernelAttrName, *kernel);
+    Builder b(&getContext());
+    updateSchedule(op, builtSchedule(b, *config), config->scheduleForced);
+    return success();
+  }
+
+  /// A tensorized loop (fat-tile, fat-tensorize): its kernel from the
+  /// tiles, which it replaces by the fat.launch of that kernel.
+  LogicalResult pipelineLoop(ModuleOp top, scf::ForallOp loop,
+                             const HopperKernelOptions &passOptions,
+                             NamedAttrList &manifests) {
+    FailureOr<TensorizedAttention> t = readTensorizedAttention(loop);
+    if (failed(t))
+      return failure();
+    // The tiles are fat-tile's decision, the primitives fat-tensorize's
+    // (the ops compute them; its fat.schedule on the loop says whether they
+    // were forced).
+    HopperKernelOptions options = passOptions;
+    options.blockM = t->blockM;
+    options.blockN = t->blockN;
+    options.stages = t->stages;
+    options.seqLen = t->seqLen;
+    HopperKernelOptions onLoop = options;
+    if (failed(applyScheduleAttr(loop, loop->getAttr(kScheduleAttrName),
+                                 onLoop)))
+      return failure();
+    TileProblem problem;
+    problem.headDim =
+        t->sig.query.getDimSize(t->sig.physicalDim(AttentionOp::kFeatureDim));
+    problem.headDimV =
+        t->sig.value.getDimSize(t->sig.physicalDim(AttentionOp::kFeatureDim));
+    problem.causal = t->sig.causal;
+    problem.windowed = t->sig.windowLeft >= 0 || t->sig.windowRight >= 0;
+    problem.seqLen = t->seqLen;
+    decideSchedule(loop, problem, onLoop,
+                   loop->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
+    Builder b(&getContext());
+    updateSchedule(
+        loop,
+        {b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(t->rowsumMma))),
+         b.getNamedAttr("rescale",
+                        b.getStringAttr(rescaleName(t->lazyRescale))),
+         b.getNamedAttr("rescale_threshold",
+                        b.getF64FloatAttr(t->rescaleThreshold)),
+         b.getNamedAttr("exp2_poly", b.getF64FloatAttr(t->exp2Poly))},
+        /*forced=*/false);
+    FailureOr<AttentionKernelConfig> config = getAttentionKernelConfig(
+        loop, t->sig, loop->getAttr(kScheduleAttrName), options);
+    if (failed(config))
+      return failure();
+    FailureOr<SymbolRefAttr> kernel =
+        buildKernel(top, loop, *config, manifests);
+    if (failed(kernel))
+      return failure();
+    OpBuilder builder(loop);
+    Value diagonal;
+    if (t->tileDiagonal) {
+      FailureOr<Value> delta = launchDiagonal(builder, loop, t->tileDiagonal);
+      if (failed(delta))
+        return failure();
+      diagonal = *delta;
+    }
+    auto launch = LaunchOp::create(
+        builder, loop.getLoc(), loop.getResultTypes(), *kernel, t->query,
+        t->key, t->value, t->output, t->lse, diagonal, t->scale);
+    launch->setAttr(kScheduleAttrName, loop->getAttr(kScheduleAttrName));
+    updateSchedule(launch, builtSchedule(b, *config), config->scheduleForced);
+    // The loop goes, and with it what only the tiles used (their constants
+    // and index arithmetic above the loop).
+    SetVector<Value> used;
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
+    used.insert(loop->getOperands().begin(), loop->getOperands().end());
+    loop->replaceAllUsesWith(launch);
+    loop->erase();
+    SetVector<Operation *> defs;
+    for (Value v : used)
+      if (Operation *def = v.getDefiningOp())
+        defs.insert(def);
+    // Users first: an op is erased once, after every op that used it.
+    while (!defs.empty()) {
+      Operation *def = defs.pop_back_val();
+      if (!isOpTriviallyDead(def))
+        continue;
+      for (Value operand : def->getOperands())
+        if (Operation *producer = operand.getDefiningOp())
+          defs.insert(producer);
+      def->erase();
+    }
     return success();
   }
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
     MLIRContext *ctx = &getContext();
-    FailureOr<std::optional<bool>> forceOverlap = parseTriState(overlap);
-    FailureOr<std::optional<bool>> forcePingpong = parseTriState(pingpong);
-    FailureOr<std::optional<bool>> forcePersistent = parseTriState(persistent);
-    FailureOr<std::optional<bool>> forceTileOverlap = parseTriState(tileOverlap);
-    if (failed(forceOverlap) || failed(forcePingpong) ||
-        failed(forcePersistent) || failed(forceTileOverlap)) {
+    FailureOr<std::optional<bool>> overlapOpt = parseTriState(overlap);
+    FailureOr<std::optional<bool>> pingpongOpt = parseTriState(pingpong);
+    FailureOr<std::optional<bool>> persistentOpt = parseTriState(persistent);
+    FailureOr<std::optional<bool>> tileOverlapOpt = parseTriState(tileOverlap);
+    if (failed(overlapOpt) || failed(pingpongOpt) ||
+        failed(persistentOpt) || failed(tileOverlapOpt)) {
       top->emitError() << "fat-pipeline: overlap, pingpong, persistent and "
                           "tile-overlap must be auto, on or off, got overlap='"
                        << overlap << "' pingpong='" << pingpong
@@ -168,25 +493,32 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                        << "' tile-overlap='" << tileOverlap << "'";
       return signalPassFailure();
     }
+    forceOverlap = *overlapOpt;
+    forcePingpong = *pingpongOpt;
+    forcePersistent = *persistentOpt;
+    forceTileOverlap = *tileOverlapOpt;
     FailureOr<HopperKernelOptions> options = kernelOptions(top);
     if (failed(options))
       return signalPassFailure();
 
-    // Each op becomes a kernel launched from the host; one already inside
-    // device code (a gpu.module) could only be a call from a kernel, which
-    // nothing lowers (upstream's translation would fail on it later, naming
-    // an unrealized cast).
+    // Each attention becomes a kernel launched from the host; one already
+    // inside device code (a gpu.module) could only be a call from a kernel,
+    // which nothing lowers (upstream's translation would fail on it later,
+    // naming an unrealized cast).
     bool failedAny = false;
-    SmallVector<AttentionOp> hostOps;
-    top.walk([&](AttentionOp op) {
+    SmallVector<Operation *> hostWork;
+    top.walk([&](Operation *op) {
+      bool isLoop = isa<scf::ForallOp>(op) && op->hasAttr(kTileAttrName);
+      if (!isLoop && !isa<AttentionOp>(op))
+        return;
       auto device = op->getParentOfType<gpu::GPUModuleOp>();
       if (!device) {
-        hostOps.push_back(op);
+        hostWork.push_back(op);
         return;
       }
-      op.emitOpError() << "inside gpu.module '" << device.getName()
-                       << "' is device code: the Hopper kernel is "
-                          "launched from host code, call it there";
+      op->emitOpError() << "inside gpu.module '" << device.getName()
+                        << "' is device code: the Hopper kernel is "
+                           "launched from host code, call it there";
       failedAny = true;
     });
     if (failedAny)
@@ -197,58 +529,15 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (auto existing = top->getAttrOfType<DictionaryAttr>("fat.kernels"))
       manifests.append(existing.getValue());
 
-    Builder b(ctx);
-    for (AttentionOp op : hostOps) {
-      if (op->hasAttr(kKernelAttrName))
-        continue; // built by an earlier run
-      // What the op already says (fat-tensorize's keys, or entries written
-      // by hand) is the starting point: such a decision stands unless an
-      // option forces another, and the cost model sees the op's block-m.
-      HopperKernelOptions onOp = *options;
-      if (failed(applyScheduleAttr(op, onOp))) {
-        failedAny = true;
+    for (Operation *work : hostWork) {
+      if (auto loop = dyn_cast<scf::ForallOp>(work)) {
+        failedAny |= failed(pipelineLoop(top, loop, *options, manifests));
         continue;
       }
-      auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-      auto written = [&](StringRef key) { return dict && dict.get(key); };
-      auto decide = [&](const std::optional<bool> &forced, StringRef key,
-                        bool onOpValue, bool &choice) {
-        if (forced)
-          choice = *forced;
-        else if (written(key))
-          choice = onOpValue;
-      };
-      PipelineChoice choice = choosePipeline(op, onOp.blockM, onOp.seqLen);
-      decide(*forceOverlap, "overlap", onOp.schedule.overlap, choice.overlap);
-      decide(*forcePingpong, "pingpong", onOp.schedule.pingpong,
-             choice.pingpong);
-      decide(*forcePersistent, "persistent", onOp.schedule.persistent,
-             choice.persistent);
-      // Ping-pong turns are the overlapped schedule's issue phases: a
-      // forced overlap=off turns the automatic ping-pong off with it; and
-      // the automatic ping-pong was measured with persistent CTAs only.
-      if ((!choice.overlap || !choice.persistent) && !*forcePingpong &&
-          !written("pingpong"))
-        choice.pingpong = false;
-      // Tile overlap follows the choices above unless decided itself (the
-      // kernel refuses it without persistent CTAs and overlap).
-      choice.tileOverlap = autoTileOverlap(choice, isWindowed(op));
-      decide(*forceTileOverlap, "tile_overlap", onOp.schedule.tileOverlap,
-             choice.tileOverlap);
-      updateSchedule(op, {b.getNamedAttr("overlap",
-                                         b.getBoolAttr(choice.overlap)),
-                          b.getNamedAttr("pingpong",
-                                         b.getBoolAttr(choice.pingpong)),
-                          b.getNamedAttr("persistent",
-                                         b.getBoolAttr(choice.persistent)),
-                          b.getNamedAttr("tile_overlap",
-                                         b.getBoolAttr(choice.tileOverlap))},
-                     /*forced=*/forceOverlap->has_value() ||
-                         forcePingpong->has_value() ||
-                         forcePersistent->has_value() ||
-                         forceTileOverlap->has_value());
-      if (failed(buildKernel(top, op, *options, manifests)))
-        failedAny = true;
+      auto op = cast<AttentionOp>(work);
+      if (op->hasAttr(kKernelAttrName))
+        continue; // built by an earlier run
+      failedAny |= failed(pipelineOp(top, op, *options, manifests));
     }
     if (failedAny)
       return signalPassFailure();

@@ -49,7 +49,7 @@ struct TiledProblem {
   /// None for head dims the Hopper kernel does not serve (nothing to model).
   std::optional<TileProblem> problem;
   bool writesLse = false;
-  int64_t blockM = 0, blockN = 0;
+  int64_t blockM = 0, blockN = 0, stages = 0;
 };
 
 /// The scopes holding one tiled attention each: the scf.forall fat-tile
@@ -92,10 +92,13 @@ TiledProblem readTiledProblem(Operation *scope, int64_t seqLenOption) {
     }
   });
   p.seqLen = seqLenOption;
-  if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName))
+  if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
     if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("seq_len")))
       if (p.seqLen <= 0)
         p.seqLen = recorded.getInt();
+    if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
+      tiled.stages = recorded.getInt();
+  }
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;
   return tiled;
@@ -167,11 +170,23 @@ struct FatTensorizePass
         HopperKernelOptions target;
         target.blockM = tiled.blockM;
         target.blockN = tiled.blockN;
-        target.stages = stages;
+        target.stages = tiled.stages ? tiled.stages : int64_t(stages);
         target.seqLen = tiled.problem->seqLen;
         choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
       }
       choice = withForced(choice);
+      // The choice as made, on the loop it rewrote: fat-pipeline builds
+      // the kernel of these ops and reads whether they were forced.
+      updateSchedule(
+          scope,
+          {b.getNamedAttr("rowsum",
+                          b.getStringAttr(rowsumName(choice.rowsumMma))),
+           b.getNamedAttr("rescale",
+                          b.getStringAttr(rescaleName(choice.lazyRescale))),
+           b.getNamedAttr("rescale_threshold",
+                          b.getF64FloatAttr(rescaleThreshold)),
+           b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
+          /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
       TileTensorization rewrite;
       rewrite.rowsumMma = choice.rowsumMma;
       rewrite.lazyRescale = choice.lazyRescale;

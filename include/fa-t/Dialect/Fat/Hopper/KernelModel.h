@@ -125,6 +125,11 @@ std::optional<bool> parseLazyRescale(StringRef word);
 /// option rather than made by the cost model.
 LogicalResult applyScheduleAttr(AttentionOp op, HopperKernelOptions &options,
                                 bool *forced = nullptr);
+/// The same for a schedule dictionary `schedule` (may be null) written on
+/// `op` (which errors name).
+LogicalResult applyScheduleAttr(Operation *op, Attribute schedule,
+                                HopperKernelOptions &options,
+                                bool *forced = nullptr);
 
 /// Target choices of the Hopper kernel: the pass options.
 struct HopperKernelOptions {
@@ -473,11 +478,36 @@ bool isSupportedStages(int64_t stages);
 /// convert-fat-to-nvvm diagnoses the rest.
 bool isSupportedBlocking(int64_t blockM, int64_t blockN, int64_t stages);
 
+/// What the kernel's configuration reads off an attention: the untiled
+/// `fat.attention`, or the tensorized loop fat-tile wrote for one
+/// (fat-pipeline reads it off the tiles).
+struct AttentionSignature {
+  ShapedType query, key, value, output;
+  Layout layout = Layout::BHSD;
+  bool causal = false;
+  int64_t windowLeft = -1, windowRight = -1;
+  bool lse = false;
+  /// Score or mask regions (not lowered to the Hopper kernel yet).
+  bool modifications = false;
+
+  static AttentionSignature of(AttentionOp op);
+  /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.
+  unsigned physicalDim(unsigned logical) const;
+  /// The static key length, 0 when dynamic.
+  int64_t keyLength() const;
+};
+
 /// Reads the static configuration of `op` under `options`. Emits an error at
 /// the op naming what is supported and fails when the kernel cannot handle
 /// the op (dtype, head dims, dynamic heads, block sizes, shared memory).
 FailureOr<AttentionKernelConfig>
 getAttentionKernelConfig(AttentionOp op, const HopperKernelOptions &options);
+/// The same for the attention `sig` describes, with the schedule dictionary
+/// `schedule` (may be null); errors are emitted at `op`.
+FailureOr<AttentionKernelConfig>
+getAttentionKernelConfig(Operation *op, const AttentionSignature &sig,
+                         Attribute schedule,
+                         const HopperKernelOptions &options);
 
 /// Whether the op has a sliding window on either side.
 bool isWindowed(AttentionOp op);
@@ -487,9 +517,10 @@ bool isWindowed(AttentionOp op);
 std::optional<TileProblem> getTileProblem(AttentionOp op,
                                           int64_t seqLenOption);
 
-/// Merges `entries` into the op's `fat.schedule` (an entry already there is
-/// replaced); `forced` marks the dictionary as an ablation variant.
-void updateSchedule(AttentionOp op, ArrayRef<NamedAttribute> entries,
+/// Merges `entries` into the `fat.schedule` of `op` (a fat.attention, the
+/// tensorized loop, or fat.launch; an entry already there is replaced);
+/// `forced` marks the dictionary as an ablation variant.
+void updateSchedule(Operation *op, ArrayRef<NamedAttribute> entries,
                     bool forced);
 
 /// The fat.attention ops under `root` outside device code.

@@ -12,6 +12,54 @@
 #ifndef FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
 #define FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
 
+include "mlir/IR/SymbolInterfaces.td"
+
+def Fat_LaunchOp : Fat_Op<"launch",
+    [AttrSizedOperandSegments,
+     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "runs a built attention kernel (the host side of the pipelined form)";
+  let description = [{
+    What `--fat-pipeline` leaves in host code where the tensorized loop
+    of one attention was: the call of the kernel it built, on the whole
+    tensors. With Q `[B, Hq, Sq, D]`, K `[B, Hkv, Skv, D]`, V
+    `[B, Hkv, Skv, Dv]` (or the BSHD order the kernel's name says), it
+    returns
+
+    ```
+    O[b, h, i, :] = Σ_j softmax_j(scale · q_i·k_j | visible(i, j)) · v_j,
+    LSE[b, h, i]  = log Σ_j exp(scale · q_i·k_j)      (with `lse`)
+    ```
+
+    for KV head h / (Hq / Hkv), the visible keys those of the mask the
+    kernel was built for (its name and manifest) with `diagonal` δ (none:
+    Skv − Sq, the bottom-right alignment). `outs` and `lse` are the
+    destinations, as on `fat.attention`. `kernel` names the entry
+    `@<gpu.module>::@<func>`; its grid and parameters are the manifest in
+    the module's `fat.kernels` (docs/kernel-abi.md), which the runtime
+    (`libfat_runtime.so`) follows when it performs the launch. The schedule
+    the kernel runs is recorded beside it as `fat.schedule`.
+
+    ```mlir
+    %o = fat.launch @fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2q2y_opt132::@fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2q2y_opt132
+           ins(%q, %k, %v : tensor<2x16x16384x128xbf16>, tensor<2x16x16384x128xbf16>, tensor<2x16x16384x128xbf16>)
+           outs(%o0 : tensor<2x16x16384x128xbf16>) scale 0.0883883461
+           -> tensor<2x16x16384x128xbf16>
+    ```
+  }];
+  let arguments = (ins SymbolRefAttr:$kernel, AnyRankedTensor:$query,
+                   AnyRankedTensor:$key, AnyRankedTensor:$value,
+                   AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse,
+                   Optional<Index>:$diagonal, F32Attr:$scale);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let assemblyFormat = [{
+    $kernel `ins` `(` $query `,` $key `,` $value `:` type($query) `,`
+    type($key) `,` type($value) `)` `outs` `(` $output `:` type($output) `)`
+    (`lse` `(` $lse^ `:` type($lse) `)`)? (`diagonal` `(` $diagonal^ `)`)?
+    `scale` $scale attr-dict `->` type($results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_WarpSpecializeOp : Fat_Op<"warp_specialize",
     [NoTerminator, RecursiveMemoryEffects]> {
   let summary = "warp specialization: a producer warpgroup and the consumers";

@@ -128,81 +128,118 @@ bool mlir::fat::isSupportedBlocking(int64_t blockM, int64_t blockN,
          isSupportedStages(stages);
 }
 
+AttentionSignature AttentionSignature::of(AttentionOp op) {
+  AttentionSignature sig;
+  sig.query = cast<ShapedType>(op.getQuery().getType());
+  sig.key = cast<ShapedType>(op.getKey().getType());
+  sig.value = cast<ShapedType>(op.getValue().getType());
+  sig.output = cast<ShapedType>(op.getOutput().getType());
+  sig.layout = op.getLayout();
+  sig.causal = op.getCausal();
+  sig.windowLeft = op.getWindowLeft();
+  sig.windowRight = op.getWindowRight();
+  sig.lse = static_cast<bool>(op.getLse());
+  sig.modifications = op.hasModifications();
+  return sig;
+}
+
+unsigned AttentionSignature::physicalDim(unsigned logical) const {
+  return AttentionOp::physicalDim(layout, logical);
+}
+
+int64_t AttentionSignature::keyLength() const {
+  int64_t skv = key.getDimSize(physicalDim(AttentionOp::kSeqDim));
+  return ShapedType::isDynamic(skv) ? 0 : skv;
+}
+
+/// An error about the attention at `op` — the fat.attention, or the loop
+/// fat-tile made of it, which keeps its location — in the words of the op.
+static InFlightDiagnostic attentionError(Operation *op, const Twine &message) {
+  return emitError(op->getLoc(), "'fat.attention' op ") << message;
+}
+
 FailureOr<AttentionKernelConfig>
 mlir::fat::getAttentionKernelConfig(AttentionOp op,
                                     const HopperKernelOptions &passOptions) {
-  // The op's own fat.schedule (fat-tensorize, fat-pipeline) wins over the
-  // pass options.
+  return getAttentionKernelConfig(op, AttentionSignature::of(op),
+                                  op->getAttr(kScheduleAttrName), passOptions);
+}
+
+FailureOr<AttentionKernelConfig>
+mlir::fat::getAttentionKernelConfig(Operation *op,
+                                    const AttentionSignature &sig,
+                                    Attribute schedule,
+                                    const HopperKernelOptions &passOptions) {
+  // A fat.schedule written on the IR (by hand, or by an earlier run) wins
+  // over the pass options.
   HopperKernelOptions options = passOptions;
   AttentionKernelConfig config;
-  if (failed(applyScheduleAttr(op, options, &config.scheduleForced)))
+  if (failed(applyScheduleAttr(op, schedule, options, &config.scheduleForced)))
     return failure();
-  auto qType = cast<ShapedType>(op.getQuery().getType());
-  auto kType = cast<ShapedType>(op.getKey().getType());
-  auto vType = cast<ShapedType>(op.getValue().getType());
-  auto oType = cast<ShapedType>(op.getOutput().getType());
+  ShapedType qType = sig.query, kType = sig.key, vType = sig.value,
+             oType = sig.output;
 
   // Score and mask regions lower through the tiled and tensorized forms
   // (fat-tile, fat-tensorize: docs/architecture.md); this whole-kernel
   // builder does not take them, and gets none added.
-  if (op.hasModifications())
-    return op.emitOpError("score and mask regions are not lowered to the "
+  if (sig.modifications)
+    return attentionError(op, "score and mask regions are not lowered to the "
                           "Hopper kernel yet: they run through the tiled form "
                           "(--fat-tile, --fat-tensorize, --fat-to-cpu), which "
                           "the GPU path does not consume yet");
   if (options.sm != "sm_90a")
-    return op.emitOpError("the Hopper kernel targets sm_90a only (got sm='")
+    return attentionError(op, "the Hopper kernel targets sm_90a only (got sm='")
            << options.sm << "'): it needs wgmma and setmaxnreg";
   if (!isSupportedPTXVersion(options.ptxVersion))
-    return op.emitOpError("ptx = ")
+    return attentionError(op, "ptx = ")
            << options.ptxVersion << " is not supported; supported: "
            << kSupportedPTXVersions << " (PTX ISA 8.0 and newer, as far as "
            << "LLVM's NVPTX backend knows them)";
 
   Type elt = qType.getElementType();
   if (!elt.isBF16() && !elt.isF16())
-    return op.emitOpError("the GPU path supports bf16 and f16 inputs, got ")
+    return attentionError(op, "the GPU path supports bf16 and f16 inputs, got ")
            << elt << " (f32 is served by the reference path, --fat-to-cpu)";
   for (ShapedType t : {kType, vType, oType})
     if (t.getElementType() != elt)
-      return op.emitOpError("the GPU path needs Q, K, V and O of one element "
+      return attentionError(op, "the GPU path needs Q, K, V and O of one element "
                             "type, got ")
              << elt << " and " << t.getElementType();
   config.isF16 = elt.isF16();
 
-  unsigned headPos = op.getPhysicalDim(AttentionOp::kHeadDim);
-  unsigned featPos = op.getPhysicalDim(AttentionOp::kFeatureDim);
+  unsigned headPos = sig.physicalDim(AttentionOp::kHeadDim);
+  unsigned featPos = sig.physicalDim(AttentionOp::kFeatureDim);
   config.numHeadsQ = qType.getDimSize(headPos);
   config.numHeadsKV = kType.getDimSize(headPos);
   config.headDim = qType.getDimSize(featPos);
   config.headDimV = vType.getDimSize(featPos);
   if (ShapedType::isDynamic(config.numHeadsQ) ||
       ShapedType::isDynamic(config.numHeadsKV))
-    return op.emitOpError("the GPU kernel needs static head counts Hq and Hkv "
+    return attentionError(op, "the GPU kernel needs static head counts Hq and Hkv "
                           "(they fix the grid and the GQA group size)");
   if (!isSupportedHeadDim(config.headDim) ||
       !isSupportedHeadDim(config.headDimV))
-    return op.emitOpError("head dims D = ")
+    return attentionError(op, "head dims D = ")
            << config.headDim << ", Dv = " << config.headDimV
            << " are not supported by the Hopper kernel; supported: 64, 128, "
               "256 (whole 128-byte swizzle rows of 16-bit elements)";
 
-  config.layout = op.getLayout();
-  config.causal = op.getCausal();
-  config.windowLeft = op.getWindowLeft();
-  config.windowRight = op.getWindowRight();
-  config.lse = static_cast<bool>(op.getLse());
+  config.layout = sig.layout;
+  config.causal = sig.causal;
+  config.windowLeft = sig.windowLeft;
+  config.windowRight = sig.windowRight;
+  config.lse = sig.lse;
 
   // Launch limits the grid puts on static sizes: heads go to gridDim.y
   // (non-causal) or .x, the batch to gridDim.z, both at most 65535 in y/z.
-  int64_t batch = qType.getDimSize(op.getPhysicalDim(AttentionOp::kBatchDim));
+  int64_t batch = qType.getDimSize(sig.physicalDim(AttentionOp::kBatchDim));
   if (config.numHeadsQ > 65535)
-    return op.emitOpError("Hq = ")
+    return attentionError(op, "Hq = ")
            << config.numHeadsQ
            << " is not supported by the Hopper kernel; supported: up to 65535 "
               "(the heads are a grid dimension)";
   if (!ShapedType::isDynamic(batch) && batch > 65535)
-    return op.emitOpError("B = ")
+    return attentionError(op, "B = ")
            << batch
            << " is not supported by the Hopper kernel; supported: up to 65535 "
               "(the batch is gridDim.z)";
@@ -210,18 +247,18 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // to 2^30 keep every such sum inside int32 for sequences below 2^30.
   constexpr int64_t kMaxWindow = int64_t(1) << 30;
   if (config.windowLeft > kMaxWindow || config.windowRight > kMaxWindow)
-    return op.emitOpError("window [")
+    return attentionError(op, "window [")
            << config.windowLeft << ", " << config.windowRight
            << "] is not supported by the Hopper kernel; supported: bounds up "
               "to 2^30 or -1 (unbounded), since it computes key positions in "
               "32 bits";
 
   if (options.seqLen < 0)
-    return op.emitOpError("seq-len = ")
+    return attentionError(op, "seq-len = ")
            << options.seqLen
            << " is not supported; supported: a key-sequence length to tune "
               "the tiles for, or 0 (unknown)";
-  config.seqLen = getTunedSeqLen(op, options.seqLen);
+  config.seqLen = options.seqLen > 0 ? options.seqLen : sig.keyLength();
   TileProblem problem{config.headDim, config.headDimV, config.causal,
                       config.windowed(), config.seqLen};
   int64_t blockM = options.blockM;
@@ -234,7 +271,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (options.blockM == 0 && blockM == 192 && options.blockN > 128)
     blockM = 128;
   if (!isSupportedBlockM(blockM))
-    return op.emitOpError("block-m = ")
+    return attentionError(op, "block-m = ")
            << blockM
            << " is not supported; supported: 64, 128 or 192 (64 rows per "
               "consumer warpgroup, one to three of them)";
@@ -242,7 +279,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // (setmaxnreg: 128·24 + 384·160 ≤ 65536): S (N/2), O (Dv/2) and the
   // packed P (N/4) fit only at D = 64 (FlashAttention-3's D64 tile).
   if (blockM == 192 && problem.maxHeadDim() > 64)
-    return op.emitOpError("block-m = 192 needs D, Dv <= 64: three consumer "
+    return attentionError(op, "block-m = 192 needs D, Dv <= 64: three consumer "
                           "warpgroups have 160 registers per thread, too few "
                           "for S, P and O at D = ")
            << problem.maxHeadDim();
@@ -250,51 +287,51 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   if (blockN == 0)
     blockN = defaultBlockN(problem, options.schedule);
   if (!isSupportedBlockN(blockN))
-    return op.emitOpError("block-n = ")
+    return attentionError(op, "block-n = ")
            << blockN
            << " is not supported; supported: 64 to 192 in steps of 16 (the "
               "k16 steps of P·V; above 192 keys S, P and O overflow the "
               "consumer registers)";
   if (!isSupportedStages(options.stages))
-    return op.emitOpError("stages = ")
+    return attentionError(op, "stages = ")
            << options.stages << " is not supported; supported: 1 to 4";
   if (options.qBuffers < 0 || options.qBuffers > 2)
-    return op.emitOpError("q-buffers = ")
+    return attentionError(op, "q-buffers = ")
            << options.qBuffers
            << " is not supported; supported: 1, 2 (persistent kernels), or "
               "0 to let the compiler choose";
   if (options.qBuffers == 2 && !options.schedule.persistent)
-    return op.emitOpError("q-buffers = 2 needs persistent CTAs: a CTA with "
+    return attentionError(op, "q-buffers = 2 needs persistent CTAs: a CTA with "
                           "one tile loads its Q once");
   if (options.schedule.pingpong && !options.schedule.overlap)
-    return op.emitOpError("pingpong needs overlap: the turns are the GEMM "
+    return attentionError(op, "pingpong needs overlap: the turns are the GEMM "
                           "issue phases of the overlapped schedule");
   if (options.schedule.tileOverlap &&
       !(options.schedule.persistent && options.schedule.overlap))
-    return op.emitOpError("tile-overlap needs persistent CTAs with overlap: "
+    return attentionError(op, "tile-overlap needs persistent CTAs with overlap: "
                           "it chains the overlapped loops of a CTA's tiles");
   if (options.schedule.pingpong && blockM == 64)
-    return op.emitOpError("pingpong needs two or three consumer warpgroups "
+    return attentionError(op, "pingpong needs two or three consumer warpgroups "
                           "to take turns, i.e. block-m = 128 or 192 (got "
                           "block-m = ")
            << blockM << ")";
   if (options.schedule.rowsumMma && config.headDimV + 8 > 256)
-    return op.emitOpError("rowsum=mma needs Dv + 8 <= 256 (the ones columns "
+    return attentionError(op, "rowsum=mma needs Dv + 8 <= 256 (the ones columns "
                           "ride in the P·V wgmma, whose N is at most 256); "
                           "got Dv = ")
            << config.headDimV << ": use rowsum=vector";
   if (options.schedule.lazyRescale &&
       !(options.schedule.rescaleThreshold >= 0.0 &&
         options.schedule.rescaleThreshold <= 16.0))
-    return op.emitOpError("rescale-threshold must be in [0, 16] (log2 units: "
+    return attentionError(op, "rescale-threshold must be in [0, 16] (log2 units: "
                           "P may reach 2^threshold), got ")
            << llvm::formatv("{0}", options.schedule.rescaleThreshold).str();
   if (!(options.schedule.exp2Poly >= 0.0 && options.schedule.exp2Poly <= 1.0))
-    return op.emitOpError("exp2-poly must be a fraction in [0, 1] (of the "
+    return attentionError(op, "exp2-poly must be a fraction in [0, 1] (of the "
                           "exponentials computed on the FMA pipe), got ")
            << llvm::formatv("{0}", options.schedule.exp2Poly).str();
   if (options.numSMs < 1 || options.numSMs > 65535)
-    return op.emitOpError("num-sms = ")
+    return attentionError(op, "num-sms = ")
            << options.numSMs
            << " is not supported; supported: 1 to 65535 (the SMs of the "
               "target, 132 on H100 SXM and H200)";
@@ -345,7 +382,7 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   config.stageO =
       options.stageO.value_or(config.canStageO() && config.stagingPays());
   if (config.stageO && !config.canStageO())
-    return op.emitOpError("o-store=staged needs Dv <= D (each warpgroup "
+    return attentionError(op, "o-store=staged needs Dv <= D (each warpgroup "
                           "stages its O in its own rows of the Q buffer; got "
                           "D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -361,17 +398,17 @@ mlir::fat::getAttentionKernelConfig(AttentionOp op,
   // kernel rescales every block. A lazy rescale asked for (forced, or this
   // pass's own `rescale` option) stays.
   bool costModelSchedule =
-      op->hasAttr(kScheduleAttrName) && !config.scheduleForced;
+      schedule && !config.scheduleForced;
   if (costModelSchedule && config.schedule.lazyRescale &&
       config.schedule.overlap && !config.latePVWait)
     config.schedule.lazyRescale = false;
   if (config.latePVWait && !config.canWaitLate())
-    return op.emitOpError("pv-wait=late needs the overlapped main loop "
+    return attentionError(op, "pv-wait=late needs the overlapped main loop "
                           "(fat-pipeline overlap): only there does a "
                           "softmax run while a P·V is in flight; use "
                           "pv-wait=early or auto");
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
-    return op.emitOpError("the kernel for D = ")
+    return attentionError(op, "the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
            << ", block-m = " << config.blockM << ", block-n = " << config.blockN
            << ", stages = " << config.stages << " needs "

@@ -66,7 +66,7 @@ std::optional<bool> mlir::fat::parseLazyRescale(StringRef word) {
   return std::nullopt;
 }
 
-void mlir::fat::updateSchedule(AttentionOp op,
+void mlir::fat::updateSchedule(Operation *op,
                                ArrayRef<NamedAttribute> entries, bool forced) {
   NamedAttrList attrs;
   if (auto old = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
@@ -75,8 +75,8 @@ void mlir::fat::updateSchedule(AttentionOp op,
     forced |= before.getValue();
   for (const NamedAttribute &e : entries)
     attrs.set(e.getName(), e.getValue());
-  attrs.set("forced", BoolAttr::get(op.getContext(), forced));
-  op->setAttr(kScheduleAttrName, attrs.getDictionary(op.getContext()));
+  attrs.set("forced", BoolAttr::get(op->getContext(), forced));
+  op->setAttr(kScheduleAttrName, attrs.getDictionary(op->getContext()));
 }
 
 SmallVector<AttentionOp> mlir::fat::hostAttentionOps(Operation *root) {
@@ -91,19 +91,26 @@ SmallVector<AttentionOp> mlir::fat::hostAttentionOps(Operation *root) {
 LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
                                            HopperKernelOptions &options,
                                            bool *forced) {
+  return applyScheduleAttr(op, op->getAttr(kScheduleAttrName), options,
+                           forced);
+}
+
+LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
+                                           HopperKernelOptions &options,
+                                           bool *forced) {
   KernelSchedule &schedule = options.schedule;
-  auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+  auto dict = dyn_cast_or_null<DictionaryAttr>(raw);
   if (!dict) {
-    if (op->hasAttr(kScheduleAttrName))
-      return op.emitOpError("'") << kScheduleAttrName
-                                 << "' must be a dictionary";
+    if (raw)
+      return op->emitOpError("'") << kScheduleAttrName
+                                  << "' must be a dictionary";
     return success();
   }
   for (NamedAttribute entry : dict) {
     StringRef key = entry.getName().getValue();
     Attribute value = entry.getValue();
     auto expect = [&](StringRef what) {
-      return op.emitOpError("'") << kScheduleAttrName << "' entry '" << key
+      return op->emitOpError("'") << kScheduleAttrName << "' entry '" << key
                                  << "' must be " << what << ", got " << value;
     };
     if (key == "forced") {
@@ -163,7 +170,7 @@ LogicalResult mlir::fat::applyScheduleAttr(AttentionOp op,
         return expect("a float in [0, 1]");
       schedule.exp2Poly = f.getValueAsDouble();
     } else {
-      return op.emitOpError("'")
+      return op->emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, persistent, tile_overlap, "
