@@ -36,8 +36,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "seq-len", llvm::cl::init(0),
       llvm::cl::desc("Key-sequence length to tune the default tiles for "
                      "(0 = the op's static key length, if any)")};
-  Option<int64_t> stages{*this, "stages", llvm::cl::init(2),
-                         llvm::cl::desc("Depth of the K/V ring (1..4)")};
+  Option<int64_t> stages{
+      *this, "stages", llvm::cl::init(0),
+      llvm::cl::desc("Depth of the K/V ring (1..4; 0 = the op's fat.schedule "
+                     "entry, else 2)")};
   Option<int64_t> ptx{*this, "ptx", llvm::cl::init(80),
                       llvm::cl::desc("PTX ISA version (80 = 8.0)")};
   Option<std::string> overlap{

@@ -8,7 +8,7 @@
 // RUN: not fa-t-opt %s --fat-tile="stages=5" 2>&1 | FileCheck %s --check-prefix=BADS
 // RUN: not fa-t-opt %s --fat-tile="seq-len=-1" 2>&1 | FileCheck %s --check-prefix=BADL
 
-// BADS: fat-tile: option stages must be in [1, 4] (the depth of the kernel's K/V ring), got 5
+// BADS: fat-tile: option stages must be in [1, 4] (the depth of the kernel's K/V ring), or 0 for the op's entry else 2, got 5
 // BADL: fat-tile: option seq-len must be a key length to tune the tiles for, or 0 (the op's static key length), got -1
 
 // D = 64 without a mask: three consumer warpgroups (192 rows) of 128 keys.

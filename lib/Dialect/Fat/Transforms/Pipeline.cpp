@@ -293,36 +293,14 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     return options;
   }
 
-  /// The schedule for `problem`: the cost model's, where the IR's
-  /// `fat.schedule` (`dict`, read into `onIR`) has no entry and no option
-  /// forces one; records it in the dictionary of `at`.
+  /// The schedule for `problem` (decidePipeline: forced, else written in
+  /// `dict`, else the cost model), recorded in the dictionary of `at`.
   void decideSchedule(Operation *at, const TileProblem &problem,
                       const HopperKernelOptions &onIR, DictionaryAttr dict) {
-    auto written = [&](StringRef key) { return dict && dict.get(key); };
-    auto decide = [&](const std::optional<bool> &forced, StringRef key,
-                      bool onIRValue, bool &choice) {
-      if (forced)
-        choice = *forced;
-      else if (written(key))
-        choice = onIRValue;
-    };
-    PipelineChoice choice = choosePipeline(problem, onIR.blockM);
-    decide(forceOverlap, "overlap", onIR.schedule.overlap, choice.overlap);
-    decide(forcePingpong, "pingpong", onIR.schedule.pingpong,
-           choice.pingpong);
-    decide(forcePersistent, "persistent", onIR.schedule.persistent,
-           choice.persistent);
-    // Ping-pong turns are the overlapped schedule's issue phases: a forced
-    // overlap=off turns the automatic ping-pong off with it; and the
-    // automatic ping-pong was measured with persistent CTAs only.
-    if ((!choice.overlap || !choice.persistent) && !forcePingpong &&
-        !written("pingpong"))
-      choice.pingpong = false;
-    // Tile overlap follows the choices above unless decided itself (the
-    // kernel refuses it without persistent CTAs and overlap).
-    choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
-    decide(forceTileOverlap, "tile_overlap", onIR.schedule.tileOverlap,
-           choice.tileOverlap);
+    PipelineChoice choice =
+        decidePipeline(problem, onIR.blockM, onIR.schedule, dict,
+                       {forceOverlap, forcePingpong, forcePersistent,
+                        forceTileOverlap});
     Builder b(at->getContext());
     updateSchedule(
         at,
@@ -422,10 +400,14 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     problem.seqLen = t->seqLen;
     decideSchedule(loop, problem, onLoop,
                    loop->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
+    // What the ops compute and the tiles are stands over any entry.
     Builder b(&getContext());
     updateSchedule(
         loop,
-        {b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(t->rowsumMma))),
+        {b.getNamedAttr("block_m", b.getI64IntegerAttr(t->blockM)),
+         b.getNamedAttr("block_n", b.getI64IntegerAttr(t->blockN)),
+         b.getNamedAttr("stages", b.getI64IntegerAttr(t->stages)),
+         b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(t->rowsumMma))),
          b.getNamedAttr("rescale",
                         b.getStringAttr(rescaleName(t->lazyRescale))),
          b.getNamedAttr("rescale_threshold",

@@ -174,6 +174,23 @@ struct FatTensorizePass
         target.seqLen = tiled.problem->seqLen;
         choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
       }
+      // Entries already on the loop (a schedule written by hand on the op,
+      // which fat-tile carries) stand unless an option forces another.
+      HopperKernelOptions written;
+      if (failed(applyScheduleAttr(scope, scope->getAttr(kScheduleAttrName),
+                                   written)))
+        return signalPassFailure();
+      double threshold = rescaleThreshold;
+      if (auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName)) {
+        if (dict.get("rowsum"))
+          choice.rowsumMma = written.schedule.rowsumMma;
+        if (dict.get("rescale"))
+          choice.lazyRescale = written.schedule.lazyRescale;
+        if (dict.get("exp2_poly"))
+          choice.exp2Poly = written.schedule.exp2Poly;
+        if (dict.get("rescale_threshold") && !rescaleThreshold.hasValue())
+          threshold = written.schedule.rescaleThreshold;
+      }
       choice = withForced(choice);
       // The choice as made, on the loop it rewrote: fat-pipeline builds
       // the kernel of these ops and reads whether they were forced.
@@ -183,14 +200,13 @@ struct FatTensorizePass
                           b.getStringAttr(rowsumName(choice.rowsumMma))),
            b.getNamedAttr("rescale",
                           b.getStringAttr(rescaleName(choice.lazyRescale))),
-           b.getNamedAttr("rescale_threshold",
-                          b.getF64FloatAttr(rescaleThreshold)),
+           b.getNamedAttr("rescale_threshold", b.getF64FloatAttr(threshold)),
            b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
           /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
       TileTensorization rewrite;
       rewrite.rowsumMma = choice.rowsumMma;
       rewrite.lazyRescale = choice.lazyRescale;
-      rewrite.rescaleThreshold = rescaleThreshold;
+      rewrite.rescaleThreshold = threshold;
       rewrite.exp2Poly = choice.exp2Poly;
       if (failed(checkTensorizableTiles(scope, rewrite)))
         return signalPassFailure();

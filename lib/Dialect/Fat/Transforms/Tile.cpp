@@ -376,10 +376,10 @@ struct FatTilePass : fat::impl::FatTileBase<FatTilePass> {
             << " must be in [1, 1024], or 0 for the Hopper kernel's, got " << v;
         return signalPassFailure();
       }
-    if (!isSupportedStages(stages)) {
+    if (stages != 0 && !isSupportedStages(stages)) {
       getOperation()->emitError()
           << "fat-tile: option stages must be in [1, 4] (the depth of the "
-             "kernel's K/V ring), got "
+             "kernel's K/V ring), or 0 for the op's entry else 2, got "
           << static_cast<int64_t>(stages);
       return signalPassFailure();
     }
@@ -433,6 +433,7 @@ AttentionOp mlir::fat::convertAttentionToTensorForm(RewriterBase &rewriter,
       toTensor(op.getKey(), false), toTensor(op.getValue(), false), o, lse,
       op.getDiagonal(), op.getOffsets(), captures, op.getScaleAttr(),
       op.getCausalAttr(), op.getWindowAttr(), op.getLayoutAttr());
+  t->setDiscardableAttrs(op->getDiscardableAttrDictionary());
   rewriter.inlineRegionBefore(op.getScore(), t.getScore(), t.getScore().end());
   rewriter.inlineRegionBefore(op.getMask(), t.getMask(), t.getMask().end());
   for (auto [res, dest] : llvm::zip(t.getResults(), op.getDpsInits())) {
@@ -461,11 +462,18 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
       requested.seqLen > 0 ? requested.seqLen
                            : (ShapedType::isDynamic(skv) ? 0 : skv);
   AttentionTileSizes sizes = requested;
+  // stages = 0: a `stages` entry written in the op's fat.schedule, else 2.
+  if (!sizes.stages) {
+    sizes.stages = 2;
+    if (auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
+      if (auto written = dyn_cast_or_null<IntegerAttr>(dict.get("stages")))
+        sizes.stages = written.getInt();
+  }
   if (!requested.blockM || !requested.blockN) {
     HopperKernelOptions target;
     target.blockM = requested.blockM;
     target.blockN = requested.blockN;
-    target.stages = requested.stages;
+    target.stages = sizes.stages;
     target.seqLen = seqLen;
     std::optional<std::pair<int64_t, int64_t>> kernel =
         chooseKernelBlocks(op, target);
@@ -491,6 +499,10 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
                        b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
                        b.getNamedAttr("stages", b.getI64IntegerAttr(sizes.stages)),
                        b.getNamedAttr("seq_len", b.getI64IntegerAttr(seqLen))}));
+  // A schedule written on the op (by hand) is a decision the later passes
+  // keep: it travels with the tiles.
+  if (Attribute schedule = op->getAttr(kScheduleAttrName))
+    forall->setAttr(kScheduleAttrName, schedule);
   for (Operation *t : tiled->tiledOps)
     if (auto block = dyn_cast<AttentionOp>(t))
       if (failed(lowerAttentionBlock(rewriter, block, sizes)))

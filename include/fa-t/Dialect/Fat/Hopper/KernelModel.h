@@ -526,6 +526,20 @@ void updateSchedule(Operation *op, ArrayRef<NamedAttribute> entries,
 /// The fat.attention ops under `root` outside device code.
 SmallVector<AttentionOp> hostAttentionOps(Operation *root);
 
+/// Schedule choices forced by options (nullopt: not forced).
+struct PipelineForce {
+  std::optional<bool> overlap, pingpong, persistent, tileOverlap;
+};
+/// fat-pipeline's schedule for `problem` with `blockM` rows: a forced
+/// choice, else an entry `written` in the IR's fat.schedule (its value in
+/// `onIR`), else the cost model (choosePipeline); ping-pong only with
+/// overlap and persistent CTAs unless decided itself, tile overlap by
+/// autoTileOverlap unless decided itself.
+PipelineChoice decidePipeline(const TileProblem &problem, int64_t blockM,
+                              const KernelSchedule &onIR,
+                              DictionaryAttr written,
+                              const PipelineForce &force);
+
 /// fat-tile's automatic block shapes {block-m, block-n}: those of the kernel
 /// fat-pipeline builds for `op` when every schedule choice is the cost
 /// models' (chooseTensorization, choosePipeline), with `target`'s block-m /

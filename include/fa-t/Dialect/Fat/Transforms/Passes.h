@@ -30,7 +30,8 @@ class AttentionOp;
 struct AttentionTileSizes {
   int64_t blockM = 128;
   int64_t blockN = 128;
-  int64_t stages = 2;
+  /// 0: the op's `stages` schedule entry, else 2.
+  int64_t stages = 0;
   int64_t seqLen = 0;
 };
 

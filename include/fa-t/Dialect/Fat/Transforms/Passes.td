@@ -52,9 +52,10 @@ def FatTile : Pass<"fat-tile"> {
     Option<"blockN", "block-n", "int64_t", /*default=*/"0",
            "Keys per inner-loop iteration (the N of Q·Kᵀ, the K of P·V); 0 = "
            "the Hopper kernel's">,
-    Option<"stages", "stages", "int64_t", /*default=*/"2",
+    Option<"stages", "stages", "int64_t", /*default=*/"0",
            "Depth of the Hopper kernel's K/V ring the automatic blocks must "
-           "fit beside in shared memory (1..4)">,
+           "fit beside in shared memory (1..4; 0 = the op's fat.schedule "
+           "entry, else 2)">,
     Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
            "Key-sequence length the automatic blocks are tuned for (0 = the "
            "op's static key length)">

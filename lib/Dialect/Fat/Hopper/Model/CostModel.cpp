@@ -160,34 +160,75 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
 }
 
 
+PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
+                                         int64_t blockM,
+                                         const KernelSchedule &onIR,
+                                         DictionaryAttr written,
+                                         const PipelineForce &force) {
+  auto isWritten = [&](StringRef key) { return written && written.get(key); };
+  auto decide = [&](const std::optional<bool> &forced, StringRef key,
+                    bool onIRValue, bool &choice) {
+    if (forced)
+      choice = *forced;
+    else if (isWritten(key))
+      choice = onIRValue;
+  };
+  PipelineChoice choice = choosePipeline(problem, blockM);
+  decide(force.overlap, "overlap", onIR.overlap, choice.overlap);
+  decide(force.pingpong, "pingpong", onIR.pingpong, choice.pingpong);
+  decide(force.persistent, "persistent", onIR.persistent, choice.persistent);
+  // Ping-pong turns are the overlapped schedule's issue phases: a forced
+  // overlap=off turns the automatic ping-pong off with it; and the
+  // automatic ping-pong was measured with persistent CTAs only.
+  if ((!choice.overlap || !choice.persistent) && !force.pingpong &&
+      !isWritten("pingpong"))
+    choice.pingpong = false;
+  // Tile overlap follows the choices above unless decided itself (the
+  // kernel refuses it without persistent CTAs and overlap).
+  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
+  decide(force.tileOverlap, "tile_overlap", onIR.tileOverlap,
+         choice.tileOverlap);
+  return choice;
+}
+
 std::optional<std::pair<int64_t, int64_t>>
 mlir::fat::chooseKernelBlocks(AttentionOp op,
                               const HopperKernelOptions &target) {
-  if (!getTileProblem(op, target.seqLen))
+  std::optional<TileProblem> problem = getTileProblem(op, target.seqLen);
+  if (!problem)
     return std::nullopt;
-  // fat-tensorize's and fat-pipeline's `auto`, in their order: the
-  // primitives, then the schedule (ping-pong only with overlap and
-  // persistent CTAs, tile overlap following the rest).
-  HopperKernelOptions options = target;
-  TensorizationChoice primitives = chooseTensorization(op, options);
-  options.schedule.rowsumMma = primitives.rowsumMma;
-  options.schedule.lazyRescale = primitives.lazyRescale;
-  options.schedule.exp2Poly = primitives.exp2Poly;
-  PipelineChoice pipeline =
-      choosePipeline(op, options.blockM, options.seqLen);
-  if (!pipeline.overlap || !pipeline.persistent)
-    pipeline.pingpong = false;
-  pipeline.tileOverlap = autoTileOverlap(pipeline, isWindowed(op));
-  options.schedule.overlap = pipeline.overlap;
-  options.schedule.pingpong = pipeline.pingpong;
-  options.schedule.persistent = pipeline.persistent;
-  options.schedule.tileOverlap = pipeline.tileOverlap;
   // An op the kernel refuses (f32, dynamic heads, ...) just has no kernel
   // blocks here: fat-pipeline names the reason when it builds.
   ScopedDiagnosticHandler quiet(op.getContext(),
                                 [](Diagnostic &) { return success(); });
+  // What the op's fat.schedule says stands (as in fat-tensorize and
+  // fat-pipeline); the rest is their `auto`, in their order: the
+  // primitives, then the schedule.
+  HopperKernelOptions options = target;
+  if (failed(applyScheduleAttr(op, options)))
+    return std::nullopt;
+  if (target.blockM)
+    options.blockM = target.blockM;
+  if (target.blockN)
+    options.blockN = target.blockN;
+  auto written = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+  auto isWritten = [&](StringRef key) { return written && written.get(key); };
+  TensorizationChoice primitives = chooseTensorization(op, options);
+  if (!isWritten("rowsum"))
+    options.schedule.rowsumMma = primitives.rowsumMma;
+  if (!isWritten("rescale"))
+    options.schedule.lazyRescale = primitives.lazyRescale;
+  if (!isWritten("exp2_poly"))
+    options.schedule.exp2Poly = primitives.exp2Poly;
+  PipelineChoice pipeline = decidePipeline(*problem, options.blockM,
+                                           options.schedule, written, {});
+  options.schedule.overlap = pipeline.overlap;
+  options.schedule.pingpong = pipeline.pingpong;
+  options.schedule.persistent = pipeline.persistent;
+  options.schedule.tileOverlap = pipeline.tileOverlap;
   FailureOr<AttentionKernelConfig> config =
-      getAttentionKernelConfig(op, options);
+      getAttentionKernelConfig(op, AttentionSignature::of(op), Attribute(),
+                               options);
   if (failed(config))
     return std::nullopt;
   return std::make_pair(config->blockM, config->blockN);
