@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "lib" / "Conversion" / "FatToNVVM" / "HopperBuilders.cpp"
+SOURCE = ROOT / "lib" / "Dialect" / "Fat" / "Hopper" / "Kernel" / "HopperBuilders.cpp"
 f32 = np.float32
 
 

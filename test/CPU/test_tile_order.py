@@ -141,7 +141,7 @@ def loop(request, tmp_path_factory):
     src = tmp_path_factory.mktemp("order") / "c.mlir"
     src.write_text(SOURCE)
     out = subprocess.run(
-        [str(FAT_OPT), str(src), "--fat-tensorize",
+        [str(FAT_OPT), str(src), "--fat-tile", "--fat-tensorize",
          f"--fat-pipeline=persistent=on pingpong=off num-sms={request.param}",
          "--convert-fat-to-nvvm"],
         check=True, capture_output=True, text=True).stdout.splitlines()

@@ -37,10 +37,9 @@ struct ConvertFatToNVVMPass
     // only lowers what they are written in.
     bool unbuilt = false;
     for (AttentionOp op : hostAttentionOps(top)) {
-      if (op->hasAttr(kKernelAttrName))
-        continue;
-      op.emitOpError("has no kernel to lower: run --fat-pipeline first (it "
-                     "builds the pipelined kernel that convert-fat-to-nvvm "
+      op.emitOpError("has no kernel to lower: run --fat-tile, "
+                     "--fat-tensorize and --fat-pipeline first (they build "
+                     "the pipelined kernel that convert-fat-to-nvvm "
                      "lowers), or --fat-to-ptx for the whole pipeline");
       unbuilt = true;
     }

@@ -1,10 +1,11 @@
 //===- FatToPTX.cpp - the fat-to-ptx pipeline -----------------------------===//
 //
-// fat.attention -> schedule (fat-tensorize) -> pipelined Hopper kernel
-// (fat-pipeline) -> its fat ops to NVVM (convert-fat-to-nvvm) -> LLVM/NVVM
-// inside the gpu.module -> PTX (gpu-module-to-binary{format=isa}) -> <name>.ptx and
-// <name>.json in output-dir (fat-emit-kernels). The pass list inside the
-// gpu.module is the one checked on the H200 (shared/HOPPER-NOTES.md, C).
+// fat.attention -> tiles (fat-tile) -> warpgroup-MMA form (fat-tensorize)
+// -> pipelined Hopper kernel + fat.launch (fat-pipeline) -> its fat ops to
+// NVVM (convert-fat-to-nvvm) -> LLVM/NVVM inside the gpu.module -> PTX
+// (gpu-module-to-binary{format=isa}) -> <name>.ptx and <name>.json in
+// output-dir (fat-emit-kernels). The pass list inside the gpu.module is the
+// one checked on the H200.
 //
 //===----------------------------------------------------------------------===//
 
@@ -169,7 +170,8 @@ void mlir::fat::registerFatToPTXPipeline() {
   registerPassPipeline(
       "fat-to-ptx",
       "Compile every fat.attention to a Hopper PTX kernel and its launch "
-      "manifest: fat-tensorize, fat-pipeline, convert-fat-to-nvvm, NVVM/LLVM "
+      "manifest: fat-tile, fat-tensorize, fat-pipeline, convert-fat-to-nvvm, "
+      "NVVM/LLVM "
       "lowering in the gpu.module, "
       "nvvm-attach-target, gpu-module-to-binary{format=isa}, "
       "fat-emit-kernels",

@@ -1,11 +1,11 @@
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" --convert-fat-to-nvvm -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=64 block-n=64 stages=3" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=M64
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PLAIN
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=on tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PP
-// RUN: not fa-t-opt %s --fat-pipeline="persistent=off pingpong=on tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: fa-t-opt %s --fat-tensorize="rowsum=mma rescale=lazy" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=FAT
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" -split-input-file | FileCheck %s --check-prefix=PIPE
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=128 block-n=128 stages=2" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=LOWERED
+// RUN: fa-t-opt %s --fat-tile="block-m=128 block-n=128 stages=2" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile="block-m=64 block-n=64 stages=3" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=M64
+// RUN: fa-t-opt %s --fat-tile="block-n=128" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --fat-tile="block-n=128" --fat-tensorize --fat-pipeline="persistent=off pingpong=on tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PP
+// RUN: not fa-t-opt %s --fat-tile="block-n=128" --fat-tensorize --fat-pipeline="persistent=off pingpong=on tile-overlap=off overlap=off" --convert-fat-to-nvvm -split-input-file 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-t-opt %s --fat-tile="block-n=128" --fat-tensorize="rowsum=mma rescale=lazy" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=FAT
+// RUN: fa-t-opt %s --fat-tile="block-m=128 block-n=128 stages=2" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" -split-input-file | FileCheck %s --check-prefix=PIPE
+// RUN: fa-t-opt %s --fat-tile="block-m=128 block-n=128 stages=2" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=LOWERED
 
 // fat-pipeline alone writes the pipelined form: the role split is a
 // fat.warp_specialize on the warp-uniform warpgroup index, its producer
@@ -42,8 +42,7 @@
 // CHECK:       module attributes {fat.kernels = {[[NAME:fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2]] = "{
 // CHECK-SAME:    gpu.container_module
 // CHECK-LABEL: func.func @gqa
-// CHECK:         fat.attention
-// CHECK-SAME:      {fat.kernel = @[[NAME]]::@[[NAME]], fat.schedule = {
+// CHECK:         fat.launch @[[NAME]]::@[[NAME]] ins({{.*}} {fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK:         llvm.mlir.global external @__fat_dynamic_smem() {addr_space = 3 : i32, alignment = 1024 : i64} : !llvm.array<0 x i8>
 
@@ -194,8 +193,7 @@ func.func @gqa(%q: memref<?x16x?x128xbf16>, %k: memref<?x4x?x128xbf16>,
 // the parameters; the masked branch tests j ≤ i + diag as k ≤ limit with the
 // row's limit min(Skv − 1 − c0, i + diag − c0) for key c0 + k.
 // CHECK-LABEL: func.func @causal_lse
-// CHECK:         fat.attention
-// CHECK-SAME:      {fat.kernel = @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]], fat.schedule = {
+// CHECK:         fat.launch @[[NAME:fat_attention_fwd_f16_d64_h8_8_bhsd_causal_lse_m128n128s2]]::@[[NAME]] ins({{.*}} {fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK:         llvm.func @[[NAME]](
 // CHECK-SAME:      %{{.+}}: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[LSE:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i32, %[[CSKV:[a-z0-9]+]]: i32, %[[CDIAG:[a-z0-9]+]]: i32, %{{.+}}: f32)
@@ -224,8 +222,8 @@ func.func @causal_lse(%q: tensor<2x8x256x64xf16>, %k: tensor<2x8x256x64xf16>,
 
 // Two ops of one configuration share one kernel.
 // CHECK-LABEL: func.func @shared
-// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME:.+]]::@[[NAME]], fat.schedule = {
-// CHECK:         fat.attention {{.+}} {fat.kernel = @[[NAME]]::@[[NAME]], fat.schedule = {
+// CHECK:         fat.launch @[[NAME:[a-z0-9_]+]]::@[[NAME]] ins({{.+}} {fat.schedule = {
+// CHECK:         fat.launch @[[NAME]]::@[[NAME]] ins({{.+}} {fat.schedule = {
 // CHECK:       gpu.module @[[NAME]]
 // CHECK-NOT:   gpu.module
 func.func @shared(%q: memref<1x2x64x64xbf16>, %o1: memref<1x2x64x64xbf16>,

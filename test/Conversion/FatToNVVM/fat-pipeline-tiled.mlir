@@ -1,5 +1,6 @@
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s --check-prefix=OP
+// RUN: not fa-t-opt %s --fat-pipeline -split-input-file 2>&1 | FileCheck %s --check-prefix=UNTILED
+// RUN: not fa-t-opt %s --fat-tensorize -split-input-file 2>&1 | FileCheck %s --check-prefix=UNTILED-T
 // RUN: not fa-t-opt %s --fat-tile --fat-pipeline -split-input-file 2>&1 | FileCheck %s --check-prefix=UNTENSORIZED
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --convert-fat-to-nvvm -split-input-file 2>&1 | FileCheck %s --check-prefix=UNBUILT
 
@@ -7,8 +8,9 @@
 // the attention off the tiles — Q, K, V and the destinations are the
 // tensors the tiles slice, the layout where the query block indexes Q, the
 // mask and LSE from fat.mask and the destinations, the primitives from the
-// tensorized ops, the blocks from fat.tile — builds the same kernel as
-// from the untiled op (OP), and replaces the loop by its fat.launch. The
+// tensorized ops, the blocks from fat.tile — builds its kernel and
+// replaces the loop by the kernel's fat.launch; an untiled op is refused
+// by both (UNTILED). The
 // diagonal δ is the tile's δ + s0 at s0 = 0, computed before the launch.
 
 // CHECK-LABEL: func.func @bshd_gqa_window
@@ -19,7 +21,8 @@
 // CHECK-SAME:    fat.schedule = {block_m = 128 : i64, block_n = 128 : i64
 // CHECK:         return %[[R]]#0, %[[R]]#1
 // CHECK:       gpu.module @[[KERNEL]]
-// OP:          fat.kernel = @fat_attention_fwd_bf16_d64_h8_2_bshd_w128_0_lse_m128n128s2::
+// UNTILED:     error: 'fat.attention' op is not tiled: fat-pipeline builds the kernel from the tensorized loop, run --fat-tile and --fat-tensorize first (or --fat-to-ptx)
+// UNTILED-T:   error: 'fat.attention' op is not tiled: run --fat-tile first (fat-tensorize rewrites the tiled form's KV steps)
 // UNTENSORIZED: error: fat-pipeline: the tiled form is not tensorized yet: run --fat-tensorize first
 // UNBUILT:     error: 'scf.forall' op is a tiled attention with no kernel to lower: run --fat-tensorize and --fat-pipeline first, or --fat-to-ptx for the whole pipeline
 func.func @bshd_gqa_window(%q: tensor<2x?x8x64xbf16>, %k: tensor<2x?x2x64xbf16>, %v: tensor<2x?x2x64xbf16>,

@@ -1,13 +1,14 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=ALONE
-// RUN: fa-t-opt %s --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="block-m=64" -split-input-file | FileCheck %s --check-prefix=M64
-// RUN: not fa-t-opt %s --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=ALONE
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" --fat-pipeline="overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
+// RUN: fa-t-opt %s --fat-tile="block-m=64" --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s --check-prefix=M64
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
-// fat-pipeline records the asynchronous schedule in fat.schedule, beside
+// fat-pipeline records the asynchronous schedule in the fat.schedule of the
+// fat.launch that replaces the tensorized loop, beside
 // fat-tensorize's keys, and builds the kernel (Pipeline.cpp); the
 // dictionary then holds what the kernel runs. Cost model (docs/perf-log.md): every
 // op gets the intra-warpgroup overlap; ops without a window persistent CTAs;
@@ -18,10 +19,10 @@
 // D = 64 without a mask: three consumer warpgroups (192 rows) and no turns,
 // so tile overlap (the c suffix of the kernel name).
 // CHECK-LABEL: func.func @d64
-// CHECK:         fat.attention
+// CHECK:         fat.launch
 // CHECK-SAME:      fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, o_store = "direct", overlap = true, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", stages = 2 : i64, tile_overlap = true}
 // ALONE-LABEL: func.func @d64
-// ALONE:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", stages = 2 : i64, tile_overlap = false}
+// ALONE:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", stages = 2 : i64, tile_overlap = false}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector", stages = 2 : i64, tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
@@ -42,7 +43,7 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // M64:           persistent = true, pingpong = false
 // CHECK:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, o_store = "direct", overlap = true, persistent = true, pingpong = true, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", stages = 2 : i64, tile_overlap = false}
 // ALONE-LABEL: func.func @d64_causal
-// ALONE:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", stages = 2 : i64, tile_overlap = false}
+// ALONE:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma", stages = 2 : i64, tile_overlap = false}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the

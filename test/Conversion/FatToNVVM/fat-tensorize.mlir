@@ -1,15 +1,16 @@
-// RUN: fa-t-opt %s --fat-tensorize -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" -split-input-file | FileCheck %s --check-prefix=FORCED
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
-// RUN: fa-t-opt %s --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
-// RUN: not fa-t-opt %s --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
-// RUN: not fa-t-opt %s --fat-tensorize="rescale=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADRESCALE
-// RUN: not fa-t-opt %s --fat-tensorize="rescale-threshold=20" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADTHRESHOLD
-// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
-// RUN: not fa-t-opt %s --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize="rowsum=vector rescale=lazy rescale-threshold=6" -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize="exp2-poly=0.25" --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=POLY
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize="rowsum=simd" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADROWSUM
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize="rescale=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADRESCALE
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize="rescale-threshold=20" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADTHRESHOLD
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize="exp2-poly=1.5" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize="exp2-poly=half" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPOLY2
 
-// fat-tensorize records in fat.schedule which softmax primitives leave the
-// per-block vector path (Tensorize.cpp; the pipeline's keys are checked in
+// fat-tensorize records in the tiled loop's fat.schedule which softmax
+// primitives leave the per-block vector path (Tensorize.cpp; the rewrite
+// itself is checked in fat-tensorize-tiled.mlir, the pipeline's keys in
 // fat-pipeline.mlir). Cost model (docs/perf-log.md): D, Dv <= 64 without an
 // LSE output get the row sums on the tensor cores — without a mask, or with
 // a causal one whose turns hide the ones columns; the lazy rescale where the
@@ -20,8 +21,7 @@
 // widened by 8 ones columns (N = Dv + 8 = 72), so every ones column of the
 // accumulator holds the row's sum.
 // CHECK-LABEL: func.func @d64
-// CHECK:         fat.attention
-// CHECK-SAME:      fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
 // FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
 // S = Q·Kᵀ: D/16 = 4 k-steps of N = 128 keys; then P·[V | 1]: 128/16 = 8

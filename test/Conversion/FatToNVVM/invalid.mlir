@@ -1,36 +1,36 @@
-// RUN: fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file -verify-diagnostics
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=96" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-m=192" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM192
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off seq-len=-4" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SEQLEN
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off q-buffers=3" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=0 pingpong=off tile-overlap=off q-buffers=2" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF2
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off sm=sm_80" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SM
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-n=128 stages=4" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SMEM
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off block-n=32" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKN
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off stages=0" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=STAGES
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=off tile-overlap=off ptx=89" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PTX
-// RUN: not fa-t-opt %s --split-input-file --fat-pipeline="persistent=off pingpong=1 tile-overlap=off block-m=64" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PINGPONG
-// RUN: not fa-t-opt %s --split-input-file --fat-tensorize="rescale=lazy rescale-threshold=40" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=THRESHOLD
-// RUN: not fa-t-opt %s --split-input-file --fat-tensorize="exp2-poly=1.5" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=POLY
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file -verify-diagnostics
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="block-m=96" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="block-m=192" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKM192
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="seq-len=-4" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SEQLEN
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off q-buffers=3" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize --fat-pipeline="persistent=0 pingpong=off tile-overlap=off q-buffers=2" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=QBUF2
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off sm=sm_80" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SM
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="block-n=128 stages=4" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=SMEM
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="block-n=32" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BLOCKN
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="stages=5" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=STAGES
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off ptx=89" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PTX
+// RUN: not fa-t-opt %s --split-input-file --fat-tile="block-m=64" --fat-tensorize --fat-pipeline="persistent=off pingpong=1 tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=PINGPONG
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize="rescale=lazy rescale-threshold=40" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=THRESHOLD
+// RUN: not fa-t-opt %s --split-input-file --fat-tile --fat-tensorize="exp2-poly=1.5" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=POLY
 // RUN: not fa-t-opt %s --split-input-file --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOKERNEL
 
 // One case per configuration the Hopper kernel cannot serve; each error
 // names what is supported.
 
-// BLOCKM: block-m = 96 is not supported; supported: 64, 128 or 192 (64 rows per consumer warpgroup, one to three of them)
-// SEQLEN: seq-len = -4 is not supported; supported: a key-sequence length to tune the tiles for, or 0 (unknown)
+// BLOCKM: fat-tensorize: the query rows of a tile (block-m) (96) must be a multiple of 64 in [64, 192]
+// SEQLEN: fat-tile: option seq-len must be a key length to tune the tiles for, or 0 (the op's static key length), got -4
 // QBUF: q-buffers = 3 is not supported; supported: 1, 2 (persistent kernels), or 0 to let the compiler choose
 // QBUF2: q-buffers = 2 needs persistent CTAs: a CTA with one tile loads its Q once
 // BLOCKM192: block-m = 192 needs D, Dv <= 64: three consumer warpgroups have 160 registers per thread, too few for S, P and O at D = 256
 // SM: the Hopper kernel targets sm_90a only (got sm='sm_80')
 // SMEM: needs {{[0-9]+}} bytes of shared memory, more than the 232448 a block may use
 // BLOCKN: block-n = 32 is not supported; supported: 64 to 192 in steps of 16 (the k16 steps of P·V; above 192 keys S, P and O overflow the consumer registers)
-// STAGES: stages = 0 is not supported; supported: 1 to 4
+// STAGES: fat-tile: option stages must be in [1, 4] (the depth of the kernel's K/V ring), or 0 for the op's entry else 2, got 5
 // PTX: ptx = 89 is not supported; supported: 80 to 88, or 90
 // PINGPONG: pingpong needs two or three consumer warpgroups to take turns, i.e. block-m = 128 or 192 (got block-m = 64)
 // POLY: fat-tensorize: exp2-poly must be auto or a fraction in [0, 1], got '1.5'
 // THRESHOLD: fat-tensorize: rescale-threshold must be in [0, 16] (log2 units), got 4.000000e+01
-// NOKERNEL: error: 'fat.attention' op has no kernel to lower: run --fat-pipeline first (it builds the pipelined kernel that convert-fat-to-nvvm lowers), or --fat-to-ptx for the whole pipeline
+// NOKERNEL: error: 'fat.attention' op has no kernel to lower: run --fat-tile, --fat-tensorize and --fat-pipeline first (they build the pipelined kernel that convert-fat-to-nvvm lowers), or --fat-to-ptx for the whole pipeline
 
 func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
   // expected-error @+1 {{head dims D = 96, Dv = 96 are not supported by the Hopper kernel; supported: 64, 128, 256}}
@@ -42,7 +42,7 @@ func.func @head_dim_96(%q: memref<1x2x64x96xbf16>, %o: memref<1x2x64x96xbf16>) {
 // -----
 
 func.func @f32_inputs(%q: memref<1x2x64x64xf32>, %o: memref<1x2x64x64xf32>) {
-  // expected-error @+1 {{the GPU path supports bf16 and f16 inputs, got 'f32' (f32 is served by the reference path, --fat-to-cpu)}}
+  // expected-error @+1 {{fat-tensorize: wgmma takes f16 or bf16 operands, got 'f32'}}
   fat.attention ins(%q, %q, %q : memref<1x2x64x64xf32>, memref<1x2x64x64xf32>,
                                  memref<1x2x64x64xf32>) outs(%o : memref<1x2x64x64xf32>)
   return
@@ -100,7 +100,7 @@ func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64
 // The kernel's own entries (what fat-pipeline records after building) are
 // checked like its options.
 func.func @schedule_block_m(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{block-m = 96 is not supported; supported: 64, 128 or 192}}
+  // expected-error @+1 {{fat-tensorize: the query rows of a tile (block-m) (96) must be a multiple of 64 in [64, 192]}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {block_m = 96}}
   return
@@ -159,10 +159,10 @@ func.func @huge_window(%q: memref<1x2x64x64xbf16>) {
 // of that name would be what the host calls. (A gpu.module of that name that
 // fat.kernels lists, from an earlier op or run, is the kernel and is reused.)
 // expected-note @+1 {{the symbol is here}}
-func.func private @fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2()
+func.func private @fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2_or()
 
 func.func @kernel_name_taken(%q: memref<1x2x64x64xbf16>) {
-  // expected-error @+1 {{needs the kernel name 'fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2', which a 'func.func' of the module already has: rename that symbol}}
+  // expected-error @+1 {{needs the kernel name 'fat_attention_fwd_bf16_d64_h2_2_bhsd_m192n128s2_or', which a 'func.func' of the module already has: rename that symbol}}
   fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>)
       outs(%q : memref<1x2x64x64xbf16>)
   return

@@ -1,6 +1,6 @@
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096" --convert-fat-to-nvvm | FileCheck %s --check-prefix=CHAINED
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=4096" --fat-pipeline="seq-len=4096 tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=BYKEY
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=TURNS
+// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=CHAINED
+// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize --fat-pipeline="tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=BYKEY
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=TURNS
 
 // The two forms of a masked block (AttentionKernelConfig::maskByRowLimits).
 // Element d[4i + 2r + e] holds key c0 + k, k = 8i + e, c0 = j·N + 2t.

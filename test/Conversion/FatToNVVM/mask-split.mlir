@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="pingpong=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=ONE
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="pingpong=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=ONE
 
 // The ping-pong kernels without the lazy rescale run their steady loop
 // twice (AttentionKernelConfig::splitMaskedTail): blocks below the first

@@ -1,7 +1,7 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=8192" --fat-pipeline="seq-len=8192" --convert-fat-to-nvvm | FileCheck %s --check-prefix=LONG
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm | FileCheck %s --check-prefix=S1K
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=512" --fat-pipeline="seq-len=512" --convert-fat-to-nvvm | FileCheck %s --check-prefix=S512
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile="seq-len=8192" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=LONG
+// RUN: fa-t-opt %s --fat-tile="seq-len=1024" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=S1K
+// RUN: fa-t-opt %s --fat-tile="seq-len=512" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=S512
 
 // D = 256 has one Q buffer (64 KB of Q beside two 80-key K/V stages): the
 // epilogue stages O in the last key block's V stage (stageOInV) instead of

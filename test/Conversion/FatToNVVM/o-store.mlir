@@ -1,8 +1,8 @@
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024" --convert-fat-to-nvvm | FileCheck %s --check-prefix=STAGED
-// RUN: fa-t-opt %s --fat-tensorize="seq-len=1024" --fat-pipeline="seq-len=1024 o-store=direct" --convert-fat-to-nvvm | FileCheck %s --check-prefix=DIRECT
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=ONEQ
-// RUN: not fa-t-opt %s --fat-pipeline="persistent=on pingpong=off tile-overlap=on block-n=128 o-store=staged" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADTILE
-// RUN: not fa-t-opt %s --fat-pipeline="persistent=off pingpong=off tile-overlap=off o-store=tma" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADWORD
+// RUN: fa-t-opt %s --fat-tile="seq-len=1024" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=STAGED
+// RUN: fa-t-opt %s --fat-tile="seq-len=1024" --fat-tensorize --fat-pipeline="o-store=direct" --convert-fat-to-nvvm | FileCheck %s --check-prefix=DIRECT
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=ONEQ
+// RUN: not fa-t-opt %s --fat-tile="block-n=128" --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=on o-store=staged" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADTILE
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off o-store=tma" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=BADWORD
 
 // How the epilogue writes O (AttentionKernelConfig::stageO, the `o-store`
 // option). D = 128 tuned for 1k keys: two Q buffers, 128-key blocks, O

@@ -1,21 +1,20 @@
-// RUN: fa-t-opt %s --fat-pipeline -split-input-file | FileCheck %s
-// RUN: fa-t-opt %s --fat-pipeline="persistent=on tile-overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on tile-overlap=off" -split-input-file | FileCheck %s --check-prefix=FORCED
 
-// A fat.schedule written on the op (by hand, or by an earlier pass) is a
-// decision already made: fat-pipeline builds the kernel it names — the
-// kernel's own entries (block_m, block_n, stages, o_store, pv_wait), which
-// win over the pass's options, and the schedule's keys, which an option
-// overrides only when it is given (on / off).
+// A fat.schedule written on the op (by hand) is a decision already made,
+// which travels with the tiles: fat-tile takes its block_m, block_n and
+// stages, fat-tensorize its primitives, fat-pipeline its q_buffers,
+// o_store and pv_wait (which win over the pass's options) and its schedule
+// keys, which an option overrides only when it is given (on / off).
 
 // The whole schedule by hand: 64 rows, 96 keys, three stages, O stored from
 // the registers (g: where the automatic store would stage), one CTA per tile.
 // CHECK-LABEL: func.func @all_by_hand
-// CHECK:         fat.attention
-// CHECK-SAME:      fat.kernel = @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3g::
+// CHECK:         fat.launch @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3g::
 // CHECK-SAME:      fat.schedule = {block_m = 64 : i64, block_n = 96 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, o_store = "direct", overlap = true, persistent = false, pingpong = false, pv_wait = "early", q_buffers = 1 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector", stages = 3 : i64, tile_overlap = false}
 // An option given to the pass wins over the entry, and marks it forced.
 // FORCED-LABEL: func.func @all_by_hand
-// FORCED:         fat.kernel = @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3q2g_ot132::
+// FORCED:         fat.launch @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3q2g_ot132::
 // FORCED-SAME:    forced = true, o_store = "direct", overlap = true, persistent = true, pingpong = false
 func.func @all_by_hand(%q: memref<?x8x?x128xbf16>, %o: memref<?x8x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x128xbf16>, memref<?x8x?x128xbf16>, memref<?x8x?x128xbf16>)
@@ -32,7 +31,7 @@ func.func @all_by_hand(%q: memref<?x8x?x128xbf16>, %o: memref<?x8x?x128xbf16>) {
 // with 64 rows (one consumer warpgroup) there is no one to take turns with,
 // so no ping-pong, and persistent CTAs chain their tiles (tile overlap, c).
 // CHECK-LABEL: func.func @tiles_by_hand
-// CHECK:         fat.kernel = @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3q2_ot132c::
+// CHECK:         fat.launch @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3q2_ot132c::
 // CHECK-SAME:    overlap = true, persistent = true, pingpong = false
 func.func @tiles_by_hand(%q: memref<?x8x?x128xbf16>, %o: memref<?x8x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x128xbf16>, memref<?x8x?x128xbf16>, memref<?x8x?x128xbf16>)

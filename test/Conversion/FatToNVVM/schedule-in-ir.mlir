@@ -1,6 +1,6 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=OVERLAP
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="overlap=off persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PLAIN
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PERSIST
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=OVERLAP
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="overlap=off persistent=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PLAIN
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=PERSIST
 
 // The schedule is visible in the kernel IR: convert-fat-to-nvvm tags its
 // structured ops with the warpgroup role, the stage and the issue order of

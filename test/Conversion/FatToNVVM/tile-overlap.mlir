@@ -1,8 +1,8 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=OFF
-// RUN: not fa-t-opt %s --fat-pipeline="persistent=off tile-overlap=on" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOPERSIST
-// RUN: not fa-t-opt %s --fat-pipeline="tile-overlap=often" 2>&1 | FileCheck %s --check-prefix=BAD
-// RUN: fa-t-opt %s --fat-pipeline="persistent=on pingpong=off tile-overlap=on block-m=128 q-buffers=1" --convert-fat-to-nvvm | FileCheck %s --check-prefix=Q1
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-overlap=off" --convert-fat-to-nvvm | FileCheck %s --check-prefix=OFF
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off tile-overlap=on" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOPERSIST
+// RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-overlap=often" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-t-opt %s --fat-tile="block-m=128" --fat-tensorize="rowsum=vector" --fat-pipeline="persistent=on pingpong=off tile-overlap=on q-buffers=1" --convert-fat-to-nvvm | FileCheck %s --check-prefix=Q1
 
 // Tile overlap (fat-pipeline's tile_overlap, chosen for persistent kernels
 // without ping-pong turns and without a mask: here D = 64, 192 query rows,

@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tensorize --fat-pipeline="block-m=192 pingpong=on" --convert-fat-to-nvvm | FileCheck %s
-// RUN: not fa-t-opt %s --fat-pipeline="pingpong=on block-m=64" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=ONE
+// RUN: fa-t-opt %s --fat-tile="block-m=192" --fat-tensorize --fat-pipeline="pingpong=on" --convert-fat-to-nvvm | FileCheck %s
+// RUN: not fa-t-opt %s --fat-tile="block-m=64" --fat-tensorize --fat-pipeline="pingpong=on" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=ONE
 
 // Ping-pong turns round three consumer warpgroups (block-m = 192):
 // consumer c waits on named barrier 1 + c before issuing its GEMMs and

@@ -29,10 +29,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
 
     The rest of the pipeline (`convert-scf-to-cf`, `convert-nvvm-to-llvm`,
     `convert-gpu-to-nvvm`, `--fat-to-ptx`) takes it from there. A host
-    `fat.attention` without a `fat.kernel` has no kernel to lower: the pass
-    says to run `--fat-pipeline` first.
+    `fat.attention` or tiled loop left (no `fat.launch` of a built kernel
+    in its place) has no kernel to lower: the pass says to run
+    `--fat-tile`, `--fat-tensorize` and `--fat-pipeline` first.
 
-    Example: `fa-t-opt --fat-pipeline --convert-fat-to-nvvm in.mlir`
+    Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
+    --convert-fat-to-nvvm in.mlir`
   }];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

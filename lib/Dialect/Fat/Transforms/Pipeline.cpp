@@ -278,11 +278,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
   FailureOr<HopperKernelOptions> kernelOptions(ModuleOp top) {
     HopperKernelOptions options;
     options.sm = sm;
-    options.blockM = blockM;
-    options.blockN = blockN;
-    options.stages = stages;
     options.qBuffers = qBuffers;
-    options.seqLen = seqLen;
     options.ptxVersion = ptxVersion;
     options.numSMs = numSMs;
     if (failed(parseAutoChoice(top, "o-store", oStore, "staged", "direct",
@@ -325,7 +321,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       if (!isa<gpu::GPUModuleOp, gpu::BinaryOp>(existing) ||
           !manifests.get(name)) {
         InFlightDiagnostic diag =
-            at->emitOpError() << "needs the kernel name '" << name
+            emitError(at->getLoc(), "'fat.attention' op ")
+            << "needs the kernel name '" << name
                               << "', which a '" << existing->getName()
                               << "' of the module already has: rename that "
                                  "symbol";
@@ -338,36 +335,6 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       manifests.set(name, StringAttr::get(ctx, config.manifestJson()));
     }
     return SymbolRefAttr::get(ctx, name, {FlatSymbolRefAttr::get(ctx, name)});
-  }
-
-  /// An untiled fat.attention: its kernel from the op and its fat.schedule;
-  /// the op stays, tagged with the kernel (fat.kernel).
-  LogicalResult pipelineOp(ModuleOp top, AttentionOp op,
-                           const HopperKernelOptions &options,
-                           NamedAttrList &manifests) {
-    // What the op already says (fat-tensorize's keys, or entries written
-    // by hand) is the starting point: such a decision stands unless an
-    // option forces another, and the cost model sees the op's block-m.
-    HopperKernelOptions onOp = options;
-    if (failed(applyScheduleAttr(op, onOp)))
-      return failure();
-    if (std::optional<TileProblem> problem = getTileProblem(op, onOp.seqLen))
-      decideSchedule(op, *problem, onOp,
-                     op->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
-    else
-      decideSchedule(op, TileProblem(), onOp,
-                     op->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
-    FailureOr<AttentionKernelConfig> config =
-        getAttentionKernelConfig(op, options);
-    if (failed(config))
-      return failure();
-    FailureOr<SymbolRefAttr> kernel = buildKernel(top, op, *config, manifests);
-    if (failed(kernel))
-      return failure();
-    op->setAttr(kKernelAttrName, *kernel);
-    Builder b(&getContext());
-    updateSchedule(op, builtSchedule(b, *config), config->scheduleForced);
-    return success();
   }
 
   /// A tensorized loop (fat-tile, fat-tensorize): its kernel from the
@@ -498,7 +465,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         hostWork.push_back(op);
         return;
       }
-      op->emitOpError() << "inside gpu.module '" << device.getName()
+      emitError(op->getLoc(), "'fat.attention' op ")
+          << "inside gpu.module '" << device.getName()
                         << "' is device code: the Hopper kernel is "
                            "launched from host code, call it there";
       failedAny = true;
@@ -516,10 +484,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         failedAny |= failed(pipelineLoop(top, loop, *options, manifests));
         continue;
       }
-      auto op = cast<AttentionOp>(work);
-      if (op->hasAttr(kKernelAttrName))
-        continue; // built by an earlier run
-      failedAny |= failed(pipelineOp(top, op, *options, manifests));
+      work->emitOpError("is not tiled: fat-pipeline builds the kernel from "
+                        "the tensorized loop, run --fat-tile and "
+                        "--fat-tensorize first (or --fat-to-ptx)");
+      failedAny = true;
     }
     if (failedAny)
       return signalPassFailure();

@@ -19,10 +19,13 @@ using namespace mlir;
 
 namespace {
 struct FatToCPUOptions : PassPipelineOptions<FatToCPUOptions> {
-  Option<int64_t> blockM{*this, "block-m", llvm::cl::init(128),
-                         llvm::cl::desc("Query rows per tile")};
-  Option<int64_t> blockN{*this, "block-n", llvm::cl::init(128),
-                         llvm::cl::desc("Keys per inner-loop iteration")};
+  Option<int64_t> blockM{
+      *this, "block-m", llvm::cl::init(128),
+      llvm::cl::desc("Query rows per tile (0 = the Hopper kernel's)")};
+  Option<int64_t> blockN{
+      *this, "block-n", llvm::cl::init(128),
+      llvm::cl::desc("Keys per inner-loop iteration (0 = the Hopper "
+                     "kernel's)")};
 };
 
 /// Appends a textual pipeline; the upstream pass names are the stable API.

@@ -49,7 +49,7 @@ struct TiledProblem {
   /// None for head dims the Hopper kernel does not serve (nothing to model).
   std::optional<TileProblem> problem;
   bool writesLse = false;
-  int64_t blockM = 0, blockN = 0, stages = 0;
+  int64_t blockM = 0, blockN = 0, stages = 2;
 };
 
 /// The scopes holding one tiled attention each: the scf.forall fat-tile
@@ -67,9 +67,9 @@ SetVector<Operation *> tiledAttentionScopes(Operation *root) {
 
 /// Reads the problem off the tiled ops: D from the Q·Kᵀ operands, Dv from
 /// the P·V, the mask from fat.mask, whether the LSE is written from
-/// fat.finalize, the key length the tiles were chosen for from fat-tile's
-/// `fat.tile` record (unless `seqLenOption` names one).
-TiledProblem readTiledProblem(Operation *scope, int64_t seqLenOption) {
+/// fat.finalize, the key length the tiles were chosen for and the K/V ring
+/// depth they fit from fat-tile's `fat.tile` record.
+TiledProblem readTiledProblem(Operation *scope) {
   TiledProblem tiled;
   TileProblem p;
   scope->walk([&](Operation *op) {
@@ -91,11 +91,9 @@ TiledProblem readTiledProblem(Operation *scope, int64_t seqLenOption) {
       tiled.writesLse |= !fin.getLse().use_empty();
     }
   });
-  p.seqLen = seqLenOption;
   if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
     if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("seq_len")))
-      if (p.seqLen <= 0)
-        p.seqLen = recorded.getInt();
+      p.seqLen = recorded.getInt();
     if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
       tiled.stages = recorded.getInt();
   }
@@ -136,11 +134,6 @@ struct FatTensorizePass
                         << exp2Poly << "'";
       return signalPassFailure();
     }
-    HopperKernelOptions target;
-    target.blockM = blockM;
-    target.blockN = blockN;
-    target.stages = stages;
-    target.seqLen = seqLen;
     // The cost model's choice with every forced option in its place.
     auto withForced = [&](TensorizationChoice choice) {
       choice.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
@@ -148,29 +141,27 @@ struct FatTensorizePass
       choice.exp2Poly = forceExp2Poly->value_or(choice.exp2Poly);
       return choice;
     };
+    // The tensor-core form is written on tiles: an untiled op has none.
+    WalkResult untiled = root->walk([](AttentionOp op) {
+      if (op->getParentOfType<scf::ForallOp>())
+        return WalkResult::advance();
+      op.emitOpError("is not tiled: run --fat-tile first (fat-tensorize "
+                     "rewrites the tiled form's KV steps)");
+      return WalkResult::interrupt();
+    });
+    if (untiled.wasInterrupted())
+      return signalPassFailure();
     Builder b(&getContext());
-    for (AttentionOp op : hostAttentionOps(root)) {
-      TensorizationChoice choice = withForced(chooseTensorization(op, target));
-      updateSchedule(
-          op, {b.getNamedAttr("rowsum",
-                              b.getStringAttr(rowsumName(choice.rowsumMma))),
-               b.getNamedAttr("rescale",
-                              b.getStringAttr(rescaleName(choice.lazyRescale))),
-               b.getNamedAttr("rescale_threshold",
-                              b.getF64FloatAttr(rescaleThreshold)),
-               b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
-          /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
-    }
-    // The tiled form (after fat-tile): the same choice, made per tiled
-    // attention with the same cost model, rewritten into ops.
+    // Per tiled attention: the cost model's choice on the problem read off
+    // its tiles, rewritten into ops.
     for (Operation *scope : tiledAttentionScopes(root)) {
-      TiledProblem tiled = readTiledProblem(scope, seqLen);
+      TiledProblem tiled = readTiledProblem(scope);
       TensorizationChoice choice;
       if (tiled.problem) {
         HopperKernelOptions target;
         target.blockM = tiled.blockM;
         target.blockN = tiled.blockN;
-        target.stages = tiled.stages ? tiled.stages : int64_t(stages);
+        target.stages = tiled.stages;
         target.seqLen = tiled.problem->seqLen;
         choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
       }
@@ -190,6 +181,13 @@ struct FatTensorizePass
           choice.exp2Poly = written.schedule.exp2Poly;
         if (dict.get("rescale_threshold") && !rescaleThreshold.hasValue())
           threshold = written.schedule.rescaleThreshold;
+      }
+      if (!(threshold >= 0.0 && threshold <= 16.0)) {
+        scope->emitError()
+            << "rescale-threshold must be in [0, 16] (log2 units: P may "
+               "reach 2^threshold), got "
+            << llvm::formatv("{0}", threshold).str();
+        return signalPassFailure();
       }
       choice = withForced(choice);
       // The choice as made, on the loop it rewrote: fat-pipeline builds

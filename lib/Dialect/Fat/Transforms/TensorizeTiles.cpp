@@ -213,7 +213,8 @@ LogicalResult mlir::fat::checkTensorizableTiles(Operation *scope,
       auto k = cast<RankedTensorType>(qk.getKey().getType());
       if (!q.getElementType().isF16() && !q.getElementType().isBF16()) {
         qk.emitError() << "fat-tensorize: wgmma takes f16 or bf16 operands, got "
-                       << q.getElementType();
+                       << q.getElementType()
+                       << " (f32 is served by the reference path, --fat-to-cpu)";
         return WalkResult::interrupt();
       }
       // Rows: one warpgroup per 64 (up to the three consumer warpgroups a

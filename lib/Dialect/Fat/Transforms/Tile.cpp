@@ -462,25 +462,31 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
       requested.seqLen > 0 ? requested.seqLen
                            : (ShapedType::isDynamic(skv) ? 0 : skv);
   AttentionTileSizes sizes = requested;
-  // stages = 0: a `stages` entry written in the op's fat.schedule, else 2.
-  if (!sizes.stages) {
-    sizes.stages = 2;
+  // A size of 0: the entry written in the op's fat.schedule, else the
+  // cost model's (stages: else 2).
+  auto written = [&](StringRef key, int64_t &size) {
     if (auto dict = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName))
-      if (auto written = dyn_cast_or_null<IntegerAttr>(dict.get("stages")))
-        sizes.stages = written.getInt();
-  }
-  if (!requested.blockM || !requested.blockN) {
+      if (auto entry = dyn_cast_or_null<IntegerAttr>(dict.get(key)))
+        if (!size)
+          size = entry.getInt();
+  };
+  written("block_m", sizes.blockM);
+  written("block_n", sizes.blockN);
+  written("stages", sizes.stages);
+  if (!sizes.stages)
+    sizes.stages = 2;
+  if (!sizes.blockM || !sizes.blockN) {
     HopperKernelOptions target;
-    target.blockM = requested.blockM;
-    target.blockN = requested.blockN;
+    target.blockM = sizes.blockM;
+    target.blockN = sizes.blockN;
     target.stages = sizes.stages;
     target.seqLen = seqLen;
     std::optional<std::pair<int64_t, int64_t>> kernel =
         chooseKernelBlocks(op, target);
-    sizes.blockM = requested.blockM ? requested.blockM
-                                    : (kernel ? kernel->first : 128);
-    sizes.blockN = requested.blockN ? requested.blockN
-                                    : (kernel ? kernel->second : 128);
+    if (!sizes.blockM)
+      sizes.blockM = kernel ? kernel->first : 128;
+    if (!sizes.blockN)
+      sizes.blockN = kernel ? kernel->second : 128;
   }
   scf::SCFTilingOptions options;
   options.setLoopType(scf::SCFTilingOptions::LoopType::ForallOp);

@@ -77,9 +77,6 @@ struct KernelSchedule {
 /// exp2_poly (f64 fraction in [0, 1]), persistent (bool), and forced (bool:
 /// some entry was forced by an option instead of chosen by the cost model).
 constexpr llvm::StringLiteral kScheduleAttrName = "fat.schedule";
-/// The kernel a host fat.attention calls (`@<module>::@<entry>`), set by
-/// fat-pipeline when it builds the kernel.
-constexpr llvm::StringLiteral kKernelAttrName = "fat.kernel";
 
 /// The FlashAttention-T primitives the cost model picks for an op.
 struct TensorizationChoice {

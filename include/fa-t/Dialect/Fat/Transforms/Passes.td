@@ -198,20 +198,21 @@ def FatTensorize : Pass<"fat-tensorize"> {
   let summary = "Move softmax primitives onto the tensor cores (FlashAttention-T)";
   let description = [{
     Decides how the Hopper kernel computes the softmax primitives that
-    FlashAttention runs on the vector units, and applies the decision:
-
-    - on the tiled form (after `--fat-tile`) it rewrites each KV step into
-      the tensorized level (FatTensorOps.td, TensorizeTiles.cpp):
-      `fat.qk` → `fat.wgmma` (A and B in shared memory), the row max and α
-      → `fat.softmax_max`, the numerators and the vector row sum →
-      `fat.softmax_exp`, `fat.pv` (and `fat.row_sum` with `rowsum=mma`) →
-      `arith.truncf` of P and `fat.wgmma` with A in registers on [V | 1].
-      The cost model reads D, Dv, the mask, the LSE and fat-tile's
-      `fat.tile` record off the tiles; tiles warpgroup MMA cannot take are
-      refused naming the constraint. `--fat-to-cpu` runs the result.
-    - on an untiled `fat.attention` (the `--fat-to-ptx` path, whose kernel
-      `convert-fat-to-nvvm` still builds from the op) it records the same
-      choice as keys of the op's `fat.schedule` dictionary:
+    FlashAttention runs on the vector units, and rewrites each KV step of
+    the tiled form (after `--fat-tile`) into the tensorized level
+    (FatTensorOps.td, TensorizeTiles.cpp): `fat.qk` → `fat.wgmma` (A and B
+    in shared memory), the row max and α → `fat.softmax_max`, the
+    numerators and the vector row sum → `fat.softmax_exp`, `fat.pv` (and
+    `fat.row_sum` with `rowsum=mma`) → `arith.truncf` of P and `fat.wgmma`
+    with A in registers on [V | 1]. The cost model reads D, Dv, the mask,
+    the LSE and fat-tile's `fat.tile` record (blocks, K/V ring depth, key
+    length) off the tiles; tiles warpgroup MMA cannot take are refused
+    naming the constraint; an untiled `fat.attention` is refused.
+    `--fat-to-cpu` runs the result, `--fat-pipeline` builds the kernel from
+    it. The choice is recorded on the loop it rewrote, as keys of its
+    `fat.schedule` (an entry already there — a schedule written by hand on
+    the op, which fat-tile carries — stands unless an option forces
+    another):
 
     - `rowsum`: `"vector"` (l += Σ_j P_ij with FADDs, a quad reduction at
       the end) or `"mma"`: the P·V wgmma gets 8 extra B columns of ones, so
@@ -238,19 +239,19 @@ def FatTensorize : Pass<"fat-tensorize"> {
     the lazy rescale where the P·V wait is late and O's rescale weighs most
     (Dv = 256, or the causal mask at Dv >= 128: runs 55 and 58; with
     ptxas's early wait its branch serializes the overlapped wgmmas, so
-    convert-fat-to-nvvm drops it again under a forced `pv-wait=early`), the
+    fat-pipeline drops it again under a forced `pv-wait=early`), the
     eager one elsewhere; all exponentials on MUFU (exp2_poly = 0: the FMA
     pipe is the busier one in this kernel, run 14). Forcing a choice is for
     ablation.
 
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
-    `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`;
-    `fa-t-opt --fat-tensorize="rowsum=mma" in.mlir` gives
-    `fat.attention ... {fat.schedule = {exp2_poly = 0.0 : f64, forced = true,
-    rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}`
-    (`forced`: some choice came from an option, not the cost model; the
-    manifest says so and kernel lookup prefers the cost model's kernels).
+    `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`
+    and records `{fat.schedule = {exp2_poly = 0.0 : f64, forced = true,
+    rescale = "always", rescale_threshold = 8.0 : f64, rowsum = "mma"}}` on
+    the loop (`forced`: some choice came from an option, not the cost
+    model; the manifest says so and kernel lookup prefers the cost model's
+    kernels).
   }];
   let options = [
     Option<"rowsum", "rowsum", "std::string", /*default=*/"\"auto\"",
@@ -261,25 +262,23 @@ def FatTensorize : Pass<"fat-tensorize"> {
            /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">,
     Option<"exp2Poly", "exp2-poly", "std::string", /*default=*/"\"auto\"",
            "Exponentials on the FMA pipe: auto, or a fraction in [0, 1] of "
-           "them computed by the polynomial instead of MUFU.EX2">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "Target kernel's query rows per CTA, 0 = by head dim and mask "
-           "(for the shared-memory fit)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Target kernel's keys per block, 0 = by head dim (shared-memory fit)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"2",
-           "Target kernel's K/V ring depth (shared-memory fit)">,
-    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
-           "Key-sequence length the target kernel's tiles are tuned for, 0 = "
-           "the op's static key length (shared-memory fit)">
+           "them computed by the polynomial instead of MUFU.EX2">
   ];
 }
 
 def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
   let summary = "Choose the asynchronous schedule and build the pipelined Hopper kernel";
   let description = [{
-    Chooses, for every host `fat.attention`, the consumer-warpgroup
-    schedule and records it as keys of its `fat.schedule` dictionary:
+    Runs on the tensorized loops `--fat-tile` and `--fat-tensorize` write
+    (an `scf.forall` with a `fat.tile` record); an untiled `fat.attention`
+    is refused. It reads the attention off the loop — Q, K, V and the
+    destinations are the tensors the tiles slice, the layout where the
+    query-block index slices Q, the mask and whether the LSE is written from
+    `fat.mask` and the destinations, the primitives from the tensorized ops
+    (N = Dv + 8 ones columns, `lazy threshold τ`, `exp2_poly`), the blocks,
+    K/V ring depth and tuned length from `fat.tile` — and chooses the
+    consumer-warpgroup schedule, recorded as keys of the loop's
+    `fat.schedule`:
 
     - `overlap`: iteration j issues S_j = Q·K_jᵀ and O += P_{j−1}·V_{j−1}
       back to back, waits for S_j only (wgmma.wait_group 1), and runs the
@@ -315,8 +314,8 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     above; causal D = 64 from 4k keys, 192 rows: +7…9%; with turns −1…3%:
     runs 34–41).
 
-    Then it builds, for each `fat.attention` (tensor or memref form), the
-    kernel of that schedule: a `gpu.module` holding one `llvm.func` for
+    Then it builds, for each loop, the kernel of that schedule: a
+    `gpu.module` holding one `llvm.func` for
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
     `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, each
@@ -324,12 +323,12 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     (which returns the registers the retired groups wrote: the async
     token), and the scheduling facts ptxas needs as ops
     (`fat.operand_fence`, `fat.schedule_fence`) that `--convert-fat-to-nvvm`
-    lowers. The kernel depends only on the op's static configuration
-    (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE), its
-    `fat.schedule` and the pass options, so identical configurations share
-    one module. The
-    op itself stays (the host calls the kernel through the runtime) and is
-    tagged `fat.kernel = @<module>::@<entry>`; the launch manifest of each
+    lowers. The kernel depends only on the attention's static
+    configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE), the
+    schedule and the pass options, so identical configurations share one
+    module. The loop is replaced by `fat.launch @<module>::@<entry>` on the
+    whole tensors (the host's call of the kernel, which the runtime
+    performs), carrying the schedule as built; the launch manifest of each
     kernel is recorded in the module attribute `fat.kernels`.
 
     One CTA computes `block-m` query rows of one (head, batch); the grid is
@@ -346,18 +345,17 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     ```
     with c = scale·log2(e) a kernel parameter.
 
-    The FlashAttention-T primitives come from the op's `fat.schedule`
-    (`--fat-tensorize`; without it: vector row sums, eager rescale, MUFU
-    exponentials); with `rowsum=mma` the P·V wgmma gets 8 columns of ones
-    (N = Dv + 8), so the tensor cores compute l = P·1 and α·l rides with
-    α·O. After the build `fat.schedule` holds what the kernel does, with
-    its `block_m`, `block_n`, `stages`, `q_buffers`, `o_store` and
-    `pv_wait`: the kernel drops tile overlap where one Q buffer fits or its
-    registers would not hold the pending tile, and a cost-model lazy
-    rescale under `pv-wait=early`. Entries already on the op (written by
-    hand) are decisions made: the kernel's entries win over this pass's
-    options, and a schedule key stands unless its option is given (`on` /
-    `off`); the cost model sees the op's `block_m`.
+    The FlashAttention-T primitives are the tensorized ops'; with
+    `rowsum=mma` the P·V wgmma has 8 columns of ones (N = Dv + 8), so the
+    tensor cores compute l = P·1 and α·l rides with α·O. After the build
+    `fat.launch`'s `fat.schedule` holds what the kernel does, with its
+    `block_m`, `block_n`, `stages`, `q_buffers`, `o_store` and `pv_wait`:
+    the kernel drops tile overlap where one Q buffer fits or its registers
+    would not hold the pending tile, and a cost-model lazy rescale under
+    `pv-wait=early`. Entries already on the loop (a schedule written by
+    hand on the op, which fat-tile carries) are decisions made: `q_buffers`,
+    `o_store` and `pv_wait` win over this pass's options, and a schedule key
+    stands unless its option is given (`on` / `off`).
 
     Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
     through shared memory: each warp writes its 16 rows with `stmatrix`
@@ -387,9 +385,11 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     main-loop iteration) and, for
     persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
 
-    Example: `fa-t-opt --fat-pipeline="block-n=128" in.mlir` on a causal
-    D = 128 op gives `fat.attention ... {fat.kernel = @k::@k,
-    fat.schedule = {forced = false, overlap = true, persistent = true,
+    Example: `fa-t-opt --fat-tile="block-n=128" --fat-tensorize
+    --fat-pipeline in.mlir` on a causal D = 128 op gives
+    `%o = fat.launch @k::@k ins(%q, %k, %v : ...) outs(%o0 : ...)
+    diagonal(%d) scale 0.0883883461 {fat.schedule = {block_m = 128,
+    block_n = 128, forced = false, overlap = true, persistent = true,
     pingpong = true, tile_overlap = false, ...}}` and `gpu.module @k`.
   }];
   let options = [
@@ -404,27 +404,10 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
            "(persistent CTAs with overlap): auto, on or off">,
     Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
-    Option<"blockM", "block-m", "int64_t", /*default=*/"0",
-           "Query rows per CTA: 64, 128 or 192 (one to three consumer "
-           "warpgroups); 0 picks by head dim, mask, schedule and seq-len "
-           "(defaultBlockM: 192 at D = 64 without ping-pong, without a mask "
-           "or causal at seq-len >= 4096; else 128)">,
-    Option<"blockN", "block-n", "int64_t", /*default=*/"0",
-           "Keys per KV block: 64 to 192 in steps of 16; 0 picks by head dim, "
-           "mask, schedule and seq-len (defaultBlockN: 80 above D = 128, 64 "
-           "for seq-len <= 512 or causal <= 1024; at "
-           "D = 128 with persistent CTAs 176 without a mask (128 for seq-len "
-           "< 2048, 160 below 8192), 160 causal at seq-len >= 4096; else "
-           "128)">,
-    Option<"stages", "stages", "int64_t", /*default=*/"2",
-           "Depth of the K/V shared-memory ring (1..4)">,
     Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
            "Q buffers in shared memory: 1, or 2 for persistent kernels (the "
            "next tile's Q loads while this tile runs); 0 = 2 where they fit "
            "beside the K/V ring, else 1">,
-    Option<"seqLen", "seq-len", "int64_t", /*default=*/"0",
-           "Key-sequence length to tune the default tiles for (every kernel "
-           "serves every length); 0 = the op's static key length, if any">,
     Option<"ptxVersion", "ptx", "int64_t", /*default=*/"80",
            "PTX ISA version the kernel is built for (80 = PTX 8.0)">,
     Option<"numSMs", "num-sms", "int64_t", /*default=*/"132",
