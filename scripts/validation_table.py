@@ -243,7 +243,7 @@ def main():
         "`test/Regression/fat-to-ptx-options.mlir`,",
         "`test/Conversion/FatToNVVM/invalid.mlir`,",
         "`test/Conversion/FatToNVVM/fat-emit-kernels.mlir`,",
-        "`test/Conversion/FatToNVVM/fat-tensorize-tiled-invalid.mlir` and",
+        "`test/Dialect/Fat/fat-tensorize-tiled-invalid.mlir` and",
         "`test/Dialect/Fat/invalid.mlir`.",
         "",
         "Pipeline options (`fat-to-ptx{...}`) are checked when the pipeline is",

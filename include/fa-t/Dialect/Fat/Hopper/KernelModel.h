@@ -221,29 +221,10 @@ struct AttentionKernelConfig {
   bool canWaitLate() const {
     return schedule.overlap;
   }
-  /// pv-wait=auto's rule: late where a block's P·V is at least 160 keys ×
-  /// 128 columns (D = 128 with 160- or 176-key blocks, D = 256 with 80) —
-  /// the longer the P·V, the more of the softmax fits under it — or where
-  /// the lazy rescale pays, which needs it (lazyRescalePays). Measured
-  /// (perf log run 54, against ptxas's placement in the same run): D = 128
-  /// +1.3…1.9% from 4k keys without a mask; D = 256 with 80-key blocks
-  /// +1.6…2.7% without a mask, +0.7…1.6% causal. Alone, smaller blocks
-  /// lose: D = 128 with 128 keys −3.4 / −0.9% at 512 / 1k; D = 64 −1…2.5%
-  /// with two consumer warpgroups and −6…16% with three (run 57; with the
-  /// lazy rescale −1…5%) — there the three warpgroups' softmaxes already
-  /// fill the tensor cores' gaps, and the 160-register kernel loses ILP.
-  bool lateWaitPays() const {
-    return headDimV >= 128 &&
-           (blockN * headDimV >= 160 * 128 || lazyRescalePays());
-  }
-  /// Where fat-tensorize's rescale=auto takes the lazy rescale, given the
-  /// late wait (without it the lazy branch serializes the wgmmas, C7513):
-  /// where O's rescale is a large share of the vector work, Dv = 256 or
-  /// under the causal mask. Measured (runs 55, 58, against the defaults):
-  /// D = 256 +4.2…4.7% from 1k keys with 80-key blocks, +2.7…5.0% with 64
-  /// (S ≤ 1k); D = 128 causal +1.7…2.2% from 4k (160 keys), −0.3 / +0.9 /
-  /// +2.7% at 512 / 1k / 2k (128 keys); D = 128 without a mask ±1%, so off.
-  bool lazyRescalePays() const { return headDimV >= 256 || causal; }
+  /// pv-wait=auto's rule (measurements in KernelConfig.cpp).
+  bool lateWaitPays() const;
+  /// Where rescale=auto takes the lazy rescale, given the late wait.
+  bool lazyRescalePays() const;
   /// pv-wait=auto's choice (fat-tensorize predicts it for the lazy rescale).
   bool autoLatePVWait() const { return canWaitLate() && lateWaitPays(); }
   /// Where staged O would go: the last V stage for persistent kernels with
@@ -251,60 +232,15 @@ struct AttentionKernelConfig {
   bool oStagingAreaIsV() const {
     return schedule.persistent && qBuffers == 1;
   }
-  /// Columns of O staged per round: all Dv in Q; in a V stage as many as
-  /// 16 rows per consumer warp fit (a power of two, 64 at least: the
-  /// swizzle permutes 8 chunks of 16 bytes), e.g. 128 of D = 256's
-  /// columns in an 80-key stage, in two rounds.
-  int64_t oStagingColumns() const {
-    if (!oStagingAreaIsV())
-      return headDimV;
-    int64_t fit = vLoadBytes() / (4 * numConsumerWarpgroups() * 16 * 2);
-    int64_t cols = 64;
-    while (cols * 2 <= std::min(fit, headDimV))
-      cols *= 2;
-    return cols <= fit ? cols : 0;
-  }
-  /// Whether O can be staged: it fits the warpgroup's Q rows (Dv ≤ D) or,
-  /// with one Q buffer, 64 columns of it fit the last V stage and the loop
-  /// is the overlapped one (whose drain the V release moves out of); the
-  /// epilogue stores the current tile (tile overlap stores the pending one
-  /// during the next tile); and the consumers have 240 or more registers:
-  /// of the 160-register (three-warpgroup) kernels, the windowed one with
-  /// the LSE spilled 16 bytes staged.
-  bool canStageO() const {
-    return headDimV <= headDim && !schedule.tileOverlap &&
-           consumerRegisters() >= 240 &&
-           (!oStagingAreaIsV() ||
-            (schedule.overlap && oStagingColumns() >= 64));
-  }
-  /// Whether staging pays, o-store=auto's rule. The direct epilogue costs
-  /// 16·Dv L1 wavefronts per CTA (8 per warp store of 8 rows × 16 bytes):
-  /// 1024 (~0.5 µs) at Dv = 64 are less than staging's own stmatrix,
-  /// barrier and read-back cost (−1% at causal D = 64, S ≤ 2k). With two Q
-  /// buffers (or a CTA of one tile) holding Q until the epilogue is over
-  /// costs nothing more: the producer refills that buffer only with tile
-  /// t+2's Q, after tile t+1's K and V. With one, O goes through the last
-  /// V stage (stageOInV), whose named barrier makes each warpgroup wait
-  /// for the others' last P·V: that pays at Dv = 256 (4096 wavefronts,
-  /// ~2.2 µs, no ping-pong) where tiles are short — not without a mask
-  /// when tuned for 8k keys or more (100+ blocks per tile: −1% there);
-  /// the one-buffer kernels at Dv = 128 take turns (ping-pong), and the
-  /// barrier stalls the turns (−0.5…1.5% from 8k). Measured (perf log
-  /// runs 48–51): staged +1…15% at Dv = 128 with two Q buffers; at
-  /// Dv = 256 (one buffer, in the V stage) +14…18% at 512, +9…12% at 1k,
-  /// +2…5% at 4k.
-  bool stagingPays() const {
-    return stagingPaysForShape() &&
-           (!schedule.persistent || qBuffers == 2 || masked() || seqLen == 0 ||
-            seqLen < 8192);
-  }
-  /// stagingPays without the tuned length: the name of a kernel spells
-  /// out o-store where it differs from this (seq-len is not in the name).
-  bool stagingPaysForShape() const {
-    if (headDimV < 128)
-      return false;
-    return !schedule.persistent || qBuffers == 2 || headDimV >= 256;
-  }
+  /// Columns of O staged per round (all of Dv in Q; in a V stage what fits).
+  int64_t oStagingColumns() const;
+  /// Whether O can be staged through shared memory.
+  bool canStageO() const;
+  /// o-store=auto's rule (measurements in KernelConfig.cpp).
+  bool stagingPays() const;
+  /// stagingPays without the tuned length (the name spells out o-store where
+  /// it differs from this).
+  bool stagingPaysForShape() const;
   KernelSchedule schedule;
   std::string sm = "sm_90a";
   int64_t ptxVersion = 80;
@@ -319,48 +255,14 @@ struct AttentionKernelConfig {
   /// warpgroup is the TMA producer.
   int64_t numConsumerWarpgroups() const { return blockM / 64; }
   int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
-  /// Registers of a consumer thread: with two or three consumer warpgroups
-  /// the producer gives its registers away (setmaxnreg 24) and the
-  /// consumers rise to 240 (128·24 + 256·240 ≤ 65536) or 160 (128·24 +
-  /// 384·160 ≤ 65536); with one, every thread already has up to 255.
-  /// setmaxnreg.inc takes registers only from those the CTA's own warps
-  /// released, out of its launch allocation (⌊65536 / threads⌋ rounded
-  /// down to 8: 168 for 384 threads, 128 for 512); asking for more waits
-  /// forever. So the rise is at most launch + (launch − 24)·128 / (128·c):
-  /// 168 + 72 = 240, 128 + 34 → 160; a fourth warpgroup (640 threads, 96
-  /// each) could reach only 112, and its kernels measured slower (perf log
-  /// run 61).
-  int64_t consumerRegisters() const {
-    int64_t consumers = numConsumerWarpgroups();
-    return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
-  }
-  /// Whether the overlapped steady loop is built twice: over the blocks
-  /// below the first one a mask can touch (ragged tail, causal diagonal,
-  /// right window edge), whose body has no mask test and so no branch in
-  /// the softmax, then over the rest ("mainloop-edge"). Measured (perf
-  /// log runs 62–63, against the single loop in the same run): the
-  /// ping-pong kernels without the lazy rescale gain — causal D = 64 below
-  /// 4k keys +0.8 / +2.6 / +2.7% and +1.5 / +2.3 / +2.7% at S = 512 / 1k /
-  /// 2k, D = 128 without a mask −0.6…+1.4% — while the others lose up to
-  /// 3% (the 192-row kernels, the lazy rescale's kernels). The first
-  /// block split the same way lost 3…5% (run 64): it stays one copy.
-  bool splitMaskedTail() const {
-    return schedule.pingpong && !schedule.lazyRescale && windowLeft < 0;
-  }
-  /// Whether a masked block compares each element's key with per-row
-  /// limits (one limit per row and bound, computed once per block) rather
-  /// than building each key's index and comparing it with every bound.
-  /// The limits cost ~120 SASS instructions less per 128-key block but
-  /// keep their loop-invariant parts live: 240 and 255 registers hold
-  /// them; of the 160-register (three-warpgroup) kernels, ptxas keeps
-  /// them without spilling only in the masked ones with tile overlap,
-  /// whose per-key form instead spills 56…64 bytes (the first block's
-  /// mask beside the pending tile), while the others spill 40…52 bytes
-  /// with the limits and none per key. lit test/PTX/grid-kernels-no-spill
-  /// pins the default kernels.
-  bool maskByRowLimits() const {
-    return consumerRegisters() >= 240 || (masked() && schedule.tileOverlap);
-  }
+  /// Registers of a consumer thread after setmaxnreg: 255, 240 or 160.
+  int64_t consumerRegisters() const;
+  /// Whether the overlapped steady loop is built twice: unmasked blocks, then
+  /// the masked tail ("mainloop-edge").
+  bool splitMaskedTail() const;
+  /// Whether a masked block compares keys with per-row limits rather than
+  /// per-key bounds.
+  bool maskByRowLimits() const;
   int64_t elementBytes() const { return 2; }
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):
