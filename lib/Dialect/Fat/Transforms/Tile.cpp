@@ -496,6 +496,9 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
       rewriter, cast<TilingInterface>(op.getOperation()), options);
   if (failed(tiled) || tiled->loops.empty())
     return failure();
+  // A schedule written on the op (by hand) is a decision the later passes
+  // keep: it travels with the tiles.
+  Attribute schedule = op->getAttr(kScheduleAttrName);
   rewriter.replaceOp(op, tiled->replacements);
   Builder b(rewriter.getContext());
   Operation *forall = tiled->loops.front();
@@ -505,9 +508,7 @@ FailureOr<Operation *> mlir::fat::tileAttention(RewriterBase &rewriter,
                        b.getNamedAttr("block_n", b.getI64IntegerAttr(sizes.blockN)),
                        b.getNamedAttr("stages", b.getI64IntegerAttr(sizes.stages)),
                        b.getNamedAttr("seq_len", b.getI64IntegerAttr(seqLen))}));
-  // A schedule written on the op (by hand) is a decision the later passes
-  // keep: it travels with the tiles.
-  if (Attribute schedule = op->getAttr(kScheduleAttrName))
+  if (schedule)
     forall->setAttr(kScheduleAttrName, schedule);
   for (Operation *t : tiled->tiledOps)
     if (auto block = dyn_cast<AttentionOp>(t))
