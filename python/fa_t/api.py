@@ -384,9 +384,9 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
     scale = checks.check_scale(scale, q.shape[3])
     if q.device.type != "cpu":
         raise NotImplementedError(
-            "score_mod / mask_mod compile through fa-t's tiled form (fat-tile, "
-            "fat-tensorize), which the Hopper kernel path does not consume yet: run them "
-            "on CPU tensors, or in fa-t-opt --fat-to-cpu")
+            "score_mod / mask_mod compile through fa-t's tiled and tensorized forms, "
+            "but the Hopper kernel fat-pipeline builds has no place for them yet: run "
+            "them on CPU tensors, or in fa-t-opt --fat-to-cpu")
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,
                                       mask_mod=mask_mod)

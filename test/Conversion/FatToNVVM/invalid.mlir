@@ -188,7 +188,7 @@ module attributes {gpu.container_module} {
 // Score and mask regions take the tiled path; the kernel builder refuses
 // them rather than drop them.
 func.func @score_region(%q: memref<1x8x128x64xbf16>, %o: memref<1x8x128x64xbf16>) {
-  // expected-error @+1 {{score and mask regions are not lowered to the Hopper kernel yet: they run through the tiled form (--fat-tile, --fat-tensorize, --fat-to-cpu), which the GPU path does not consume yet}}
+  // expected-error @+1 {{score and mask regions are not lowered to the Hopper kernel yet: the tiled and tensorized forms carry them (fat.score_mod, fat.mask_mod) and --fat-to-cpu runs them, but the kernel --fat-pipeline builds has no place for them}}
   fat.attention ins(%q, %q, %q : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
                 outs(%o : memref<1x8x128x64xbf16>) score {
                 ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):

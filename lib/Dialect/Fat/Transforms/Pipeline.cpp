@@ -90,7 +90,6 @@ builtSchedule(Builder &b, const AttentionKernelConfig &config) {
           b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
 }
 
-
 namespace {
 
 /// One attention as fat-tile and fat-tensorize left it: the scf.forall

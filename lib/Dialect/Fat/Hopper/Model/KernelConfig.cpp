@@ -184,9 +184,10 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
   // builder does not take them, and gets none added.
   if (sig.modifications)
     return attentionError(op, "score and mask regions are not lowered to the "
-                          "Hopper kernel yet: they run through the tiled form "
-                          "(--fat-tile, --fat-tensorize, --fat-to-cpu), which "
-                          "the GPU path does not consume yet");
+                          "Hopper kernel yet: the tiled and tensorized forms "
+                          "carry them (fat.score_mod, fat.mask_mod) and "
+                          "--fat-to-cpu runs them, but the kernel "
+                          "--fat-pipeline builds has no place for them");
   if (options.sm != "sm_90a")
     return attentionError(op, "the Hopper kernel targets sm_90a only (got sm='")
            << options.sm << "'): it needs wgmma and setmaxnreg";
