@@ -103,7 +103,7 @@ struct TensorizedAttention {
   Value tileDiagonal;
   FloatAttr scale;
   AttentionSignature sig;
-  /// block_m, block_n, stages, seq_len of fat.tile.
+  /// The tiles' rows and keys; stages and seq_len of fat.tile.
   int64_t blockM = 0, blockN = 0, stages = 2, seqLen = 0;
   /// The primitives the tensorized ops compute.
   bool rowsumMma = false, lazyRescale = false;
@@ -144,12 +144,15 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     return loop.emitOpError("fat-pipeline: ") << what;
   };
   auto tile = loop->getAttrOfType<DictionaryAttr>(kTileAttrName);
+  if (!tile || loop.getRank() != 3)
+    return fail("expected fat-tile's loop: three indices (b, h, query block) "
+                "and a fat.tile dictionary");
+  // The blocks are the tiles' own shapes (below); the record gives what
+  // they were fitted to.
   auto entry = [&](StringRef key, int64_t &into) {
     if (auto v = dyn_cast_or_null<IntegerAttr>(tile.get(key)))
       into = v.getInt();
   };
-  entry("block_m", t.blockM);
-  entry("block_n", t.blockN);
   entry("stages", t.stages);
   entry("seq_len", t.seqLen);
   WgmmaOp qk, pv;
@@ -188,6 +191,11 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (!qk || !pv || !t.scale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
+  auto scores = cast<ShapedType>(qk.getResult().getType());
+  if (scores.getRank() != 2)
+    return fail("expected a 2-D score tile");
+  t.blockM = scores.getDimSize(0);
+  t.blockN = scores.getDimSize(1);
   tensor::ExtractSliceOp qSlice;
   std::tie(t.query, qSlice) = wholeTensor(loop, qk.getA());
   t.key = wholeTensor(loop, qk.getB()).first;
@@ -198,11 +206,19 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     return fail("cannot find the Q, K, V and O tensors the tiles slice");
   t.output = outs[0];
   t.lse = outs.size() == 2 ? outs[1] : Value();
+  auto rankIs = [](Value v, int64_t rank) {
+    auto type = dyn_cast<RankedTensorType>(v.getType());
+    return type && type.getRank() == rank;
+  };
+  if (!rankIs(t.query, 4) || !rankIs(t.key, 4) || !rankIs(t.value, 4) ||
+      !rankIs(t.output, 4) || (t.lse && !rankIs(t.lse, 3)))
+    return fail("expected 4-D Q, K, V and O tensors (and a 3-D LSE) around "
+                "the tiles");
   // The layout: where the query-block index slices Q.
   Value block = loop.getInductionVar(2);
   auto offsets = qSlice.getMixedOffsets();
   if (offsets.size() != 4)
-    return fail("expected 4-D Q, K, V and O");
+    return fail("expected Q's tile to slice the 4-D Q");
   if (offsets[2] == OpFoldResult(block))
     t.sig.layout = Layout::BHSD;
   else if (offsets[1] == OpFoldResult(block))
