@@ -49,3 +49,29 @@ func.func @memref_causal(%q: memref<1x4x512x128xbf16>, %k: memref<1x4x512x128xbf
       outs(%o : memref<1x4x512x128xbf16>) causal
   return
 }
+
+// -----
+
+// The launch's δ is the op's: top-left (an explicit diagonal(0)) stays 0;
+// the default bottom-right one is Skv − Sq = 256 − 128 at s0 = 0.
+// CHECK-DAG:   #[[BR:[a-z0-9_]+]] = affine_map<(d0) -> (d0 + 128)>
+// CHECK-LABEL: func.func @top_left
+// CHECK:         %[[Z:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK:         fat.launch {{.*}} diagonal(%[[Z]])
+// CHECK-LABEL: func.func @bottom_right
+// CHECK:         %[[Z2:[a-z0-9_]+]] = arith.constant 0 : index
+// CHECK:         %[[D:[a-z0-9_]+]] = affine.apply #[[BR]](%[[Z2]])
+// CHECK:         fat.launch {{.*}} diagonal(%[[D]])
+func.func @top_left(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>,
+                    %o: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %r = fat.attention ins(%q, %k, %v : tensor<1x2x128x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
+         outs(%o : tensor<1x2x128x64xbf16>) diagonal(%c0) causal -> tensor<1x2x128x64xbf16>
+  return %r : tensor<1x2x128x64xbf16>
+}
+func.func @bottom_right(%q: tensor<1x2x128x64xbf16>, %k: tensor<1x2x256x64xbf16>, %v: tensor<1x2x256x64xbf16>,
+                        %o: tensor<1x2x128x64xbf16>) -> tensor<1x2x128x64xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x2x128x64xbf16>, tensor<1x2x256x64xbf16>, tensor<1x2x256x64xbf16>)
+         outs(%o : tensor<1x2x128x64xbf16>) causal -> tensor<1x2x128x64xbf16>
+  return %r : tensor<1x2x128x64xbf16>
+}
