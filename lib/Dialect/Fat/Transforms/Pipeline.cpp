@@ -268,9 +268,18 @@ FailureOr<Value> launchDiagonal(OpBuilder &b, scf::ForallOp loop,
         if (arg.getOwner()->getParentOp() == loop && !map.contains(arg))
           return loop.emitOpError("fat-pipeline: the mask's diagonal reads "
                                   "the loop's outputs");
-    b.clone(*op, map);
+    // Folded as it is cloned: with static lengths δ is a constant.
+    Operation *copy = b.clone(*op, map);
+    SmallVector<Value> folded;
+    if (succeeded(b.tryFold(copy, folded)) && !folded.empty()) {
+      map.map(op->getResults(), folded);
+      copy->erase();
+    }
   }
-  return map.lookupOrDefault(tileDiagonal);
+  Value delta = map.lookupOrDefault(tileDiagonal);
+  if (zero.use_empty() && zero != delta)
+    zero.getDefiningOp()->erase();
+  return delta;
 }
 
 struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
