@@ -1,0 +1,47 @@
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: fa-t-opt %fat_src_root/examples/attention.mlir --fat-to-ptx="output-dir=%t" --mlir-print-ir-after-all -o /dev/null 2> %t/levels.txt
+// RUN: FileCheck %s < %t/levels.txt
+// RUN: FileCheck %s --check-prefix=TENSORIZED < %t/levels.txt
+// RUN: FileCheck %s --check-prefix=PIPELINED < %t/levels.txt
+
+// --fat-to-ptx on the README's example prints every level, in order: the
+// tiled form, the tensorized form (no tile op with a tensor-core form
+// left), the pipelined form (the host's fat.launch, the kernel's producer
+// and consumer regions, TMA and mbarrier ops), then NVVM and the tail.
+
+// CHECK:       IR Dump After FatTile (fat-tile)
+// CHECK:         scf.forall
+// CHECK:           fat.qk
+// CHECK:           fat.row_max
+// CHECK:           fat.exp2
+// CHECK:           fat.row_sum
+// CHECK:           fat.pv
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 160 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
+// CHECK:       IR Dump After FatTensorize (fat-tensorize)
+// CHECK-NOT:     {{fat\.(qk|pv|row_sum|row_max|exp2) }}
+// CHECK:       IR Dump After FatPipeline (fat-pipeline)
+// CHECK-NOT:     scf.forall
+// CHECK:       IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
+// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence) }}
+// CHECK:       IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
+// CHECK:       IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
+// CHECK:       IR Dump After FatEmitKernels (fat-emit-kernels)
+
+// TENSORIZED:  IR Dump After FatTensorize (fat-tensorize)
+// TENSORIZED:    fat.wgmma {{.*}} transpose_b a_from smem shape [64, 160, 16]
+// TENSORIZED:    fat.softmax_max {{.*}} lazy threshold
+// TENSORIZED:    fat.softmax_exp
+// TENSORIZED:    arith.truncf
+// TENSORIZED:    fat.wgmma {{.*}} a_from registers shape [64, 128, 16]
+// TENSORIZED:  IR Dump After FatPipeline (fat-pipeline)
+
+// PIPELINED:   IR Dump After FatPipeline (fat-pipeline)
+// PIPELINED:     fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_lse_m128n160s2q2_opl8t132]]::@[[K]] ins(
+// PIPELINED:     gpu.module @[[K]]
+// PIPELINED:       fat.warp_specialize %{{[a-z0-9_]+}} registers(24, 240) producer {
+// PIPELINED:         nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PIPELINED:       } consumer {
+// PIPELINED:         nvvm.mbarrier.try_wait.parity
+// PIPELINED:         fat.wgmma_async
+// PIPELINED:         fat.wgmma_wait
+// PIPELINED:   IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
