@@ -1,7 +1,7 @@
 //===- Pipeline.cpp - fat-pipeline ----------------------------------------===//
 //
 // `--fat-pipeline`: the asynchronous schedule of the Hopper kernel, recorded
-// in the op's `fat.schedule`:
+// in the tensorized loop's `fat.schedule` (then on its fat.launch):
 //
 //   overlap       softmax_j under P_{j−1}·V_{j−1} inside a warpgroup
 //   pingpong      consumer warpgroups issue their GEMMs in turns (named
@@ -12,7 +12,8 @@
 //
 // choosePipeline (Hopper/CostModel.cpp) is the cost model; every choice can
 // be forced with the pass's options for ablation. The pass then builds the
-// kernel (Hopper/AttentionKernel*.cpp) in the pipelined form.
+// kernel (Hopper/Kernel/AttentionKernel*.cpp) in the pipelined form and
+// puts its fat.launch in the loop's place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -95,7 +96,6 @@ namespace {
 /// One attention as fat-tile and fat-tensorize left it: the scf.forall
 /// over (b, h, query block) and what the kernel reads off it.
 struct TensorizedAttention {
-  scf::ForallOp loop;
   /// The whole tensors the tiles are slices of, and the destinations.
   Value query, key, value, output, lse;
   /// δ + s0, the key aligned with a tile's first query row (none without
@@ -139,7 +139,6 @@ std::pair<Value, tensor::ExtractSliceOp> wholeTensor(scf::ForallOp loop,
 /// is missing and fails where the loop is not one fat-tensorize wrote.
 FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   TensorizedAttention t;
-  t.loop = loop;
   auto fail = [&](const Twine &what) {
     return loop.emitOpError("fat-pipeline: ") << what;
   };
@@ -233,8 +232,7 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   int64_t dv = t.sig.value.getDimSize(t.sig.physicalDim(AttentionOp::kFeatureDim));
   t.rowsumMma = pv.getShape()[1] ==
                 dv + TileTensorization::kOnesColumns;
-  if (t.seqLen <= 0)
-    t.seqLen = t.sig.keyLength();
+  t.seqLen = t.sig.tunedSeqLen(t.seqLen);
   return t;
 }
 
@@ -346,10 +344,9 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
           !manifests.get(name)) {
         InFlightDiagnostic diag =
             emitError(at->getLoc(), "'fat.attention' op ")
-            << "needs the kernel name '" << name
-                              << "', which a '" << existing->getName()
-                              << "' of the module already has: rename that "
-                                 "symbol";
+            << "needs the kernel name '" << name << "', which a '"
+            << existing->getName()
+            << "' of the module already has: rename that symbol";
         diag.attachNote(existing->getLoc()) << "the symbol is here";
         return failure();
       }
@@ -381,15 +378,11 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (failed(applyScheduleAttr(loop, loop->getAttr(kScheduleAttrName),
                                  onLoop)))
       return failure();
-    TileProblem problem;
-    problem.headDim =
-        t->sig.query.getDimSize(t->sig.physicalDim(AttentionOp::kFeatureDim));
-    problem.headDimV =
-        t->sig.value.getDimSize(t->sig.physicalDim(AttentionOp::kFeatureDim));
-    problem.causal = t->sig.causal;
-    problem.windowed = t->sig.windowLeft >= 0 || t->sig.windowRight >= 0;
-    problem.seqLen = t->seqLen;
-    decideSchedule(loop, problem, onLoop,
+    // Head dims the kernel does not serve have nothing to model; the
+    // kernel's configuration names them below.
+    decideSchedule(loop,
+                   getTileProblem(t->sig, t->seqLen).value_or(TileProblem()),
+                   onLoop,
                    loop->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
     // What the ops compute and the tiles are stands over any entry.
     Builder b(&getContext());
@@ -491,8 +484,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       }
       emitError(op->getLoc(), "'fat.attention' op ")
           << "inside gpu.module '" << device.getName()
-                        << "' is device code: the Hopper kernel is "
-                           "launched from host code, call it there";
+          << "' is device code: the Hopper kernel is launched from host "
+             "code, call it there";
       failedAny = true;
     });
     if (failedAny)

@@ -171,17 +171,11 @@ struct FatTensorizePass
       if (failed(applyScheduleAttr(scope, scope->getAttr(kScheduleAttrName),
                                    written)))
         return signalPassFailure();
+      auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+      choice = keepWrittenPrimitives(choice, written.schedule, dict);
       double threshold = rescaleThreshold;
-      if (auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName)) {
-        if (dict.get("rowsum"))
-          choice.rowsumMma = written.schedule.rowsumMma;
-        if (dict.get("rescale"))
-          choice.lazyRescale = written.schedule.lazyRescale;
-        if (dict.get("exp2_poly"))
-          choice.exp2Poly = written.schedule.exp2Poly;
-        if (dict.get("rescale_threshold") && !rescaleThreshold.hasValue())
-          threshold = written.schedule.rescaleThreshold;
-      }
+      if (dict && dict.get("rescale_threshold") && !rescaleThreshold.hasValue())
+        threshold = written.schedule.rescaleThreshold;
       if (!(threshold >= 0.0 && threshold <= 16.0)) {
         scope->emitError()
             << "rescale-threshold must be in [0, 16] (log2 units: P may "

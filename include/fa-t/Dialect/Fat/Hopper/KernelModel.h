@@ -98,7 +98,6 @@ struct HopperKernelOptions;
 struct TileProblem;
 TensorizationChoice chooseTensorization(AttentionOp op,
                                         const HopperKernelOptions &target);
-PipelineChoice choosePipeline(AttentionOp op, int64_t blockM, int64_t seqLen);
 /// The same models on a problem read off the tiled form (fat-tensorize
 /// there): `writesLse` whether the LSE is an output.
 TensorizationChoice chooseTensorization(const TileProblem &problem,
@@ -366,9 +365,6 @@ bool isSupportedBlockM(int64_t blockM);
 /// D = 64 tile); else 128.
 int64_t defaultBlockM(const TileProblem &problem,
                       const KernelSchedule &schedule);
-/// The Skv a kernel for `op` is tuned for: `option` (the passes' `seq-len`)
-/// when positive, else the op's static key length, else 0 (unknown).
-int64_t getTunedSeqLen(AttentionOp op, int64_t option);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);
 /// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head
@@ -392,27 +388,28 @@ struct AttentionSignature {
   static AttentionSignature of(AttentionOp op);
   /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.
   unsigned physicalDim(unsigned logical) const;
-  /// The static key length, 0 when dynamic.
-  int64_t keyLength() const;
+  /// A sliding-window bound on either side.
+  bool windowed() const { return windowLeft >= 0 || windowRight >= 0; }
+  /// The Skv a kernel is tuned for: `option` (the passes' `seq-len`) when
+  /// positive, else the static key length, else 0 (unknown).
+  int64_t tunedSeqLen(int64_t option) const;
 };
 
-/// Reads the static configuration of `op` under `options`. Emits an error at
-/// the op naming what is supported and fails when the kernel cannot handle
-/// the op (dtype, head dims, dynamic heads, block sizes, shared memory).
-FailureOr<AttentionKernelConfig>
-getAttentionKernelConfig(AttentionOp op, const HopperKernelOptions &options);
-/// The same for the attention `sig` describes, with the schedule dictionary
-/// `schedule` (may be null); errors are emitted at `op`.
+/// Reads the static configuration of the attention `sig` describes under
+/// `options`, with the schedule dictionary `schedule` (may be null). Emits
+/// an error at `op` naming what is supported and fails when the kernel
+/// cannot handle it (dtype, head dims, dynamic heads, block sizes, shared
+/// memory).
 FailureOr<AttentionKernelConfig>
 getAttentionKernelConfig(Operation *op, const AttentionSignature &sig,
                          Attribute schedule,
                          const HopperKernelOptions &options);
 
-/// Whether the op has a sliding window on either side.
-bool isWindowed(AttentionOp op);
-
-/// The problem the cost models see for `op`; none for head dims the Hopper
-/// kernel does not serve.
+/// The problem the cost models see for the attention `sig` describes; none
+/// for head dims the Hopper kernel does not serve.
+std::optional<TileProblem> getTileProblem(const AttentionSignature &sig,
+                                          int64_t seqLenOption);
+/// The same for `op`.
 std::optional<TileProblem> getTileProblem(AttentionOp op,
                                           int64_t seqLenOption);
 
@@ -424,6 +421,13 @@ void updateSchedule(Operation *op, ArrayRef<NamedAttribute> entries,
 
 /// The fat.attention ops under `root` outside device code.
 SmallVector<AttentionOp> hostAttentionOps(Operation *root);
+
+/// `choice` with the primitives `written` in the IR's fat.schedule (their
+/// values in `onIR`) in place of the cost model's: fat-tensorize's rule,
+/// which fat-tile's prediction follows.
+TensorizationChoice keepWrittenPrimitives(TensorizationChoice choice,
+                                          const KernelSchedule &onIR,
+                                          DictionaryAttr written);
 
 /// Schedule choices forced by options (nullopt: not forced).
 struct PipelineForce {

@@ -118,14 +118,6 @@ bool mlir::fat::autoTileOverlap(const PipelineChoice &choice, bool windowed) {
   return choice.persistent && choice.overlap && !choice.pingpong && !windowed;
 }
 
-PipelineChoice mlir::fat::choosePipeline(AttentionOp op, int64_t blockM,
-                                         int64_t seqLen) {
-  if (std::optional<TileProblem> shape = getTileProblem(op, seqLen))
-    return choosePipeline(*shape, blockM);
-  // Head dims the kernel does not serve: nothing to choose but the overlap.
-  return PipelineChoice();
-}
-
 PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
                                          int64_t blockM) {
   PipelineChoice choice;
@@ -159,6 +151,21 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   return choice;
 }
 
+
+TensorizationChoice
+mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
+                                 const KernelSchedule &onIR,
+                                 DictionaryAttr written) {
+  if (!written)
+    return choice;
+  if (written.get("rowsum"))
+    choice.rowsumMma = onIR.rowsumMma;
+  if (written.get("rescale"))
+    choice.lazyRescale = onIR.lazyRescale;
+  if (written.get("exp2_poly"))
+    choice.exp2Poly = onIR.exp2Poly;
+  return choice;
+}
 
 PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
                                          int64_t blockM,
@@ -212,14 +219,11 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   if (target.blockN)
     options.blockN = target.blockN;
   auto written = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-  auto isWritten = [&](StringRef key) { return written && written.get(key); };
-  TensorizationChoice primitives = chooseTensorization(op, options);
-  if (!isWritten("rowsum"))
-    options.schedule.rowsumMma = primitives.rowsumMma;
-  if (!isWritten("rescale"))
-    options.schedule.lazyRescale = primitives.lazyRescale;
-  if (!isWritten("exp2_poly"))
-    options.schedule.exp2Poly = primitives.exp2Poly;
+  TensorizationChoice primitives = keepWrittenPrimitives(
+      chooseTensorization(op, options), options.schedule, written);
+  options.schedule.rowsumMma = primitives.rowsumMma;
+  options.schedule.lazyRescale = primitives.lazyRescale;
+  options.schedule.exp2Poly = primitives.exp2Poly;
   PipelineChoice pipeline = decidePipeline(*problem, options.blockM,
                                            options.schedule, written, {});
   options.schedule.overlap = pipeline.overlap;

@@ -105,14 +105,6 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   return 128;
 }
 
-int64_t mlir::fat::getTunedSeqLen(AttentionOp op, int64_t option) {
-  if (option > 0)
-    return option;
-  auto k = cast<ShapedType>(op.getKey().getType());
-  int64_t skv = k.getDimSize(op.getPhysicalDim(AttentionOp::kSeqDim));
-  return ShapedType::isDynamic(skv) ? 0 : skv;
-}
-
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
   return blockM == 64 || blockM == 128 || blockM == 192;
 }
@@ -147,7 +139,9 @@ unsigned AttentionSignature::physicalDim(unsigned logical) const {
   return AttentionOp::physicalDim(layout, logical);
 }
 
-int64_t AttentionSignature::keyLength() const {
+int64_t AttentionSignature::tunedSeqLen(int64_t option) const {
+  if (option > 0)
+    return option;
   int64_t skv = key.getDimSize(physicalDim(AttentionOp::kSeqDim));
   return ShapedType::isDynamic(skv) ? 0 : skv;
 }
@@ -156,13 +150,6 @@ int64_t AttentionSignature::keyLength() const {
 /// fat-tile made of it, which keeps its location — in the words of the op.
 static InFlightDiagnostic attentionError(Operation *op, const Twine &message) {
   return emitError(op->getLoc(), "'fat.attention' op ") << message;
-}
-
-FailureOr<AttentionKernelConfig>
-mlir::fat::getAttentionKernelConfig(AttentionOp op,
-                                    const HopperKernelOptions &passOptions) {
-  return getAttentionKernelConfig(op, AttentionSignature::of(op),
-                                  op->getAttr(kScheduleAttrName), passOptions);
 }
 
 FailureOr<AttentionKernelConfig>
@@ -259,7 +246,7 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
            << options.seqLen
            << " is not supported; supported: a key-sequence length to tune "
               "the tiles for, or 0 (unknown)";
-  config.seqLen = options.seqLen > 0 ? options.seqLen : sig.keyLength();
+  config.seqLen = sig.tunedSeqLen(options.seqLen);
   TileProblem problem{config.headDim, config.headDimV, config.causal,
                       config.windowed(), config.seqLen};
   int64_t blockM = options.blockM;

@@ -1,8 +1,9 @@
 //===- Schedule.cpp - the fat.schedule dictionary -------------------------===//
 //
-// The schedule of a Hopper attention kernel is decided on the fat.attention
-// op, before any kernel is built, and recorded in its `fat.schedule`
-// dictionary:
+// The schedule of a Hopper attention kernel is recorded, pass by pass, in
+// the `fat.schedule` dictionary of the tiled loop (a schedule written by
+// hand on fat.attention travels there with the tiles) and, once the kernel
+// is built, of the fat.launch that replaces the loop:
 //
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
 //                  rescale_threshold = τ,
@@ -13,8 +14,8 @@
 //                  stages, q_buffers, o_store = "staged" | "direct",
 //                  pv_wait = "late" | "early"
 //
-// fat-pipeline then builds the kernel the dictionary says (keys it lacks
-// take the untensorized defaults) and writes back what the kernel runs. The
+// fat-pipeline then builds the kernel of the tensorized ops and the
+// dictionary and writes back what the kernel runs. The
 // `auto` choices are a cost model fitted to the ablation runs of
 // docs/perf-log.md; every choice can be forced.
 //
@@ -32,20 +33,20 @@
 using namespace mlir;
 using namespace mlir::fat;
 
-bool mlir::fat::isWindowed(AttentionOp op) {
-  return op.getWindowLeft() >= 0 || op.getWindowRight() >= 0;
+std::optional<TileProblem>
+mlir::fat::getTileProblem(const AttentionSignature &sig,
+                          int64_t seqLenOption) {
+  unsigned feat = sig.physicalDim(AttentionOp::kFeatureDim);
+  int64_t d = sig.query.getDimSize(feat), dv = sig.value.getDimSize(feat);
+  if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
+    return std::nullopt;
+  return TileProblem{d, dv, sig.causal, sig.windowed(),
+                     sig.tunedSeqLen(seqLenOption)};
 }
 
 std::optional<TileProblem>
 mlir::fat::getTileProblem(AttentionOp op, int64_t seqLenOption) {
-  auto q = cast<ShapedType>(op.getQuery().getType());
-  auto v = cast<ShapedType>(op.getValue().getType());
-  unsigned feat = op.getPhysicalDim(AttentionOp::kFeatureDim);
-  int64_t d = q.getDimSize(feat), dv = v.getDimSize(feat);
-  if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
-    return std::nullopt;
-  return TileProblem{d, dv, op.getCausal(), isWindowed(op),
-                     getTunedSeqLen(op, seqLenOption)};
+  return getTileProblem(AttentionSignature::of(op), seqLenOption);
 }
 
 StringRef mlir::fat::rowsumName(bool mma) { return mma ? "mma" : "vector"; }
