@@ -13,10 +13,10 @@
 // CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1) -> (d1)>
 // CHECK-LABEL: func.func @step
-// CHECK-SAME:    (%[[Q:.+]]: tensor<64x32xbf16>, %[[K:.+]]: tensor<16x32xbf16>, %[[V:.+]]: tensor<16x32xbf16>, %[[O:.+]]: tensor<64x32xf32>, %[[M:.+]]: tensor<64xf32>, %[[L:.+]]: tensor<64xf32>)
+// CHECK-SAME:    (%[[Q:.+]]: tensor<64x32xbf16>, %[[K:.+]]: tensor<16x32xbf16>, %[[V:.+]]: tensor<16x32xbf16>, %[[O:.+]]: tensor<64x32xf32>, %[[M:.+]]: tensor<64xf32>, %[[L:.+]]: tensor<64xf32>, %[[C:.+]]: f32)
 // CHECK:     %[[POLY:.+]] = arith.constant dense<[false, true, false, true, false, true, false, true, false, true, false, true, false, true, false, true]> : tensor<16xi1>
 func.func @step(%q: tensor<64x32xbf16>, %k: tensor<16x32xbf16>, %v: tensor<16x32xbf16>,
-                %o: tensor<64x32xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>)
+                %o: tensor<64x32xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>, %c: f32)
     -> (tensor<64x32xf32>, tensor<64xf32>, tensor<64xf32>) {
   // s_ij = Σ_d q_id · k_jd, from 0 (no accumulator: scale-d = 0)
   // CHECK:     %[[Z:.+]] = linalg.fill
@@ -28,7 +28,7 @@ func.func @step(%q: tensor<64x32xbf16>, %k: tensor<16x32xbf16>, %v: tensor<16x32
   // CHECK:     %[[MH:.+]] = linalg.generic {{.+}} ins(%[[S]] : tensor<64x16xf32>) outs(%[[M]] : tensor<64xf32>)
   // CHECK:       arith.maxnumf
   // CHECK:     %[[MA:.+]]:2 = linalg.generic {{.+}} ins(%[[MH]], %[[M]] : tensor<64xf32>, tensor<64xf32>)
-  // CHECK:       %[[G:.+]] = arith.mulf
+  // CHECK:       %[[G:.+]] = arith.mulf %{{.+}}, %[[C]] : f32
   // CHECK:       %[[GT:.+]] = arith.cmpf ogt, %[[G]], %{{.+}} : f32
   // CHECK:       %[[NI:.+]] = arith.cmpf oeq, %{{.+}}, %{{.+}} : f32
   // CHECK:       %[[MOVED:.+]] = arith.ori %[[GT]], %[[NI]]
@@ -37,12 +37,12 @@ func.func @step(%q: tensor<64x32xbf16>, %k: tensor<16x32xbf16>, %v: tensor<16x32
   // CHECK:       %[[E:.+]] = math.exp2 %[[X]]
   // CHECK:       %[[AL:.+]] = arith.select %[[MOVED]], %[[E]], %{{.+}} : f32
   // CHECK:       linalg.yield %[[MN]], %[[AL]]
-  %m1, %a = fat.softmax_max %s, %m scale 0.5 lazy threshold 8.0 : tensor<64x16xf32>, tensor<64xf32>
+  %m1, %a = fat.softmax_max %s, %m scale %c lazy threshold 8.0 : tensor<64x16xf32>, tensor<64xf32>
   // φ = 1/2 of the 4 fragment elements per row: columns j with element
   // k = 2⌊j/8⌋ + j mod 2 odd (k = 1, 3) take the polynomial (the constant
   // mask POLY, hoisted to the top of the function).
   // CHECK:     %[[P:.+]] = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]], #[[COL]], #[[TILE]]], iterator_types = ["parallel", "parallel"]} ins(%[[S]], %[[MA]]#0, %[[POLY]] : {{.+}})
-  // CHECK:       %[[XP:.+]] = math.fma
+  // CHECK:       %[[XP:.+]] = math.fma %{{.+}}, %[[C]], %{{.+}} : f32
   // CHECK:       %[[EP:.+]] = math.exp2 %[[XP]]
   // CHECK:       %[[CL:.+]] = arith.maxnumf %[[XP]], %{{.+}} : f32
   // CHECK:       %[[FL:.+]] = math.floor %[[CL]]
@@ -53,8 +53,8 @@ func.func @step(%q: tensor<64x32xbf16>, %k: tensor<16x32xbf16>, %v: tensor<16x32
   // CHECK:     %[[BS:.+]] = linalg.generic {{.+}} ins(%[[P]] : tensor<64x16xf32>)
   // CHECK:     %[[LN:.+]] = linalg.generic {{.+}} ins(%[[L]], %[[MA]]#1, %[[BS]] : {{.+}})
   // CHECK:       math.fma
-  %p, %l1 = fat.softmax_exp %s, %m1 scale 0.5 exp2_poly 0.5 rowsum(%l, %a)
-      : (tensor<64x16xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>)
+  %p, %l1 = fat.softmax_exp %s, %m1 scale %c exp2_poly 0.5 rowsum(%l, %a)
+      : (tensor<64x16xf32>, tensor<64xf32>, f32, tensor<64xf32>, tensor<64xf32>)
       -> (tensor<64x16xf32>, tensor<64xf32>)
   %p16 = arith.truncf %p : tensor<64x16xf32> to tensor<64x16xbf16>
   // o'_id = o_id + Σ_j p_ij · v_jd, the accumulator given

@@ -32,12 +32,13 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 // The first loop is the edge loop (fat-tile's masked blocks: here the
 // ragged tail's kv_len test).
 // VEC-LABEL: func.func @d64
+// VEC:         %[[C:[a-z0-9_]+]] = arith.constant 0.180336878 : f32
 // VEC:         scf.forall
 // VEC:         scf.for {{.*}} iter_args(%[[O:[a-z0-9_]+]] = %{{.+}}, %[[M:[a-z0-9_]+]] = %{{.+}}, %[[L:[a-z0-9_]+]] = %{{.+}}) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>)
 // VEC:           %[[S:[a-z0-9_]+]] = fat.wgmma %{{.+}}, %{{.+}} transpose_b a_from smem shape [64, 64, 16] : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
 // VEC:           %[[SM:[a-z0-9_]+]] = fat.mask %[[S]] at
-// VEC:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale 0.180336878 : tensor<128x64xf32>, tensor<128xf32>
-// VEC:           %[[P:[a-z0-9_]+]], %[[LN:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale 0.180336878 rowsum(%[[L]], %[[A]])
+// VEC:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale %[[C]] : tensor<128x64xf32>, tensor<128xf32>
+// VEC:           %[[P:[a-z0-9_]+]], %[[LN:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %[[C]] rowsum(%[[L]], %[[A]])
 // VEC:           %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // VEC:           %[[OA:[a-z0-9_]+]] = fat.rescale %[[O]], %[[A]]
 // VEC:           %[[ON:[a-z0-9_]+]] = fat.wgmma %[[P16]], %{{.+}}, %[[OA]] a_from registers shape [64, 64, 16]
@@ -54,11 +55,12 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 //   [O' | l'] = [α·O | α·l] + round(P)·[V | 1]     (N = 64 + 8 = 72)
 // so l' is the sum of the rounded P the GEMM saw.
 // MMA-LABEL: func.func @d64
+// MMA:         %[[C:[a-z0-9_]+]] = arith.constant 0.180336878 : f32
 // MMA:         scf.for {{.*}} iter_args(%[[O:[a-z0-9_]+]] = %{{.+}}, %[[M:[a-z0-9_]+]] = %{{.+}}, %[[L:[a-z0-9_]+]] = %{{.+}})
 // MMA:           %[[S:[a-z0-9_]+]] = fat.wgmma
 // MMA:           %[[SM:[a-z0-9_]+]] = fat.mask %[[S]] at
-// MMA:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale 0.180336878 lazy threshold 6.000000e+00
-// MMA:           %[[P:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale 0.180336878 exp2_poly 2.500000e-01 :
+// MMA:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale %[[C]] lazy threshold 6.000000e+00
+// MMA:           %[[P:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %[[C]] exp2_poly 2.500000e-01 :
 // MMA-NOT:         rowsum
 // MMA:           %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]]
 // MMA:           %[[OA:[a-z0-9_]+]] = fat.rescale %[[O]], %[[A]]
@@ -74,8 +76,9 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 // auto: D = 64 without a mask or an LSE output takes the ones columns and
 // the eager rescale, all exponentials on MUFU (Tensorize.cpp's model).
 // AUTO-LABEL: func.func @d64
-// AUTO:         fat.softmax_max %{{.+}}, %{{.+}} scale 0.180336878 :
-// AUTO:         fat.softmax_exp %{{.+}}, %{{.+}} scale 0.180336878 :
+// AUTO:         %[[C:[a-z0-9_]+]] = arith.constant 0.180336878 : f32
+// AUTO:         fat.softmax_max %{{.+}}, %{{.+}} scale %[[C]] :
+// AUTO:         fat.softmax_exp %{{.+}}, %{{.+}} scale %[[C]] :
 // AUTO:         fat.wgmma {{.+}} a_from registers shape [64, 72, 16]
 
 // The printed tiled form, tensorized alone, then lowered for the CPU.

@@ -433,48 +433,54 @@ func.func @wgmma_acc(%a: tensor<64x64xbf16>, %b: tensor<64x64xbf16>, %c: tensor<
 // -----
 
 func.func @softmax_max_threshold(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  %c = arith.constant 0.125 : f32
   // expected-error @+1 {{expected the lazy threshold in [0, 16] (log2 units; P stays below 2^threshold), got 2.000000e+01}}
-  %r:2 = fat.softmax_max %s, %m scale 0.125 lazy threshold 20.0 : tensor<64x64xf32>, tensor<64xf32>
+  %r:2 = fat.softmax_max %s, %m scale %c lazy threshold 20.0 : tensor<64x64xf32>, tensor<64xf32>
   return
 }
 
 // -----
 
 func.func @softmax_max_scale(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  %c = arith.constant -1.0 : f32
   // expected-error @+1 {{expected a positive scale, got -1.000000e+00}}
-  %r:2 = fat.softmax_max %s, %m scale -1.0 : tensor<64x64xf32>, tensor<64xf32>
+  %r:2 = fat.softmax_max %s, %m scale %c : tensor<64x64xf32>, tensor<64xf32>
   return
 }
 
 // -----
 
 func.func @softmax_max_rows(%s: tensor<64x64xf32>, %m: tensor<32xf32>) {
+  %c = arith.constant 0.125 : f32
   // expected-error @+1 {{expected dim 0 of max (32) to match dim 0 of scores (64)}}
-  %r:2 = fat.softmax_max %s, %m scale 0.125 : tensor<64x64xf32>, tensor<32xf32>
+  %r:2 = fat.softmax_max %s, %m scale %c : tensor<64x64xf32>, tensor<32xf32>
   return
 }
 
 // -----
 
 func.func @softmax_exp_poly(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  %c = arith.constant 0.125 : f32
   // expected-error @+1 {{expected exp2_poly to be a fraction in [0, 1], got 1.500000e+00}}
-  %p = fat.softmax_exp %s, %m scale 0.125 exp2_poly 1.5 : (tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
+  %p = fat.softmax_exp %s, %m scale %c exp2_poly 1.5 : (tensor<64x64xf32>, tensor<64xf32>, f32) -> tensor<64x64xf32>
   return
 }
 
 // -----
 
 func.func @softmax_exp_rowsum(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
+  %c = arith.constant 0.125 : f32
   // expected-error @+1 {{expected rowsum(sum, alpha) and the new_sum result together, or none of them}}
-  %p = fat.softmax_exp %s, %m scale 0.125 rowsum(%l, %l) : (tensor<64x64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
+  %p = fat.softmax_exp %s, %m scale %c rowsum(%l, %l) : (tensor<64x64xf32>, tensor<64xf32>, f32, tensor<64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
   return
 }
 
 // -----
 
 func.func @softmax_exp_probs(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
+  %c = arith.constant 0.125 : f32
   // expected-error @+1 {{expected probs to have the type of scores, 'tensor<64x64xf32>'}}
-  %p = fat.softmax_exp %s, %m scale 0.125 : (tensor<64x64xf32>, tensor<64xf32>) -> tensor<64x32xf32>
+  %p = fat.softmax_exp %s, %m scale %c : (tensor<64x64xf32>, tensor<64xf32>, f32) -> tensor<64x32xf32>
   return
 }
 

@@ -91,24 +91,25 @@ func.func @tile_ops(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>, %v: tensor
 // accumulator, A from shared memory or registers; the softmax ops with
 // their optional lazy threshold, polynomial fraction and row sum.
 // CHECK-LABEL: func.func @tensorized
-// CHECK-SAME:    (%[[Q:.+]]: tensor<128x64xbf16>, %[[K:.+]]: tensor<64x64xbf16>, %[[V:.+]]: tensor<64x72xbf16>, %[[O:.+]]: tensor<128x72xf32>, %[[M:.+]]: tensor<128xf32>, %[[L:.+]]: tensor<128xf32>)
+// CHECK-SAME:    (%[[Q:.+]]: tensor<128x64xbf16>, %[[K:.+]]: tensor<64x64xbf16>, %[[V:.+]]: tensor<64x72xbf16>, %[[O:.+]]: tensor<128x72xf32>, %[[M:.+]]: tensor<128xf32>, %[[L:.+]]: tensor<128xf32>, %[[C:.+]]: f32)
 // CHECK:         %[[S:.+]] = fat.wgmma %[[Q]], %[[K]] transpose_b a_from smem shape [64, 64, 16] : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
-// CHECK:         %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[S]], %[[M]] scale 1.250000e-01 lazy threshold 8.000000e+00 : tensor<128x64xf32>, tensor<128xf32>
-// CHECK:         %{{.+}} = fat.softmax_max %[[S]], %[[M]] scale 1.250000e-01 : tensor<128x64xf32>, tensor<128xf32>
-// CHECK:         %[[P:[a-z0-9_]+]], %{{.+}} = fat.softmax_exp %[[S]], %[[MN]] scale 1.250000e-01 exp2_poly 2.500000e-01 rowsum(%[[L]], %[[A]]) : (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>, tensor<128xf32>) -> (tensor<128x64xf32>, tensor<128xf32>)
-// CHECK:         %{{.+}} = fat.softmax_exp %[[S]], %[[MN]] scale 1.250000e-01 : (tensor<128x64xf32>, tensor<128xf32>) -> tensor<128x64xf32>
+// CHECK:         %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[S]], %[[M]] scale %[[C]] lazy threshold 8.000000e+00 : tensor<128x64xf32>, tensor<128xf32>
+// CHECK:         %{{.+}} = fat.softmax_max %[[S]], %[[M]] scale %[[C]] : tensor<128x64xf32>, tensor<128xf32>
+// CHECK:         %[[P:[a-z0-9_]+]], %{{.+}} = fat.softmax_exp %[[S]], %[[MN]] scale %[[C]] exp2_poly 2.500000e-01 rowsum(%[[L]], %[[A]]) : (tensor<128x64xf32>, tensor<128xf32>, f32, tensor<128xf32>, tensor<128xf32>) -> (tensor<128x64xf32>, tensor<128xf32>)
+// CHECK:         %{{.+}} = fat.softmax_exp %[[S]], %[[MN]] scale %[[C]] : (tensor<128x64xf32>, tensor<128xf32>, f32) -> tensor<128x64xf32>
 // CHECK:         %[[P16:.+]] = arith.truncf %[[P]]
 // CHECK:         fat.wgmma %[[P16]], %[[V]], %[[O]] a_from registers shape [64, 72, 16] : tensor<128x64xbf16>, tensor<64x72xbf16>, tensor<128x72xf32> -> tensor<128x72xf32>
 func.func @tensorized(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>, %v: tensor<64x72xbf16>,
-                      %o: tensor<128x72xf32>, %m: tensor<128xf32>, %l: tensor<128xf32>) {
+                      %o: tensor<128x72xf32>, %m: tensor<128xf32>, %l: tensor<128xf32>,
+                      %c: f32) {
   %s = fat.wgmma %q, %k transpose_b a_from smem shape [64, 64, 16]
       : tensor<128x64xbf16>, tensor<64x64xbf16> -> tensor<128x64xf32>
-  %m1, %a = fat.softmax_max %s, %m scale 0.125 lazy threshold 8.0 : tensor<128x64xf32>, tensor<128xf32>
-  %m2, %a2 = fat.softmax_max %s, %m scale 0.125 : tensor<128x64xf32>, tensor<128xf32>
-  %p, %l1 = fat.softmax_exp %s, %m1 scale 0.125 exp2_poly 0.25 rowsum(%l, %a)
-      : (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>, tensor<128xf32>)
+  %m1, %a = fat.softmax_max %s, %m scale %c lazy threshold 8.0 : tensor<128x64xf32>, tensor<128xf32>
+  %m2, %a2 = fat.softmax_max %s, %m scale %c : tensor<128x64xf32>, tensor<128xf32>
+  %p, %l1 = fat.softmax_exp %s, %m1 scale %c exp2_poly 0.25 rowsum(%l, %a)
+      : (tensor<128x64xf32>, tensor<128xf32>, f32, tensor<128xf32>, tensor<128xf32>)
       -> (tensor<128x64xf32>, tensor<128xf32>)
-  %p2 = fat.softmax_exp %s, %m1 scale 0.125 : (tensor<128x64xf32>, tensor<128xf32>) -> tensor<128x64xf32>
+  %p2 = fat.softmax_exp %s, %m1 scale %c : (tensor<128x64xf32>, tensor<128xf32>, f32) -> tensor<128x64xf32>
   %p16 = arith.truncf %p : tensor<128x64xf32> to tensor<128x64xbf16>
   %o1 = fat.wgmma %p16, %v, %o a_from registers shape [64, 72, 16]
       : tensor<128x64xbf16>, tensor<64x72xbf16>, tensor<128x72xf32> -> tensor<128x72xf32>

@@ -8,6 +8,8 @@
 
 #include "TileVerifiers.h"
 
+#include "mlir/IR/Matchers.h"
+
 #include <cmath>
 
 using namespace mlir;
@@ -63,13 +65,22 @@ LogicalResult WgmmaOp::verify() {
   return success();
 }
 
+/// A scale known at compile time must be positive (a kernel's run-time
+/// scale is checked where it is passed).
+static LogicalResult verifyConstantScale(Operation *op, Value scale) {
+  APFloat c(0.0f);
+  if (matchPattern(scale, m_ConstantFloat(&c)) && !(c.convertToDouble() > 0.0))
+    return op->emitOpError() << "expected a positive scale, got "
+                             << c.convertToDouble();
+  return success();
+}
+
 LogicalResult SoftmaxMaxOp::verify() {
   if (failed(verifyTileAndRows(*this, "scores", getScores().getType(), "max",
                                getMax().getType())))
     return failure();
-  if (!(getScale().convertToDouble() > 0.0))
-    return emitOpError() << "expected a positive scale, got "
-                         << getScale().convertToDouble();
+  if (failed(verifyConstantScale(*this, getScale())))
+    return failure();
   if (std::optional<APFloat> tau = getThreshold())
     if (!(tau->convertToDouble() >= 0.0 && tau->convertToDouble() <= 16.0))
       return emitOpError() << "expected the lazy threshold in [0, 16] (log2 "
@@ -84,9 +95,8 @@ LogicalResult SoftmaxExpOp::verify() {
     return failure();
   if (getProbs().getType() != s)
     return emitOpError() << "expected probs to have the type of scores, " << s;
-  if (!(getScale().convertToDouble() > 0.0))
-    return emitOpError() << "expected a positive scale, got "
-                         << getScale().convertToDouble();
+  if (failed(verifyConstantScale(*this, getScale())))
+    return failure();
   double phi = getExp2Poly().convertToDouble();
   if (!(phi >= 0.0 && phi <= 1.0))
     return emitOpError() << "expected exp2_poly to be a fraction in [0, 1], got "

@@ -428,7 +428,7 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
     Value m = op.getMax();
     // m̂ = max(m, rowmax S)
     Value mHat = buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
-    double c = op.getScale().convertToDouble();
+    Value c = op.getScale();
     std::optional<double> tau;
     if (std::optional<APFloat> t = op.getThreshold())
       tau = t->convertToDouble();
@@ -440,7 +440,7 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
         ValueRange{init0, init1}, ArrayRef<AffineMap>{row, row, row, row},
         ArrayRef<IteratorType>{kPar},
         [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value hat = a[0], old = a[1], cst = f32Const(b, loc, c);
+          Value hat = a[0], old = a[1], cst = c;
           Value mNew = hat, moved;
           if (tau) {
             // c·(m̂ − m) is NaN for m = −inf: test that case on its own.
@@ -510,7 +510,7 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
     auto polyType = RankedTensorType::get({n}, rewriter.getI1Type());
     Value polyColumns = arith::ConstantOp::create(
         rewriter, loc, DenseElementsAttr::get(polyType, ArrayRef<bool>(poly)));
-    double c = op.getScale().convertToDouble();
+    Value c = op.getScale();
     Value init = emptyLike(rewriter, loc, op.getScores(), rewriter.getF32Type());
     auto probs = linalg::GenericOp::create(
         rewriter, loc, sType, ValueRange{op.getScores(), op.getMax(), polyColumns},
@@ -519,7 +519,7 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
                             dimsMap(ctx, 2, {1}), dimsMap(ctx, 2, {0, 1})},
         ArrayRef<IteratorType>{kPar, kPar},
         [&](OpBuilder &b, Location loc, ValueRange a) {
-          Value cst = f32Const(b, loc, c);
+          Value cst = c;
           Value negScaled = arith::NegFOp::create(b, loc, scaledMax(b, loc, a[1], cst));
           Value x = math::FmaOp::create(b, loc, a[0], cst, negScaled);
           Value e = math::Exp2Op::create(b, loc, x);

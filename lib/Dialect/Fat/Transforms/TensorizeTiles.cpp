@@ -115,7 +115,7 @@ struct SoftmaxStepToTensorCores : OpRewritePattern<RowMaxOp> {
     rewriter.setInsertionPoint(pv);
     Value s = op.getScores(), m = op.getInit(), v = pv.getValue();
     Value l = step->lRescale.getInput(), o = step->oRescale.getInput();
-    FloatAttr scale = step->probs.getScaleAttr();
+    Value scale = arith::ConstantOp::create(rewriter, loc, step->probs.getScaleAttr());
     auto sType = cast<RankedTensorType>(s.getType());
     auto vType = cast<RankedTensorType>(v.getType());
     auto oType = cast<RankedTensorType>(o.getType());
@@ -134,8 +134,8 @@ struct SoftmaxStepToTensorCores : OpRewritePattern<RowMaxOp> {
     if (!choice.rowsumMma)
       expTypes.push_back(l.getType());
     auto ex = SoftmaxExpOp::create(
-        rewriter, loc, expTypes, s, mx.getNewMax(),
-        choice.rowsumMma ? Value() : l, choice.rowsumMma ? Value() : alpha, scale,
+        rewriter, loc, expTypes, s, mx.getNewMax(), scale,
+        choice.rowsumMma ? Value() : l, choice.rowsumMma ? Value() : alpha,
         rewriter.getF64FloatAttr(choice.exp2Poly));
     // P is the A operand in registers: rounded to V's type first.
     Value p16 = arith::TruncFOp::create(

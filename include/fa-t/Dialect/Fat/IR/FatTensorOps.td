@@ -86,8 +86,9 @@ def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
     [Pure, AllTypesMatch<["max", "new_max", "alpha"]>]> {
   let summary = "the online softmax's reference max m' and rescale factor α";
   let description = [{
-    For each row i of the f32 score tile S (c = `scale` = softmax scale ·
-    log2 e, m the running reference max):
+    For each row i of the f32 score tile S (c = `%scale` = softmax scale ·
+    log2 e, an f32 value so that a kernel can take it at run time; m the
+    running reference max):
 
     ```
     m̂_i = max(m_i, max_j s_ij)
@@ -108,12 +109,12 @@ def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
     and α = 0, keeping O and l at exactly 0.
 
     ```mlir
-    %m1, %alpha = fat.softmax_max %s, %m scale 0.180336 lazy threshold 8.0
+    %m1, %alpha = fat.softmax_max %s, %m scale %c lazy threshold 8.0
         : tensor<128x128xf32>, tensor<128xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   F32Attr:$scale, OptionalAttr<F32Attr>:$threshold);
+                   F32:$scale, OptionalAttr<F32Attr>:$threshold);
   let results = (outs AnyRankedTensor:$new_max, AnyRankedTensor:$alpha);
   let assemblyFormat = [{
     $scores `,` $max `scale` $scale (`lazy` `threshold` $threshold^)?
@@ -148,15 +149,15 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     every exponential on MUFU.
 
     ```mlir
-    %p, %l1 = fat.softmax_exp %s, %m1 scale 0.180336 exp2_poly 0.25
+    %p, %l1 = fat.softmax_exp %s, %m1 scale %c exp2_poly 0.25
         rowsum(%l, %alpha)
-        : (tensor<128x128xf32>, tensor<128xf32>, tensor<128xf32>,
+        : (tensor<128x128xf32>, tensor<128xf32>, f32, tensor<128xf32>,
            tensor<128xf32>) -> (tensor<128x128xf32>, tensor<128xf32>)
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   Optional<AnyRankedTensor>:$sum,
-                   Optional<AnyRankedTensor>:$alpha, F32Attr:$scale,
+                   F32:$scale, Optional<AnyRankedTensor>:$sum,
+                   Optional<AnyRankedTensor>:$alpha,
                    DefaultValuedAttr<F64Attr, "0.0">:$exp2_poly);
   let results = (outs AnyRankedTensor:$probs,
                  Optional<AnyRankedTensor>:$new_sum);
