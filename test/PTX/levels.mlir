@@ -22,7 +22,7 @@
 // CHECK:       IR Dump After FatPipeline (fat-pipeline)
 // CHECK-NOT:     scf.forall
 // CHECK:       IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
-// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence) }}
+// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence|softmax_max|softmax_exp|mask|rescale) |#fat.wgmma_fragment}}
 // CHECK:       IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
 // CHECK:       IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
 // CHECK:       IR Dump After FatEmitKernels (fat-emit-kernels)
@@ -44,4 +44,12 @@
 // PIPELINED:         nvvm.mbarrier.try_wait.parity
 // PIPELINED:         fat.wgmma_async
 // PIPELINED:         fat.wgmma_wait
+// The consumer's softmax keeps the tensorized level's ops, on one
+// warpgroup's tile in the wgmma fragment layout (the causal edge blocks
+// first through fat.mask):
+// PIPELINED:         fat.mask %{{.+}} causal row_limits : tensor<64x160xf32, #fat.wgmma_fragment>
+// PIPELINED:         fat.softmax_max %{{.+}} lazy threshold 8.000000e+00 : tensor<64x160xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+// PIPELINED:         fat.softmax_exp
+// PIPELINED:         arith.truncf %{{.+}} : tensor<64x160xf32, #fat.wgmma_fragment> to tensor<64x160xbf16, #fat.wgmma_fragment>
+// PIPELINED:         fat.rescale %{{.+}} warp_vote : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
 // PIPELINED:   IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)

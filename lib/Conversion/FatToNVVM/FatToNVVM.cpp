@@ -60,12 +60,40 @@ struct ConvertFatToNVVMPass
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
                         WgmmaWaitOp, ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    configureWgmmaFragmentLegality(target);
+    TypeConverter fragments;
+    populateWgmmaFragmentTypeConversion(fragments);
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(patterns);
+    populateWgmmaFragmentToNVVMPatterns(fragments, patterns);
     FrozenRewritePatternSet frozen(std::move(patterns));
-    for (auto module : top.getOps<gpu::GPUModuleOp>())
+    for (auto module : top.getOps<gpu::GPUModuleOp>()) {
       if (failed(applyPartialConversion(module, target, frozen)))
         return signalPassFailure();
+      // The tiles' registers meet the per-thread code through casts (the
+      // kernel's own and the conversion's); pairs that round-trip fold.
+      SmallVector<UnrealizedConversionCastOp> casts, left;
+      module.walk([&](UnrealizedConversionCastOp c) {
+        if (llvm::any_of(c->getOperandTypes(), WgmmaFragmentAttr::isFragment) ||
+            llvm::any_of(c->getResultTypes(), WgmmaFragmentAttr::isFragment))
+          casts.push_back(c);
+      });
+      reconcileUnrealizedCasts(casts, &left);
+      // A cast left over means a tile reached an op with no per-thread form.
+      if (!left.empty()) {
+        Operation *user = left.front();
+        for (UnrealizedConversionCastOp c : left)
+          for (Operation *u : c->getUsers())
+            if (!isa<UnrealizedConversionCastOp>(u))
+              user = u;
+        user->emitOpError("reads a #fat.wgmma_fragment tile, which only "
+                            "the kernel's tile ops (fat.mask, fat.softmax_max, "
+                            "fat.softmax_exp, fat.rescale, arith.truncf) and "
+                            "casts to registers may read: convert-fat-to-nvvm "
+                            "has no per-thread form for it");
+        return signalPassFailure();
+      }
+    }
   }
 };
 } // namespace

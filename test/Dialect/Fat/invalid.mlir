@@ -690,3 +690,24 @@ func.func @launch_rank(%q: tensor<64x64xbf16>, %o: tensor<1x1x64x64xbf16>) -> te
          outs(%o : tensor<1x1x64x64xbf16>) scale 0.125 -> tensor<1x1x64x64xbf16>
   return %r : tensor<1x1x64x64xbf16>
 }
+
+// -----
+
+// expected-error @+1 {{#fat.wgmma_fragment expects a 64-row tile or row vector (one warpgroup), got shape [32, 128]}}
+func.func @fragment_rows(%s: tensor<32x128xf32, #fat.wgmma_fragment>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#fat.wgmma_fragment expects f32 row vectors, got 'bf16'}}
+func.func @fragment_row_type(%s: tensor<64xbf16, #fat.wgmma_fragment>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#fat.wgmma_fragment expects the columns to be a positive multiple of 16, got 24}}
+func.func @fragment_pairs(%s: tensor<64x24xbf16, #fat.wgmma_fragment>) {
+  return
+}

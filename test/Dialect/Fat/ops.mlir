@@ -212,3 +212,28 @@ func.func @launch(%q: tensor<1x2x64x64xbf16>, %k: tensor<1x1x64x64xbf16>, %v: te
            -> tensor<1x2x64x64xbf16>
   return %r#0 : tensor<1x2x64x64xbf16>
 }
+
+// A kernel's warpgroup tiles: the #fat.wgmma_fragment encoding on a tile and
+// a row vector, the GPU forms of fat.mask (row_limits) and fat.rescale
+// (warp_vote), the rounding of P to a 16-bit fragment.
+// CHECK-LABEL: func.func @fragments
+// CHECK-SAME:    (%[[S:.+]]: tensor<64x128xf32, #fat.wgmma_fragment>, %[[M:.+]]: tensor<64xf32, #fat.wgmma_fragment>, %[[C:.+]]: f32, %[[I:.+]]: index)
+// CHECK:         %[[SM:.+]] = fat.mask %[[S]] at(%[[I]], %[[I]]) kv_len(%[[I]]) diagonal(%[[I]]) causal row_limits : tensor<64x128xf32, #fat.wgmma_fragment>
+// CHECK:         %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale %[[C]] : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+// CHECK:         %[[P:.+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %[[C]] : (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, f32) -> tensor<64x128xf32, #fat.wgmma_fragment>
+// CHECK:         arith.truncf %[[P]] : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
+// CHECK:         fat.rescale %[[P]], %[[A]] warp_vote : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+func.func @fragments(%s: tensor<64x128xf32, #fat.wgmma_fragment>,
+                     %m: tensor<64xf32, #fat.wgmma_fragment>, %c: f32, %i: index) {
+  %sm = fat.mask %s at(%i, %i) kv_len(%i) diagonal(%i) causal row_limits
+      : tensor<64x128xf32, #fat.wgmma_fragment>
+  %m1, %a = fat.softmax_max %sm, %m scale %c
+      : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+  %p = fat.softmax_exp %sm, %m1 scale %c
+      : (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, f32)
+      -> tensor<64x128xf32, #fat.wgmma_fragment>
+  %p16 = arith.truncf %p : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
+  %o = fat.rescale %p, %a warp_vote
+      : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+  return
+}

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
+#include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
 namespace fat {
@@ -26,6 +27,17 @@ namespace fat {
 /// The patterns of `--convert-fat-to-nvvm`: one per op of FatKernelOps.td
 /// (warp specialization, operand and scheduling fences) to NVVM/LLVM.
 void populateFatKernelToNVVMPatterns(RewritePatternSet &patterns);
+
+/// The 1:N type conversion of `#fat.wgmma_fragment` tiles to one thread's
+/// registers (N/2 f32, N/4 i32 pairs of 16-bit values, 2 f32 for a row
+/// vector), other types unchanged; casts materialize the boundary.
+void populateWgmmaFragmentTypeConversion(TypeConverter &converter);
+/// Marks the tile ops on fragments illegal (the softmax ops, fat.rescale
+/// and arith.truncf of a fragment).
+void configureWgmmaFragmentLegality(ConversionTarget &target);
+/// One pattern per tile op on fragments: its math on the registers.
+void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
+                                         RewritePatternSet &patterns);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

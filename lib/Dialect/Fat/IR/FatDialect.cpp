@@ -7,9 +7,55 @@ using namespace mlir::fat;
 
 #include "fa-t/Dialect/Fat/IR/FatOpsDialect.cpp.inc"
 
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#define GET_ATTRDEF_CLASSES
+#include "fa-t/Dialect/Fat/IR/FatAttrs.cpp.inc"
+
+LogicalResult WgmmaFragmentAttr::verifyEncoding(
+    ArrayRef<int64_t> shape, Type elementType,
+    function_ref<InFlightDiagnostic()> emitError) const {
+  // 64 rows per warpgroup; N/8 column groups of the instruction (N ≤ 256
+  // for one wgmma, but a tile may span several, e.g. O beside its ones
+  // columns); 16-bit tiles pack pairs, so N is a multiple of 16 there.
+  bool is16 = elementType.isF16() || elementType.isBF16();
+  if (shape.empty() || shape.size() > 2 || shape[0] != 64)
+    return emitError() << "#fat.wgmma_fragment expects a 64-row tile or row "
+                          "vector (one warpgroup), got shape ["
+                       << llvm::make_range(shape.begin(), shape.end()) << "]";
+  if (shape.size() == 1 ? !elementType.isF32()
+                        : !(elementType.isF32() || is16))
+    return emitError() << "#fat.wgmma_fragment expects f32 "
+                       << (shape.size() == 1 ? "row vectors" : "or 16-bit tiles")
+                       << ", got " << elementType;
+  if (shape.size() == 2 &&
+      (shape[1] <= 0 || shape[1] % (is16 ? 16 : 8) != 0))
+    return emitError() << "#fat.wgmma_fragment expects the columns to be a "
+                          "positive multiple of "
+                       << (is16 ? 16 : 8) << ", got " << shape[1];
+  return success();
+}
+
+bool WgmmaFragmentAttr::isFragment(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  return t && isa_and_nonnull<WgmmaFragmentAttr>(t.getEncoding());
+}
+
+int64_t WgmmaFragmentAttr::getRegisterCount(RankedTensorType type) {
+  if (type.getRank() == 1)
+    return 2;
+  int64_t n = type.getDimSize(1);
+  return type.getElementType().isF32() ? n / 2 : n / 4;
+}
+
 void FatDialect::initialize() {
   addOperations<
 #define GET_OP_LIST
 #include "fa-t/Dialect/Fat/IR/FatOps.cpp.inc"
+      >();
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "fa-t/Dialect/Fat/IR/FatAttrs.cpp.inc"
       >();
 }

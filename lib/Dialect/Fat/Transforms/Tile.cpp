@@ -154,7 +154,8 @@ SmallVector<Value> buildKVStep(ImplicitLocOpBuilder &b, const BlockState &st,
   // S_ij = −inf where key j0 + j is invisible to query i (or past Skv)
   if (masked)
     s = MaskOp::create(b, sType, s, IndexMath{b}.c(0), j0, st.skv,
-                       st.diagonal, st.causal, st.window);
+                       st.diagonal, st.causal, st.window,
+                       /*row_limits=*/UnitAttr());
   // m' = max(m, rowmax(S))
   Value mNew = RowMaxOp::create(b, m.getType(), s, m);
   // P = exp2(c · (S − m'))

@@ -29,6 +29,7 @@ def Fat_Dialect : Dialect {
     --fat-decompose--> linalg/arith/math on tiles --fat-to-cpu--> LLVM (host).
     See docs/architecture.md for the levels and the GPU path.
   }];
+  let useDefaultAttributePrinterParser = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::tensor::TensorDialect"

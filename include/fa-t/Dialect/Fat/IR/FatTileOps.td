@@ -52,6 +52,14 @@ def Fat_MaskOp : Fat_TileOp<"mask", [AllTypesMatch<["scores", "result"]>]> {
     `k < kv_len` is the ragged-tail predicate: the last KV block may run past
     the end of the sequence (its padding rows are zeros, not keys).
 
+    On a `#fat.wgmma_fragment` tile (a kernel's) `row_limits` picks how the
+    GPU evaluates the bounds: with each thread's key k = k0 + κ (k0 its
+    first column, κ = 8i + e a constant per register), every bound becomes
+    a limit on κ per row, computed once, and an element costs one compare
+    with an immediate instead of its key's index and a compare per bound.
+    The limits stay live across the block, so `--fat-pipeline` sets it only
+    where the kernel has the registers for them. The result is the same.
+
     ```mlir
     %m = fat.mask %s at(%q0, %k0) kv_len(%skv) diagonal(%d) causal
         : tensor<64x64xf32>
@@ -60,12 +68,13 @@ def Fat_MaskOp : Fat_TileOp<"mask", [AllTypesMatch<["scores", "result"]>]> {
   let arguments = (ins AnyRankedTensor:$scores, Index:$q_start,
                    Index:$kv_start, Index:$kv_len, Index:$diagonal,
                    UnitAttr:$causal,
-                   OptionalAttr<DenseI64ArrayAttr>:$window);
+                   OptionalAttr<DenseI64ArrayAttr>:$window,
+                   UnitAttr:$row_limits);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     $scores `at` `(` $q_start `,` $kv_start `)` `kv_len` `(` $kv_len `)`
     `diagonal` `(` $diagonal `)` (`causal` $causal^)? (`window` $window^)?
-    attr-dict `:` type($scores)
+    (`row_limits` $row_limits^)? attr-dict `:` type($scores)
   }];
 }
 
@@ -136,14 +145,24 @@ def Fat_RescaleOp : Fat_TileOp<"rescale", [AllTypesMatch<["input", "result"]>]> 
     Used on the running output O and the running sum l when the row max
     grows.
 
+    `warp_vote` (set by `--fat-pipeline` on a kernel's tiles, under the lazy
+    rescale) lets each warp skip the multiplies when α = 1 on all of its
+    rows, decided by a warp vote: exact, since x·1 = x, and with the lazy
+    rescale α is exactly 1 on a row that kept its reference. The result is
+    the same with or without it; it is a branch in the kernel, which only
+    the loop without overlapped GEMMs can afford (a branch around an
+    accumulator that an in-flight wgmma owns makes ptxas serialize them).
+
     ```mlir
     %o1 = fat.rescale %o0, %alpha : tensor<64x128xf32>, tensor<64xf32>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$factor);
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$factor,
+                   UnitAttr:$warp_vote);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
-    $input `,` $factor attr-dict `:` type($input) `,` type($factor)
+    $input `,` $factor (`warp_vote` $warp_vote^)? attr-dict `:` type($input)
+    `,` type($factor)
   }];
 }
 

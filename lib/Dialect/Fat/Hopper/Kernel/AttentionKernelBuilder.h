@@ -209,32 +209,39 @@ private:
   /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
   /// as one commit group; the caller waits.
   SmallVector<Value> buildQK(Value consumer, Value stage);
-  /// Sets S to −inf where the mask or the ragged KV tail hides the key.
+  /// Sets S to −inf where the mask or the ragged KV tail hides the key
+  /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
+  /// kvBlock).
   SmallVector<Value> buildMaskedScores(ValueRange s, Value kvBlock,
-                                       Value rowBase);
-  SmallVector<Value> buildMaskedScoresByKey(ValueRange s, Value kvBlock,
-                                            Value rowBase);
+                                       Value wgRow);
   /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
   SmallVector<Value> buildMaskIfNeeded(ValueRange s, Value kvBlock,
-                                       Value rowBase);
+                                       Value wgRow);
   /// Issues O += P·V_s with P in registers (N/16 register-A wgmma k-steps)
   /// as one commit group; the caller waits. With `accumulate` (i32) zero at
   /// run time the result is P·V_s alone (O's values are ignored).
   SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage,
                              Value accumulate = {});
   /// The online-softmax step on the scores of one block: turns `s` into P
-  /// (f32), returns m', l' and α for the thread's two rows.
+  /// (f32), returns m' and l' for the thread's two rows and α as the
+  /// warpgroup's row-vector tile (fat.rescale reads it).
   struct SoftmaxStep {
-    Value m[2], l[2], alpha[2];
-    /// Lazy rescale: i1, true when some row of the warp moved its max.
-    Value anyMoved;
+    Value m[2], l[2];
+    Value alpha;
   };
+  /// The warpgroup tile of `cols` columns (a row vector for cols = 0) of
+  /// `elt` in the wgmma fragment layout, and the casts between such a tile
+  /// and this thread's registers of it: the tile ops of the softmax work on
+  /// tiles, the rest of the consumer still on registers.
+  RankedTensorType fragmentType(int64_t cols, Type elt);
+  Value toFragment(ValueRange regs, RankedTensorType type);
+  SmallVector<Value> toRegisters(Value tile);
   SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
                            ValueRange lOld);
   /// After the wait for S_j: fence S, release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask.
   SoftmaxStep buildScoresToP(SmallVectorImpl<Value> &s, Value kvBlock,
-                             Value stage, Value rowBase, ValueRange mOld,
+                             Value stage, Value wgRow, ValueRange mOld,
                              ValueRange lOld, bool mayMask = true);
   /// The first key block from which every block may need a mask (the
   /// ragged tail, the causal diagonal or the right window edge), so
@@ -249,17 +256,17 @@ private:
   /// layout the consumer loops carry.
   SmallVector<Value> buildEmptyState();
   /// The two consumer loops; both return (O, m[2], l[2]).
-  SmallVector<Value> buildPlainLoop(Value consumer, Value rowBase);
-  SmallVector<Value> buildOverlappedLoop(Value consumer, Value rowBase);
+  SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
+  SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
   /// from `init` = (O, m[2], l[2], P_kvLo); returns the same after the last
   /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
   /// first P·V ignores the incoming O (tile overlap hands in the previous
   /// tile's).
-  SmallVector<Value> buildSteadyLoop(Value consumer, Value rowBase,
+  SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
-  SmallVector<Value> buildSteadyRange(Value consumer, Value rowBase,
+  SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,
                                       ValueRange init, bool overwriteFirst,
                                       Value lo, Value hi, bool mayMask);
   /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
@@ -302,8 +309,12 @@ private:
   void buildStoreOStaged(function_ref<Value(int64_t, int)> packed,
                          Value rowBase, Value batch, Value head);
   /// This thread's first row in the tile starting at row `rowFirst` (the
-  /// second is +8), see HopperBuilders.h.
+  /// second is +8), see HopperBuilders.h; the first row of the consumer's
+  /// warpgroup (64 rows each).
   Value buildRowBase(Value consumer, Value rowFirst);
+  Value warpgroupRow(Value consumer, Value rowFirst) {
+    return add(rowFirst, mul(consumer, c32(64)));
+  }
 
   ImplicitLocOpBuilder &b;
   const AttentionKernelConfig &cfg;

@@ -39,11 +39,12 @@ void AttentionKernelBuilder::buildConsumer() {
 void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
   Value rowBase = buildRowBase(consumer, v.rowFirst);
+  Value wgRow = warpgroupRow(consumer, v.rowFirst);
 
   buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
   SmallVector<Value> results = cfg.schedule.overlap
-                                   ? buildOverlappedLoop(consumer, rowBase)
-                                   : buildPlainLoop(consumer, rowBase);
+                                   ? buildOverlappedLoop(consumer, wgRow)
+                                   : buildPlainLoop(consumer, wgRow);
   int64_t oRegs = accRegs();
   ArrayRef<Value> res(results);
   buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
@@ -53,8 +54,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
 
 Value AttentionKernelBuilder::buildRowBase(Value consumer, Value rowFirst) {
   Value g = arith::DivUIOp::create(b, v.lane, c32(4));
-  return add(add(rowFirst, mul(consumer, c32(64))),
-             add(mul(v.warp, c32(16)), g));
+  return add(warpgroupRow(consumer, rowFirst), add(mul(v.warp, c32(16)), g));
 }
 
 void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
@@ -125,7 +125,7 @@ SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
-                                                          Value rowBase) {
+                                                          Value wgRow) {
   int64_t oRegs = accRegs();
   // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
   SmallVector<Value> init = buildEmptyState();
@@ -145,7 +145,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   buildMBarrierWait(b, fullBarrier(stage, false), parity);
   SmallVector<Value> s = buildQK(consumer, stage);
   s = buildWgmmaWait(b, 0, s);
-  SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+  SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow,
                                     carried.slice(oRegs, 2),
                                     carried.slice(oRegs + 2, 2));
   buildRescale(o, step);
@@ -164,7 +164,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
-                                                               Value rowBase) {
+                                                               Value wgRow) {
   int64_t oRegs = accRegs();
   SmallVector<Value> empty = buildEmptyState();
 
@@ -194,7 +194,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   buildTurnEnd(consumer, /*lastTurn=*/false);
   s = buildWgmmaWait(b, 0, s);
   ArrayRef<Value> none(empty);
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow,
                                      none.slice(oRegs, 2),
                                      none.slice(oRegs + 2, 2));
   SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
@@ -203,7 +203,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   SmallVector<Value> last =
-      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/false);
+      buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/false);
 
   // Every S of the tile is done: Q may be overwritten (persistent).
   buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
@@ -226,29 +226,29 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
-    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst) {
+    Value consumer, Value wgRow, ValueRange init, bool overwriteFirst) {
   // Where it measured faster (splitMaskedTail), two copies of the loop:
   // blocks below the first one a mask can touch, whose body has no mask
   // branch (one basic block for ptxas), then the rest with it.
   Value lo = add(v.kvLo, c32(1));
   if (!cfg.splitMaskedTail())
-    return buildSteadyRange(consumer, rowBase, init, overwriteFirst, lo,
+    return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
                             v.kvHi, /*mayMask=*/true);
   Value firstMasked = buildFirstMaskedBlock();
   Value mid = arith::MaxSIOp::create(
       b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
   SmallVector<Value> unmasked = buildSteadyRange(
-      consumer, rowBase, init, overwriteFirst, lo, mid, /*mayMask=*/false);
+      consumer, wgRow, init, overwriteFirst, lo, mid, /*mayMask=*/false);
   // Pinned between the loops: otherwise ptxas may join them with copies of
   // the carried P and O that it counts as redefining wgmma operands inside
   // a pipeline stage, and serializes every wgmma (C7513).
   unmasked = buildFenceOperands(b, unmasked);
-  return buildSteadyRange(consumer, rowBase, unmasked, overwriteFirst, mid,
+  return buildSteadyRange(consumer, wgRow, unmasked, overwriteFirst, mid,
                           v.kvHi, /*mayMask=*/true);
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
-    Value consumer, Value rowBase, ValueRange init, bool overwriteFirst,
+    Value consumer, Value wgRow, ValueRange init, bool overwriteFirst,
     Value lo, Value hi, bool mayMask) {
   int64_t oRegs = accRegs();
   auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
@@ -283,7 +283,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
     s = buildWgmmaWait(b, 1, s);
-    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, rowBase,
+    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow,
                                       carried.slice(oRegs, 2),
                                       carried.slice(oRegs + 2, 2), mayMask);
     // latePVWait: P_j is packed after the wait, into registers P_{j−1}
@@ -347,6 +347,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   Value zero = f32Const(b, 0.0);
   Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
   Value rowBase = buildRowBase(consumer, v.rowFirst);
+  Value wgRow = warpgroupRow(consumer, v.rowFirst);
   // This tile's name once it is pending, taken now: the coordinates it is
   // made of then need no registers through the tile.
   Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
@@ -393,7 +394,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   buildTurnEnd(consumer, /*lastTurn=*/false);
   s = buildWgmmaWait(b, 1, s);
   Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, rowBase,
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow,
                                      ArrayRef<Value>(mInit),
                                      ArrayRef<Value>(lInit));
   // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
@@ -419,7 +420,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
   llvm::append_range(init, p);
   SmallVector<Value> last =
-      buildSteadyLoop(consumer, rowBase, init, /*overwriteFirst=*/true);
+      buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/true);
   // Every S of the tile is done: Q may be overwritten.
   buildReleaseQ(/*stagedInQ=*/false);
 

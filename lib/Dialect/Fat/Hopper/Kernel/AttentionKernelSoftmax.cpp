@@ -77,7 +77,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
 
 SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
                                                              Value kvBlock,
-                                                             Value rowBase) {
+                                                             Value wgRow) {
   // Only blocks on a mask edge or the ragged tail pay for the mask; the
   // test is uniform over the CTA:
   //   (j+1)·N > Skv                                  ragged tail
@@ -101,7 +101,7 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
         ImplicitLocOpBuilder nb(loc, nested);
         AttentionKernelBuilder inner(nb, cfg);
         inner.v = v;
-        scf::YieldOp::create(nb, inner.buildMaskedScores(s, kvBlock, rowBase));
+        scf::YieldOp::create(nb, inner.buildMaskedScores(s, kvBlock, wgRow));
       },
       [&](OpBuilder &nested, Location loc) {
         scf::YieldOp::create(nested, loc, s);
@@ -112,89 +112,23 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
 
 SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
                                                              Value kvBlock,
-                                                             Value rowBase) {
-  // Element d[4i + 2r + e] is (row rowBase + 8r, key kvBlock·N + 8i + 2t + e).
-  // With c0 = kvBlock·N + 2t its key is c0 + k, k = 8i + e a constant, so
-  // every bound becomes a limit on k per row, computed once:
-  //   c0 + k < Skv                  (ragged tail)   k ≤ Skv − 1 − c0
-  //   c0 + k ≤ row + diag + right   (causal: 0)     k ≤ row + diag + right − c0
-  //   c0 + k ≥ row + diag − left                    k ≥ row + diag − left − c0
-  // and an element costs a compare with an immediate (two with a left
-  // bound) and a select, not its key's index and a compare per bound
-  // (about 120 SASS instructions less per masked block at 128 keys). The
-  // per-row limits' loop-invariant parts cost registers, though: some
-  // 160-register kernels keep the per-key form (cfg.maskByRowLimits()).
-  if (!cfg.maskByRowLimits())
-    return buildMaskedScoresByKey(s, kvBlock, rowBase);
-  Value t = arith::RemUIOp::create(b, v.lane, c32(4));
-  Value colBase = add(mul(kvBlock, c32(cfg.blockN)), mul(t, c32(2)));
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  std::optional<int64_t> right = cfg.rightEdge();
-  Value tail = sub(sub(v.seqKV, c32(1)), colBase);
-  Value hi[2], lo[2];
-  for (int r = 0; r < 2; ++r) {
-    hi[r] = tail;
-    if (!cfg.masked())
-      continue;
-    Value rowDiag = add(add(rowBase, c32(8 * r)), v.diag);
-    if (right)
-      hi[r] = arith::MinSIOp::create(b, tail,
-                                     sub(add(rowDiag, c32(*right)), colBase));
-    if (cfg.windowLeft >= 0)
-      lo[r] = sub(sub(rowDiag, c32(cfg.windowLeft)), colBase);
-  }
-  SmallVector<Value> out(s.begin(), s.end());
-  for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
-    for (int e = 0; e < 2; ++e) {
-      Value k = c32(8 * i + e);
-      for (int r = 0; r < 2; ++r) {
-        Value visible = cmp(arith::CmpIPredicate::sle, k, hi[r]);
-        if (lo[r])
-          visible = arith::AndIOp::create(
-              b, visible, cmp(arith::CmpIPredicate::sge, k, lo[r]));
-        int64_t idx = 4 * i + 2 * r + e;
-        out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
-      }
-    }
-  }
-  return out;
-}
-
-SmallVector<Value>
-AttentionKernelBuilder::buildMaskedScoresByKey(ValueRange s, Value kvBlock,
-                                               Value rowBase) {
-  // buildMaskedScores, one key index and compare per bound per element.
-  Value t = arith::RemUIOp::create(b, v.lane, c32(4));
-  Value colBase = add(mul(kvBlock, c32(cfg.blockN)), mul(t, c32(2)));
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  Value rowDiag[2];
-  for (int r = 0; r < 2; ++r)
-    rowDiag[r] = add(add(rowBase, c32(8 * r)), v.diag);
-  SmallVector<Value> out(s.begin(), s.end());
-  for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
-    for (int e = 0; e < 2; ++e) {
-      Value col = add(colBase, c32(8 * i + e));
-      Value inRange = cmp(arith::CmpIPredicate::slt, col, v.seqKV);
-      for (int r = 0; r < 2; ++r) {
-        Value visible = inRange;
-        auto both = [&](Value cond) {
-          visible = arith::AndIOp::create(b, visible, cond);
-        };
-        // causal: j ≤ i + diag; window: i + diag − left ≤ j ≤ i + diag + right
-        if (cfg.causal)
-          both(cmp(arith::CmpIPredicate::sle, col, rowDiag[r]));
-        if (cfg.windowLeft >= 0)
-          both(cmp(arith::CmpIPredicate::sge, col,
-                   sub(rowDiag[r], c32(cfg.windowLeft))));
-        if (cfg.windowRight >= 0)
-          both(cmp(arith::CmpIPredicate::sle, col,
-                   add(rowDiag[r], c32(cfg.windowRight))));
-        int64_t idx = 4 * i + 2 * r + e;
-        out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
-      }
-    }
-  }
-  return out;
+                                                             Value wgRow) {
+  // The tiled form's fat.mask on this warpgroup's tile of S (rows from
+  // wgRow, keys from kvBlock·N); the per-row-limit form where the kernel
+  // has the registers for it (cfg.maskByRowLimits()).
+  Value keyFirst = mul(kvBlock, c32(cfg.blockN));
+  auto index = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, b.getIndexType(), x);
+  };
+  RankedTensorType type = fragmentType(cfg.blockN, b.getF32Type());
+  DenseI64ArrayAttr window;
+  if (cfg.windowLeft >= 0 || cfg.windowRight >= 0)
+    window = b.getDenseI64ArrayAttr({cfg.windowLeft, cfg.windowRight});
+  Value masked = MaskOp::create(
+      b, type, toFragment(s, type), index(wgRow), index(keyFirst),
+      index(v.seqKV), index(v.diag), cfg.causal, window,
+      cfg.maskByRowLimits());
+  return toRegisters(masked);
 }
 
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
@@ -214,144 +148,94 @@ Value AttentionKernelBuilder::buildFirstMaskedBlock() {
   return first;
 }
 
+RankedTensorType AttentionKernelBuilder::fragmentType(int64_t cols,
+                                                      Type elt) {
+  SmallVector<int64_t> shape{WgmmaOp::kRowsPerWarpgroup};
+  if (cols)
+    shape.push_back(cols);
+  return RankedTensorType::get(shape, elt,
+                               WgmmaFragmentAttr::get(b.getContext()));
+}
+
+Value AttentionKernelBuilder::toFragment(ValueRange regs,
+                                         RankedTensorType type) {
+  return UnrealizedConversionCastOp::create(b, type, regs).getResult(0);
+}
+
+SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
+  auto type = cast<RankedTensorType>(tile.getType());
+  Type reg = type.getElementType().isF32() ? Type(b.getF32Type()) : Type(b.getI32Type());
+  SmallVector<Type> types(WgmmaFragmentAttr::getRegisterCount(type), reg);
+  return UnrealizedConversionCastOp::create(b, types, tile).getResults();
+}
+
 AttentionKernelBuilder::SoftmaxStep
 AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
                                      ValueRange mOld, ValueRange lOld) {
-  // Online softmax, per row r of the thread (c = scale·log2 e):
-  //   m̂ = max(m, rowmax S)                    (quad shuffles xor 1, 2)
-  //   m' = m̂                                  (rescale=always)
-  //   m' = m̂ if c·(m̂ − m) > τ or m = −inf, else m   (rescale=lazy)
-  //   ĉm = c·m', or 0 when m' = −inf (a row with nothing visible yet)
-  //   P  = exp2(c·S − ĉm)                      one FMA + MUFU.EX2
-  //   α  = exp2(c·m − ĉm)                      0 when m = −inf, 1 if m' = m
-  //   l' = α·l + Σ P   (rowsum=vector: a per-thread partial, the quad sum
-  //                     is taken at the end; rowsum=mma: the P·V wgmma's
-  //                     ones columns compute it, and l is not carried here)
-  // Lazy-rescale numerics: while m' lags the true max by at most τ, every
-  // P ≤ 2^τ (256 for τ = 8): exact in bf16/f16 up to the usual rounding,
-  // and O, l ≤ 2^τ·Σ|v|, Skv·2^τ stay far from f32 overflow. O/l and
-  // LSE = ln2·(ĉm + log2 l) are invariant to which m' was used.
-  // (LLVM's maxnum, not arith.maxnumf: convert-gpu-to-nvvm would turn the
-  // latter into a libdevice call.)
-  Value c = v.scaleLog2e;
-  Value zero = f32Const(b, 0.0);
-  Value one = f32Const(b, 1.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  bool lazy = cfg.schedule.lazyRescale;
-  // Element k of the row's blockN/4 registers goes to the FMA-pipe
-  // polynomial as fat.softmax_exp defines it (φ·blockN/4 of them, evenly
-  // spread, so the MUFU and FMA streams interleave in every chunk).
-  double phi = cfg.schedule.exp2Poly;
-  auto usePolyExp2 = [&](int64_t k) {
-    return SoftmaxExpOp::usesPolynomial(k, phi);
-  };
+  // The tensorized level's softmax ops on this warpgroup's tile of S
+  // (FatTensorOps.td has the math and the lazy-rescale numerics);
+  // convert-fat-to-nvvm distributes them to the thread's two rows.
+  RankedTensorType rows = fragmentType(0, b.getF32Type());
+  Value sTile = toFragment(s, fragmentType(cfg.blockN, b.getF32Type()));
+  FloatAttr tau = cfg.schedule.lazyRescale
+                      ? b.getF32FloatAttr(cfg.schedule.rescaleThreshold)
+                      : FloatAttr();
+  Value mTile = toFragment(mOld, rows);
+  bool vectorSum = !cfg.schedule.rowsumMma;
+  Value lTile = vectorSum ? toFragment(lOld, rows) : Value();
+  auto max =
+      SoftmaxMaxOp::create(b, rows, rows, sTile, mTile, v.scaleLog2e, tau);
+  SmallVector<Type> types{sTile.getType()};
+  if (vectorSum)
+    types.push_back(rows);
+  auto exp = SoftmaxExpOp::create(b, types, sTile, max.getNewMax(),
+                                  v.scaleLog2e, lTile,
+                                  vectorSum ? max.getAlpha() : Value(),
+                                  b.getF64FloatAttr(cfg.schedule.exp2Poly));
   SoftmaxStep step;
-  Value moved[2];
-  for (int r = 0; r < 2; ++r) {
-    Value mx = mOld[r];
-    for (int64_t i = 0; i < cfg.blockN / 8; ++i)
-      for (int e = 0; e < 2; ++e)
-        mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
-    Value mHat = buildQuadReduce(b, mx, /*isMax=*/true);
-    step.m[r] = mHat;
-    if (lazy) {
-      // mHat − m is +inf or NaN when m = −inf: the first visible block
-      // always moves the max (NaN compares false, hence the explicit test).
-      Value growth = arith::MulFOp::create(
-          b, arith::SubFOp::create(b, mHat, mOld[r]), c);
-      moved[r] = arith::OrIOp::create(
-          b,
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, growth,
-                                f32Const(b, cfg.schedule.rescaleThreshold)),
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mOld[r],
-                                negInf));
-      step.m[r] = arith::SelectOp::create(b, moved[r], mHat, mOld[r]);
-    }
-    Value isNegInf = arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ,
-                                           step.m[r], negInf);
-    Value scaledMax = arith::SelectOp::create(
-        b, isNegInf, zero, arith::MulFOp::create(b, step.m[r], c));
-    Value negScaledMax = arith::NegFOp::create(b, scaledMax);
-    step.alpha[r] =
-        buildExp2(b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
-    if (lazy)
-      step.alpha[r] = arith::SelectOp::create(b, moved[r], step.alpha[r], one);
-    Value rowSum = zero;
-    for (int64_t i = 0; i < cfg.blockN / 8; ++i) {
-      for (int e = 0; e < 2; ++e) {
-        int64_t idx = 4 * i + 2 * r + e;
-        Value x = LLVM::FMAOp::create(b, s[idx], c, negScaledMax);
-        s[idx] = usePolyExp2(2 * i + e) ? buildExp2Poly(b, x)
-                                        : buildExp2(b, x);
-        if (!cfg.schedule.rowsumMma)
-          rowSum = arith::AddFOp::create(b, rowSum, s[idx]);
-      }
-    }
-    step.l[r] = cfg.schedule.rowsumMma
-                    ? lOld[r]
-                    : Value(LLVM::FMAOp::create(b, lOld[r], step.alpha[r],
-                                                rowSum));
-  }
-  if (lazy) {
-    Value either = arith::OrIOp::create(b, moved[0], moved[1]);
-    step.anyMoved = NVVM::VoteSyncOp::create(
-        b, b.getI1Type(), c32(-1), either,
-        NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
-  }
+  SmallVector<Value> m = toRegisters(max.getNewMax());
+  // rowsum=mma: the P·V wgmma's ones columns sum P; l is not carried here.
+  SmallVector<Value> l(lOld.begin(), lOld.end());
+  if (vectorSum)
+    l = toRegisters(exp.getNewSum());
+  for (int r = 0; r < 2; ++r)
+    step.m[r] = m[r], step.l[r] = l[r];
+  step.alpha = max.getAlpha();
+  s = toRegisters(exp.getProbs());
   return step;
 }
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
-    SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value rowBase,
+    SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value wgRow,
     ValueRange mOld, ValueRange lOld, bool mayMask) {
   // S_j is complete (the caller's fat.wgmma_wait returned it): release
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
   if (mayMask)
-    s = buildMaskIfNeeded(s, kvBlock, rowBase);
+    s = buildMaskIfNeeded(s, kvBlock, wgRow);
   return buildSoftmax(s, mOld, lOld);
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPackP(ArrayRef<Value> s) {
-  // P as the A operand: registers d[8kk .. 8kk+7] in pairs are a0..a3 of
-  // k-step kk (HopperBuilders.h).
-  SmallVector<Value> p;
-  for (int64_t j = 0; j < cfg.blockN / 4; ++j)
-    p.push_back(buildPackPair(b, s[2 * j], s[2 * j + 1], cfg.isF16));
-  return p;
+  // P rounded to the input type: the A operand of P·V in registers.
+  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Value p = arith::TruncFOp::create(
+      b, fragmentType(cfg.blockN, elt),
+      toFragment(s, fragmentType(cfg.blockN, b.getF32Type())));
+  return toRegisters(p);
 }
 
 void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
                                           const SoftmaxStep &step) {
   // O (and with rowsum=mma the l columns beside it) times α, row by row.
-  auto rescale = [&](ImplicitLocOpBuilder &nb, ValueRange acc) {
-    SmallVector<Value> out(acc);
-    for (int64_t i = 0; i < cfg.pvColumns() / 8; ++i)
-      for (int r = 0; r < 2; ++r)
-        for (int e = 0; e < 2; ++e)
-          out[4 * i + 2 * r + e] =
-              arith::MulFOp::create(nb, out[4 * i + 2 * r + e], step.alpha[r]);
-    return out;
-  };
-  if (!step.anyMoved) {
-    o = rescale(b, o);
-    return;
-  }
-  // Lazy rescale: α = 1 on every row of the warp unless one moved its max.
-  // In the overlapped loop any branch around these multiplies makes ptxas
-  // serialize every wgmma of the kernel (C7513) — an scf.if merging two
-  // definitions of O, and equally an in-place branch inside one asm block
-  // (bisected with ptxas, perf log): only the plain loop gains from it.
-  auto ifOp = scf::IfOp::create(
-      b, step.anyMoved,
-      [&](OpBuilder &nested, Location loc) {
-        ImplicitLocOpBuilder nb(loc, nested);
-        scf::YieldOp::create(nb, rescale(nb, o));
-      },
-      [&](OpBuilder &nested, Location loc) {
-        scf::YieldOp::create(nested, loc, o);
-      });
-  tagStage(ifOp, "rescale");
-  o.assign(ifOp.getResults().begin(), ifOp.getResults().end());
+  // Under the lazy rescale a warp whose rows all kept their reference skips
+  // it (fat.rescale's warp vote). In the overlapped loop with the early P·V
+  // wait that branch makes ptxas serialize every wgmma of the kernel
+  // (C7513; bisected with ptxas, perf log), so the cost model pairs the
+  // lazy rescale there with the late wait (KernelConfig.cpp).
+  RankedTensorType type = fragmentType(cfg.pvColumns(), b.getF32Type());
+  auto rescale = RescaleOp::create(b, type, toFragment(o, type), step.alpha,
+                                   /*warp_vote=*/cfg.schedule.lazyRescale);
+  o.assign(toRegisters(rescale));
 }

@@ -1,0 +1,459 @@
+//===- FragmentOpsToNVVM.cpp - warpgroup tiles to per-thread registers ----===//
+//
+// The tile ops of the pipelined kernel work on `#fat.wgmma_fragment` tiles
+// (a warpgroup's registers, FatAttrs.td has the layout). `--convert-fat-to-
+// nvvm` distributes them here: a 1:N type conversion turns each tile into
+// the registers of one thread, and each op gets one pattern that does its
+// math on those registers. In the m64nNk16 layout a thread holds, for its
+// two rows r ∈ {0, 1}, the f32 registers 4i + 2r + e (i < N/8, e ∈ {0, 1}),
+// and a row vector as registers r.
+//
+//===----------------------------------------------------------------------===//
+
+#include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/Transforms/DialectConversion.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
+
+void mlir::fat::populateWgmmaFragmentTypeConversion(
+    TypeConverter &converter) {
+  converter.addConversion([](Type t) { return t; });
+  converter.addConversion(
+      [](RankedTensorType t,
+         SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
+        if (!WgmmaFragmentAttr::isFragment(t))
+          return std::nullopt;
+        // 16-bit tiles travel as i32 pairs (the register-A operand).
+        MLIRContext *ctx = t.getContext();
+        Type reg = t.getElementType().isF32() ? Type(Float32Type::get(ctx))
+                                              : IntegerType::get(ctx, 32);
+        results.append(WgmmaFragmentAttr::getRegisterCount(t), reg);
+        return success();
+      });
+  auto cast = [](OpBuilder &b, TypeRange types, ValueRange inputs,
+                 Location loc) -> SmallVector<Value> {
+    return UnrealizedConversionCastOp::create(b, loc, types, inputs)
+        .getResults();
+  };
+  converter.addTargetMaterialization(cast);
+  converter.addSourceMaterialization(
+      [cast](OpBuilder &b, Type type, ValueRange inputs, Location loc) {
+        return cast(b, type, inputs, loc)[0];
+      });
+}
+
+/// The registers behind `values`: a tile's registers reach a pattern
+/// through casts (registers → tile → registers, the kernel's own around
+/// its per-thread code and the conversion's), which fold away; the value
+/// they forward is the one that is really computed, and where.
+static SmallVector<Value> registersBehindCasts(ValueRange values) {
+  SmallVector<Value> out;
+  for (Value v : values) {
+    while (auto toRegs = v.getDefiningOp<UnrealizedConversionCastOp>()) {
+      if (toRegs->getNumOperands() != 1)
+        break;
+      auto toTile =
+          toRegs->getOperand(0).getDefiningOp<UnrealizedConversionCastOp>();
+      if (!toTile || toTile->getNumResults() != 1 ||
+          toTile->getNumOperands() != toRegs->getNumResults())
+        break;
+      Value behind =
+          toTile->getOperand(cast<OpResult>(v).getResultNumber());
+      if (behind.getType() != v.getType())
+        break;
+      v = behind;
+    }
+    out.push_back(v);
+  }
+  return out;
+}
+
+/// Sets the insertion point right after the last of `values` defined in
+/// `op`'s block and of the ops there that already compute from one of
+/// `after` (before `op` when there is none): per-thread code that only
+/// depends on them is issued as soon as they are ready. The kernels are
+/// straight-line code that ptxas schedules mostly in issue order, so this
+/// is what lets one row's exponentials (MUFU) run under the next row's
+/// max shuffles, behind that row's α, as in the kernels measured in the
+/// perf log (run 75).
+static void setInsertionPointAfterLast(OpBuilder &b, Operation *op,
+                                       ValueRange values,
+                                       ValueRange after = {}) {
+  Operation *last = nullptr;
+  auto consider = [&](Operation *def) {
+    if (def && def->getBlock() == op->getBlock() &&
+        (!last || last->isBeforeInBlock(def)))
+      last = def;
+  };
+  for (Value v : values)
+    consider(v.getDefiningOp());
+  // The ops between the first of `after` and `op` that depend on it.
+  for (Value v : after) {
+    Operation *def = v.getDefiningOp();
+    if (!def || def->getBlock() != op->getBlock())
+      continue;
+    llvm::SmallPtrSet<Value, 16> dependent{v};
+    for (Operation *it = def->getNextNode(); it && it != op;
+         it = it->getNextNode()) {
+      if (llvm::none_of(it->getOperands(),
+                        [&](Value x) { return dependent.contains(x); }))
+        continue;
+      dependent.insert(it->result_begin(), it->result_end());
+      consider(it);
+    }
+  }
+  if (last)
+    b.setInsertionPointAfter(last);
+  else
+    b.setInsertionPoint(op);
+}
+
+namespace {
+/// fat.softmax_max on a fragment, per row r of the thread (its N/4
+/// elements 4i + 2r + e): the thread's max, then the quad's (shuffles xor
+/// 1, 2), then m', ĉm' and α as the op defines them. LLVM's maxnum, not
+/// arith.maxnumf: convert-gpu-to-nvvm would turn the latter into a
+/// libdevice call.
+struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxMaxOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
+    SmallVector<Value> mOld = registersBehindCasts(adaptor.getMax());
+    if (mOld.size() != 2 || adaptor.getScale().size() != 1)
+      return rewriter.notifyMatchFailure(op, "not a wgmma fragment");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value c = adaptor.getScale().front();
+    Value zero = f32Const(b, 0.0);
+    Value one = f32Const(b, 1.0);
+    Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+    std::optional<APFloat> tau = op.getThreshold();
+    SmallVector<Value> mNew, alpha;
+    for (int r = 0; r < 2; ++r) {
+      Value mx = mOld[r];
+      for (size_t i = 0; i < s.size() / 4; ++i)
+        for (int e = 0; e < 2; ++e)
+          mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
+      Value m = buildQuadReduce(b, mx, /*isMax=*/true);
+      Value moved;
+      if (tau) {
+        // m̂ − m is +inf or NaN when m = −inf: the first visible block
+        // always moves the reference (NaN compares false, hence the test).
+        Value growth =
+            arith::MulFOp::create(b, arith::SubFOp::create(b, m, mOld[r]), c);
+        moved = arith::OrIOp::create(
+            b,
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, growth,
+                                  f32Const(b, tau->convertToDouble())),
+            arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, mOld[r],
+                                  negInf));
+        m = arith::SelectOp::create(b, moved, m, mOld[r]);
+      }
+      Value isNegInf =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf);
+      Value negScaledMax = arith::NegFOp::create(
+          b, arith::SelectOp::create(b, isNegInf, zero,
+                                     arith::MulFOp::create(b, m, c)));
+      Value a = buildExp2(b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
+      if (tau)
+        a = arith::SelectOp::create(b, moved, a, one);
+      mNew.push_back(m);
+      alpha.push_back(a);
+    }
+    rewriter.replaceOpWithMultiple(op, {mNew, alpha});
+    return success();
+  }
+};
+
+/// fat.softmax_exp on a fragment: per element fma(s, c, −ĉm') then MUFU
+/// ex2 or the FMA-pipe polynomial (register k = 2i + e of the row, as
+/// SoftmaxExpOp::usesPolynomial spreads them), with the vector row sum the
+/// thread's partial: the quad's total is taken once, in the epilogue.
+struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(SoftmaxExpOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
+    SmallVector<Value> m = registersBehindCasts(adaptor.getMax());
+    SmallVector<Value> lOld = registersBehindCasts(adaptor.getSum());
+    SmallVector<Value> alpha = registersBehindCasts(adaptor.getAlpha());
+    if (m.size() != 2 || adaptor.getScale().size() != 1)
+      return rewriter.notifyMatchFailure(op, "not a wgmma fragment");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value c = adaptor.getScale().front();
+    double phi = op.getExp2Poly().convertToDouble();
+    bool rowSum = bool(op.getSum());
+    SmallVector<Value> p(s.begin(), s.end()), l;
+    for (int r = 0; r < 2; ++r) {
+      // Row r as soon as its m' (and l, α) and scores are ready, behind
+      // what already computes from m' (the row's α).
+      SmallVector<Value> inputs{m[r], c};
+      for (size_t i = 0; i < s.size() / 4; ++i)
+        inputs.append({s[4 * i + 2 * r], s[4 * i + 2 * r + 1]});
+      if (rowSum)
+        inputs.append({lOld[r], alpha[r]});
+      setInsertionPointAfterLast(b, op, inputs, m[r]);
+      Value zero = f32Const(b, 0.0);
+      Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+      Value isNegInf =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m[r], negInf);
+      Value negScaledMax = arith::NegFOp::create(
+          b, arith::SelectOp::create(b, isNegInf, zero,
+                                     arith::MulFOp::create(b, m[r], c)));
+      Value sum = zero;
+      for (size_t i = 0; i < s.size() / 4; ++i) {
+        for (int e = 0; e < 2; ++e) {
+          size_t idx = 4 * i + 2 * r + e;
+          Value x = LLVM::FMAOp::create(b, s[idx], c, negScaledMax);
+          p[idx] = SoftmaxExpOp::usesPolynomial(2 * i + e, phi)
+                       ? buildExp2Poly(b, x)
+                       : buildExp2(b, x);
+          if (rowSum)
+            sum = arith::AddFOp::create(b, sum, p[idx]);
+        }
+      }
+      if (rowSum)
+        l.push_back(LLVM::FMAOp::create(b, lOld[r], alpha[r], sum));
+    }
+    if (rowSum)
+      rewriter.replaceOpWithMultiple(op, {p, l});
+    else
+      rewriter.replaceOpWithMultiple(op, {p});
+    return success();
+  }
+};
+
+/// arith.truncf of an f32 fragment to a 16-bit one: each pair of registers
+/// (elements e = 0, 1 of one row and column group) becomes one
+/// `cvt.rn.{bf16x2,f16x2}.f32` register, which is already the A fragment
+/// of a register-A wgmma (FatAttrs.td).
+struct TruncFFragmentLowering : OpConversionPattern<arith::TruncFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::TruncFOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !WgmmaFragmentAttr::isFragment(type) || type.getRank() != 2)
+      return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> s = registersBehindCasts(adaptor.getIn());
+    bool isF16 = type.getElementType().isF16();
+    SmallVector<Value> packed;
+    for (size_t j = 0; j < s.size() / 2; ++j)
+      packed.push_back(buildPackPair(b, s[2 * j], s[2 * j + 1], isF16));
+    rewriter.replaceOpWithMultiple(op, {packed});
+    return success();
+  }
+};
+
+/// fat.rescale of a fragment tile: register 4i + 2r + e times α_r. With
+/// `warp_vote` the warp skips the multiplies when α = 1 on each of its
+/// rows (a vote over the warp's 32 threads; exact, since x·1 = x).
+struct RescaleFragmentLowering : OpConversionPattern<RescaleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RescaleOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> x = registersBehindCasts(adaptor.getInput());
+    SmallVector<Value> alpha = registersBehindCasts(adaptor.getFactor());
+    if (alpha.size() != 2 || x.size() % 4 != 0)
+      return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    auto scale = [&](ImplicitLocOpBuilder &nb) {
+      SmallVector<Value> out(x.begin(), x.end());
+      for (size_t i = 0; i < x.size() / 4; ++i)
+        for (int r = 0; r < 2; ++r)
+          for (int e = 0; e < 2; ++e)
+            out[4 * i + 2 * r + e] =
+                arith::MulFOp::create(nb, out[4 * i + 2 * r + e], alpha[r]);
+      return out;
+    };
+    if (!op.getWarpVote()) {
+      rewriter.replaceOpWithMultiple(op, {scale(b)});
+      return success();
+    }
+    // The vote as soon as α is known, so that its latency hides under the
+    // work before the multiplies.
+    OpBuilder::InsertPoint here = b.saveInsertionPoint();
+    setInsertionPointAfterLast(b, op, alpha);
+    // The vote needs a superset of the rows with α ≠ 1 (multiplying a row
+    // by α = 1 is exact). For α = select(p, x, 1), fat.softmax_max's lazy
+    // form with p = "the reference moved", that is p itself, with no
+    // compare; else α ≠ 1.
+    auto notOne = [&](Value a) -> Value {
+      auto select = a.getDefiningOp<arith::SelectOp>();
+      APFloat f(0.0f);
+      if (select &&
+          matchPattern(select.getFalseValue(), m_ConstantFloat(&f)) &&
+          f.isExactlyValue(1.0))
+        return select.getCondition();
+      return arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, a,
+                                   f32Const(b, 1.0));
+    };
+    Value moved = arith::OrIOp::create(b, notOne(alpha[0]), notOne(alpha[1]));
+    Value anyMoved = NVVM::VoteSyncOp::create(
+        b, b.getI1Type(), i32Const(b, -1), moved,
+        NVVM::VoteSyncKindAttr::get(b.getContext(), NVVM::VoteSyncKind::any));
+    b.restoreInsertionPoint(here);
+    auto ifOp = scf::IfOp::create(
+        b, anyMoved,
+        [&](OpBuilder &nested, Location loc) {
+          ImplicitLocOpBuilder nb(loc, nested);
+          scf::YieldOp::create(nb, scale(nb));
+        },
+        [&](OpBuilder &nested, Location loc) {
+          scf::YieldOp::create(nested, loc, x);
+        });
+    ifOp->setAttr("fat.stage", b.getStringAttr("rescale"));
+    rewriter.replaceOpWithMultiple(op, {ifOp.getResults()});
+    return success();
+  }
+};
+/// An index operand of a kernel tile op as the i32 the kernel computes in:
+/// the value the kernel cast to index, else a cast back.
+static Value asI32(ImplicitLocOpBuilder &b, Value index) {
+  if (auto c = index.getDefiningOp<arith::IndexCastOp>())
+    if (c.getIn().getType().isInteger(32))
+      return c.getIn();
+  return arith::IndexCastOp::create(b, b.getI32Type(), index);
+}
+
+/// fat.mask of a fragment tile. Register 4i + 2r + e of the thread holds
+/// (row q0 + 16w + λ/4 + 8r, key k0 + 2(λ%4) + 8i + e); the bounds of the
+/// op become, with c0 = k0 + 2(λ%4) and the constant κ = 8i + e,
+///   c0 + κ < Skv                   κ ≤ Skv − 1 − c0
+///   c0 + κ ≤ row + δ + right       κ ≤ row + δ + right − c0  (causal: 0)
+///   c0 + κ ≥ row + δ − left        κ ≥ row + δ − left − c0
+/// as limits per row (`row_limits`), or as each key's index compared with
+/// every bound. The thread coordinates repeat the kernel's own (tid.x is
+/// pure, so they fold into the values the kernel computed at its entry).
+struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(MaskOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
+    if (!WgmmaFragmentAttr::isFragment(op.getScores().getType()))
+      return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    using P = arith::CmpIPredicate;
+    auto c32 = [&](int64_t v) { return i32Const(b, v); };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, x, y);
+    };
+    auto sub = [&](Value x, Value y) -> Value {
+      return arith::SubIOp::create(b, x, y);
+    };
+    auto mul = [&](Value x, Value y) -> Value {
+      return arith::MulIOp::create(b, x, y);
+    };
+    auto cmp = [&](P p, Value x, Value y) -> Value {
+      return arith::CmpIOp::create(b, p, x, y);
+    };
+    int64_t left = -1, right = -1;
+    if (std::optional<ArrayRef<int64_t>> w = op.getWindow())
+      left = (*w)[0], right = (*w)[1];
+    std::optional<int64_t> rightEdge;
+    if (op.getCausal())
+      rightEdge = 0;
+    else if (right >= 0)
+      rightEdge = right;
+    bool bounded = op.getCausal() || left >= 0 || right >= 0;
+
+    Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+    Value warp = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, tid, c32(32)), c32(4));
+    Value lane = arith::RemUIOp::create(b, tid, c32(32));
+    Value rowBase =
+        add(asI32(b, adaptor.getQStart().front()),
+            add(mul(warp, c32(16)), arith::DivUIOp::create(b, lane, c32(4))));
+    Value seqKV = asI32(b, adaptor.getKvLen().front());
+    Value diag = asI32(b, adaptor.getDiagonal().front());
+    Value t = arith::RemUIOp::create(b, lane, c32(4));
+    Value colBase = add(asI32(b, adaptor.getKvStart().front()), mul(t, c32(2)));
+    Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+    SmallVector<Value> out(s.begin(), s.end());
+    size_t groups = s.size() / 4;
+    if (op.getRowLimits()) {
+      Value tail = sub(sub(seqKV, c32(1)), colBase);
+      Value hi[2], lo[2];
+      for (int r = 0; r < 2; ++r) {
+        hi[r] = tail;
+        if (!bounded)
+          continue;
+        Value rowDiag = add(add(rowBase, c32(8 * r)), diag);
+        if (rightEdge)
+          hi[r] = arith::MinSIOp::create(
+              b, tail, sub(add(rowDiag, c32(*rightEdge)), colBase));
+        if (left >= 0)
+          lo[r] = sub(sub(rowDiag, c32(left)), colBase);
+      }
+      for (size_t i = 0; i < groups; ++i) {
+        for (int e = 0; e < 2; ++e) {
+          Value k = c32(8 * i + e);
+          for (int r = 0; r < 2; ++r) {
+            Value visible = cmp(P::sle, k, hi[r]);
+            if (lo[r])
+              visible = arith::AndIOp::create(b, visible,
+                                              cmp(P::sge, k, lo[r]));
+            size_t idx = 4 * i + 2 * r + e;
+            out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
+          }
+        }
+      }
+    } else {
+      Value rowDiag[2];
+      for (int r = 0; r < 2; ++r)
+        rowDiag[r] = add(add(rowBase, c32(8 * r)), diag);
+      for (size_t i = 0; i < groups; ++i) {
+        for (int e = 0; e < 2; ++e) {
+          Value col = add(colBase, c32(8 * i + e));
+          Value inRange = cmp(P::slt, col, seqKV);
+          for (int r = 0; r < 2; ++r) {
+            Value visible = inRange;
+            auto both = [&](Value cond) {
+              visible = arith::AndIOp::create(b, visible, cond);
+            };
+            if (op.getCausal())
+              both(cmp(P::sle, col, rowDiag[r]));
+            if (left >= 0)
+              both(cmp(P::sge, col, sub(rowDiag[r], c32(left))));
+            if (right >= 0)
+              both(cmp(P::sle, col, add(rowDiag[r], c32(right))));
+            size_t idx = 4 * i + 2 * r + e;
+            out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
+          }
+        }
+      }
+    }
+    rewriter.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
+} // namespace
+
+void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
+  target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
+  target.addDynamicallyLegalOp<RescaleOp, MaskOp, arith::TruncFOp>(
+      [](Operation *op) {
+    return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
+  });
+}
+
+void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
+  patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering, TruncFFragmentLowering,
+               RescaleFragmentLowering, MaskFragmentLowering>(
+      converter, patterns.getContext());
+}

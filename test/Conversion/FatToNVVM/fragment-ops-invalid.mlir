@@ -1,0 +1,17 @@
+// RUN: fa-t-opt %s --convert-fat-to-nvvm -split-input-file -verify-diagnostics
+
+// A #fat.wgmma_fragment tile may only reach the ops that convert-fat-to-nvvm
+// distributes to registers: a tile escaping into any other op is an error
+// naming that op, not a cast left in the output.
+
+#frag = #fat.wgmma_fragment
+gpu.module @k {
+  func.func @escape(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %c: f32) -> tensor<64xf32, #frag> {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = builtin.unrealized_conversion_cast %s0, %s1 : f32, f32 to tensor<64xf32, #frag>
+    %mn, %a = fat.softmax_max %s, %m scale %c : tensor<64x8xf32, #frag>, tensor<64xf32, #frag>
+    // expected-error @+1 {{'func.return' op reads a #fat.wgmma_fragment tile, which only the kernel's tile ops (fat.mask, fat.softmax_max, fat.softmax_exp, fat.rescale, arith.truncf) and casts to registers may read: convert-fat-to-nvvm has no per-thread form for it}}
+    return %mn : tensor<64xf32, #frag>
+  }
+}
