@@ -117,6 +117,18 @@ static void setInsertionPointAfterLast(OpBuilder &b, Operation *op,
     b.setInsertionPoint(op);
 }
 
+/// −ĉm = −(m = −inf ? 0 : c·m), the exponent shift of fat.softmax_max's α
+/// and fat.softmax_exp's P (a row with nothing visible yet keeps its
+/// numerators and α at 0 instead of NaN).
+static Value buildNegScaledMax(ImplicitLocOpBuilder &b, Value m, Value c) {
+  Value isNegInf = arith::CmpFOp::create(
+      b, arith::CmpFPredicate::OEQ, m,
+      f32Const(b, -std::numeric_limits<double>::infinity()));
+  return arith::NegFOp::create(
+      b, arith::SelectOp::create(b, isNegInf, f32Const(b, 0.0),
+                                 arith::MulFOp::create(b, m, c)));
+}
+
 namespace {
 /// fat.softmax_max on a fragment, per row r of the thread (its N/4
 /// elements 4i + 2r + e): the thread's max, then the quad's (shuffles xor
@@ -134,7 +146,6 @@ struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value c = adaptor.getScale().front();
-    Value zero = f32Const(b, 0.0);
     Value one = f32Const(b, 1.0);
     Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
     std::optional<APFloat> tau = op.getThreshold();
@@ -159,12 +170,8 @@ struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
                                   negInf));
         m = arith::SelectOp::create(b, moved, m, mOld[r]);
       }
-      Value isNegInf =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m, negInf);
-      Value negScaledMax = arith::NegFOp::create(
-          b, arith::SelectOp::create(b, isNegInf, zero,
-                                     arith::MulFOp::create(b, m, c)));
-      Value a = buildExp2(b, LLVM::FMAOp::create(b, mOld[r], c, negScaledMax));
+      Value a = buildExp2(
+          b, LLVM::FMAOp::create(b, mOld[r], c, buildNegScaledMax(b, m, c)));
       if (tau)
         a = arith::SelectOp::create(b, moved, a, one);
       mNew.push_back(m);
@@ -204,14 +211,8 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
       if (rowSum)
         inputs.append({lOld[r], alpha[r]});
       setInsertionPointAfterLast(b, op, inputs, m[r]);
-      Value zero = f32Const(b, 0.0);
-      Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-      Value isNegInf =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OEQ, m[r], negInf);
-      Value negScaledMax = arith::NegFOp::create(
-          b, arith::SelectOp::create(b, isNegInf, zero,
-                                     arith::MulFOp::create(b, m[r], c)));
-      Value sum = zero;
+      Value negScaledMax = buildNegScaledMax(b, m[r], c);
+      Value sum = f32Const(b, 0.0);
       for (size_t i = 0; i < s.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
           size_t idx = 4 * i + 2 * r + e;
