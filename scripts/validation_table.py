@@ -93,6 +93,15 @@ INPUTS = {
         "mask", "1x2x64x64xbf16", "1x2x64x64xbf16", "1x2x64x64xbf16",
         "mask {\n^bb0(%b: index, %h: index, %i: index, %j: index):\n"
         "  %c = arith.constant 1.0 : f32\n  fat.yield %c : f32\n}"),
+    # The pipelined kernel's warpgroup tiles (#fat.wgmma_fragment), by hand.
+    "fragment-rows.mlir": (
+        "func.func @rows(%s: tensor<32x128xf32, #fat.wgmma_fragment>) {\n  return\n}\n"),
+    "fragment-escape.mlir": (
+        "gpu.module @k {\n  func.func @escape(%s: tensor<64x16xf32, #fat.wgmma_fragment>,"
+        " %i: index) -> tensor<64x16xf32, #fat.wgmma_fragment> {\n"
+        "    %m = fat.mask %s at(%i, %i) kv_len(%i) diagonal(%i) causal"
+        " : tensor<64x16xf32, #fat.wgmma_fragment>\n"
+        "    return %m : tensor<64x16xf32, #fat.wgmma_fragment>\n  }\n}\n"),
     "region-outside-value.mlir": (
         "func.func @outside(%q: memref<1x2x64x64xbf16>, %o: memref<1x2x64x64xbf16>, %x: f32) {\n"
         "  fat.attention ins(%q, %q, %q : memref<1x2x64x64xbf16>, memref<1x2x64x64xbf16>,"
@@ -192,6 +201,9 @@ CASES = [
     ("score region without its indices", "score-region-args.mlir", ["--fat-tile"]),
     ("mask region yielding a number", "mask-region-f32.mlir", ["--fat-tile"]),
     ("region reading a value from outside", "region-outside-value.mlir", ["--fat-tile"]),
+    ("warpgroup tile that is not 64 rows", "fragment-rows.mlir", ["--convert-fat-to-nvvm"]),
+    ("warpgroup tile read by an op without a per-thread form", "fragment-escape.mlir",
+     ["--convert-fat-to-nvvm"]),
 ]
 
 CRASH = re.compile(r"LLVM ERROR|Stack dump|PLEASE submit|AddressSanitizer|"

@@ -711,3 +711,19 @@ func.func @fragment_row_type(%s: tensor<64xbf16, #fat.wgmma_fragment>) {
 func.func @fragment_pairs(%s: tensor<64x24xbf16, #fat.wgmma_fragment>) {
   return
 }
+
+// -----
+
+func.func @fragment_rows_plain(%s: tensor<64x8xf32, #fat.wgmma_fragment>, %m: tensor<64xf32>, %c: f32) {
+  // expected-error @+1 {{expected scores and max to share their layout encoding, got 'tensor<64x8xf32, #fat.wgmma_fragment>' and 'tensor<64xf32>'}}
+  %r:2 = fat.softmax_max %s, %m scale %c : tensor<64x8xf32, #fat.wgmma_fragment>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @fragment_rescale_plain(%o: tensor<64x8xf32, #fat.wgmma_fragment>, %a: tensor<64xf32>) {
+  // expected-error @+1 {{expected input and factor to share their layout encoding}}
+  %r = fat.rescale %o, %a warp_vote : tensor<64x8xf32, #fat.wgmma_fragment>, tensor<64xf32>
+  return
+}

@@ -65,7 +65,9 @@ LogicalResult RescaleOp::verify() {
   if (!t || !t.getElementType().isF32() || (t.getRank() != 1 && t.getRank() != 2))
     return emitOpError() << "expected input to be an f32 tile or row vector, got "
                          << in;
-  if (failed(verifyTile(*this, "factor", getFactor().getType(), 1)))
+  if (failed(verifyTile(*this, "factor", getFactor().getType(), 1)) ||
+      failed(verifySameEncoding(*this, "input", in, "factor",
+                                getFactor().getType())))
     return failure();
   return verifyDimsMatch(*this, "input", in, 0, "factor",
                          getFactor().getType(), 0);

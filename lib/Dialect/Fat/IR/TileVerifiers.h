@@ -47,11 +47,25 @@ inline LogicalResult verifyDimsMatch(Operation *op, StringRef aName, Type a,
                            << " (" << x << ")";
 }
 
+/// A tile and its row vector share their layout (both plain tensors, or
+/// both one warpgroup's `#fat.wgmma_fragment`): a row lives with its tile.
+inline LogicalResult verifySameEncoding(Operation *op, StringRef aName, Type a,
+                                        StringRef bName, Type b) {
+  Attribute ea = cast<RankedTensorType>(a).getEncoding();
+  Attribute eb = cast<RankedTensorType>(b).getEncoding();
+  if (ea == eb)
+    return success();
+  return op->emitOpError() << "expected " << aName << " and " << bName
+                           << " to share their layout encoding, got " << a
+                           << " and " << b;
+}
+
 /// A tile [M, N] with its row vector [M].
 inline LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
                                        Type tile, StringRef rowName, Type rows) {
   if (failed(verifyTile(op, tileName, tile, 2)) ||
-      failed(verifyTile(op, rowName, rows, 1)))
+      failed(verifyTile(op, rowName, rows, 1)) ||
+      failed(verifySameEncoding(op, tileName, tile, rowName, rows)))
     return failure();
   return verifyDimsMatch(op, tileName, tile, 0, rowName, rows, 0);
 }
