@@ -1,7 +1,8 @@
 //===- FatToNVVM.cpp - convert-fat-to-nvvm --------------------------------===//
 //
 // Lowers the ops of the pipelined kernels that --fat-pipeline built
-// (KernelOpsToNVVM.cpp has the patterns).
+// (KernelOpsToNVVM.cpp has the patterns; FragmentOpsToNVVM.cpp those of the
+// tile ops on #fat.wgmma_fragment tiles and the type conversion).
 //
 //===----------------------------------------------------------------------===//
 

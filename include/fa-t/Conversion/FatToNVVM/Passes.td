@@ -27,6 +27,23 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.schedule_fence` → a uniform branch over a `membar.cta` that
       never runs (a basic-block boundary ptxas keeps).
 
+    The consumer's softmax is still at warpgroup-tile granularity: tiles
+    `tensor<64xNxT, #fat.wgmma_fragment>` (FatAttrs.td) become, by a 1:N
+    type conversion, the registers thread t holds of them (f32 register
+    4i + 2r + e = row 16·warp + lane/4 + 8r, column 8i + 2·(lane % 4) + e;
+    a row vector's register r; a 16-bit tile's pairs packed in i32), and
+    each tile op gets one pattern of `populateWgmmaFragmentToNVVMPatterns`
+    doing its math on them: `fat.mask` (per-row limits with `row_limits`,
+    else each key's index), `fat.softmax_max` (the thread's max, two quad
+    shuffles, m' and α), `fat.softmax_exp` (MUFU `ex2` or the FMA-pipe
+    polynomial per column, the thread's partial row sum), `arith.truncf`
+    (`cvt.rn.bf16x2` / `f16x2` pairs, already the register-A layout) and
+    `fat.rescale` (with `warp_vote` behind a warp vote on the rows whose
+    α ≠ 1). A row's work is issued as soon as its inputs are ready (ptxas
+    keeps the issue order). The casts between tiles and the rest of the
+    kernel's registers fold away; a tile read by any other op is an error
+    naming that op.
+
     The rest of the pipeline (`convert-scf-to-cf`, `convert-nvvm-to-llvm`,
     `convert-gpu-to-nvvm`, `--fat-to-ptx`) takes it from there. A host
     `fat.attention` or tiled loop left (no `fat.launch` of a built kernel

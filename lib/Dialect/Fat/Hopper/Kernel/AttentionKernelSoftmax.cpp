@@ -1,10 +1,12 @@
 //===- AttentionKernelSoftmax.cpp - one key block of the softmax ----------===//
 //
 // The work of one key block on a consumer warpgroup: S = Q·K_jᵀ (wgmma, both
-// operands in shared memory), the mask, the online softmax (row max, exp2 on
-// MUFU or the FMA pipe, the vector row sums), P packed as the A operand, the
-// rescale O = α·O (eager or lazy) and O += P·V_j (wgmma with A in registers,
-// and the ones columns that sum P's rows on the tensor cores).
+// operands in shared memory), then the mask, the online softmax, P rounded
+// as the A operand and the rescale O = α·O — written as the tensorized
+// level's ops on the warpgroup's #fat.wgmma_fragment tiles, which
+// convert-fat-to-nvvm distributes to the thread's registers — and O +=
+// P·V_j (wgmma with A in registers, and the ones columns that sum P's rows
+// on the tensor cores).
 //
 //===----------------------------------------------------------------------===//
 
