@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TiledAttention.h"
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
@@ -148,12 +149,14 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
                 "and a fat.tile dictionary");
   // The blocks are the tiles' own shapes (below); the record gives what
   // they were fitted to.
-  auto entry = [&](StringRef key, int64_t &into) {
-    if (auto v = dyn_cast_or_null<IntegerAttr>(tile.get(key)))
-      into = v.getInt();
-  };
-  entry("stages", t.stages);
-  entry("seq_len", t.seqLen);
+  TiledAttentionFacts facts = readTiledAttentionFacts(loop);
+  t.stages = facts.stages;
+  t.seqLen = facts.seqLen;
+  t.sig.causal = facts.causal;
+  if (facts.window)
+    std::tie(t.sig.windowLeft, t.sig.windowRight) = *facts.window;
+  t.tileDiagonal = facts.diagonal;
+  t.sig.modifications = facts.scoreMod || facts.maskMod;
   WgmmaOp qk, pv;
   WalkResult walk = loop.walk([&](Operation *op) {
     if (isa<QKOp, PVOp>(op)) {
@@ -163,16 +166,6 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     }
     if (auto mma = dyn_cast<WgmmaOp>(op)) {
       (mma.getTransposeB() ? qk : pv) = mma;
-    } else if (auto mask = dyn_cast<MaskOp>(op)) {
-      t.sig.causal |= mask.getCausal();
-      if (std::optional<ArrayRef<int64_t>> window = mask.getWindow()) {
-        t.sig.windowLeft = (*window)[0];
-        t.sig.windowRight = (*window)[1];
-      }
-      if (mask.getCausal() || mask.getWindow())
-        t.tileDiagonal = mask.getDiagonal();
-    } else if (isa<ScoreModOp, MaskModOp>(op)) {
-      t.sig.modifications = true;
     } else if (auto max = dyn_cast<SoftmaxMaxOp>(op)) {
       if (std::optional<APFloat> tau = max.getThreshold()) {
         t.lazyRescale = true;

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TiledAttention.h"
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -80,23 +81,17 @@ TiledProblem readTiledProblem(Operation *scope) {
       tiled.blockN = s.getDimSize(1);
     } else if (auto pv = dyn_cast<PVOp>(op)) {
       p.headDimV = cast<ShapedType>(pv.getValue().getType()).getDimSize(1);
-    } else if (auto mask = dyn_cast<MaskOp>(op)) {
-      p.causal |= mask.getCausal();
-      p.windowed |= mask.getWindow().has_value();
-    } else if (isa<MaskModOp>(op)) {
-      // A mask region may hide keys in any block: modeled as a window (the
-      // mask the cost model knows whose every block may be partial).
-      p.windowed = true;
     } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
       tiled.writesLse |= !fin.getLse().use_empty();
     }
   });
-  if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
-    if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("seq_len")))
-      p.seqLen = recorded.getInt();
-    if (auto recorded = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
-      tiled.stages = recorded.getInt();
-  }
+  TiledAttentionFacts facts = readTiledAttentionFacts(scope);
+  p.causal = facts.causal;
+  // A mask region may hide keys in any block: modeled as a window (the
+  // mask the cost model knows whose every block may be partial).
+  p.windowed = facts.window.has_value() || facts.maskMod;
+  p.seqLen = facts.seqLen;
+  tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;
   return tiled;

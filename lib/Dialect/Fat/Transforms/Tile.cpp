@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TiledAttention.h"
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
@@ -525,4 +526,29 @@ void mlir::fat::populateFatAttentionToTensorPatterns(RewritePatternSet &patterns
 void mlir::fat::populateFatTilePatterns(RewritePatternSet &patterns,
                                         const AttentionTileSizes &sizes) {
   patterns.add<TileAttention>(patterns.getContext(), sizes);
+}
+
+TiledAttentionFacts
+mlir::fat::readTiledAttentionFacts(Operation *scope) {
+  TiledAttentionFacts f;
+  scope->walk([&](Operation *op) {
+    if (auto mask = dyn_cast<MaskOp>(op)) {
+      f.causal |= mask.getCausal();
+      if (std::optional<ArrayRef<int64_t>> window = mask.getWindow())
+        f.window = {(*window)[0], (*window)[1]};
+      if (mask.getCausal() || mask.getWindow())
+        f.diagonal = mask.getDiagonal();
+    } else if (isa<ScoreModOp>(op)) {
+      f.scoreMod = true;
+    } else if (isa<MaskModOp>(op)) {
+      f.maskMod = true;
+    }
+  });
+  if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
+    if (auto v = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
+      f.stages = v.getInt();
+    if (auto v = dyn_cast_or_null<IntegerAttr>(record.get("seq_len")))
+      f.seqLen = v.getInt();
+  }
+  return f;
 }
