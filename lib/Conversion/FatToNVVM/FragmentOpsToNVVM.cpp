@@ -258,9 +258,10 @@ struct TruncFFragmentLowering : OpConversionPattern<arith::TruncFOp> {
   }
 };
 
-/// fat.rescale of a fragment tile: register 4i + 2r + e times α_r. With
-/// `warp_vote` the warp skips the multiplies when α = 1 on each of its
-/// rows (a vote over the warp's 32 threads; exact, since x·1 = x).
+/// fat.rescale of a fragment tile: register 4i + 2r + e times α_r (of a
+/// row vector: register r). With `warp_vote` the warp skips the
+/// multiplies when α = 1 on each of its rows (a vote over the warp's 32
+/// threads; exact, since x·1 = x).
 struct RescaleFragmentLowering : OpConversionPattern<RescaleOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -268,11 +269,17 @@ struct RescaleFragmentLowering : OpConversionPattern<RescaleOp> {
                   ConversionPatternRewriter &rewriter) const override {
     SmallVector<Value> x = registersBehindCasts(adaptor.getInput());
     SmallVector<Value> alpha = registersBehindCasts(adaptor.getFactor());
-    if (alpha.size() != 2 || x.size() % 4 != 0)
+    bool rows = cast<RankedTensorType>(op.getType()).getRank() == 1;
+    if (alpha.size() != 2 || (rows ? x.size() != 2 : x.size() % 4 != 0))
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto scale = [&](ImplicitLocOpBuilder &nb) {
       SmallVector<Value> out(x.begin(), x.end());
+      if (rows) {
+        for (int r = 0; r < 2; ++r)
+          out[r] = arith::MulFOp::create(nb, out[r], alpha[r]);
+        return out;
+      }
       for (size_t i = 0; i < x.size() / 4; ++i)
         for (int r = 0; r < 2; ++r)
           for (int e = 0; e < 2; ++e)

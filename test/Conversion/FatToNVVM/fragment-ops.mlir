@@ -111,6 +111,20 @@ func.func @rescale(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %a0: f32, %a1: f32)
   return %rr#0, %rr#1, %rr#2, %rr#3 : f32, f32, f32, f32
 }
 
+// A row vector (l beside O): register r times α_r.
+// CHECK-LABEL: func.func @rescale_rows
+// CHECK-SAME:    (%[[L0:[a-z0-9]+]]: f32, %[[L1:[a-z0-9]+]]: f32, %[[B0:[a-z0-9]+]]: f32, %[[B1:[a-z0-9]+]]: f32)
+// CHECK-NEXT:    %[[LR0:[0-9]+]] = arith.mulf %[[L0]], %[[B0]] : f32
+// CHECK-NEXT:    %[[LR1:[0-9]+]] = arith.mulf %[[L1]], %[[B1]] : f32
+// CHECK-NEXT:    return %[[LR0]], %[[LR1]]
+func.func @rescale_rows(%l0: f32, %l1: f32, %a0: f32, %a1: f32) -> (f32, f32) {
+  %l = builtin.unrealized_conversion_cast %l0, %l1 : f32, f32 to tensor<64xf32, #frag>
+  %a = builtin.unrealized_conversion_cast %a0, %a1 : f32, f32 to tensor<64xf32, #frag>
+  %r = fat.rescale %l, %a : tensor<64xf32, #frag>, tensor<64xf32, #frag>
+  %rr:2 = builtin.unrealized_conversion_cast %r : tensor<64xf32, #frag> to f32, f32
+  return %rr#0, %rr#1 : f32, f32
+}
+
 // The lazy rescale's α = select(moved, x, 1): the vote reads `moved`.
 // CHECK-LABEL: func.func @rescale_lazy
 // CHECK-SAME:    (%{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %[[MV0:[a-z0-9]+]]: i1, %[[MV1:[a-z0-9]+]]: i1, %{{.+}}: f32, %{{.+}}: f32)
