@@ -19,6 +19,10 @@ LogicalResult WgmmaFragmentAttr::verifyEncoding(
   // 64 rows per warpgroup; N/8 column groups of the instruction (N ≤ 256
   // for one wgmma, but a tile may span several, e.g. O beside its ones
   // columns); 16-bit tiles pack pairs, so N is a multiple of 16 there.
+  // (The parser asks with a null element type after a malformed one.)
+  if (!elementType)
+    return emitError() << "#fat.wgmma_fragment expects a tensor with an "
+                          "element type";
   bool is16 = elementType.isF16() || elementType.isBF16();
   if (shape.empty() || shape.size() > 2 || shape[0] != 64)
     return emitError() << "#fat.wgmma_fragment expects a 64-row tile or row "
