@@ -32,11 +32,8 @@ void mlir::fat::populateWgmmaFragmentTypeConversion(
          SmallVectorImpl<Type> &results) -> std::optional<LogicalResult> {
         if (!WgmmaFragmentAttr::isFragment(t))
           return std::nullopt;
-        // 16-bit tiles travel as i32 pairs (the register-A operand).
-        MLIRContext *ctx = t.getContext();
-        Type reg = t.getElementType().isF32() ? Type(Float32Type::get(ctx))
-                                              : IntegerType::get(ctx, 32);
-        results.append(WgmmaFragmentAttr::getRegisterCount(t), reg);
+        results.append(WgmmaFragmentAttr::getRegisterCount(t),
+                       WgmmaFragmentAttr::getRegisterType(t));
         return success();
       });
   auto cast = [](OpBuilder &b, TypeRange types, ValueRange inputs,

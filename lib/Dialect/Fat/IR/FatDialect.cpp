@@ -46,6 +46,12 @@ bool WgmmaFragmentAttr::isFragment(Type type) {
   return t && isa_and_nonnull<WgmmaFragmentAttr>(t.getEncoding());
 }
 
+Type WgmmaFragmentAttr::getRegisterType(RankedTensorType type) {
+  MLIRContext *ctx = type.getContext();
+  return type.getElementType().isF32() ? Type(Float32Type::get(ctx))
+                                       : Type(IntegerType::get(ctx, 32));
+}
+
 int64_t WgmmaFragmentAttr::getRegisterCount(RankedTensorType type) {
   if (type.getRank() == 1)
     return 2;

@@ -53,6 +53,9 @@ def Fat_WgmmaFragmentAttr : AttrDef<Fat_Dialect, "WgmmaFragment",
     /// Registers of one thread holding `type` (a 64-row tile or row vector
     /// with this encoding): N/2 f32, N/4 i32 (16-bit pairs), or 2 f32.
     static int64_t getRegisterCount(::mlir::RankedTensorType type);
+    /// The type of each of those registers: f32, or i32 holding a pair of
+    /// 16-bit elements (the register-A operand's form).
+    static ::mlir::Type getRegisterType(::mlir::RankedTensorType type);
     /// Whether `type` is a tile or row vector with this encoding.
     static bool isFragment(::mlir::Type type);
   }];

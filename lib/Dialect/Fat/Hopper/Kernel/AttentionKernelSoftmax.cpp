@@ -166,8 +166,8 @@ Value AttentionKernelBuilder::toFragment(ValueRange regs,
 
 SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
   auto type = cast<RankedTensorType>(tile.getType());
-  Type reg = type.getElementType().isF32() ? Type(b.getF32Type()) : Type(b.getI32Type());
-  SmallVector<Type> types(WgmmaFragmentAttr::getRegisterCount(type), reg);
+  SmallVector<Type> types(WgmmaFragmentAttr::getRegisterCount(type),
+                          WgmmaFragmentAttr::getRegisterType(type));
   return UnrealizedConversionCastOp::create(b, types, tile).getResults();
 }
 
