@@ -10,6 +10,7 @@
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Dialect/SCF/Transforms/Patterns.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
@@ -65,8 +66,11 @@ struct ConvertFatToNVVMPass
     TypeConverter fragments;
     populateWgmmaFragmentTypeConversion(fragments);
     RewritePatternSet patterns(&getContext());
-    populateFatKernelToNVVMPatterns(patterns);
+    populateFatKernelToNVVMPatterns(fragments, patterns);
     populateWgmmaFragmentToNVVMPatterns(fragments, patterns);
+    // Loops and branches that carry tiles carry their registers instead.
+    scf::populateSCFStructuralTypeConversionsAndLegality(fragments, patterns,
+                                                         target);
     FrozenRewritePatternSet frozen(std::move(patterns));
     for (auto module : top.getOps<gpu::GPUModuleOp>()) {
       if (failed(applyPartialConversion(module, target, frozen)))
@@ -88,10 +92,12 @@ struct ConvertFatToNVVMPass
             if (!isa<UnrealizedConversionCastOp>(u))
               user = u;
         user->emitOpError("reads a #fat.wgmma_fragment tile, which only "
-                            "the kernel's tile ops (fat.mask, fat.softmax_max, "
-                            "fat.softmax_exp, fat.rescale, arith.truncf) and "
-                            "casts to registers may read: convert-fat-to-nvvm "
-                            "has no per-thread form for it");
+                          "the kernel's tile ops (fat.wgmma_async, "
+                          "fat.wgmma_wait, fat.operand_fence, fat.mask, "
+                          "fat.softmax_max, fat.softmax_exp, fat.rescale, "
+                          "arith.truncf, arith.constant), scf loops and "
+                          "branches, and casts to registers may read: "
+                          "convert-fat-to-nvvm has no per-thread form for it");
         return signalPassFailure();
       }
     }

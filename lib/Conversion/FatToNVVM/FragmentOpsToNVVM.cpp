@@ -255,6 +255,35 @@ struct TruncFFragmentLowering : OpConversionPattern<arith::TruncFOp> {
   }
 };
 
+/// arith.constant of a fragment tile with one value everywhere (the online
+/// softmax's start: O = 0, m = −inf, l = 0, and P = 0): every register of
+/// the thread holds it — f32 as it is, 16-bit elements as the i32 of the
+/// pair (the value in both halves).
+struct ConstantFragmentLowering : OpConversionPattern<arith::ConstantOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::ConstantOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    auto splat = dyn_cast<SplatElementsAttr>(op.getValue());
+    if (!type || !WgmmaFragmentAttr::isFragment(type) || !splat)
+      return rewriter.notifyMatchFailure(
+          op, "a fragment constant must hold one value everywhere");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    APFloat value = splat.getSplatValue<APFloat>();
+    Value reg;
+    if (type.getElementType().isF32()) {
+      reg = f32Const(b, value.convertToFloat());
+    } else {
+      uint64_t half = value.bitcastToAPInt().getZExtValue();
+      reg = i32Const(b, static_cast<int32_t>(half | (half << 16)));
+    }
+    SmallVector<Value> regs(WgmmaFragmentAttr::getRegisterCount(type), reg);
+    rewriter.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
+
 /// fat.rescale of a fragment tile: register 4i + 2r + e times α_r (of a
 /// row vector: register r). With `warp_vote` the warp skips the
 /// multiplies when α = 1 on each of its rows (a vote over the warp's 32
@@ -450,8 +479,8 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
-  target.addDynamicallyLegalOp<RescaleOp, MaskOp, arith::TruncFOp>(
-      [](Operation *op) {
+  target.addDynamicallyLegalOp<RescaleOp, MaskOp, arith::TruncFOp,
+                               arith::ConstantOp>([](Operation *op) {
     return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
   });
 }
@@ -459,6 +488,7 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering, TruncFFragmentLowering,
-               RescaleFragmentLowering, MaskFragmentLowering>(
+               RescaleFragmentLowering, MaskFragmentLowering,
+               ConstantFragmentLowering>(
       converter, patterns.getContext());
 }

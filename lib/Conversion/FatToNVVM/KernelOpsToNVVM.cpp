@@ -52,16 +52,40 @@ static std::string wgmmaConstraints(int64_t count, StringRef ins, bool tied) {
   return s;
 }
 
+/// The registers of a 1:N adaptor's operands, in operand order.
+static SmallVector<Value> flatten(ArrayRef<ValueRange> operands) {
+  SmallVector<Value> flat;
+  for (ValueRange regs : operands)
+    llvm::append_range(flat, regs);
+  return flat;
+}
+
+/// Replaces `op` by `flat`, the registers of its results in order (each
+/// result takes as many as its operand of the same position had).
+static void replaceByRegisters(ConversionPatternRewriter &rewriter,
+                               Operation *op, ArrayRef<ValueRange> operands,
+                               ArrayRef<Value> flat) {
+  SmallVector<SmallVector<Value>> groups;
+  for (ValueRange regs : operands) {
+    groups.emplace_back(flat.take_front(regs.size()));
+    flat = flat.drop_front(regs.size());
+  }
+  rewriter.replaceOpWithMultiple(op, std::move(groups));
+}
+
 namespace {
 /// fat.wgmma_async → `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>`
 /// in inline asm, scale-d as a predicate set from an i32 (a constant 1, 0
 /// without `acc`, or the op's run-time `scale_d`). The N/2 accumulator
-/// outputs are `=f` and, when accumulating, tied to the inputs, so the
-/// registers stay the accumulator's across the chain of k-steps.
+/// registers of the thread are `=f` outputs and, when accumulating, tied to
+/// the inputs, so they stay the accumulator's across the chain of k-steps;
+/// A from registers is the four i32 registers a_column/4 .. +3 of the
+/// 16-bit tile (a0 = rows g, columns 2t, 2t+1; a1 = g+8; a2, a3 = the same
+/// rows 8 columns on).
 struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(WgmmaAsyncOp op, OpAdaptor adaptor,
+  matchAndRewrite(WgmmaAsyncOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     int64_t n = op.getShape()[1];
@@ -70,7 +94,7 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
     ValueRange acc = adaptor.getAcc();
     SmallVector<Type> types(regs, b.getF32Type());
     SmallVector<Value> results;
-    if (Value descA = adaptor.getADesc()) {
+    if (!adaptor.getADesc().empty()) {
       // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d,
       // then (when accumulating) the tied accumulator inputs.
       bool accumulate = !acc.empty();
@@ -79,7 +103,8 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
           "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, "
           "${5}, p, 1, 1, 0, 0;\n}",
           regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
-      SmallVector<Value> operands{descA, adaptor.getBDesc(),
+      SmallVector<Value> operands{adaptor.getADesc().front(),
+                                  adaptor.getBDesc().front(),
                                   i32Const(b, accumulate ? 1 : 0)};
       llvm::append_range(operands, acc);
       results = buildInlineAsm(b, types, operands, text,
@@ -93,17 +118,18 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
           "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, "
           "${5}, p, 1, 1, 1;\n}",
           regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
-      SmallVector<Value> operands(adaptor.getARegs());
-      operands.push_back(adaptor.getBDesc());
-      Value scaleD = adaptor.getScaleD();
-      operands.push_back(scaleD ? scaleD : i32Const(b, 1));
+      SmallVector<Value> operands(
+          adaptor.getARegs().drop_front(*op.getAColumn() / 4).take_front(4));
+      operands.push_back(adaptor.getBDesc().front());
+      ValueRange scaleD = adaptor.getScaleD();
+      operands.push_back(scaleD.empty() ? i32Const(b, 1) : scaleD.front());
       llvm::append_range(operands, acc);
       results = buildInlineAsm(
           b, types, operands, text,
           wgmmaConstraints(regs, "r,r,r,r,l,r", /*tied=*/true),
           /*sideEffects=*/true);
     }
-    rewriter.replaceOp(op, results);
+    rewriter.replaceOpWithMultiple(op, {results});
     return success();
   }
 };
@@ -142,29 +168,34 @@ struct WarpSpecializeLowering : OpConversionPattern<WarpSpecializeOp> {
   }
 };
 
-/// fat.operand_fence → fenceRegisters: the asm is itself ordered after the
-/// side effects before it (a wait, a barrier).
+/// fat.operand_fence → fenceRegisters on every register of its operands
+/// (a tile's all): the asm is itself ordered after the side effects before
+/// it (a wait, a barrier).
 struct OperandFenceLowering : OpConversionPattern<OperandFenceOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(OperandFenceOp op, OpAdaptor adaptor,
+  matchAndRewrite(OperandFenceOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, fenceRegisters(b, adaptor.getInputs()));
+    ArrayRef<ValueRange> inputs = adaptor.getInputs();
+    replaceByRegisters(rewriter, op, inputs,
+                       fenceRegisters(b, flatten(inputs)));
     return success();
   }
 };
 
 /// fat.wgmma_wait → `wgmma.wait_group N`, then the fence above on the
-/// values the retired groups wrote.
+/// registers the retired groups wrote.
 struct WgmmaWaitLowering : OpConversionPattern<WgmmaWaitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
-  matchAndRewrite(WgmmaWaitOp op, OpAdaptor adaptor,
+  matchAndRewrite(WgmmaWaitOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     NVVM::WgmmaWaitGroupSyncOp::create(b, op.getPending());
-    rewriter.replaceOp(op, fenceRegisters(b, adaptor.getInputs()));
+    ArrayRef<ValueRange> inputs = adaptor.getInputs();
+    replaceByRegisters(rewriter, op, inputs,
+                       fenceRegisters(b, flatten(inputs)));
     return success();
   }
 };
@@ -191,8 +222,9 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
 };
 } // namespace
 
-void mlir::fat::populateFatKernelToNVVMPatterns(RewritePatternSet &patterns) {
+void mlir::fat::populateFatKernelToNVVMPatterns(
+    const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering>(
-      patterns.getContext());
+      converter, patterns.getContext());
 }

@@ -21,24 +21,31 @@
 // CHECK-NEXT:    llvm.return
 
 // The wait retires all groups but `pending` and returns the registers
-// they wrote, each through a tied asm after the wait_group.
+// they wrote, each through a tied asm after the wait_group; a tile's are
+// all of its registers in order.
 // CHECK-LABEL: llvm.func @wait
-// CHECK-SAME:    (%[[A:[a-z0-9]+]]: f32, %[[P:[a-z0-9]+]]: i32)
+// CHECK-SAME:    (%[[A:[a-z0-9]+]]: f32, %[[P:[a-z0-9]+]]: i32, %[[T0:[a-z0-9]+]]: f32, %[[T1:[a-z0-9]+]]: f32)
 // CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 1
 // CHECK-NEXT:    %[[WA:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[A]] : (f32) -> f32
 // CHECK-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %[[P]] : (i32) -> i32
+// CHECK-NEXT:    %[[W0:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[T0]] : (f32) -> f32
+// CHECK-NEXT:    %[[W1:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0" %[[T1]] : (f32) -> f32
 // CHECK-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
 // CHECK-NEXT:    llvm.fadd %[[WA]], %[[WA]] : f32
+// CHECK-NEXT:    llvm.fadd %[[W0]], %[[W1]] : f32
 
 // One wgmma step per op: A from shared memory (B K-major) starting from 0,
 // and A from registers (B MN-major) with a run-time scale-d; the
-// accumulators are the asm's outputs, tied to its inputs when it adds.
+// accumulator registers are the asm's outputs, tied to its inputs when it
+// adds. a_regs(%p[16]) reads columns 16..31 of P: its i32 registers 4..7.
 // CHECK-LABEL: llvm.func @mma
-// CHECK-SAME:    (%[[DA:[a-z0-9]+]]: i64, %[[DB:[a-z0-9]+]]: i64, %[[R:[a-z0-9]+]]: i32, %[[SD:[a-z0-9]+]]: i32)
+// CHECK-SAME:    (%[[DA:[a-z0-9]+]]: i64, %[[DB:[a-z0-9]+]]: i64, %[[SD:[a-z0-9]+]]: i32, %[[R0:[a-z0-9]+]]: i32, %[[R1:[a-z0-9]+]]: i32, %[[R2:[a-z0-9]+]]: i32, %[[R3:[a-z0-9]+]]: i32, %[[R4:[a-z0-9]+]]: i32, %[[R5:[a-z0-9]+]]: i32, %[[R6:[a-z0-9]+]]: i32, %[[R7:[a-z0-9]+]]: i32)
 // CHECK:         %[[S:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $6, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $4, $5, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,l,l,r" %[[DA]], %[[DB]], %c0_i32 : (i64, i64, i32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK-COUNT-4: llvm.extractvalue %[[S]]
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $9, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3" %[[R]], %[[R]], %[[R]], %[[R]], %[[DB]], %[[SD]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} :
-
+// CHECK-NEXT:    %[[S0:[0-9]+]] = llvm.extractvalue %[[S]][0]
+// CHECK-NEXT:    %[[S1:[0-9]+]] = llvm.extractvalue %[[S]][1]
+// CHECK-NEXT:    %[[S2:[0-9]+]] = llvm.extractvalue %[[S]][2]
+// CHECK-NEXT:    %[[S3:[0-9]+]] = llvm.extractvalue %[[S]][3]
+// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $9, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3" %[[R4]], %[[R5]], %[[R6]], %[[R7]], %[[DB]], %[[SD]], %[[S0]], %[[S1]], %[[S2]], %[[S3]] :
 // Without register counts (one consumer warpgroup keeps every register) no
 // setmaxnreg; an empty role is an empty branch.
 // CHECK-LABEL: llvm.func @no_split
@@ -59,16 +66,31 @@ module attributes {gpu.container_module} {
       }
       llvm.return
     }
-    llvm.func @wait(%a: f32, %p: i32) {
-      %wa, %wp = fat.wgmma_wait pending(1) (%a, %p) : f32, i32
+    llvm.func @wait(%a: f32, %p: i32, %t0: f32, %t1: f32) {
+      %t = builtin.unrealized_conversion_cast %t0, %t1
+          : f32, f32 to tensor<64xf32, #fat.wgmma_fragment>
+      %wa, %wp, %wt = fat.wgmma_wait pending(1) (%a, %p, %t)
+          : f32, i32, tensor<64xf32, #fat.wgmma_fragment>
       fat.wgmma_wait pending(0) ()
       %s = llvm.fadd %wa, %wa : f32
+      %r:2 = builtin.unrealized_conversion_cast %wt
+          : tensor<64xf32, #fat.wgmma_fragment> to f32, f32
+      %u = llvm.fadd %r#0, %r#1 : f32
       llvm.return
     }
-    llvm.func @mma(%da: i64, %db: i64, %r: i32, %sd: i32) {
-      %s:4 = fat.wgmma_async a_smem(%da) b(%db) shape [64, 8, 16] bf16
-      %o:4 = fat.wgmma_async a_regs(%r, %r, %r, %r) b(%db) acc(%s#0, %s#1, %s#2, %s#3)
-          scale_d(%sd) transpose_b shape [64, 8, 16] f16
+    llvm.func @mma(%da: i64, %db: i64, %sd: i32, %r0: i32, %r1: i32, %r2: i32,
+                   %r3: i32, %r4: i32, %r5: i32, %r6: i32, %r7: i32) {
+      %p = builtin.unrealized_conversion_cast %r0, %r1, %r2, %r3, %r4, %r5,
+          %r6, %r7 : i32, i32, i32, i32, i32, i32, i32, i32
+          to tensor<64x32xf16, #fat.wgmma_fragment>
+      %s = fat.wgmma_async a_smem(%da) b(%db) shape [64, 8, 16] bf16
+          -> tensor<64x8xf32, #fat.wgmma_fragment>
+      %o = fat.wgmma_async a_regs(%p[16] : tensor<64x32xf16, #fat.wgmma_fragment>)
+          b(%db) acc(%s : tensor<64x8xf32, #fat.wgmma_fragment>) scale_d(%sd)
+          transpose_b shape [64, 8, 16] f16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+      %regs:4 = builtin.unrealized_conversion_cast %o
+          : tensor<64x8xf32, #fat.wgmma_fragment> to f32, f32, f32, f32
+      %sum = llvm.fadd %regs#0, %regs#3 : f32
       llvm.return
     }
     llvm.func @no_split(%wg: i32, %n: i32) {

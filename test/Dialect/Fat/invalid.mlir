@@ -583,7 +583,7 @@ func.func @warp_specialize_producer_richer(%wg: i32) {
 // -----
 
 func.func @operand_fence_f16(%x: f16) {
-  // expected-error @+1 {{operand #0 must be variadic of 32-bit float or 32-bit signless integer, but got 'f16'}}
+  // expected-error @+1 {{operand #0 must be variadic of 32-bit float or 32-bit signless integer or a #fat.wgmma_fragment tile or row vector, but got 'f16'}}
   %y = fat.operand_fence %x : f16
   return
 }
@@ -598,6 +598,14 @@ func.func @wgmma_wait_negative(%x: f32) {
 
 // -----
 
+func.func @wgmma_wait_plain_tensor(%x: tensor<64x8xf32>) {
+  // expected-error @+1 {{operand #0 must be variadic of 32-bit float or 32-bit signless integer or a #fat.wgmma_fragment tile or row vector, but got 'tensor<64x8xf32>'}}
+  %y = fat.wgmma_wait pending(0) (%x) : tensor<64x8xf32>
+  return
+}
+
+// -----
+
 func.func @operand_fence_empty() {
   // expected-error @+1 {{needs at least one value to fence}}
   "fat.operand_fence"() : () -> ()
@@ -606,57 +614,97 @@ func.func @operand_fence_empty() {
 
 // -----
 
-func.func @wgmma_async_shape(%d: i64, %r: i32, %x: f32) {
+func.func @wgmma_async_shape(%d: i64) {
   // expected-error @+1 {{shape must be [64, N, 16] with N a multiple of 8 up to 256 (m64nNk16), got [64, 12, 16]}}
-  %s:6 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 12, 16] bf16
+  %s = fat.wgmma_async a_smem(%d) b(%d) shape [64, 12, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
-func.func @wgmma_async_f32(%d: i64, %r: i32, %x: f32) {
+func.func @wgmma_async_f32(%d: i64) {
   // expected-error @+1 {{operands must be bf16 or f16, got 'f32'}}
-  %s:4 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] f32
+  %s = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] f32 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
-func.func @wgmma_async_no_a(%d: i64, %r: i32, %x: f32) {
-  // expected-error @+1 {{needs A from exactly one place: a_smem (a descriptor) or a_regs (four 32-bit registers)}}
-  %s:4 = fat.wgmma_async b(%d) shape [64, 8, 16] bf16
+func.func @wgmma_async_result(%d: i64) {
+  // expected-error @+1 {{result must be the f32 tile of the accumulator, 64 x N = 64 x 16, got 'tensor<64x8xf32, #fat.wgmma_fragment>'}}
+  %s = fat.wgmma_async a_smem(%d) b(%d) shape [64, 16, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
-func.func @wgmma_async_three_regs(%d: i64, %r: i32, %x: f32) {
-  // expected-error @+1 {{a_regs must be the 4 registers of the m64nNk16 A fragment, got 3}}
-  %s:4 = fat.wgmma_async a_regs(%r, %r, %r) b(%d) transpose_b shape [64, 8, 16] bf16
+func.func @wgmma_async_not_fragment(%d: i64) {
+  // expected-error @+1 {{result #0 must be a #fat.wgmma_fragment tile or row vector, but got 'tensor<64x8xf32>'}}
+  %s = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] bf16 -> tensor<64x8xf32>
   return
 }
 
 // -----
 
-func.func @wgmma_async_transpose(%d: i64, %r: i32, %x: f32) {
+func.func @wgmma_async_no_a(%d: i64) {
+  // expected-error @+1 {{needs A from exactly one place: a_smem (a descriptor) or a_regs (a 16-bit tile in registers)}}
+  %s = fat.wgmma_async b(%d) shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+func.func @wgmma_async_a_type(%d: i64, %a: tensor<64x32xf16, #fat.wgmma_fragment>) {
+  // expected-error @+1 {{a_regs must be a 2-D tile of 'bf16' (the instruction's A type), got 'tensor<64x32xf16, #fat.wgmma_fragment>'}}
+  %s = fat.wgmma_async a_regs(%a[0] : tensor<64x32xf16, #fat.wgmma_fragment>) b(%d) transpose_b shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+func.func @wgmma_async_a_column(%d: i64, %a: tensor<64x32xbf16, #fat.wgmma_fragment>) {
+  // expected-error @+1 {{a_regs reads 16 columns [c, c + 16) of its tile: c must be a multiple of 16 inside its 32 columns}}
+  %s = fat.wgmma_async a_regs(%a[24] : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d) transpose_b shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+func.func @wgmma_async_a_past_end(%d: i64, %a: tensor<64x32xbf16, #fat.wgmma_fragment>) {
+  // expected-error @+1 {{a_regs reads 16 columns [c, c + 16) of its tile: c must be a multiple of 16 inside its 32 columns}}
+  %s = fat.wgmma_async a_regs(%a[32] : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d) transpose_b shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+func.func @wgmma_async_column_without_regs(%d: i64) {
+  // expected-error @+1 {{a_column selects columns of a_regs: it needs a_regs}}
+  %s = "fat.wgmma_async"(%d, %d) <{a_column = 0 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}> : (i64, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+func.func @wgmma_async_transpose(%d: i64) {
   // expected-error @+1 {{transpose_b (an MN-major B) goes with a_regs, a K-major B with a_smem}}
-  %s:4 = fat.wgmma_async a_smem(%d) b(%d) transpose_b shape [64, 8, 16] bf16
+  %s = fat.wgmma_async a_smem(%d) b(%d) transpose_b shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
-func.func @wgmma_async_acc(%d: i64, %r: i32, %x: f32) {
-  // expected-error @+1 {{acc must hold N/2 = 4 registers of the accumulator fragment, got 2}}
-  %s:4 = fat.wgmma_async a_smem(%d) b(%d) acc(%x, %x) shape [64, 8, 16] bf16
+func.func @wgmma_async_acc(%d: i64, %x: tensor<64x16xf32, #fat.wgmma_fragment>) {
+  // expected-error @+1 {{acc must have the result's type 'tensor<64x8xf32, #fat.wgmma_fragment>', got 'tensor<64x16xf32, #fat.wgmma_fragment>'}}
+  %s = fat.wgmma_async a_smem(%d) b(%d) acc(%x : tensor<64x16xf32, #fat.wgmma_fragment>) shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
-func.func @wgmma_async_scale_d(%d: i64, %r: i32, %x: f32) {
+func.func @wgmma_async_scale_d(%d: i64, %r: i32, %a: tensor<64x32xbf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{scale_d chooses between acc and 0: it needs acc}}
-  %s:4 = fat.wgmma_async a_regs(%r, %r, %r, %r) b(%d) scale_d(%r) transpose_b shape [64, 8, 16] bf16
+  %s = fat.wgmma_async a_regs(%a[0] : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d) scale_d(%r) transpose_b shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 

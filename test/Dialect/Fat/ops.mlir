@@ -161,25 +161,30 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
   return
 }
 
-// The pipelined kernel's own ops (FatKernelOps.td).
+// The pipelined kernel's own ops (FatKernelOps.td), on registers and on
+// #fat.wgmma_fragment tiles.
 // CHECK-LABEL: func.func @kernel_ops
-// CHECK-SAME:    (%[[WG:[a-z0-9]+]]: i32, %[[X:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32)
+// CHECK-SAME:    (%[[WG:[a-z0-9]+]]: i32, %[[X:[a-z0-9]+]]: f32, %[[N:[a-z0-9]+]]: i32, %[[T:[a-z0-9]+]]: tensor<64x16xf32, #fat.wgmma_fragment>)
 // CHECK:         fat.warp_specialize %[[WG]] registers(24, 240) producer {
 // CHECK-NEXT:      fat.schedule_fence %[[N]] : i32
 // CHECK-NEXT:    } consumer {
-// CHECK-NEXT:      %{{.+}}:2 = fat.operand_fence %[[X]], %[[N]] : f32, i32
-// CHECK-NEXT:      %{{.+}} = fat.wgmma_wait pending(1) (%[[X]]) : f32
+// CHECK-NEXT:      %{{.+}}:3 = fat.operand_fence %[[X]], %[[N]], %[[T]] : f32, i32, tensor<64x16xf32, #fat.wgmma_fragment>
+// CHECK-NEXT:      %{{.+}}:2 = fat.wgmma_wait pending(1) (%[[X]], %[[T]]) : f32, tensor<64x16xf32, #fat.wgmma_fragment>
 // CHECK-NEXT:      fat.wgmma_wait pending(0) ()
 // CHECK-NEXT:    }
 // CHECK:         fat.warp_specialize %[[WG]] producer {
-// CHECK:         %[[S:.+]]:4 = fat.wgmma_async a_smem(%{{.+}}) b(%{{.+}}) shape [64, 8, 16] bf16
-// CHECK-NEXT:    fat.wgmma_async a_regs(%[[N]], %[[N]], %[[N]], %[[N]]) b(%{{.+}}) acc(%[[S]]#0, %[[S]]#1, %[[S]]#2, %[[S]]#3) scale_d(%[[N]]) transpose_b shape [64, 8, 16] f16
-func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
+// CHECK:         %[[S:.+]] = fat.wgmma_async a_smem(%[[D:.+]]) b(%[[D]]) shape [64, 16, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
+// CHECK-NEXT:    %[[P:.+]] = arith.truncf %[[S]] : tensor<64x16xf32, #fat.wgmma_fragment> to tensor<64x16xf16, #fat.wgmma_fragment>
+// CHECK-NEXT:    fat.wgmma_async a_regs(%[[P]][0] : tensor<64x16xf16, #fat.wgmma_fragment>) b(%[[D]]) acc(%[[S]] : tensor<64x16xf32, #fat.wgmma_fragment>) scale_d(%[[N]]) transpose_b shape [64, 16, 16] f16 -> tensor<64x16xf32, #fat.wgmma_fragment>
+func.func @kernel_ops(%wg: i32, %x: f32, %n: i32,
+                      %t: tensor<64x16xf32, #fat.wgmma_fragment>) {
   fat.warp_specialize %wg registers(24, 240) producer {
     fat.schedule_fence %n : i32
   } consumer {
-    %y, %m = fat.operand_fence %x, %n : f32, i32
-    %w = fat.wgmma_wait pending(1) (%x) : f32
+    %y, %m, %u = fat.operand_fence %x, %n, %t
+        : f32, i32, tensor<64x16xf32, #fat.wgmma_fragment>
+    %w:2 = fat.wgmma_wait pending(1) (%x, %t)
+        : f32, tensor<64x16xf32, #fat.wgmma_fragment>
     fat.wgmma_wait pending(0) ()
   }
   fat.warp_specialize %wg producer {
@@ -188,9 +193,13 @@ func.func @kernel_ops(%wg: i32, %x: f32, %n: i32) {
     fat.schedule_fence %n : i32
   }
   %d = arith.constant 0 : i64
-  %s:4 = fat.wgmma_async a_smem(%d) b(%d) shape [64, 8, 16] bf16
-  %o:4 = fat.wgmma_async a_regs(%n, %n, %n, %n) b(%d) acc(%s#0, %s#1, %s#2, %s#3)
-      scale_d(%n) transpose_b shape [64, 8, 16] f16
+  %s = fat.wgmma_async a_smem(%d) b(%d) shape [64, 16, 16] bf16
+      -> tensor<64x16xf32, #fat.wgmma_fragment>
+  %p = arith.truncf %s : tensor<64x16xf32, #fat.wgmma_fragment>
+      to tensor<64x16xf16, #fat.wgmma_fragment>
+  %o = fat.wgmma_async a_regs(%p[0] : tensor<64x16xf16, #fat.wgmma_fragment>)
+      b(%d) acc(%s : tensor<64x16xf32, #fat.wgmma_fragment>) scale_d(%n)
+      transpose_b shape [64, 16, 16] f16 -> tensor<64x16xf32, #fat.wgmma_fragment>
   return
 }
 

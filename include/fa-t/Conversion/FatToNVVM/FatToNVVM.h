@@ -25,15 +25,17 @@ namespace fat {
 #include "fa-t/Conversion/FatToNVVM/Passes.h.inc"
 
 /// The patterns of `--convert-fat-to-nvvm`: one per op of FatKernelOps.td
-/// (warp specialization, operand and scheduling fences) to NVVM/LLVM.
-void populateFatKernelToNVVMPatterns(RewritePatternSet &patterns);
+/// (warp specialization, wgmma issue and wait, operand and scheduling
+/// fences) to NVVM/LLVM, tiles given as registers by `converter`.
+void populateFatKernelToNVVMPatterns(const TypeConverter &converter,
+                                     RewritePatternSet &patterns);
 
 /// The 1:N type conversion of `#fat.wgmma_fragment` tiles to one thread's
 /// registers (N/2 f32, N/4 i32 pairs of 16-bit values, 2 f32 for a row
 /// vector), other types unchanged; casts materialize the boundary.
 void populateWgmmaFragmentTypeConversion(TypeConverter &converter);
-/// Marks the tile ops on fragments illegal (the softmax ops, fat.rescale
-/// and arith.truncf of a fragment).
+/// Marks the tile ops on fragments illegal (the softmax ops, fat.rescale,
+/// fat.mask, arith.truncf and arith.constant of a fragment).
 void configureWgmmaFragmentLegality(ConversionTarget &target);
 /// One pattern per tile op on fragments: its math on the registers.
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,

@@ -112,16 +112,6 @@ LogicalResult WgmmaWaitOp::inferReturnTypes(
   return sameTypesAsOperands(operands, inferredReturnTypes);
 }
 
-LogicalResult WgmmaAsyncOp::inferReturnTypes(
-    MLIRContext *ctx, std::optional<Location>, Adaptor adaptor,
-    SmallVectorImpl<Type> &inferredReturnTypes) {
-  ArrayRef<int64_t> shape = adaptor.getShape();
-  if (shape.size() != 3 || shape[1] < 2)
-    return failure(); // the verifier names the constraint
-  inferredReturnTypes.assign(shape[1] / 2, Float32Type::get(ctx));
-  return success();
-}
-
 LogicalResult WgmmaAsyncOp::verify() {
   ArrayRef<int64_t> shape = getShape();
   // m64nNk16: N a multiple of 8 up to 256 (PTX ISA, wgmma shapes for
@@ -134,25 +124,38 @@ LogicalResult WgmmaAsyncOp::verify() {
   Type elt = getElt();
   if (!elt.isBF16() && !elt.isF16())
     return emitOpError("operands must be bf16 or f16, got ") << elt;
+  RankedTensorType result = getResult().getType();
+  if (result.getRank() != 2 || !result.getElementType().isF32() ||
+      result.getDimSize(1) != shape[1])
+    return emitOpError("result must be the f32 tile of the accumulator, ")
+           << "64 x N = 64 x " << shape[1] << ", got " << result;
+  if (getAcc() && getAcc().getType() != result)
+    return emitOpError("acc must have the result's type ")
+           << result << ", got " << getAcc().getType();
   bool fromSmem = static_cast<bool>(getADesc());
-  if (fromSmem == !getARegs().empty())
+  if (fromSmem == static_cast<bool>(getARegs()))
     return emitOpError("needs A from exactly one place: a_smem (a "
-                       "descriptor) or a_regs (four 32-bit registers)");
-  if (!fromSmem && getARegs().size() != 4)
-    return emitOpError("a_regs must be the 4 registers of the m64nNk16 A "
-                       "fragment, got ")
-           << getARegs().size();
+                       "descriptor) or a_regs (a 16-bit tile in registers)");
+  if (Value a = getARegs()) {
+    auto type = cast<RankedTensorType>(a.getType());
+    if (type.getRank() != 2 || type.getElementType() != elt)
+      return emitOpError("a_regs must be a 2-D tile of ")
+             << elt << " (the instruction's A type), got " << type;
+    std::optional<uint64_t> column = getAColumn();
+    if (!column || *column % WgmmaOp::kInstrK != 0 ||
+        static_cast<int64_t>(*column) + WgmmaOp::kInstrK > type.getDimSize(1))
+      return emitOpError("a_regs reads 16 columns [c, c + 16) of its tile: "
+                         "c must be a multiple of 16 inside its ")
+             << type.getDimSize(1) << " columns";
+  }
+  if (!getARegs() && getAColumn())
+    return emitOpError("a_column selects columns of a_regs: it needs a_regs");
   // The two forms the PTX of this op spells: A from shared memory with a
   // K-major B, A from registers with an MN-major B.
   if (getTransposeB() == fromSmem)
     return emitOpError("transpose_b (an MN-major B) goes with a_regs, a "
                        "K-major B with a_smem");
-  int64_t regs = shape[1] / 2;
-  if (!getAcc().empty() && static_cast<int64_t>(getAcc().size()) != regs)
-    return emitOpError("acc must hold N/2 = ")
-           << regs << " registers of the accumulator fragment, got "
-           << getAcc().size();
-  if (getAcc().empty() && getScaleD())
+  if (!getAcc() && getScaleD())
     return emitOpError("scale_d chooses between acc and 0: it needs acc");
   return success();
 }

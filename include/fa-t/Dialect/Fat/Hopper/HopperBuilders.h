@@ -77,32 +77,33 @@ Value buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                            int64_t leadingByteOffset, int64_t strideByteOffset);
 
 /// `fat.wgmma_async` (m64nNk16) with both operands given by descriptors, A
-/// K-major, B K-major (trans-b = 0). With an empty `acc` the accumulator
-/// starts from zero (scale-d = 0). Returns the N/2 accumulator registers of
-/// this thread.
-SmallVector<Value> buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
-                                Value descA, Value descB, int64_t n,
-                                bool isF16);
+/// K-major, B K-major (trans-b = 0), into the f32 fragment tile `type` (64 ×
+/// N). With a null `acc` the accumulator starts from zero (scale-d = 0).
+Value buildWgmmaSS(ImplicitLocOpBuilder &b, RankedTensorType type, Value acc,
+                   Value descA, Value descB, bool isF16);
 
-/// `fat.wgmma_async` (m64nNk16) with A from the four 32-bit registers `a`
-/// (the A fragment above) and B an MN-major descriptor (trans-b = 1). Accumulates into `acc` when `scaleD` (an i32,
-/// null = 1) is nonzero; with 0 the result is A·B alone and `acc`'s values
-/// are ignored (whatever they hold, NaN included): the run-time scale-d
-/// predicate of wgmma.
-SmallVector<Value> buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
-                                ValueRange a, Value descB, int64_t n,
-                                bool isF16, Value scaleD = {});
+/// `fat.wgmma_async` (m64nNk16) with A the columns [aColumn, aColumn + 16)
+/// of the 16-bit fragment tile `a` (in registers) and B an MN-major
+/// descriptor (trans-b = 1). Accumulates into the tile `acc` when `scaleD`
+/// (an i32, null = 1) is nonzero; with 0 the result is A·B alone and
+/// `acc`'s values are ignored (whatever they hold, NaN included): the
+/// run-time scale-d predicate of wgmma.
+Value buildWgmmaRS(ImplicitLocOpBuilder &b, Value acc, Value a,
+                   int64_t aColumn, Value descB, bool isF16,
+                   Value scaleD = {});
 
 /// wgmma.fence / commit_group.
 void buildWgmmaFence(ImplicitLocOpBuilder &b);
 void buildWgmmaCommit(ImplicitLocOpBuilder &b);
-/// `fat.wgmma_wait pending(N)` on `vals`, the registers the retired groups
-/// wrote (and any to keep live to here); returns them as valid after it.
+/// `fat.wgmma_wait pending(N)` on `vals`, the tiles (or registers) the
+/// retired groups wrote and any to keep live to here; returns them as valid
+/// after it.
 SmallVector<Value> buildWgmmaWait(ImplicitLocOpBuilder &b, int64_t pending,
                                   ValueRange vals);
 
-/// `fat.operand_fence` on `vals` (pins registers written by an in-flight
-/// wgmma behind the preceding wgmma.wait_group); returns the fenced values.
+/// `fat.operand_fence` on `vals`, tiles or registers (pins what an
+/// in-flight wgmma wrote behind the preceding wgmma.wait_group); returns the
+/// fenced values.
 SmallVector<Value> buildFenceOperands(ImplicitLocOpBuilder &b, ValueRange vals);
 
 /// `fat.schedule_fence %never`: a basic-block boundary ptxas keeps, right

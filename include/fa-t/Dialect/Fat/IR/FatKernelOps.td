@@ -14,6 +14,12 @@
 
 include "mlir/IR/SymbolInterfaces.td"
 
+// A warpgroup's tile or row vector in registers (FatAttrs.td has the
+// layout); convert-fat-to-nvvm turns it into one thread's registers.
+def Fat_FragmentTile : Type<
+    CPred<"::mlir::fat::WgmmaFragmentAttr::isFragment($_self)">,
+    "a #fat.wgmma_fragment tile or row vector", "::mlir::RankedTensorType">;
+
 def Fat_LaunchOp : Fat_Op<"launch",
     [AttrSizedOperandSegments,
      DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
@@ -128,16 +134,18 @@ def Fat_OperandFenceOp : Fat_Op<"operand_fence",
     indices the epilogue's addresses derive from (hoisted to the kernel's
     top, they would stay live through the main loop and spill at D = 256).
     (`fat.wgmma_wait` does the same for the registers a wait makes valid.)
+    A `#fat.wgmma_fragment` tile stands for all its registers.
 
-    Lowers to one empty volatile `llvm.inline_asm` per value with a tied
+    Lowers to one empty volatile `llvm.inline_asm` per register with a tied
     operand (`=f,0` for f32, `=r,0` for i32): no instruction is emitted.
 
     ```mlir
-    %o0, %p0 = fat.operand_fence %o, %p : f32, i32
+    %o0, %p0 = fat.operand_fence %o, %p
+        : tensor<64x128xf32, #fat.wgmma_fragment>, i32
     ```
   }];
-  let arguments = (ins Variadic<AnyTypeOf<[F32, I32]>>:$inputs);
-  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+  let arguments = (ins Variadic<AnyTypeOf<[F32, I32, Fat_FragmentTile]>>:$inputs);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32, Fat_FragmentTile]>>:$results);
   let assemblyFormat = [{
     $inputs attr-dict `:` type($inputs)
   }];
@@ -162,16 +170,17 @@ def Fat_WgmmaWaitOp : Fat_Op<"wgmma_wait",
     is complete while O += P_{j−1}·V_{j−1} still runs:
 
     ```mlir
-    %s0, %s1 = fat.wgmma_wait pending(1) (%a0, %a1) : f32, f32
+    %s = fat.wgmma_wait pending(1) (%s0)
+        : tensor<64x128xf32, #fat.wgmma_fragment>
     ```
 
     Lowers to `nvvm.wgmma.wait.group.sync.aligned N` and one empty
-    volatile `llvm.inline_asm` with a tied operand per value (as
+    volatile `llvm.inline_asm` with a tied operand per register (as
     `fat.operand_fence`).
   }];
   let arguments = (ins ConfinedAttr<I32Attr, [IntNonNegative]>:$pending,
-                   Variadic<AnyTypeOf<[F32, I32]>>:$inputs);
-  let results = (outs Variadic<AnyTypeOf<[F32, I32]>>:$results);
+                   Variadic<AnyTypeOf<[F32, I32, Fat_FragmentTile]>>:$inputs);
+  let results = (outs Variadic<AnyTypeOf<[F32, I32, Fat_FragmentTile]>>:$results);
   let assemblyFormat = [{
     `pending` `(` $pending `)` `(` $inputs `)` attr-dict
     (`:` type($inputs)^)?
@@ -179,48 +188,61 @@ def Fat_WgmmaWaitOp : Fat_Op<"wgmma_wait",
 }
 
 def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
-    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments,
-     InferTypeOpAdaptor]> {
-  let summary = "one wgmma.mma_async instruction on this thread's registers";
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "one wgmma.mma_async instruction on a warpgroup's tiles";
   let description = [{
-    The per-thread form of one m64nNk16 step of `fat.wgmma` (`shape = [64,
-    N, 16]`): the warpgroup computes D = scale_d·C + A·B for its 64 rows,
-    and each thread passes and receives its N/2 accumulator registers in
-    the fragment layout `fat.wgmma` describes (thread t of the warpgroup:
-    rows 16·(t/32) + (t%32)/4 + 8r, columns 8i + 2·(t%4) + e in register
-    4i + 2r + e). A comes from a shared-memory descriptor (`a_smem`, B then
-    K-major: S = Q·Kᵀ) or from four 32-bit registers of packed 16-bit
-    pairs (`a_regs`: a0 = A[g][2t, 2t+1], a1 = A[g+8][2t, 2t+1], a2 =
-    A[g][2t+8, 2t+9], a3 = A[g+8][2t+8, 2t+9]; B then MN-major,
-    `transpose_b`: O += P·V). Without `acc` the accumulator starts at 0;
-    with `scale_d(%x)` it is ignored where %x = 0 at run time (tile overlap
-    starts a tile's O on its first P·V that way).
+    One m64nNk16 step of `fat.wgmma` (`shape = [64, N, 16]`) as the
+    pipelined kernel issues it: the warpgroup computes
+
+    ```
+    D = scale_d · C + A · B          (D, C: 64 × N f32, A: 64 × 16, B: 16 × N)
+    ```
+
+    with C = `acc` (0 without it) and D the result, both
+    `#fat.wgmma_fragment` tiles (thread t holds rows 16·(t/32) + (t%32)/4
+    + 8r, columns 8i + 2·(t%4) + e in its register 4i + 2r + e). A comes
+    from a shared-memory descriptor (`a_smem`; B then K-major: S = Q·Kᵀ)
+    or from registers (`a_regs(%p[c])`: columns [c, c + 16) of a 16-bit
+    fragment tile, i.e. its i32 registers c/4 .. c/4 + 3 — the fragment
+    layout of a 16-bit tile is the instruction's A layout, so P rounded in
+    place feeds it; B then MN-major, `transpose_b`: O += P·V). B is always
+    a descriptor; the descriptors are i64 values the kernel computes (the
+    operands' shared-memory addresses, swizzle and strides). With
+    `scale_d(%x)` the accumulator is ignored where %x = 0 at run time
+    (tile overlap starts a tile's O on its first P·V that way).
 
     The instruction is asynchronous: issue it between `nvvm.wgmma.fence`
-    and `nvvm.wgmma.commit.group`, and read its results only through the
+    and `nvvm.wgmma.commit.group`, and read its result only through the
     `fat.wgmma_wait` that retires the group.
 
-    Why not `nvvm.wgmma.mma_async`: it takes both operands as shared-memory
-    descriptors (no A from registers, which P·V needs to keep P out of
-    shared memory), its scale-d is a compile-time attribute, and its
-    accumulators travel as one LLVM struct. This op lowers to the PTX
-    instruction in `llvm.inline_asm`, its accumulators tied to the results.
+    Why not `nvgpu.warpgroup.mma` / `nvvm.wgmma.mma_async`: both take A
+    from shared memory only (P·V needs A in registers, to keep P out of
+    shared memory), fix scale-d at compile time, and nvgpu's op wraps each
+    GEMM in its own fence / commit / wait (the overlapped loop keeps two
+    groups in flight). The op lowers to the PTX instruction in
+    `llvm.inline_asm`, its accumulator registers tied to the result's.
 
     ```mlir
-    %d:64 = fat.wgmma_async a_smem(%qdesc) b(%kdesc) shape [64, 128, 16] bf16
-    %o:64 = fat.wgmma_async a_regs(%p0, %p1, %p2, %p3) b(%vdesc) acc(%c0, ...)
+    %s = fat.wgmma_async a_smem(%qdesc) b(%kdesc) shape [64, 128, 16] bf16
+        -> tensor<64x128xf32, #fat.wgmma_fragment>
+    %o = fat.wgmma_async a_regs(%p[16] : tensor<64x128xbf16, #fat.wgmma_fragment>)
+        b(%vdesc) acc(%o0 : tensor<64x128xf32, #fat.wgmma_fragment>)
         transpose_b shape [64, 128, 16] bf16
+        -> tensor<64x128xf32, #fat.wgmma_fragment>
     ```
   }];
-  let arguments = (ins Optional<I64>:$a_desc, Variadic<I32>:$a_regs,
-                   I64:$b_desc, Variadic<F32>:$acc, Optional<I32>:$scale_d,
-                   UnitAttr:$transpose_b, DenseI64ArrayAttr:$shape,
-                   TypeAttr:$elt);
-  let results = (outs Variadic<F32>:$results);
+  let arguments = (ins Optional<I64>:$a_desc, Optional<Fat_FragmentTile>:$a_regs,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$a_column,
+                   I64:$b_desc, Optional<Fat_FragmentTile>:$acc,
+                   Optional<I32>:$scale_d, UnitAttr:$transpose_b,
+                   DenseI64ArrayAttr:$shape, TypeAttr:$elt);
+  let results = (outs Fat_FragmentTile:$result);
   let assemblyFormat = [{
-    (`a_smem` `(` $a_desc^ `)`)? (`a_regs` `(` $a_regs^ `)`)?
-    `b` `(` $b_desc `)` (`acc` `(` $acc^ `)`)? (`scale_d` `(` $scale_d^ `)`)?
-    (`transpose_b` $transpose_b^)? `shape` $shape $elt attr-dict
+    (`a_smem` `(` $a_desc^ `)`)?
+    (`a_regs` `(` $a_regs^ `[` $a_column `]` `:` type($a_regs) `)`)?
+    `b` `(` $b_desc `)` (`acc` `(` $acc^ `:` type($acc) `)`)?
+    (`scale_d` `(` $scale_d^ `)`)? (`transpose_b` $transpose_b^)?
+    `shape` $shape $elt attr-dict `->` type($result)
   }];
   let hasVerifier = 1;
 }

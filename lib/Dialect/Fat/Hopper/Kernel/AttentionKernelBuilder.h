@@ -67,42 +67,30 @@ struct KernelValues {
 };
 
 /// The state tile overlap carries from one tile to the next: the tile whose
-/// last P·V is still to be issued ("pending"), flattened into loop-carried
-/// values. Its V block is the CTA's last ring iteration (ring position − 1;
-/// tiles without keys take none), and there is one exactly when the ring
-/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it is
-/// issued anyway, on stage 0, and never stored), so every tile body is the
-/// same straight-line code around its wgmmas (branches that merge
+/// last P·V is still to be issued ("pending"), as loop-carried values. Its
+/// V block is the CTA's last ring iteration (ring position − 1; tiles
+/// without keys take none), and there is one exactly when the ring
+/// position is > 0. A CTA starts with nothing pending: P = 0 (a P·V of it
+/// is issued anyway, on stage 0, and never stored), so every tile body is
+/// the same straight-line code around its wgmmas (branches that merge
 /// accumulator definitions make ptxas serialize every wgmma, C7513).
 /// Registers are what the 160- and 240-register consumers run out of, so
-/// the tile travels as one i32: bit 31 = its last P·V adds to O (it has
-/// more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ + query block
-/// (< 2^31 like the unit count).
+/// the tile's coordinates travel as one i32: bit 31 = its last P·V adds to
+/// O (it has more than one block), bits 0–30 = (batch·Hq + head)·⌈Sq/M⌉ +
+/// query block (< 2^31 like the unit count).
 struct PendingTile {
-  SmallVector<Value> o; // accumulator (O, and l with rowsum=mma)
-  // rowsum=mma: m for the LSE (l is in o's ones columns); rowsum=vector:
-  // l = the rows' full sums, the LSE already written at the tile's end.
-  Value m[2], l[2];
-  SmallVector<Value> p; // packed P of its last block
-  Value id;             // accumulate bit and tile coordinates, see above
+  Value o; // accumulator tile (O, and l in its ones columns with rowsum=mma)
+  // Row vectors. rowsum=mma: m for the LSE (l is in o's ones columns);
+  // rowsum=vector: l = the rows' full sums, the LSE already written at the
+  // tile's end.
+  Value m, l;
+  Value p;  // P of its last block, rounded (the 16-bit A tile)
+  Value id; // accumulate bit and tile coordinates, see above
 
-  static PendingTile unpack(ValueRange vals, int64_t oRegs) {
-    PendingTile t;
-    t.o.assign(vals.begin(), vals.begin() + oRegs);
-    ValueRange rest = vals.drop_front(oRegs);
-    t.m[0] = rest[0], t.m[1] = rest[1], t.l[0] = rest[2], t.l[1] = rest[3];
-    ValueRange p = rest.slice(4, rest.size() - 5);
-    t.p.assign(p.begin(), p.end());
-    t.id = rest.back();
-    return t;
+  static PendingTile unpack(ValueRange vals) {
+    return {vals[0], vals[1], vals[2], vals[3], vals[4]};
   }
-  SmallVector<Value> pack() const {
-    SmallVector<Value> vals(o);
-    vals.append({m[0], m[1], l[0], l[1]});
-    vals.append(p);
-    vals.push_back(id);
-    return vals;
-  }
+  SmallVector<Value> pack() const { return {o, m, l, p, id}; }
 };
 
 /// Builds the kernel body; one method per stage of the kernel.
@@ -146,8 +134,6 @@ private:
   void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
   /// rowsum=mma: fills the constant ones chunk after every V stage.
   void buildOnesChunks();
-  /// Registers of the P·V accumulator (O, then the ones columns' l).
-  int64_t accRegs() const { return cfg.pvColumns() / 2; }
   /// The tile's coordinates from (query block, head, batch): rows, KV
   /// head, KV block range.
   void buildTileCoordinates(Value mBlock, Value head, Value batch);
@@ -207,59 +193,60 @@ private:
   void buildConsumerTile();
 
   /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
-  /// as one commit group; the caller waits.
-  SmallVector<Value> buildQK(Value consumer, Value stage);
+  /// as one commit group; the caller waits. S is an f32 fragment tile.
+  Value buildQK(Value consumer, Value stage);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
   /// kvBlock).
-  SmallVector<Value> buildMaskedScores(ValueRange s, Value kvBlock,
-                                       Value wgRow);
+  Value buildMaskedScores(Value s, Value kvBlock, Value wgRow);
   /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
-  SmallVector<Value> buildMaskIfNeeded(ValueRange s, Value kvBlock,
-                                       Value wgRow);
-  /// Issues O += P·V_s with P in registers (N/16 register-A wgmma k-steps)
-  /// as one commit group; the caller waits. With `accumulate` (i32) zero at
-  /// run time the result is P·V_s alone (O's values are ignored).
-  SmallVector<Value> buildPV(ValueRange o, ArrayRef<Value> p, Value stage,
-                             Value accumulate = {});
+  Value buildMaskIfNeeded(Value s, Value kvBlock, Value wgRow);
+  /// Issues O += P·V_s with P the 16-bit tile in registers (N/16 register-A
+  /// wgmma k-steps) as one commit group; the caller waits. With
+  /// `accumulate` (i32) zero at run time the result is P·V_s alone (O's
+  /// values are ignored).
+  Value buildPV(Value o, Value p, Value stage, Value accumulate = {});
   /// The online-softmax step on the scores of one block: turns `s` into P
-  /// (f32), returns m' and l' for the thread's two rows and α as the
-  /// warpgroup's row-vector tile (fat.rescale reads it).
+  /// (f32), returns the row vectors m' and l' and α (fat.rescale reads it).
   struct SoftmaxStep {
-    Value m[2], l[2];
-    Value alpha;
+    Value m, l, alpha;
   };
   /// The warpgroup tile of `cols` columns (a row vector for cols = 0) of
   /// `elt` in the wgmma fragment layout, and the casts between such a tile
-  /// and this thread's registers of it: the tile ops of the softmax work on
-  /// tiles, the rest of the consumer still on registers.
+  /// and this thread's registers of it: the consumer works on tiles, the
+  /// epilogue still on registers.
   RankedTensorType fragmentType(int64_t cols, Type elt);
   Value toFragment(ValueRange regs, RankedTensorType type);
   SmallVector<Value> toRegisters(Value tile);
-  SoftmaxStep buildSoftmax(SmallVectorImpl<Value> &s, ValueRange mOld,
-                           ValueRange lOld);
-  /// After the wait for S_j: fence S, release K_j, mask, softmax (S → P).
+  /// A tile of `type` holding `value` everywhere.
+  Value fragmentSplat(RankedTensorType type, double value);
+  /// The accumulator tile of P·V: O, then the ones columns' l.
+  RankedTensorType accType() {
+    return fragmentType(cfg.pvColumns(), b.getF32Type());
+  }
+  SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
+  /// After the wait for S_j: release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask.
-  SoftmaxStep buildScoresToP(SmallVectorImpl<Value> &s, Value kvBlock,
-                             Value stage, Value wgRow, ValueRange mOld,
-                             ValueRange lOld, bool mayMask = true);
+  SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value stage,
+                             Value wgRow, Value mOld, Value lOld,
+                             bool mayMask = true);
   /// The first key block from which every block may need a mask (the
   /// ragged tail, the causal diagonal or the right window edge), so
   /// blocks below it need none (no left window edge: splitMaskedTail).
   Value buildFirstMaskedBlock();
-  /// P (f32, accumulator layout) packed into the A fragments of P·V.
-  SmallVector<Value> buildPackP(ArrayRef<Value> s);
-  /// O = α·O on the accumulator layout (skipped by the warps whose rows
-  /// kept their max, under lazy rescale).
-  void buildRescale(SmallVectorImpl<Value> &o, const SoftmaxStep &step);
-  /// The online softmax before any key: (O = 0, m[2] = −inf, l[2] = 0), the
-  /// layout the consumer loops carry.
+  /// P (f32 tile) rounded to the 16-bit A tile of P·V.
+  Value buildPackP(Value s);
+  /// O = α·O on the accumulator tile (skipped by the warps whose rows kept
+  /// their max, under lazy rescale).
+  void buildRescale(Value &o, const SoftmaxStep &step);
+  /// The online softmax before any key: (O = 0, m = −inf, l = 0), the tiles
+  /// the consumer loops carry.
   SmallVector<Value> buildEmptyState();
-  /// The two consumer loops; both return (O, m[2], l[2]).
+  /// The two consumer loops; both return (O, m, l).
   SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
-  /// from `init` = (O, m[2], l[2], P_kvLo); returns the same after the last
+  /// from `init` = (O, m, l, P_kvLo); returns the same after the last
   /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
   /// first P·V ignores the incoming O (tile overlap hands in the previous
   /// tile's).
@@ -282,8 +269,8 @@ private:
     Value isPending, stage, parity;
   };
   PendingSlot buildPendingSlot(Value ringPosition);
-  void buildStorePending(Value consumer, const PendingSlot &slot,
-                         ValueRange o, const PendingTile &pending);
+  void buildStorePending(Value consumer, const PendingSlot &slot, Value o,
+                         const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (the last consumer to 0) and last
   /// take-over.
@@ -293,13 +280,13 @@ private:
   void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
-  /// Writes O / l (and the LSE) of this thread's two rows of (batch, head).
+  /// Writes O / l (and the LSE) of this thread's two rows of (batch, head),
+  /// from the accumulator tile `o` and the row vectors `m`, `l`.
   /// The parts: `storeO`, `storeLse` (only where the kernel writes one);
   /// `lIsSum`: `l` holds the rows' full sums already (else the ones columns
   /// of `o` or the quad's partials do).
-  void buildEpilogue(ValueRange o, ArrayRef<Value> m, ArrayRef<Value> l,
-                     Value rowBase, Value batch, Value head,
-                     bool storeO = true, bool storeLse = true,
+  void buildEpilogue(Value o, Value m, Value l, Value rowBase, Value batch,
+                     Value head, bool storeO = true, bool storeLse = true,
                      bool lIsSum = false);
   /// Element offset of O[batch, head, row, 0] (i64).
   Value buildORowOffset(Value batch, Value head, Value row);

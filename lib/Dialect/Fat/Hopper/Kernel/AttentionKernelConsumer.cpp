@@ -45,10 +45,8 @@ void AttentionKernelBuilder::buildConsumerTile() {
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, wgRow)
                                    : buildPlainLoop(consumer, wgRow);
-  int64_t oRegs = accRegs();
-  ArrayRef<Value> res(results);
-  buildEpilogue(res.take_front(oRegs), {res[oRegs], res[oRegs + 1]},
-                {res[oRegs + 2], res[oRegs + 3]}, rowBase, v.batch, v.head);
+  buildEpilogue(results[0], results[1], results[2], rowBase, v.batch,
+                v.head);
   buildReleaseStaging();
 }
 
@@ -117,17 +115,16 @@ void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
-  Value zero = f32Const(b, 0.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  SmallVector<Value> state(accRegs(), zero);
-  state.append({negInf, negInf, zero, zero});
-  return state;
+  RankedTensorType rows = fragmentType(0, b.getF32Type());
+  return {fragmentSplat(accType(), 0.0),
+          fragmentSplat(rows, -std::numeric_limits<double>::infinity()),
+          fragmentSplat(rows, 0.0)};
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
                                                           Value wgRow) {
-  int64_t oRegs = accRegs();
-  // Loop-carried: O (Dv/2 accumulator registers), m[2], l[2].
+  // Loop-carried: the tiles O (with l's ones columns beside it under
+  // rowsum=mma), m and l.
   SmallVector<Value> init = buildEmptyState();
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
   tagStage(loop, "mainloop");
@@ -139,25 +136,19 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
   ValueRange carried = loop.getRegionIterArgs();
-  SmallVector<Value> o(carried.take_front(oRegs));
+  Value o = carried[0];
   auto [stage, parity] = ringSlot(kvBlock);
 
   buildMBarrierWait(b, fullBarrier(stage, false), parity);
-  SmallVector<Value> s = buildQK(consumer, stage);
-  s = buildWgmmaWait(b, 0, s);
-  SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow,
-                                    carried.slice(oRegs, 2),
-                                    carried.slice(oRegs + 2, 2));
+  Value s = buildWgmmaWait(b, 0, buildQK(consumer, stage))[0];
+  SoftmaxStep step =
+      buildScoresToP(s, kvBlock, stage, wgRow, carried[1], carried[2]);
   buildRescale(o, step);
-  SmallVector<Value> p = buildPackP(s);
+  Value p = buildPackP(s);
   buildMBarrierWait(b, fullBarrier(stage, true), parity);
-  o = buildPV(o, p, stage);
-  o = buildWgmmaWait(b, 0, o);
+  o = buildWgmmaWait(b, 0, buildPV(o, p, stage))[0];
   buildMBarrierArrive(b, emptyBarrier(stage, true));
-
-  SmallVector<Value> next(o);
-  next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
-  scf::YieldOp::create(b, next);
+  scf::YieldOp::create(b, ValueRange{o, step.m, step.l});
   b.setInsertionPointAfter(loop);
   buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   return SmallVector<Value>(loop.getResults());
@@ -165,14 +156,13 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
 
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
                                                                Value wgRow) {
-  int64_t oRegs = accRegs();
   SmallVector<Value> empty = buildEmptyState();
 
   // The software pipeline needs a first block: CTAs with an empty KV range
   // (all rows masked out) skip straight to the epilogue with O = 0, l = 0.
   Value hasWork = hasKeyBlocks();
-  SmallVector<Type> types(oRegs + 4, b.getF32Type());
-  auto work = scf::IfOp::create(b, types, hasWork, /*withElseRegion=*/true);
+  auto work = scf::IfOp::create(b, TypeRange(ValueRange(empty)), hasWork,
+                                /*withElseRegion=*/true);
   tagStage(work, "prologue");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(work.elseBlock());
@@ -190,16 +180,12 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   auto [firstStage, firstParity] = ringSlot(v.kvLo);
   buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
   buildTurnBegin(consumer);
-  SmallVector<Value> s = buildQK(consumer, firstStage);
+  Value s = buildQK(consumer, firstStage);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  s = buildWgmmaWait(b, 0, s);
-  ArrayRef<Value> none(empty);
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow,
-                                     none.slice(oRegs, 2),
-                                     none.slice(oRegs + 2, 2));
-  SmallVector<Value> init(empty.begin(), empty.begin() + oRegs);
-  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
-  llvm::append_range(init, buildPackP(s));
+  s = buildWgmmaWait(b, 0, s)[0];
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow, empty[1],
+                                     empty[2]);
+  SmallVector<Value> init{empty[0], first.m, first.l, buildPackP(s)};
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   SmallVector<Value> last =
@@ -208,20 +194,16 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // Every S of the tile is done: Q may be overwritten (persistent).
   buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
   // Drain: O += P_last·V_last.
-  SmallVector<Value> o(last.begin(), last.begin() + oRegs);
   auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
   buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
   buildTurnBegin(consumer);
-  o = buildPV(o, ArrayRef<Value>(last).drop_front(oRegs + 4), lastStage);
+  Value o = buildPV(last[0], last[3], lastStage);
   buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
-  o = buildWgmmaWait(b, 0, o);
+  o = buildWgmmaWait(b, 0, o)[0];
   // With stageOInV the epilogue stages O in this V stage and releases it.
   if (!cfg.stageOInV())
     buildMBarrierArrive(b, emptyBarrier(lastStage, true));
-  SmallVector<Value> result(o);
-  result.append({last[oRegs], last[oRegs + 1], last[oRegs + 2],
-                 last[oRegs + 3]});
-  scf::YieldOp::create(b, result);
+  scf::YieldOp::create(b, ValueRange{o, last[1], last[2]});
   return SmallVector<Value>(work.getResults());
 }
 
@@ -250,7 +232,6 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
 SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     Value consumer, Value wgRow, ValueRange init, bool overwriteFirst,
     Value lo, Value hi, bool mayMask) {
-  int64_t oRegs = accRegs();
   auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
   tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
                                                   : "mainloop");
@@ -263,15 +244,14 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     b.setInsertionPointToStart(loop.getBody());
     Value kvBlock = loop.getInductionVar();
     ValueRange carried = loop.getRegionIterArgs();
-    SmallVector<Value> o(carried.take_front(oRegs));
-    SmallVector<Value> pPrev(carried.drop_front(oRegs + 4));
+    Value o = carried[0], pPrev = carried[3];
     auto [stage, parity] = ringSlot(kvBlock);
     auto [prevStage, prevParity] = ringSlot(sub(kvBlock, c32(1)));
 
     buildMBarrierWait(b, fullBarrier(stage, false), parity);
     buildMBarrierWait(b, fullBarrier(prevStage, true), prevParity);
     buildTurnBegin(consumer);
-    SmallVector<Value> s = buildQK(consumer, stage);
+    Value s = buildQK(consumer, stage);
     // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
     Value accumulate;
     if (overwriteFirst)
@@ -282,14 +262,13 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     buildTurnEnd(consumer, /*lastTurn=*/false);
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
-    s = buildWgmmaWait(b, 1, s);
-    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow,
-                                      carried.slice(oRegs, 2),
-                                      carried.slice(oRegs + 2, 2), mayMask);
+    s = buildWgmmaWait(b, 1, s)[0];
+    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow, carried[1],
+                                      carried[2], mayMask);
     // latePVWait: P_j is packed after the wait, into registers P_{j−1}
     // leaves, and the fence keeps ptxas from lifting the wait (and with it
     // the rest of the softmax) above the exponentials.
-    SmallVector<Value> p;
+    Value p;
     if (cfg.latePVWait)
       buildSchedulingFence(b, v.seqKV);
     else
@@ -298,19 +277,13 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     // wait keeps its PTX registers live, so the loop-carried P_j cannot be
     // coalesced into them (ptxas would see the wgmma's A operand redefined
     // mid-flight and serialize every wgmma, C7513).
-    SmallVector<Value> live(o);
-    llvm::append_range(live, pPrev);
-    live = buildWgmmaWait(b, 0, live);
-    o.assign(live.begin(), live.begin() + o.size());
+    o = buildWgmmaWait(b, 0, {o, pPrev})[0];
     if (cfg.latePVWait)
       p = buildPackP(s);
     buildMBarrierArrive(b, emptyBarrier(prevStage, true));
     // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
     buildRescale(o, step);
-    SmallVector<Value> next(o);
-    next.append({step.m[0], step.m[1], step.l[0], step.l[1]});
-    llvm::append_range(next, p);
-    scf::YieldOp::create(b, next);
+    scf::YieldOp::create(b, ValueRange{o, step.m, step.l, p});
   }
 
   return SmallVector<Value>(loop.getResults());
@@ -328,8 +301,9 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   Value consumer = sub(v.warpgroup, c32(1));
   // Nothing pending yet: the empty state, P = 0 and tile id 0.
   SmallVector<Value> nothing = buildEmptyState();
-  nothing.append(cfg.blockN / 4 + 1, c32(0));
-  PendingTile none = PendingTile::unpack(nothing, accRegs());
+  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  nothing.append({fragmentSplat(fragmentType(cfg.blockN, elt), 0.0), c32(0)});
+  PendingTile none = PendingTile::unpack(nothing);
   buildOpenGame(consumer);
   SmallVector<Value> last =
       buildTileLoop(none.pack(), [&](ValueRange pending) {
@@ -342,10 +316,8 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
 SmallVector<Value>
 AttentionKernelBuilder::buildOverlappedTile(Value consumer,
                                             ValueRange pendingVals) {
-  int64_t oRegs = accRegs();
-  PendingTile pending = PendingTile::unpack(pendingVals, oRegs);
-  Value zero = f32Const(b, 0.0);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+  PendingTile pending = PendingTile::unpack(pendingVals);
+  SmallVector<Value> empty = buildEmptyState();
   Value rowBase = buildRowBase(consumer, v.rowFirst);
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
   // This tile's name once it is pending, taken now: the coordinates it is
@@ -367,11 +339,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // stays pending.
   b.setInsertionPointToStart(work.elseBlock());
   buildReleaseQ(/*stagedInQ=*/false);
-  {
-    SmallVector<Value> zeros(oRegs, zero);
-    Value m[2] = {negInf, negInf}, l[2] = {zero, zero};
-    buildEpilogue(zeros, m, l, rowBase, v.batch, v.head);
-  }
+  buildEpilogue(empty[0], empty[1], empty[2], rowBase, v.batch, v.head);
   scf::YieldOp::create(b, pendingVals);
 
   b.setInsertionPointToStart(work.thenBlock());
@@ -387,59 +355,47 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
       arith::SelectOp::create(b, slot.isPending, slot.parity, firstParity);
   buildMBarrierWait(b, barrier(vIndex), vParity);
   buildTurnBegin(consumer);
-  SmallVector<Value> s = buildQK(consumer, firstStage);
+  Value s = buildQK(consumer, firstStage);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  SmallVector<Value> o =
-      buildPV(pending.o, pending.p, slot.stage, accumulate);
+  Value o = buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  s = buildWgmmaWait(b, 1, s);
-  Value mInit[2] = {negInf, negInf}, lInit[2] = {zero, zero};
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow,
-                                     ArrayRef<Value>(mInit),
-                                     ArrayRef<Value>(lInit));
+  s = buildWgmmaWait(b, 1, s)[0];
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow, empty[1],
+                                     empty[2]);
   // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
   if (cfg.latePVWait)
     buildSchedulingFence(b, v.seqKV);
   // The pending P is the retired P·V's A operand: kept live to the wait,
   // as in the steady loop.
-  SmallVector<Value> live(o);
-  llvm::append_range(live, pending.p);
-  live = buildWgmmaWait(b, 0, live);
-  o.assign(live.begin(), live.begin() + o.size());
+  o = buildWgmmaWait(b, 0, {o, pending.p})[0];
   // P_0 is packed only now, after the pending P's last use: so ptxas can
   // give it the pending P's registers, and the steady loop's P (which
   // starts as P_0 and ends as the next pending P) stays one set of
   // registers — packed before, P_0 needs a set of its own and every
   // iteration copies P into the wgmma's operand registers (perf log run 34).
-  s = buildFenceOperands(b, s);
-  SmallVector<Value> p = buildPackP(s);
+  s = buildFenceOperands(b, s)[0];
+  Value p = buildPackP(s);
   buildStorePending(consumer, slot, o, pending);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
-  SmallVector<Value> init(o);
-  init.append({first.m[0], first.m[1], first.l[0], first.l[1]});
-  llvm::append_range(init, p);
+  SmallVector<Value> init{o, first.m, first.l, p};
   SmallVector<Value> last =
       buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/true);
   // Every S of the tile is done: Q may be overwritten.
   buildReleaseQ(/*stagedInQ=*/false);
 
-  PendingTile next;
-  next.o.assign(last.begin(), last.begin() + oRegs);
-  for (int r = 0; r < 2; ++r) {
-    next.m[r] = last[oRegs + r];
-    next.l[r] = last[oRegs + 2 + r];
-  }
-  next.p.assign(last.begin() + oRegs + 4, last.end());
+  PendingTile next = PendingTile::unpack(last);
   if (!cfg.schedule.rowsumMma) {
     // The vector row sums and the row max are final before the last P·V:
     // finish the sums and write the LSE now, so that only the two sums
     // wait in registers through the next tile's first block.
-    for (int r = 0; r < 2; ++r)
-      next.l[r] = buildQuadReduce(b, next.l[r], /*isMax=*/false);
+    SmallVector<Value> sums = toRegisters(next.l);
+    for (Value &sum : sums)
+      sum = buildQuadReduce(b, sum, /*isMax=*/false);
+    next.l = toFragment(sums, cast<RankedTensorType>(next.l.getType()));
     buildEpilogue(next.o, next.m, next.l, rowBase, v.batch, v.head,
                   /*storeO=*/false, /*storeLse=*/true, /*lIsSum=*/true);
-    next.m[0] = next.m[1] = negInf;
+    next.m = empty[1];
   }
   // Bit 31: more than one block, so its last P·V adds to O.
   Value several = arith::ExtUIOp::create(
@@ -461,7 +417,7 @@ AttentionKernelBuilder::buildPendingSlot(Value ringPosition) {
 
 void AttentionKernelBuilder::buildStorePending(Value consumer,
                                                const PendingSlot &slot,
-                                               ValueRange o,
+                                               Value o,
                                                const PendingTile &pending) {
   // Release the pending tile's V block and store its O (and LSE).
   auto store = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
@@ -487,7 +443,7 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
                                                ValueRange pendingVals) {
   // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
   // no keys at all: both warpgroups still take the turn).
-  PendingTile pending = PendingTile::unpack(pendingVals, accRegs());
+  PendingTile pending = PendingTile::unpack(pendingVals);
   PendingSlot slot = buildPendingSlot(ringPosition);
   {
     auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
@@ -497,9 +453,8 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
   }
   buildTurnBegin(consumer);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  SmallVector<Value> o =
-      buildPV(pending.o, pending.p, slot.stage, accumulate);
+  Value o = buildPV(pending.o, pending.p, slot.stage, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
-  o = buildWgmmaWait(b, 0, o);
+  o = buildWgmmaWait(b, 0, o)[0];
   buildStorePending(consumer, slot, o, pending);
 }

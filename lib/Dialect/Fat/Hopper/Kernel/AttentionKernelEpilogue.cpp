@@ -25,11 +25,15 @@ Value AttentionKernelBuilder::buildORowOffset(Value batch, Value head,
       arith::MulIOp::create(b, ext64(row), v.oStrideS));
 }
 
-void AttentionKernelBuilder::buildEpilogue(ValueRange o, ArrayRef<Value> m,
-                                           ArrayRef<Value> l, Value rowBase,
+void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
+                                           Value lTile, Value rowBase,
                                            Value batch, Value head,
                                            bool storeO, bool storeLse,
                                            bool lIsSum) {
+  // The epilogue works on this thread's registers of the tiles (register
+  // 4i + 2r + e of O is row r, columns 8i + 2t + e; register r of m, l).
+  SmallVector<Value> o = toRegisters(oTile), m = toRegisters(mTile),
+                     l = toRegisters(lTile);
   Value quadLane = arith::RemUIOp::create(b, v.lane, c32(4));
   Value zero = f32Const(b, 0.0);
   Value one = f32Const(b, 1.0);

@@ -19,8 +19,7 @@ using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
-SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
-                                                   Value stage) {
+Value AttentionKernelBuilder::buildQK(Value consumer, Value stage) {
   // Q chunk c of this warpgroup: rows [64·consumer, +64) of the
   // [blockM][64] box c; K chunk c: the [blockN][64] box c of the stage. Both
   // K-major with 128-byte rows; a k16 step advances 32 bytes inside a row
@@ -40,22 +39,21 @@ SmallVector<Value> AttentionKernelBuilder::buildQK(Value consumer,
     return arith::AddIOp::create(b, desc, i64Const(b, bytes >> 4));
   };
   buildWgmmaFence(b);
-  SmallVector<Value> s;
+  RankedTensorType type = fragmentType(cfg.blockN, b.getF32Type());
+  Value s;
   for (int64_t c = 0; c < cfg.headDim / 64; ++c) {
     for (int64_t kk = 0; kk < 4; ++kk) {
       Value a = advance(qDesc, c * cfg.blockM * 128 + kk * 32);
       Value bDesc = advance(kDesc, c * cfg.blockN * 128 + kk * 32);
-      s = buildWgmmaSS(b, s, a, bDesc, cfg.blockN, cfg.isF16);
+      s = buildWgmmaSS(b, type, s, a, bDesc, cfg.isF16);
     }
   }
   buildWgmmaCommit(b);
   return s;
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
-                                                   ArrayRef<Value> p,
-                                                   Value stage,
-                                                   Value accumulate) {
+Value AttentionKernelBuilder::buildPV(Value o, Value p, Value stage,
+                                     Value accumulate) {
   // V_s is MN-major for this GEMM: box c holds columns [64c, 64c+64) of the
   // blockN key rows, one 128-byte row per key. A k16 step covers 16 key rows
   // = 2048 bytes; SBO = 1024 (8 key rows), LBO = blockN·128 (the next 64
@@ -64,22 +62,21 @@ SmallVector<Value> AttentionKernelBuilder::buildPV(ValueRange o,
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, true)));
   Value vDesc = buildWgmmaDescriptor(b, vAddr, cfg.blockN * 128, 1024);
   buildWgmmaFence(b);
-  SmallVector<Value> acc(o.begin(), o.end());
+  Value acc = o;
   for (int64_t kk = 0; kk < cfg.blockN / 16; ++kk) {
     Value desc = kk == 0 ? vDesc
                          : Value(arith::AddIOp::create(
                                b, vDesc, i64Const(b, (kk * 2048) >> 4)));
     // Only the first k-step may start over; the others add to it.
-    acc = buildWgmmaRS(b, acc, p.slice(4 * kk, 4), desc, cfg.pvColumns(),
-                       cfg.isF16, kk == 0 ? accumulate : Value());
+    acc = buildWgmmaRS(b, acc, p, 16 * kk, desc, cfg.isF16,
+                       kk == 0 ? accumulate : Value());
   }
   buildWgmmaCommit(b);
   return acc;
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
-                                                             Value kvBlock,
-                                                             Value wgRow) {
+Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
+                                               Value wgRow) {
   // Only blocks on a mask edge or the ragged tail pay for the mask; the
   // test is uniform over the CTA:
   //   (j+1)·N > Skv                                  ragged tail
@@ -109,12 +106,11 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskIfNeeded(ValueRange s,
         scf::YieldOp::create(nested, loc, s);
       });
   tagStage(maskIf, "mask");
-  return SmallVector<Value>(maskIf.getResults());
+  return maskIf.getResult(0);
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
-                                                             Value kvBlock,
-                                                             Value wgRow) {
+Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
+                                               Value wgRow) {
   // The tiled form's fat.mask on this warpgroup's tile of S (rows from
   // wgRow, keys from kvBlock·N); the per-row-limit form where the kernel
   // has the registers for it (cfg.maskByRowLimits()).
@@ -126,11 +122,9 @@ SmallVector<Value> AttentionKernelBuilder::buildMaskedScores(ValueRange s,
   DenseI64ArrayAttr window;
   if (cfg.windowLeft >= 0 || cfg.windowRight >= 0)
     window = b.getDenseI64ArrayAttr({cfg.windowLeft, cfg.windowRight});
-  Value masked = MaskOp::create(
-      b, type, toFragment(s, type), index(wgRow), index(keyFirst),
-      index(v.seqKV), index(v.diag), cfg.causal, window,
-      cfg.maskByRowLimits());
-  return toRegisters(masked);
+  return MaskOp::create(b, type, s, index(wgRow), index(keyFirst),
+                        index(v.seqKV), index(v.diag), cfg.causal, window,
+                        cfg.maskByRowLimits());
 }
 
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
@@ -164,6 +158,13 @@ Value AttentionKernelBuilder::toFragment(ValueRange regs,
   return UnrealizedConversionCastOp::create(b, type, regs).getResult(0);
 }
 
+Value AttentionKernelBuilder::fragmentSplat(RankedTensorType type,
+                                            double value) {
+  auto elt = cast<FloatType>(type.getElementType());
+  return arith::ConstantOp::create(
+      b, type, DenseElementsAttr::get(type, b.getFloatAttr(elt, value)));
+}
+
 SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
   auto type = cast<RankedTensorType>(tile.getType());
   SmallVector<Type> types(WgmmaFragmentAttr::getRegisterCount(type),
@@ -172,44 +173,32 @@ SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
 }
 
 AttentionKernelBuilder::SoftmaxStep
-AttentionKernelBuilder::buildSoftmax(SmallVectorImpl<Value> &s,
-                                     ValueRange mOld, ValueRange lOld) {
+AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
   // The tensorized level's softmax ops on this warpgroup's tile of S
   // (FatTensorOps.td has the math and the lazy-rescale numerics);
   // convert-fat-to-nvvm distributes them to the thread's two rows.
   RankedTensorType rows = fragmentType(0, b.getF32Type());
-  Value sTile = toFragment(s, fragmentType(cfg.blockN, b.getF32Type()));
   FloatAttr tau = cfg.schedule.lazyRescale
                       ? b.getF32FloatAttr(cfg.schedule.rescaleThreshold)
                       : FloatAttr();
-  Value mTile = toFragment(mOld, rows);
+  // rowsum=mma: the P·V wgmma's ones columns sum P; l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
-  Value lTile = vectorSum ? toFragment(lOld, rows) : Value();
-  auto max =
-      SoftmaxMaxOp::create(b, rows, rows, sTile, mTile, v.scaleLog2e, tau);
-  SmallVector<Type> types{sTile.getType()};
+  auto max = SoftmaxMaxOp::create(b, rows, rows, s, mOld, v.scaleLog2e, tau);
+  SmallVector<Type> types{s.getType()};
   if (vectorSum)
     types.push_back(rows);
-  auto exp = SoftmaxExpOp::create(b, types, sTile, max.getNewMax(),
-                                  v.scaleLog2e, lTile,
-                                  vectorSum ? max.getAlpha() : Value(),
-                                  b.getF64FloatAttr(cfg.schedule.exp2Poly));
-  SoftmaxStep step;
-  SmallVector<Value> m = toRegisters(max.getNewMax());
-  // rowsum=mma: the P·V wgmma's ones columns sum P; l is not carried here.
-  SmallVector<Value> l(lOld.begin(), lOld.end());
-  if (vectorSum)
-    l = toRegisters(exp.getNewSum());
-  for (int r = 0; r < 2; ++r)
-    step.m[r] = m[r], step.l[r] = l[r];
-  step.alpha = max.getAlpha();
-  s = toRegisters(exp.getProbs());
-  return step;
+  auto exp = SoftmaxExpOp::create(
+      b, types, s, max.getNewMax(), v.scaleLog2e,
+      vectorSum ? lOld : Value(), vectorSum ? max.getAlpha() : Value(),
+      b.getF64FloatAttr(cfg.schedule.exp2Poly));
+  s = exp.getProbs();
+  return {max.getNewMax(), vectorSum ? exp.getNewSum() : lOld,
+          max.getAlpha()};
 }
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
-    SmallVectorImpl<Value> &s, Value kvBlock, Value stage, Value wgRow,
-    ValueRange mOld, ValueRange lOld, bool mayMask) {
+    Value &s, Value kvBlock, Value stage, Value wgRow, Value mOld, Value lOld,
+    bool mayMask) {
   // S_j is complete (the caller's fat.wgmma_wait returned it): release
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
@@ -219,25 +208,19 @@ AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
   return buildSoftmax(s, mOld, lOld);
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildPackP(ArrayRef<Value> s) {
+Value AttentionKernelBuilder::buildPackP(Value s) {
   // P rounded to the input type: the A operand of P·V in registers.
   Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  Value p = arith::TruncFOp::create(
-      b, fragmentType(cfg.blockN, elt),
-      toFragment(s, fragmentType(cfg.blockN, b.getF32Type())));
-  return toRegisters(p);
+  return arith::TruncFOp::create(b, fragmentType(cfg.blockN, elt), s);
 }
 
-void AttentionKernelBuilder::buildRescale(SmallVectorImpl<Value> &o,
-                                          const SoftmaxStep &step) {
+void AttentionKernelBuilder::buildRescale(Value &o, const SoftmaxStep &step) {
   // O (and with rowsum=mma the l columns beside it) times α, row by row.
   // Under the lazy rescale a warp whose rows all kept their reference skips
   // it (fat.rescale's warp vote). In the overlapped loop with the early P·V
   // wait that branch makes ptxas serialize every wgmma of the kernel
   // (C7513; bisected with ptxas, perf log), so the cost model pairs the
   // lazy rescale there with the late wait (KernelConfig.cpp).
-  RankedTensorType type = fragmentType(cfg.pvColumns(), b.getF32Type());
-  auto rescale = RescaleOp::create(b, type, toFragment(o, type), step.alpha,
-                                   /*warp_vote=*/cfg.schedule.lazyRescale);
-  o.assign(toRegisters(rescale));
+  o = RescaleOp::create(b, o.getType(), o, step.alpha,
+                        /*warp_vote=*/cfg.schedule.lazyRescale);
 }

@@ -80,24 +80,26 @@ Value hopper::buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                               i64Const(b, static_cast<int64_t>(fixed)));
 }
 
-SmallVector<Value> hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, ValueRange acc,
-                                        Value descA, Value descB, int64_t n,
-                                        bool isF16) {
+Value hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, RankedTensorType type,
+                           Value acc, Value descA, Value descB, bool isF16) {
   Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  auto op = WgmmaAsyncOp::create(
-      b, descA, ValueRange{}, descB, acc, /*scale_d=*/Value(),
-      /*transpose_b=*/false, b.getDenseI64ArrayAttr({64, n, 16}), elt);
-  return SmallVector<Value>(op.getResults());
+  int64_t n = type.getDimSize(1);
+  return WgmmaAsyncOp::create(b, type, descA, /*a_regs=*/Value(),
+                              /*a_column=*/IntegerAttr(), descB, acc,
+                              /*scale_d=*/Value(), /*transpose_b=*/false,
+                              b.getDenseI64ArrayAttr({64, n, 16}), elt);
 }
 
-SmallVector<Value> hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, ValueRange acc,
-                                        ValueRange a, Value descB, int64_t n,
-                                        bool isF16, Value scaleD) {
+Value hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, Value acc, Value a,
+                           int64_t aColumn, Value descB, bool isF16,
+                           Value scaleD) {
   Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  auto op = WgmmaAsyncOp::create(
-      b, /*a_desc=*/Value(), a, descB, acc, scaleD, /*transpose_b=*/true,
-      b.getDenseI64ArrayAttr({64, n, 16}), elt);
-  return SmallVector<Value>(op.getResults());
+  auto type = cast<RankedTensorType>(acc.getType());
+  int64_t n = type.getDimSize(1);
+  return WgmmaAsyncOp::create(b, type, /*a_desc=*/Value(), a,
+                              b.getI64IntegerAttr(aColumn), descB, acc, scaleD,
+                              /*transpose_b=*/true,
+                              b.getDenseI64ArrayAttr({64, n, 16}), elt);
 }
 
 void hopper::buildWgmmaFence(ImplicitLocOpBuilder &b) {
