@@ -48,31 +48,6 @@ void mlir::fat::populateWgmmaFragmentTypeConversion(
       });
 }
 
-/// The registers behind `values`: a tile's registers reach a pattern
-/// through casts (registers → tile → registers, the kernel's own around
-/// its per-thread code and the conversion's), which fold away; the value
-/// they forward is the one that is really computed, and where.
-static SmallVector<Value> registersBehindCasts(ValueRange values) {
-  SmallVector<Value> out;
-  for (Value v : values) {
-    while (auto toRegs = v.getDefiningOp<UnrealizedConversionCastOp>()) {
-      if (toRegs->getNumOperands() != 1)
-        break;
-      auto toTile =
-          toRegs->getOperand(0).getDefiningOp<UnrealizedConversionCastOp>();
-      if (!toTile || toTile->getNumResults() != 1 ||
-          toTile->getNumOperands() != toRegs->getNumResults())
-        break;
-      Value behind =
-          toTile->getOperand(cast<OpResult>(v).getResultNumber());
-      if (behind.getType() != v.getType())
-        break;
-      v = behind;
-    }
-    out.push_back(v);
-  }
-  return out;
-}
 
 /// Sets the insertion point right after the last of `values` defined in
 /// `op`'s block and of the ops there that already compute from one of
@@ -137,8 +112,8 @@ struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
   LogicalResult
   matchAndRewrite(SoftmaxMaxOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
-    SmallVector<Value> mOld = registersBehindCasts(adaptor.getMax());
+    SmallVector<Value> s(adaptor.getScores());
+    SmallVector<Value> mOld(adaptor.getMax());
     if (mOld.size() != 2 || adaptor.getScale().size() != 1)
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
@@ -188,10 +163,10 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
   LogicalResult
   matchAndRewrite(SoftmaxExpOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
-    SmallVector<Value> m = registersBehindCasts(adaptor.getMax());
-    SmallVector<Value> lOld = registersBehindCasts(adaptor.getSum());
-    SmallVector<Value> alpha = registersBehindCasts(adaptor.getAlpha());
+    SmallVector<Value> s(adaptor.getScores());
+    SmallVector<Value> m(adaptor.getMax());
+    SmallVector<Value> lOld(adaptor.getSum());
+    SmallVector<Value> alpha(adaptor.getAlpha());
     if (m.size() != 2 || adaptor.getScale().size() != 1)
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
@@ -245,7 +220,7 @@ struct TruncFFragmentLowering : OpConversionPattern<arith::TruncFOp> {
     if (!type || !WgmmaFragmentAttr::isFragment(type) || type.getRank() != 2)
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    SmallVector<Value> s = registersBehindCasts(adaptor.getIn());
+    SmallVector<Value> s(adaptor.getIn());
     bool isF16 = type.getElementType().isF16();
     SmallVector<Value> packed;
     for (size_t j = 0; j < s.size() / 2; ++j)
@@ -293,8 +268,8 @@ struct RescaleFragmentLowering : OpConversionPattern<RescaleOp> {
   LogicalResult
   matchAndRewrite(RescaleOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Value> x = registersBehindCasts(adaptor.getInput());
-    SmallVector<Value> alpha = registersBehindCasts(adaptor.getFactor());
+    SmallVector<Value> x(adaptor.getInput());
+    SmallVector<Value> alpha(adaptor.getFactor());
     bool rows = cast<RankedTensorType>(op.getType()).getRank() == 1;
     if (alpha.size() != 2 || (rows ? x.size() != 2 : x.size() % 4 != 0))
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
@@ -377,7 +352,7 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
   LogicalResult
   matchAndRewrite(MaskOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    SmallVector<Value> s = registersBehindCasts(adaptor.getScores());
+    SmallVector<Value> s(adaptor.getScores());
     if (!WgmmaFragmentAttr::isFragment(op.getScores().getType()))
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);

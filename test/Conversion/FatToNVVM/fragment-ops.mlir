@@ -125,21 +125,26 @@ func.func @rescale_rows(%l0: f32, %l1: f32, %a0: f32, %a1: f32) -> (f32, f32) {
   return %rr#0, %rr#1 : f32, f32
 }
 
-// The lazy rescale's α = select(moved, x, 1): the vote reads `moved`.
+// The lazy rescale's α = select(moved, x, 1) (fat.softmax_max's lazy
+// form): the vote reads `moved`, with no compare of α against 1.
 // CHECK-LABEL: func.func @rescale_lazy
-// CHECK-SAME:    (%{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %[[MV0:[a-z0-9]+]]: i1, %[[MV1:[a-z0-9]+]]: i1, %{{.+}}: f32, %{{.+}}: f32)
-// CHECK-NOT:     arith.cmpf
+// CHECK:         %[[ONE:[a-z0-9_]+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NOT:     arith.cmpf une
+// CHECK:         %[[A0:[0-9]+]] = arith.select %[[MV0:[0-9]+]], %{{[0-9]+}}, %[[ONE]] : f32
+// CHECK-NOT:     arith.cmpf une
+// CHECK:         %[[A1:[0-9]+]] = arith.select %[[MV1:[0-9]+]], %{{[0-9]+}}, %[[ONE]] : f32
+// CHECK-NOT:     arith.cmpf une
 // CHECK:         %[[EITHER2:[0-9]+]] = arith.ori %[[MV0]], %[[MV1]] : i1
 // CHECK:         nvvm.vote.sync any %{{.+}}, %[[EITHER2]] -> i1
-func.func @rescale_lazy(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %p0: i1, %p1: i1,
-                        %x0: f32, %x1: f32) -> (f32, f32, f32, f32) {
-  %one = arith.constant 1.0 : f32
-  %a0 = arith.select %p0, %x0, %one : f32
-  %a1 = arith.select %p1, %x1, %one : f32
-  %o = builtin.unrealized_conversion_cast %o0, %o1, %o2, %o3
+// CHECK:         arith.mulf %{{.+}}, %[[A0]] : f32
+func.func @rescale_lazy(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %m0: f32,
+                        %m1: f32, %c: f32) -> (f32, f32, f32, f32) {
+  %s = builtin.unrealized_conversion_cast %o0, %o1, %o2, %o3
       : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
-  %a = builtin.unrealized_conversion_cast %a0, %a1 : f32, f32 to tensor<64xf32, #frag>
-  %r = fat.rescale %o, %a warp_vote : tensor<64x8xf32, #frag>, tensor<64xf32, #frag>
+  %m = builtin.unrealized_conversion_cast %m0, %m1 : f32, f32 to tensor<64xf32, #frag>
+  %mn, %a = fat.softmax_max %s, %m scale %c lazy threshold 8.0
+      : tensor<64x8xf32, #frag>, tensor<64xf32, #frag>
+  %r = fat.rescale %s, %a warp_vote : tensor<64x8xf32, #frag>, tensor<64xf32, #frag>
   %rr:4 = builtin.unrealized_conversion_cast %r : tensor<64x8xf32, #frag> to f32, f32, f32, f32
   return %rr#0, %rr#1, %rr#2, %rr#3 : f32, f32, f32, f32
 }
