@@ -16,18 +16,19 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
       ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
       increase at the start of each branch;
     - `fat.wgmma_async` → one `wgmma.mma_async` m64nNk16 instruction in
-      `llvm.inline_asm` (A from a descriptor or four registers, scale-d
-      a predicate set at run time, accumulators tied through);
+      `llvm.inline_asm` (A from a descriptor or the four registers of 16
+      columns of a 16-bit tile, scale-d a predicate set at run time, the
+      accumulator tile's registers tied through);
     - `fat.wgmma_wait` → `nvvm.wgmma.wait.group.sync.aligned N`, then an
-      empty volatile `llvm.inline_asm` per returned register with a tied
-      operand (the accumulators the retired groups wrote become valid
-      there and nothing moves above the wait);
-    - `fat.operand_fence` → the same asm per value without a wait (pins
-      registers between loops, or thread ids behind a barrier);
+      empty volatile `llvm.inline_asm` per register of the returned
+      values with a tied operand (the accumulators the retired groups
+      wrote become valid there and nothing moves above the wait);
+    - `fat.operand_fence` → the same asm per register without a wait
+      (pins registers between loops, or thread ids behind a barrier);
     - `fat.schedule_fence` → a uniform branch over a `membar.cta` that
       never runs (a basic-block boundary ptxas keeps).
 
-    The consumer's softmax is still at warpgroup-tile granularity: tiles
+    The consumer works at warpgroup-tile granularity: tiles
     `tensor<64xNxT, #fat.wgmma_fragment>` (FatAttrs.td) become, by a 1:N
     type conversion, the registers thread t holds of them (f32 register
     4i + 2r + e = row 16·warp + lane/4 + 8r, column 8i + 2·(lane % 4) + e;
@@ -39,10 +40,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     polynomial per column, the thread's partial row sum), `arith.truncf`
     (`cvt.rn.bf16x2` / `f16x2` pairs, already the register-A layout) and
     `fat.rescale` (with `warp_vote` behind a warp vote on the rows whose
-    α ≠ 1). A row's work is issued as soon as its inputs are ready (ptxas
-    keeps the issue order). The casts between tiles and the rest of the
-    kernel's registers fold away; a tile read by any other op is an error
-    naming that op.
+    α ≠ 1), and `arith.constant` splats (each register the value). The
+    `scf.for` / `scf.if` that carry tiles carry their registers instead
+    (MLIR's SCF structural type conversion). A row's work is issued as
+    soon as its inputs are ready (ptxas keeps the issue order). The casts
+    between tiles and the epilogue's registers fold away; a tile read by
+    any other op is an error naming that op.
 
     The rest of the pipeline (`convert-scf-to-cf`, `convert-nvvm-to-llvm`,
     `convert-gpu-to-nvvm`, `--fat-to-ptx`) takes it from there. A host

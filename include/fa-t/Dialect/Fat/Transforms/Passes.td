@@ -318,10 +318,12 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     `gpu.module` holding one `llvm.func` for
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
-    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, each
-    wgmma step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait`
-    (which returns the registers the retired groups wrote: the async
-    token), and the scheduling facts ptxas needs as ops
+    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
+    consumer on the warpgroup's `#fat.wgmma_fragment` tiles — each wgmma
+    step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait` (which
+    returns the tiles the retired groups wrote: the async token), the
+    softmax as the tensorized level's ops, the loops carrying O, m, l and
+    P as tiles — and the scheduling facts ptxas needs as ops
     (`fat.operand_fence`, `fat.schedule_fence`) that `--convert-fat-to-nvvm`
     lowers. The kernel depends only on the attention's static
     configuration (dtype, D, Dv, Hq, Hkv, causal, window, layout, LSE), the
