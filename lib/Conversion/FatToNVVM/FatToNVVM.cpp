@@ -57,6 +57,25 @@ struct ConvertFatToNVVMPass
     });
     if (unbuilt)
       return signalPassFailure();
+    // A modification of a kernel tile that reads a captured tensor: the
+    // kernel has no pointer to it (its parameters are the attention's).
+    bool captured = false;
+    top.walk([&](Operation *op) {
+      if (!isa<ScoreModOp, MaskModOp>(op) || op->getNumResults() != 1 ||
+          !WgmmaFragmentAttr::isFragment(op->getResult(0).getType()))
+        return;
+      auto captures = isa<ScoreModOp>(op) ? cast<ScoreModOp>(op).getCaptures()
+                                          : cast<MaskModOp>(op).getCaptures();
+      if (captures.empty())
+        return;
+      op->emitOpError("on a kernel tile reads ")
+          << captures.size()
+          << " captured value(s), which the kernel cannot reach yet: only "
+             "modifications of the score and its indices compile for the GPU";
+      captured = true;
+    });
+    if (captured)
+      return signalPassFailure();
 
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
@@ -94,6 +113,7 @@ struct ConvertFatToNVVMPass
         user->emitOpError("reads a #fat.wgmma_fragment tile, which only "
                           "the kernel's tile ops (fat.wgmma_async, "
                           "fat.wgmma_wait, fat.operand_fence, fat.mask, "
+                          "fat.score_mod, fat.mask_mod, "
                           "fat.softmax_max, fat.softmax_exp, fat.rescale, "
                           "arith.truncf, arith.constant), scf loops and "
                           "branches, and casts to registers may read: "

@@ -19,6 +19,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <limits>
+#include <type_traits>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -450,12 +451,94 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
     return success();
   }
 };
+/// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
+/// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
+/// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
+/// (i' = min(row, Sq − 1), j' = min(key, Skv − 1): a padding row or key
+/// reads the last real one, as on the CPU) and, for a score, the element
+/// times the op's scale. A mask keeps the element where the body yields
+/// true and sets −inf elsewhere. Regions that read captured tensors are
+/// refused before the conversion (FatToNVVM.cpp): the kernel has no
+/// pointer to them.
+template <typename ModOp>
+struct ModFragmentLowering : OpConversionPattern<ModOp> {
+  using OpConversionPattern<ModOp>::OpConversionPattern;
+  using OneToNOpAdaptor = typename OpConversionPattern<ModOp>::OneToNOpAdaptor;
+  LogicalResult
+  matchAndRewrite(ModOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getScores().getType());
+    if (!WgmmaFragmentAttr::isFragment(type) || !op.getCaptures().empty())
+      return rewriter.notifyMatchFailure(
+          op, "not a capture-free modification of a fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    constexpr bool isScore = std::is_same_v<ModOp, ScoreModOp>;
+    auto c32 = [&](int64_t v) { return i32Const(b, v); };
+    auto add = [&](Value x, Value y) -> Value {
+      return arith::AddIOp::create(b, x, y);
+    };
+    auto index = [&](Value x) -> Value {
+      return arith::IndexCastOp::create(b, b.getIndexType(), x);
+    };
+    Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+    Value warp = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, tid, c32(32)), c32(4));
+    Value lane = arith::RemUIOp::create(b, tid, c32(32));
+    Value rowBase = add(asI32(b, op.getQStart()),
+                        add(arith::MulIOp::create(b, warp, c32(16)),
+                            arith::DivUIOp::create(b, lane, c32(4))));
+    Value colBase =
+        add(asI32(b, op.getKvStart()),
+            arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, c32(4)),
+                                  c32(2)));
+    Value lastRow = arith::SubIOp::create(b, asI32(b, op.getQLen()), c32(1));
+    Value lastKey = arith::SubIOp::create(b, asI32(b, op.getKvLen()), c32(1));
+    Value rows[2];
+    for (int r = 0; r < 2; ++r)
+      rows[r] = index(arith::MinSIOp::create(b, add(rowBase, c32(8 * r)),
+                                             lastRow));
+    Value scale, negInf;
+    if constexpr (isScore)
+      scale = f32Const(b, op.getScale().convertToDouble());
+    else
+      negInf = f32Const(b, -std::numeric_limits<double>::infinity());
+
+    Block &body = op.getBody().front();
+    SmallVector<Value> out(adaptor.getScores());
+    for (size_t i = 0; i < out.size() / 4; ++i) {
+      for (int e = 0; e < 2; ++e) {
+        Value key = index(arith::MinSIOp::create(
+            b, add(colBase, c32(8 * i + e)), lastKey));
+        for (int r = 0; r < 2; ++r) {
+          Value &x = out[4 * i + 2 * r + e];
+          SmallVector<Value> args;
+          if constexpr (isScore)
+            args.push_back(arith::MulFOp::create(b, x, scale));
+          args.append({op.getBatch(), op.getHead(), rows[r], key});
+          IRMapping mapping;
+          mapping.map(body.getArguments(), args);
+          for (Operation &inner : body.without_terminator())
+            rewriter.clone(inner, mapping);
+          Value y =
+              mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+          if constexpr (isScore)
+            x = y;
+          else
+            x = arith::SelectOp::create(b, y, x, negInf);
+        }
+      }
+    }
+    rewriter.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
-  target.addDynamicallyLegalOp<RescaleOp, MaskOp, arith::TruncFOp,
-                               arith::ConstantOp>([](Operation *op) {
+  target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
+                               arith::TruncFOp, arith::ConstantOp>(
+      [](Operation *op) {
     return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
   });
 }
@@ -464,6 +547,7 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering, TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,
+               ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
                ConstantFragmentLowering>(
       converter, patterns.getContext());
 }

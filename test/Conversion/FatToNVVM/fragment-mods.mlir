@@ -1,0 +1,80 @@
+// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
+
+// fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
+// body once per register. Register 4i + 2r + e holds row q0 + 16·warp +
+// lane/4 + 8r and key k0 + 2·(lane % 4) + 8i + e; the body reads both
+// clamped to the last row / key, and a score scaled by the op's scale.
+
+// softcap 30·tanh(s/30), scale 1/8, on a 64 x 8 tile (4 registers: rows r,
+// keys e): register (r, e) = body(scale · s, b, h, row_r, key_e).
+// CHECK-LABEL: func.func @softcap
+// CHECK-SAME:    (%[[S0:[a-z0-9]+]]: f32, %[[S1:[a-z0-9]+]]: f32, %[[S2:[a-z0-9]+]]: f32, %[[S3:[a-z0-9]+]]: f32, %{{.+}}: index, %{{.+}}: index, %[[Q0:[a-z0-9]+]]: index, %[[K0:[a-z0-9]+]]: index, %[[SQ:[a-z0-9]+]]: index, %[[SKV:[a-z0-9]+]]: index)
+// CHECK:         %[[TID:[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[Q0I:[0-9]+]] = arith.index_cast %[[Q0]] : index to i32
+// CHECK:         %[[ROW:[0-9]+]] = arith.addi %[[Q0I]], %{{[0-9]+}} : i32
+// CHECK:         %[[K0I:[0-9]+]] = arith.index_cast %[[K0]] : index to i32
+// CHECK:         %[[COL:[0-9]+]] = arith.addi %[[K0I]], %{{[0-9]+}} : i32
+// CHECK:         %[[SQI:[0-9]+]] = arith.index_cast %[[SQ]] : index to i32
+// CHECK-NEXT:    %{{.+}} = arith.constant 1 : i32
+// CHECK-NEXT:    %[[LASTROW:[0-9]+]] = arith.subi %[[SQI]], %{{.+}} : i32
+// CHECK:         %[[R1:[0-9]+]] = arith.addi %[[ROW]], %{{.+}} : i32
+// CHECK-NEXT:    %{{[0-9]+}} = arith.minsi %[[R1]], %[[LASTROW]] : i32
+// CHECK:         %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
+// CHECK:         %[[X0:[0-9]+]] = arith.mulf %[[S0]], %[[SCALE]] : f32
+// CHECK-NEXT:    %[[C30:.+]] = arith.constant 3.000000e+01 : f32
+// CHECK-NEXT:    %[[Y0:[0-9]+]] = arith.divf %[[X0]], %[[C30]] : f32
+// CHECK-NEXT:    %[[T0:[0-9]+]] = math.tanh %[[Y0]] : f32
+// CHECK-NEXT:    %[[Z0:[0-9]+]] = arith.mulf %[[T0]], %[[C30]] : f32
+// CHECK-NEXT:    %[[X2:[0-9]+]] = arith.mulf %[[S2]], %[[SCALE]] : f32
+// CHECK-COUNT-3: math.tanh
+// CHECK:         return %[[Z0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : f32, f32, f32, f32
+
+// A prefix-LM mask (keys below 4, or at or before the row): each register
+// kept where the body holds for its (row, key), −inf elsewhere.
+// CHECK-LABEL: func.func @prefix
+// CHECK-SAME:    (%[[P0:[a-z0-9]+]]: f32, %{{.+}}: f32, %[[P2:[a-z0-9]+]]: f32, %{{.+}}: f32,
+// CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[ROW1:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[NEGINF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK:         %[[KEY0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[PRE:[0-9]+]] = arith.cmpi slt, %[[KEY0]], %{{.+}} : index
+// CHECK-NEXT:    %[[CAUSAL:[0-9]+]] = arith.cmpi sle, %[[KEY0]], %[[ROW0]] : index
+// CHECK-NEXT:    %[[KEEP:[0-9]+]] = arith.ori %[[PRE]], %[[CAUSAL]] : i1
+// CHECK-NEXT:    %{{[0-9]+}} = arith.select %[[KEEP]], %[[P0]], %[[NEGINF]] : f32
+// CHECK:         arith.cmpi sle, %[[KEY0]], %[[ROW1]] : index
+// CHECK:         arith.select %{{[0-9]+}}, %[[P2]], %[[NEGINF]] : f32
+
+#frag = #fat.wgmma_fragment
+gpu.module @k {
+  func.func @softcap(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                     %q0: index, %k0: index, %sq: index, %skv: index) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+      %c = arith.constant 30.0 : f32
+      %y = arith.divf %x, %c : f32
+      %t = math.tanh %y : f32
+      %z = arith.mulf %t, %c : f32
+      fat.yield %z : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @prefix(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                    %q0: index, %k0: index, %sq: index, %skv: index) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.mask_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+      %c4 = arith.constant 4 : index
+      %p = arith.cmpi slt, %j, %c4 : index
+      %d = arith.cmpi sle, %j, %i : index
+      %v = arith.ori %p, %d : i1
+      fat.yield %v : i1
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+}
+
