@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
@@ -451,6 +452,48 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
     return success();
   }
 };
+/// tensor.splat of a scalar to a fragment tile: every register holds it.
+struct SplatFragmentLowering : OpConversionPattern<tensor::SplatOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(tensor::SplatOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!WgmmaFragmentAttr::isFragment(type) ||
+        !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not an f32 fragment tile");
+    SmallVector<Value> regs(WgmmaFragmentAttr::getRegisterCount(type),
+                            adaptor.getInput().front());
+    rewriter.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
+
+/// An element-wise f32 arith op on fragment tiles: the same op on each
+/// register (the operands share the layout, so register k of each is the
+/// same element).
+template <typename ArithOp>
+struct ElementwiseFragmentLowering : OpConversionPattern<ArithOp> {
+  using OpConversionPattern<ArithOp>::OpConversionPattern;
+  using OneToNOpAdaptor =
+      typename OpConversionPattern<ArithOp>::OneToNOpAdaptor;
+  LogicalResult
+  matchAndRewrite(ArithOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !WgmmaFragmentAttr::isFragment(type) ||
+        !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not an f32 fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    ValueRange lhs = adaptor.getLhs(), rhs = adaptor.getRhs();
+    SmallVector<Value> out;
+    for (auto [x, y] : llvm::zip_equal(lhs, rhs))
+      out.push_back(ArithOp::create(b, x, y, op.getFastmathAttr()));
+    rewriter.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
+
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
 /// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
 /// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
@@ -537,7 +580,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
-                               arith::TruncFOp, arith::ConstantOp>(
+                               arith::TruncFOp, arith::ConstantOp,
+                               arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
       [](Operation *op) {
     return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
   });
@@ -548,6 +592,8 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering, TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,
                ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
-               ConstantFragmentLowering>(
+               ElementwiseFragmentLowering<arith::MulFOp>,
+               ElementwiseFragmentLowering<arith::AddFOp>,
+               SplatFragmentLowering, ConstantFragmentLowering>(
       converter, patterns.getContext());
 }

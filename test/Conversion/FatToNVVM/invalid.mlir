@@ -185,14 +185,18 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Score and mask regions take the tiled path; the kernel builder refuses
-// them rather than drop them.
-func.func @score_region(%q: memref<1x8x128x64xbf16>, %o: memref<1x8x128x64xbf16>) {
-  // expected-error @+1 {{score and mask regions are not lowered to the Hopper kernel yet: the tiled and tensorized forms carry them (fat.score_mod, fat.mask_mod) and --fat-to-cpu runs them, but the kernel --fat-pipeline builds has no place for them}}
+// Score and mask regions reach the kernel as fat.score_mod / fat.mask_mod;
+// a region reading a captured tensor (here per-head biases) cannot, yet:
+// the kernel takes only the attention's operands.
+func.func @captured_region(%q: memref<1x8x128x64xbf16>, %o: memref<1x8x128x64xbf16>,
+                           %bias: memref<8xf32>) {
+  // expected-error @+1 {{score and mask regions that read captured tensors (a bias table, slopes, document ids) are not lowered to the Hopper kernel yet: the kernel takes only the attention's operands; regions of the score and its indices compile, and --fat-to-cpu runs every region}}
   fat.attention ins(%q, %q, %q : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
-                outs(%o : memref<1x8x128x64xbf16>) score {
-                ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
-                  fat.yield %s : f32
+                outs(%o : memref<1x8x128x64xbf16>) captures(%bias : memref<8xf32>) score {
+                ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<8xf32>):
+                  %e = tensor.extract %t[%h] : tensor<8xf32>
+                  %y = arith.addf %s, %e : f32
+                  fat.yield %y : f32
                 }
   return
 }

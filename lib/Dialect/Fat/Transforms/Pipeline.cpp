@@ -106,6 +106,10 @@ struct TensorizedAttention {
   AttentionSignature sig;
   /// The tiles' rows and keys; stages and seq_len of fat.tile.
   int64_t blockM = 0, blockN = 0, stages = 2, seqLen = 0;
+  /// The modifications of each block's scores (one of the KV loops'; they
+  /// are the same in each).
+  ScoreModOp scoreMod;
+  MaskModOp maskMod;
   /// The primitives the tensorized ops compute.
   bool rowsumMma = false, lazyRescale = false;
   double rescaleThreshold = 8.0, exp2Poly = 0.0;
@@ -156,7 +160,6 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (facts.window)
     std::tie(t.sig.windowLeft, t.sig.windowRight) = *facts.window;
   t.tileDiagonal = facts.diagonal;
-  t.sig.modifications = facts.scoreMod || facts.maskMod;
   WgmmaOp qk, pv;
   WalkResult walk = loop.walk([&](Operation *op) {
     if (isa<QKOp, PVOp>(op)) {
@@ -175,11 +178,20 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       t.exp2Poly = exp.getExp2Poly().convertToDouble();
     } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
       t.scale = fin.getScaleAttr();
+    } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
+      t.scoreMod = mod;
+      t.sig.modificationCaptures |= !mod.getCaptures().empty();
+    } else if (auto mod = dyn_cast<MaskModOp>(op)) {
+      t.maskMod = mod;
+      t.sig.modificationCaptures |= !mod.getCaptures().empty();
     }
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
     return failure();
+  t.sig.modifications =
+      modificationKey(t.scoreMod ? &t.scoreMod.getBody() : nullptr,
+                      t.maskMod ? &t.maskMod.getBody() : nullptr);
   if (!qk || !pv || !t.scale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
@@ -395,6 +407,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         loop, t->sig, loop->getAttr(kScheduleAttrName), options);
     if (failed(config))
       return failure();
+    config->scoreMod = t->scoreMod;
+    config->maskMod = t->maskMod;
     FailureOr<SymbolRefAttr> kernel =
         buildKernel(top, loop, *config, manifests);
     if (failed(kernel))

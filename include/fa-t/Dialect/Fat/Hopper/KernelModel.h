@@ -249,6 +249,12 @@ struct AttentionKernelConfig {
   /// chosen by the cost model; the manifest says so, and kernel lookup
   /// prefers the cost model's kernel of a config.
   bool scheduleForced = false;
+  /// Score / mask modifications (fat.attention's regions): the key naming
+  /// their bodies (modificationKey; empty: none) and the tensorized loop's
+  /// fat.score_mod / fat.mask_mod the kernel applies to each block's scores
+  /// (set by fat-pipeline, which owns the loop while the kernel is built).
+  std::string modifications;
+  Operation *scoreMod = nullptr, *maskMod = nullptr;
 
   /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
   /// warpgroup is the TMA producer.
@@ -382,8 +388,10 @@ struct AttentionSignature {
   bool causal = false;
   int64_t windowLeft = -1, windowRight = -1;
   bool lse = false;
-  /// Score or mask regions (not lowered to the Hopper kernel yet).
-  bool modifications = false;
+  /// Score or mask regions: modificationKey of their bodies (empty: none),
+  /// and whether they read captured values (not in the kernel yet).
+  std::string modifications;
+  bool modificationCaptures = false;
 
   static AttentionSignature of(AttentionOp op);
   /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.
@@ -394,6 +402,11 @@ struct AttentionSignature {
   /// positive, else the static key length, else 0 (unknown).
   int64_t tunedSeqLen(int64_t option) const;
 };
+
+/// A short key naming the bodies of a score and a mask region (either may
+/// be null or empty): equal bodies give equal keys, so kernels of one
+/// modification share a name. Empty when both are absent.
+std::string modificationKey(Region *score, Region *mask);
 
 /// Reads the static configuration of the attention `sig` describes under
 /// `options`, with the schedule dictionary `schedule` (may be null). Emits

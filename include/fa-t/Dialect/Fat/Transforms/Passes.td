@@ -430,7 +430,7 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::scf::SCFDialect", "::mlir::tensor::TensorDialect"
   ];
 }
 

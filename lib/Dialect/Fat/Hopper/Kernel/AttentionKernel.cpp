@@ -52,6 +52,8 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
@@ -178,6 +180,11 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.seqKV = args[a++];
   v.diag = args[a++];
   v.scaleLog2e = args[a++];
+  v.softmaxScale = v.scaleLog2e;
+  if (cfg.scoreMod) {
+    v.softmaxScale = f32Const(b, M_LOG2E);
+    v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
+  }
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];
 

@@ -52,6 +52,9 @@ struct KernelValues {
   Value oPtr, oStrideB, oStrideH, oStrideS;
   Value lsePtr, lseStrideB, lseStrideH;
   Value seqQ, seqKV, diag, scaleLog2e;
+  // The softmax's c (scaleLog2e; log2 e where a score modification reads
+  // the scaled scores s' = f(scale·s)) and that scale, scaleLog2e · ln 2.
+  Value softmaxScale, scoreScale;
   // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B)
   // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
   Value batchCount, numM;
@@ -201,6 +204,11 @@ private:
   Value buildMaskedScores(Value s, Value kvBlock, Value wgRow);
   /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
   Value buildMaskIfNeeded(Value s, Value kvBlock, Value wgRow);
+  /// The attention's score and mask modifications on every block's scores:
+  /// the tensorized loop's fat.score_mod / fat.mask_mod (cfg.scoreMod,
+  /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
+  /// block kvBlock).
+  Value buildModifications(Value s, Value kvBlock, Value wgRow);
   /// Issues O += P·V_s with P the 16-bit tile in registers (N/16 register-A
   /// wgmma k-steps) as one commit group; the caller waits. With
   /// `accumulate` (i32) zero at run time the result is P·V_s alone (O's

@@ -88,7 +88,7 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
     // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
     Value lseValue = arith::MulFOp::create(
         b,
-        arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], v.scaleLog2e),
+        arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], v.softmaxScale),
                               buildLog2(b, sum[r])),
         ln2);
     lseValue = arith::SelectOp::create(b, nonEmpty[r], lseValue, negInf);

@@ -12,6 +12,9 @@
 
 #include "AttentionKernelBuilder.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+
 #include <cmath>
 #include <limits>
 
@@ -127,6 +130,40 @@ Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
                         cfg.maskByRowLimits());
 }
 
+Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
+                                                Value wgRow) {
+  // The tiled form's modifications, moved onto this warpgroup's tile: the
+  // same regions at the kernel's coordinates (batch, query head, the
+  // warpgroup's first row, the block's first key; Sq, Skv). The kernel's
+  // scale is a run-time parameter, so the tile is scaled here and the
+  // score modification's own scale is 1.
+  auto index = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, b.getIndexType(), x);
+  };
+  if (!cfg.scoreMod && !cfg.maskMod)
+    return s;
+  Value at[] = {index(v.batch), index(v.head), index(wgRow),
+                index(mul(kvBlock, c32(cfg.blockN))), index(v.seqQ),
+                index(v.seqKV)};
+  IRMapping none;
+  if (auto tmpl = cast_or_null<ScoreModOp>(cfg.scoreMod)) {
+    Value scale = tensor::SplatOp::create(b, v.scoreScale, s.getType());
+    auto mod = ScoreModOp::create(b, s.getType(),
+                                  arith::MulFOp::create(b, s, scale), at[0],
+                                  at[1], at[2], at[3], at[4], at[5],
+                                  ValueRange{}, b.getF32FloatAttr(1.0));
+    tmpl.getBody().cloneInto(&mod.getBody(), none);
+    s = mod.getResult();
+  }
+  if (auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod)) {
+    auto mod = MaskModOp::create(b, s.getType(), s, at[0], at[1], at[2],
+                                 at[3], at[4], at[5], ValueRange{});
+    tmpl.getBody().cloneInto(&mod.getBody(), none);
+    s = mod.getResult();
+  }
+  return s;
+}
+
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
   // buildMaskIfNeeded's right-side tests, solved for the first block j:
   //   (j+1)·N > Skv                ⟺ j ≥ ⌊Skv/N⌋
@@ -183,12 +220,12 @@ AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
                       : FloatAttr();
   // rowsum=mma: the P·V wgmma's ones columns sum P; l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
-  auto max = SoftmaxMaxOp::create(b, rows, rows, s, mOld, v.scaleLog2e, tau);
+  auto max = SoftmaxMaxOp::create(b, rows, rows, s, mOld, v.softmaxScale, tau);
   SmallVector<Type> types{s.getType()};
   if (vectorSum)
     types.push_back(rows);
   auto exp = SoftmaxExpOp::create(
-      b, types, s, max.getNewMax(), v.scaleLog2e,
+      b, types, s, max.getNewMax(), v.softmaxScale,
       vectorSum ? lOld : Value(), vectorSum ? max.getAlpha() : Value(),
       b.getF64FloatAttr(cfg.schedule.exp2Poly));
   s = exp.getProbs();
@@ -203,6 +240,7 @@ AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
+  s = buildModifications(s, kvBlock, wgRow);
   if (mayMask)
     s = buildMaskIfNeeded(s, kvBlock, wgRow);
   return buildSoftmax(s, mOld, lOld);

@@ -7,7 +7,9 @@
 
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/xxhash.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -131,8 +133,49 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
   sig.windowLeft = op.getWindowLeft();
   sig.windowRight = op.getWindowRight();
   sig.lse = static_cast<bool>(op.getLse());
-  sig.modifications = op.hasModifications();
+  sig.modifications = modificationKey(&op.getScore(), &op.getMask());
+  sig.modificationCaptures = !op.getCaptures().empty();
   return sig;
+}
+
+std::string mlir::fat::modificationKey(Region *score, Region *mask) {
+  // The bodies' structure: each op's name, attributes and result types,
+  // its operands as the positions of the values they are (block arguments
+  // first), region by region. Printing would name values by context.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  bool any = false;
+  for (auto [tag, region] : {std::pair<StringRef, Region *>{"score", score},
+                             {"mask", mask}}) {
+    if (!region || region->empty())
+      continue;
+    any = true;
+    llvm::DenseMap<Value, unsigned> position;
+    os << tag << "(";
+    region->walk([&](Block *block) {
+      for (BlockArgument arg : block->getArguments()) {
+        position[arg] = position.size();
+        os << arg.getType() << ",";
+      }
+    });
+    os << ")";
+    region->walk<WalkOrder::PreOrder>([&](Operation *op) {
+      os << op->getName() << op->getAttrDictionary() << "(";
+      for (Value operand : op->getOperands())
+        os << (position.count(operand) ? position.lookup(operand) : ~0u)
+           << ",";
+      os << ")->";
+      for (Value result : op->getResults()) {
+        position[result] = position.size();
+        os << result.getType() << ",";
+      }
+      os << ";";
+    });
+  }
+  if (!any)
+    return "";
+  return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true)
+      .substr(0, 8);
 }
 
 unsigned AttentionSignature::physicalDim(unsigned logical) const {
@@ -166,15 +209,17 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
   ShapedType qType = sig.query, kType = sig.key, vType = sig.value,
              oType = sig.output;
 
-  // Score and mask regions lower through the tiled and tensorized forms
-  // (fat-tile, fat-tensorize: docs/architecture.md); this whole-kernel
-  // builder does not take them, and gets none added.
-  if (sig.modifications)
-    return attentionError(op, "score and mask regions are not lowered to the "
-                          "Hopper kernel yet: the tiled and tensorized forms "
-                          "carry them (fat.score_mod, fat.mask_mod) and "
-                          "--fat-to-cpu runs them, but the kernel "
-                          "--fat-pipeline builds has no place for them");
+  // Score and mask regions reach the kernel as the tensorized loop's
+  // fat.score_mod / fat.mask_mod on each block's scores; values they read
+  // from captured tensors have no way in yet.
+  if (sig.modificationCaptures)
+    return attentionError(op, "score and mask regions that read captured "
+                          "tensors (a bias table, slopes, document ids) are "
+                          "not lowered to the Hopper kernel yet: the kernel "
+                          "takes only the attention's operands; regions of "
+                          "the score and its indices compile, and "
+                          "--fat-to-cpu runs every region");
+  config.modifications = sig.modifications;
   if (options.sm != "sm_90a")
     return attentionError(op, "the Hopper kernel targets sm_90a only (got sm='")
            << options.sm << "'): it needs wgmma and setmaxnreg";
@@ -551,6 +596,8 @@ std::string AttentionKernelConfig::kernelName() const {
        << "_" << (windowRight < 0 ? std::string("inf") : std::to_string(windowRight));
   if (lse)
     os << "_lse";
+  if (!modifications.empty())
+    os << "_mod" << modifications;
   os << "_m" << blockM << "n" << blockN << "s" << stages;
   if (qBuffers != 1)
     os << "q" << qBuffers;
@@ -687,6 +734,10 @@ std::string AttentionKernelConfig::manifestJson() const {
              tensorMapSpec("k", {"D", "Skv", "Hkv", "B"}, blockN),
              tensorMapSpec("v", {"Dv", "Skv", "Hkv", "B"}, blockN)}},
       {"params", std::move(params)}};
+  // The key of the score / mask modifications the kernel applies (only
+  // where there are some: the manifests of plain kernels stay as they are).
+  if (!modifications.empty())
+    manifest.getObject("config")->try_emplace("modifications", modifications);
 
   std::string text;
   llvm::raw_string_ostream os(text);
