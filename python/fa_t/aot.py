@@ -12,7 +12,12 @@ function returning one, in a Python file). Each entry is a manifest
 ``config`` object (:class:`~fa_t.config.KernelConfig` fields), optionally with
 tuning keys (``block_m``, ``block_n``, ``stages``, or any other ``--fat-to-ptx``
 option spelled with '_' for '-'); in Python files entries may also be
-``KernelConfig`` objects or ``(KernelConfig, tuning dict)`` pairs. Untuned
+``KernelConfig`` objects, ``(KernelConfig, tuning dict)`` pairs or
+``(KernelConfig, tuning dict, regions)`` triples, ``regions`` the score / mask
+modification text of :func:`fa_t.mods.attention_regions` (a JSON entry spells
+it ``"regions"``); the folder's ``modifications.json`` then names the
+compiler's key of each text, which is how :mod:`fa_t.registry` finds those
+kernels for ``fa_t.attention(score_mod=…, mask_mod=…)``. Untuned
 entries get :func:`fa_t.jit.default_tuning`. The folder is flat: every
 kernel's ``<name>.ptx`` and ``<name>.json`` side by side, names unique per
 config and tuning (fa-t-opt derives them from both), which is the layout
@@ -37,24 +42,31 @@ from .config import TUNING_KEYS, KernelConfig
 from .errors import CompileError
 from .manifest import load_manifest
 
-Entry = Tuple[KernelConfig, Dict[str, Any]]
+Entry = Tuple[KernelConfig, Dict[str, Any], str]
 
 
 def _entry(item: Any, where: str) -> Entry:
-    """One (config, tuning) pair from any of the accepted spellings."""
+    """One (config, tuning, regions) triple from any of the accepted spellings."""
     if isinstance(item, KernelConfig):
-        return item, jit.default_tuning(item)
-    if isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], KernelConfig):
-        config, tuning = item
-        return config, {**jit.default_tuning(config), **tuning}
+        return item, jit.default_tuning(item), ""
+    if isinstance(item, tuple) and len(item) in (2, 3) and isinstance(item[0], KernelConfig):
+        config, tuning = item[0], item[1]
+        regions = item[2] if len(item) == 3 else ""
+        if not isinstance(regions, str):
+            raise ValueError(f"{where}: expected the regions as text, got {regions!r}")
+        return config, {**jit.default_tuning(config), **tuning}, regions
     if isinstance(item, dict):
         fields = dict(item)
         tuning = dict(fields.pop("tuning", {}))
         tuning.update({k: fields.pop(k) for k in TUNING_KEYS if k in fields})
+        regions = fields.pop("regions", "")
+        if not isinstance(regions, str):
+            raise ValueError(f"{where}.regions: expected text, got {regions!r}")
         config = KernelConfig.from_dict(fields, where)  # names unknown keys
-        return config, {**jit.default_tuning(config), **tuning}
-    raise ValueError(f"{where}: expected a config object, a KernelConfig or a "
-                     f"(KernelConfig, tuning) pair, got {item!r}")
+        return config, {**jit.default_tuning(config), **tuning}, regions
+    raise ValueError(f"{where}: expected a config object, a KernelConfig, a "
+                     f"(KernelConfig, tuning) pair or a (KernelConfig, tuning, regions) "
+                     f"triple, got {item!r}")
 
 
 def load_config_list(spec: str) -> List[Entry]:
@@ -79,20 +91,22 @@ def load_config_list(spec: str) -> List[Entry]:
     entries: List[Entry] = []
     seen = set()
     for i, item in enumerate(items):
-        config, tuning = _entry(item, f"{spec}[{i}]")
-        key = (config, tuple(sorted(tuning.items())))
+        config, tuning, regions = _entry(item, f"{spec}[{i}]")
+        key = (config, tuple(sorted(tuning.items())), regions)
         if key not in seen:
             seen.add(key)
-            entries.append((config, tuning))
+            entries.append((config, tuning, regions))
     return entries
 
 
-def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_opt: str) -> Path:
-    """Compiles one kernel into ``out``; returns its manifest path."""
+def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_opt: str,
+                 regions: str = "") -> Path:
+    """Compiles one kernel (of the modification text ``regions``) into
+    ``out``; returns its manifest path."""
     with tempfile.TemporaryDirectory(prefix=".fa-t-aot-", dir=out) as tmp:
         work = Path(tmp)
         source = work / "input.mlir"
-        source.write_text(jit.jit_input_mlir(config))
+        source.write_text(jit.jit_input_mlir(config, regions))
         kernel = work / "kernel"
         kernel.mkdir()
         command = jit.fat_opt_command(fat_opt, source, kernel, tuning)
@@ -104,9 +118,9 @@ def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_op
                                f"{done.stderr.strip()}")
         (manifest_path,) = kernel.glob("*.json")
         manifest = load_manifest(manifest_path)
-        if manifest.config != config:
-            raise CompileError(f"fa-t-opt compiled {manifest.config.to_dict()} where "
-                               f"{config.to_dict()} was asked for")
+        jit.check_compiled(manifest, config, manifest_path, regions)
+        if regions:
+            _record_modifications(out, regions, manifest.config.modifications)
         # A forced build (an ablation variant) of the kernel the cost model
         # already chose keeps the existing manifest's "forced": false, as
         # fa-t-opt does when it writes into a folder (same code either way).
@@ -129,13 +143,23 @@ def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_op
         return target
 
 
+def _record_modifications(out: Path, regions: str, key: str) -> None:
+    """Names ``regions``' compiler key in ``out``'s modifications index."""
+    index_path = out / jit.MODIFICATIONS_INDEX
+    index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
+    index[jit.regions_id(regions)] = key
+    index_path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
 def build(entries: List[Entry], out: Path, fat_opt: str, log=print) -> List[Path]:
-    """Compiles every entry into the flat folder ``out``; returns the manifests."""
+    """Compiles every entry, a (config, tuning[, regions]) tuple, into the flat
+    folder ``out``; returns the manifests."""
     out.mkdir(parents=True, exist_ok=True)
     manifests = []
-    for config, tuning in entries:
+    for entry in entries:
+        config, tuning, regions = (*entry, "")[:3]
         start = time.perf_counter()
-        path = build_kernel(config, tuning, out, fat_opt)
+        path = build_kernel(config, tuning, out, fat_opt, regions)
         log(f"{path.name}  ({time.perf_counter() - start:.2f} s)")
         manifests.append(path)
     return manifests

@@ -141,17 +141,18 @@ class _Kernel:
 
 def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
              window: Tuple[int, int], diag: int, scale: float, kernel_dir=None,
-             manifest=None) -> _Kernel:
+             manifest=None, regions: str = "") -> _Kernel:
     """Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
     the parameters for these tensors. ``manifest`` picks a specific kernel (an
-    ablation variant) instead of looking one up by config."""
+    ablation variant) instead of looking one up by config; ``regions`` (the
+    score / mask modifications' text) compiles the kernel of them (JIT)."""
     p = problem
     device = _check_device(torch, q.device)
     if manifest is None:
         config = KernelConfig(dtype=p.dtype, head_dim=p.D, head_dim_v=p.Dv, num_heads_q=p.Hq,
                               num_heads_kv=p.Hkv, layout="bhsd", causal=causal, window=window,
                               lse=lse_out is not None)
-        manifest = registry.find_kernel(config, kernel_dir, seq_len=p.Skv)
+        manifest = registry.find_kernel(config, kernel_dir, seq_len=p.Skv, regions=regions)
     symbols = problem_symbols(q.shape, k.shape, v.shape, diag=diag, scale=scale)
     grid = launch_grid(manifest.grid, symbols)
 
@@ -259,7 +260,8 @@ def _dir_key(kernel_dir):
 
 def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[int],
              scale: Optional[float], want_lse: bool, gqa: bool = True, kernel_dir=None,
-             names: Tuple[str, str, str] = ("q", "k", "v"), out=None, lse_out=None):
+             names: Tuple[str, str, str] = ("q", "k", "v"), out=None, lse_out=None,
+             regions: str = ""):
     """Runs one attention on CUDA tensors; returns (O, LSE or None).
 
     The cached path of every CUDA call (module doc). ``diag`` None is the
@@ -271,17 +273,17 @@ def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[i
     """
     key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
            v.shape, v.stride(), v.dtype, v.device, causal, window, diag, scale, type(scale),
-           want_lse, gqa, _dir_key(kernel_dir))
+           want_lse, gqa, _dir_key(kernel_dir), regions)
     plan = _plans.get(key)
     if plan is None:
         plan, out, lse_out = _new_plan(key, q, k, v, out, lse_out, causal=causal, window=window,
                                        diag=diag, scale=scale, want_lse=want_lse, gqa=gqa,
-                                       kernel_dir=kernel_dir, names=names)
+                                       kernel_dir=kernel_dir, names=names, regions=regions)
     return plan(q, k, v, out, lse_out, names)
 
 
 def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_lse, gqa,
-              kernel_dir, names):
+              kernel_dir, names, regions=""):
     """Checks a new key's inputs in full and resolves its plan (kept only once
     everything passed, so a key that failed is checked again next time);
     returns it with the call's output buffers, which its parameters were
@@ -296,7 +298,8 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
     out, lse_out = plan.outputs(q, out, lse_out)
     if plan.launches:
         plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
-                               window=window, diag=diag, scale=scale, kernel_dir=kernel_dir)
+                               window=window, diag=diag, scale=scale, kernel_dir=kernel_dir,
+                               regions=regions)
     with _plans_lock:
         while len(_plans) >= MAX_PLANS:
             del _plans[next(iter(_plans))]
@@ -383,10 +386,17 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
     window = checks.check_window(window)
     scale = checks.check_scale(scale, q.shape[3])
     if q.device.type != "cpu":
-        raise NotImplementedError(
-            "score_mod / mask_mod compile through fa-t's tiled and tensorized forms, "
-            "but the Hopper kernel fat-pipeline builds has no place for them yet: run "
-            "them on CPU tensors, or in fa-t-opt --fat-to-cpu")
+        # The Hopper kernel of these regions (JIT-compiled, cached by their text).
+        regions, captures = mods.attention_regions(score_mod, mask_mod)
+        if captures:
+            raise NotImplementedError(
+                f"score_mod / mask_mod read {len(captures)} captured tensor(s) (a bias "
+                f"table, slopes, document ids): the Hopper kernel takes only q, k and v "
+                f"so far; write the modification from the score and its indices, or run "
+                f"it on CPU tensors")
+        o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
+                          want_lse=return_lse, names=("q", "k", "v"), regions=regions)
+        return (o, lse) if return_lse else o
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,
                                       mask_mod=mask_mod)

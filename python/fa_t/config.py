@@ -47,6 +47,9 @@ class KernelConfig:
     causal: bool = False
     window: Tuple[int, int] = (-1, -1)
     lse: bool = False
+    #: The compiler's key of the score / mask modifications the kernel applies
+    #: (its name carries it too); "" for none.
+    modifications: str = ""
 
     @property
     def masked(self) -> bool:
@@ -57,6 +60,8 @@ class KernelConfig:
         """The manifest's JSON form (``window`` as a list)."""
         d = dataclasses.asdict(self)
         d["window"] = list(self.window)
+        if not self.modifications:
+            del d["modifications"]  # as in a plain kernel's manifest
         return d
 
     @classmethod
@@ -120,4 +125,5 @@ class KernelConfig:
                                      f"{'non-negative' if key == 'seq_len' else 'positive'} "
                                      f"integer, got {value}")
         return cls(dtype=dtype, layout=layout, causal=get("causal", bool, False),
-                   window=(window[0], window[1]), lse=get("lse", bool, False), **dims)
+                   window=(window[0], window[1]), lse=get("lse", bool, False),
+                   modifications=get("modifications", str, ""), **dims)

@@ -12,6 +12,7 @@ compile is logged (INFO, logger ``fa_t.jit``) with its kernel and time.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -158,10 +159,26 @@ def seq_len_bucket(seq_len: int) -> int:
     return 1 << max(0, (int(seq_len) - 1).bit_length())
 
 
-def cache_key(config: KernelConfig, tuning: Dict[str, int], compiler: str) -> str:
-    """A stable hash of what determines a JIT kernel's bytes."""
-    blob = json.dumps({"config": config.to_dict(), "tuning": tuning, "compiler": compiler,
-                       "sm": SM}, sort_keys=True, separators=(",", ":"))
+#: The index file of a kernel directory that names, for each score / mask
+#: modification text it holds kernels of (by :func:`regions_id`), the key the
+#: compiler gave those regions (the manifests' ``config.modifications``).
+MODIFICATIONS_INDEX = "modifications.json"
+
+
+def regions_id(regions: str) -> str:
+    """A stable name for a modification text (the lookup key of
+    :data:`MODIFICATIONS_INDEX`)."""
+    return hashlib.sha256(regions.encode()).hexdigest()[:16]
+
+
+def cache_key(config: KernelConfig, tuning: Dict[str, int], compiler: str,
+              regions: str = "") -> str:
+    """A stable hash of what determines a JIT kernel's bytes (``regions``: the
+    fat.attention score / mask regions' text, see :func:`jit_input_mlir`)."""
+    what = {"config": config.to_dict(), "tuning": tuning, "compiler": compiler, "sm": SM}
+    if regions:
+        what["regions"] = regions
+    blob = json.dumps(what, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
@@ -169,12 +186,14 @@ def _tensor_type(dims: List[Optional[int]], elem: str) -> str:
     return "tensor<" + "x".join("?" if d is None else str(d) for d in dims) + f"x{elem}>"
 
 
-def jit_input_mlir(config: KernelConfig) -> str:
+def jit_input_mlir(config: KernelConfig, regions: str = "") -> str:
     """The ``fat.attention`` function fa-t-opt compiles for ``config``.
 
     B and the sequence lengths are dynamic; heads and head dims static. The
     diagonal is an operand (the launcher passes it as ``diag``) and the scale
     is left at its default: the kernel takes both at run time (ABI params).
+    ``regions`` is the ``score {…} mask {…}`` text of the modifications
+    (:func:`fa_t.mods.attention_regions`, without captures).
     """
     elem = config.dtype
     bshd = config.layout == "bshd"
@@ -203,6 +222,8 @@ def jit_input_mlir(config: KernelConfig) -> str:
         clauses.append(f"    window [{config.window[0]}, {config.window[1]}]")
     if bshd:
         clauses.append("    layout(bshd)")
+    if regions:
+        clauses.append(regions.strip("\n"))
     names = "%r:2" if config.lse else "%r"
     rets = "%r#0, %r#1" if config.lse else "%r"
     return "\n".join([
@@ -245,14 +266,24 @@ def _single_manifest(directory: Path) -> Path:
     return manifests[0]
 
 
-def _check_compiled(manifest: Manifest, config: KernelConfig, where: Path) -> None:
+def check_compiled(manifest: Manifest, config: KernelConfig, where: Path,
+                   regions: str = "") -> None:
+    """Raises CompileError unless ``manifest`` is the kernel of ``config``
+    (and of modifications, when ``regions`` asked for some)."""
+    # With regions the compiler names them (config.modifications): any key,
+    # as long as there is one.
+    if regions:
+        if not manifest.config.modifications:
+            raise CompileError(f"{where}: fa-t-opt compiled no modifications where "
+                               f"score / mask regions were asked for")
+        config = dataclasses.replace(config, modifications=manifest.config.modifications)
     if manifest.config != config:
         raise CompileError(f"{where}: fa-t-opt compiled config {manifest.config.to_dict()} "
                            f"where {config.to_dict()} was asked for")
 
 
 def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
-                   seq_len: Optional[int] = None) -> Manifest:
+                   seq_len: Optional[int] = None, regions: str = "") -> Manifest:
     """The cached JIT kernel for ``config`` (tuned for ``seq_len`` keys, see
     :func:`default_tuning`), compiling it on a cache miss.
 
@@ -265,13 +296,13 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
         raise CompileError("fa-t-opt not found: install the fa_t wheel (pip install . in "
                            "the fa-t repository), set FA_T_OPT or put it on PATH")
     tuning = default_tuning(config, seq_len)
-    key = cache_key(config, tuning, compiler_version(fat_opt))
+    key = cache_key(config, tuning, compiler_version(fat_opt), regions)
     root = cache_dir()
     final = root / key
     if final.is_dir():
         try:
             manifest = load_manifest(_single_manifest(final))
-            _check_compiled(manifest, config, final)
+            check_compiled(manifest, config, final, regions)
             log.debug("kernel cache hit: %s (%s)", manifest.entry, final)
             return manifest
         except (ManifestError, CompileError):
@@ -281,7 +312,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
     work = Path(tempfile.mkdtemp(prefix=f".{key}-", dir=root))
     try:
         source = work / "input.mlir"
-        source.write_text(jit_input_mlir(config))
+        source.write_text(jit_input_mlir(config, regions))
         out = work / "kernel"
         out.mkdir()
         command = fat_opt_command(fat_opt, source, out, tuning)
@@ -297,7 +328,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
                                f"{config.to_dict()}\ncommand: {' '.join(command)}\n"
                                f"{done.stderr.strip()}")
         manifest = load_manifest(_single_manifest(out))
-        _check_compiled(manifest, config, out)
+        check_compiled(manifest, config, out, regions)
         log.info("compiled %s in %.2f s into %s", manifest.entry, time.perf_counter() - start,
                  final)
         # Keep the input beside the kernel, for whoever debugs it later.

@@ -13,6 +13,7 @@ are ranked by the length they were tuned for (the manifest's ``seq_len``,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -79,14 +80,31 @@ def pick_for_seq_len(manifests: Sequence[Manifest], seq_len: int) -> Manifest:
     return untuned[0] if untuned else max(manifests, key=tuned)
 
 
+def _with_modifications(config: KernelConfig, directory: Path,
+                        regions: str) -> Optional[KernelConfig]:
+    """``config`` with the key ``directory``'s modifications index gives
+    ``regions`` (None where it holds no kernel of them)."""
+    index_path = Path(directory) / jit.MODIFICATIONS_INDEX
+    try:
+        index = json.loads(index_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    key = index.get(jit.regions_id(regions)) if isinstance(index, dict) else None
+    return dataclasses.replace(config, modifications=key) if isinstance(key, str) else None
+
+
 def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
-                seq_len: Optional[int] = None) -> Manifest:
-    """The kernel for ``config`` (for ``seq_len`` keys, when given); see the
-    module doc for the search order."""
+                seq_len: Optional[int] = None, regions: str = "") -> Manifest:
+    """The kernel for ``config`` (for ``seq_len`` keys, when given; of the
+    score / mask modification text ``regions``, when given); see the module
+    doc for the search order."""
     dirs = kernel_dirs(kernel_dir)
     for directory in dirs:
+        wanted = _with_modifications(config, directory, regions) if regions else config
+        if wanted is None:
+            continue
         matches = [m for m in scan_kernel_dir(directory)
-                   if m.config == config and m.sm == jit.SM]
+                   if m.config == wanted and m.sm == jit.SM]
         if matches:
             # The cost model's kernels if any; else (a folder of ablation
             # variants) the forced ones, still picked by their tuned length.
@@ -102,7 +120,7 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
             f"no kernel for {config.to_dict()}: none in the kernel directories ({searched}), "
             f"and fa-t-opt, which would compile one, is not available (set FA_T_OPT or put "
             f"it on PATH)")
-    return jit.compile_kernel(config, fat_opt, seq_len)
+    return jit.compile_kernel(config, fat_opt, seq_len, regions)
 
 
 class LoadedKernel:

@@ -129,7 +129,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pm.addPass(fat::createFatPipeline(pipeline));
   pm.addPass(fat::createConvertFatToNVVM());
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
-                     "convert-gpu-to-nvvm,reconcile-unrealized-casts,"
+                     "convert-gpu-to-nvvm{index-bitwidth=32},reconcile-unrealized-casts,"
                      "canonicalize,cse)");
   std::string chip = opts.sm;
   appendPipeline(pm, "nvvm-attach-target{chip=" + chip + " features=+ptx" +
