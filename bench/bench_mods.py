@@ -66,14 +66,15 @@ def modifications(heads: int):
     }
 
 
-def entries():
-    """The AOT entries: every modification at every shape's config."""
+def entries(tuning=None):
+    """The AOT entries: every modification at every shape's config (with
+    `tuning`, --fat-to-ptx options, over the defaults: a variant folder)."""
     out = []
     for b, h, s, d in SHAPES:
         for name, (causal, score_mod, mask_mod) in modifications(h).items():
             config = KernelConfig("bf16", d, d, h, h, causal=causal)
             regions, _ = mods.attention_regions(score_mod, mask_mod)
-            out.append((config, jit.default_tuning(config, s), regions))
+            out.append((config, {**jit.default_tuning(config, s), **(tuning or {})}, regions))
     return out
 
 
@@ -146,7 +147,8 @@ def useful_flops(b, h, s, d, causal, mask_mod):
     return 4.0 * b * h * d * keep.sum().item()
 
 
-def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, reps):
+def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, reps,
+               variants=()):
     b, h, s, d = shape
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     from fa_t.api import _forward
@@ -161,6 +163,10 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
         "cudnn-plain": bench._sdpa_launcher(torch.nn.functional, torch.nn.attention.sdpa_kernel,
                                             SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
     }
+    for label, directory in variants:
+        impls[label] = (lambda directory=directory: _forward(
+            q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
+            want_lse=False, regions=regions, kernel_dir=directory))
     ms = bench.round_robin_ms(impls, reps)
     flops = useful_flops(b, h, s, d, causal, mask_mod)
     plain_flops = useful_flops(b, h, s, d, causal, None)
@@ -183,6 +189,7 @@ def run(args):
     result = {"checks": [], "times": []}
     failed = 0
     shapes = [SHAPES[i] for i in args.shapes]
+    variants = [tuple(v.split("=", 1)) for v in args.variant]
     for shape in SHAPES if args.checks else []:
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(h).items():
@@ -202,9 +209,12 @@ def run(args):
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(h).items():
             t = time_point(shape, name, causal, score_mod, mask_mod, compiled,
-                           args.plain, args.reps)
+                           args.plain, args.reps, variants)
             result["times"].append(t)
             tf = t["tflops"]
+            for label, _ in variants:
+                print(f"     variant {label}: {tf[label]:6.1f} ({tf[label] / tf['fa-t']:.3f} of "
+                      f"fa-t)")
             print(f"time {name:15s} B{b} H{h} S{s:<6d} D{d:<3d} fa-t {tf['fa-t']:6.1f}  "
                   f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}  "
                   f"fa-t/plain {tf['fa-t'] / tf['fa-t-plain']:5.2f}  "
@@ -222,6 +232,8 @@ def main(argv=None):
     b = sub.add_parser("build")
     b.add_argument("--fa-t-opt", required=True)
     b.add_argument("--out", type=Path, required=True)
+    b.add_argument("--tuning", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="--fat-to-ptx options over the defaults (a variant folder)")
     r = sub.add_parser("run")
     r.add_argument("--kernels", type=Path, required=True)
     r.add_argument("--plain", type=Path, required=True)
@@ -231,9 +243,12 @@ def main(argv=None):
                    help="indices into SHAPES to time (default: all)")
     r.add_argument("--no-checks", dest="checks", action="store_false",
                    help="time only")
+    r.add_argument("--variant", nargs="*", default=[], metavar="LABEL=DIR",
+                   help="also time the kernels of a variant folder (build --tuning)")
     args = ap.parse_args(argv)
     if args.cmd == "build":
-        aot.build(entries(), args.out, args.fa_t_opt)
+        tuning = dict(t.split("=", 1) for t in args.tuning)
+        aot.build(entries(tuning), args.out, args.fa_t_opt)
         return 0
     return run(args)
 

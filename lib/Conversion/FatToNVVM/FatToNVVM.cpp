@@ -86,7 +86,14 @@ struct ConvertFatToNVVMPass
     populateWgmmaFragmentTypeConversion(fragments);
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(fragments, patterns);
-    populateWgmmaFragmentToNVVMPatterns(fragments, patterns);
+    if (tanh != "precise" && tanh != "approx") {
+      top->emitError() << "convert-fat-to-nvvm: tanh must be precise or "
+                          "approx, got '"
+                       << tanh << "'";
+      return signalPassFailure();
+    }
+    populateWgmmaFragmentToNVVMPatterns(fragments, patterns,
+                                        tanh == "approx");
     // Loops and branches that carry tiles carry their registers instead.
     scf::populateSCFStructuralTypeConversionsAndLegality(fragments, patterns,
                                                          target);

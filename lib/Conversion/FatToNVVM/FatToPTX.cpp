@@ -81,6 +81,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "exp2-poly", llvm::cl::init("auto"),
       llvm::cl::desc("Fraction of exponentials on the FMA pipe: auto or "
                      "0..1 (fat-tensorize)")};
+  Option<std::string> tanh{
+      *this, "tanh", llvm::cl::init("precise"),
+      llvm::cl::desc("The kernel's tanh: precise or approx "
+                     "(convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -127,7 +131,9 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.oStore = opts.oStore;
   pipeline.pvWait = opts.pvWait;
   pm.addPass(fat::createFatPipeline(pipeline));
-  pm.addPass(fat::createConvertFatToNVVM());
+  fat::ConvertFatToNVVMOptions toNVVM;
+  toNVVM.tanh = opts.tanh;
+  pm.addPass(fat::createConvertFatToNVVM(toNVVM));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm{index-bitwidth=32},reconcile-unrealized-casts,"
                      "canonicalize,cse)");

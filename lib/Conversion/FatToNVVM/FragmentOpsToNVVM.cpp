@@ -14,11 +14,13 @@
 #include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Transforms/DialectConversion.h"
 
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -494,6 +496,41 @@ struct ElementwiseFragmentLowering : OpConversionPattern<ArithOp> {
   }
 };
 
+/// math.tanh (f32) in a kernel: tanh x = sign(x)·(1 − t)/(1 + t) with t =
+/// 2^(−2|x|·log2 e), on MUFU `ex2.approx` and `rcp.approx` (each ≤ 2 ulp:
+/// an absolute error of a few 1e-7, which a soft-cap c·tanh(s/c) scales to
+/// c·1e-7 of the score). libdevice's tanhf adds a polynomial branch for the
+/// relative error at small |x| that a score does not need.
+/// With `approx`: MUFU `tanh.approx.f32`, one instruction.
+struct TanhLowering : OpConversionPattern<math::TanhOp> {
+  TanhLowering(const TypeConverter &converter, MLIRContext *ctx, bool approx)
+      : OpConversionPattern(converter, ctx), approx(approx) {}
+  LogicalResult
+  matchAndRewrite(math::TanhOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value x = adaptor.getOperand();
+    if (approx) {
+      rewriter.replaceOp(op, buildInlineAsm(b, b.getF32Type(), x,
+                                            "tanh.approx.f32 $0, $1;", "=f,f",
+                                            /*sideEffects=*/false));
+      return success();
+    }
+    Value t = buildExp2(
+        b, arith::MulFOp::create(b, math::AbsFOp::create(b, x),
+                                 f32Const(b, -2.0 * M_LOG2E)));
+    Value one = f32Const(b, 1.0);
+    Value r = NVVM::RcpApproxFtzF32Op::create(b, b.getF32Type(),
+                                              arith::AddFOp::create(b, one, t));
+    Value y = arith::MulFOp::create(b, arith::SubFOp::create(b, one, t), r);
+    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, y, x);
+    return success();
+  }
+  bool approx;
+};
+
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
 /// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
 /// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
@@ -560,8 +597,14 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
           args.append({op.getBatch(), op.getHead(), rows[r], key});
           IRMapping mapping;
           mapping.map(body.getArguments(), args);
-          for (Operation &inner : body.without_terminator())
-            rewriter.clone(inner, mapping);
+          for (Operation &inner : body.without_terminator()) {
+            Operation *copy = rewriter.clone(inner, mapping);
+            // A division may become a multiply by the reciprocal (≤ 1 ulp
+            // of the f32 score, far below P's 16-bit rounding): a constant
+            // divisor (softcap's s / c) then costs one FMUL, not div.rn.
+            if (auto div = dyn_cast<arith::DivFOp>(copy))
+              div.setFastmath(div.getFastmath() | arith::FastMathFlags::arcp);
+          }
           Value y =
               mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
           if constexpr (isScore)
@@ -579,6 +622,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
+  target.addDynamicallyLegalOp<math::TanhOp>(
+      [](math::TanhOp op) { return !op.getType().isF32(); });
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
                                arith::TruncFOp, arith::ConstantOp,
                                arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
@@ -588,8 +633,11 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
 }
 
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering, TruncFFragmentLowering,
+    const TypeConverter &converter, RewritePatternSet &patterns,
+    bool approxTanh) {
+  patterns.add<TanhLowering>(converter, patterns.getContext(), approxTanh);
+  patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
+               TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,
                ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
                ElementwiseFragmentLowering<arith::MulFOp>,

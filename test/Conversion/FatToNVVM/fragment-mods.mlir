@@ -1,9 +1,18 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=approx" | FileCheck %s --check-prefix=APPROX
+// RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 
 // fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
 // body once per register. Register 4i + 2r + e holds row q0 + 16·warp +
 // lane/4 + 8r and key k0 + 2·(lane % 4) + 8i + e; the body reads both
 // clamped to the last row / key, and a score scaled by the op's scale.
+// The body's math.tanh takes the kernel's form (precise: MUFU ex2 and rcp;
+// tanh=approx: tanh.approx.f32), a division by a constant a reciprocal.
+
+// APPROX-LABEL: func.func @softcap
+// APPROX-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
+// APPROX-NOT:     ex2.approx
+// BADTANH: convert-fat-to-nvvm: tanh must be precise or approx, got 'fast'
 
 // softcap 30·tanh(s/30), scale 1/8, on a 64 x 8 tile (4 registers: rows r,
 // keys e): register (r, e) = body(scale · s, b, h, row_r, key_e).
@@ -22,11 +31,20 @@
 // CHECK:         %[[SCALE:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK:         %[[X0:[0-9]+]] = arith.mulf %[[S0]], %[[SCALE]] : f32
 // CHECK-NEXT:    %[[C30:.+]] = arith.constant 3.000000e+01 : f32
-// CHECK-NEXT:    %[[Y0:[0-9]+]] = arith.divf %[[X0]], %[[C30]] : f32
-// CHECK-NEXT:    %[[T0:[0-9]+]] = math.tanh %[[Y0]] : f32
-// CHECK-NEXT:    %[[Z0:[0-9]+]] = arith.mulf %[[T0]], %[[C30]] : f32
+// CHECK-NEXT:    %[[Y0:[0-9]+]] = arith.divf %[[X0]], %[[C30]] fastmath<arcp> : f32
+// CHECK-NEXT:    %[[A0:[0-9]+]] = math.absf %[[Y0]] : f32
+// CHECK-NEXT:    %[[K:.+]] = arith.constant -2.885390e+00 : f32
+// CHECK-NEXT:    %[[E0:[0-9]+]] = arith.mulf %[[A0]], %[[K]] : f32
+// CHECK-NEXT:    %[[T0:[0-9]+]] = llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[E0]] : (f32) -> f32
+// CHECK-NEXT:    %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[D0:[0-9]+]] = arith.addf %[[ONE]], %[[T0]] : f32
+// CHECK-NEXT:    %[[R0:[0-9]+]] = nvvm.rcp.approx.ftz.f %[[D0]] : f32
+// CHECK-NEXT:    %[[N0:[0-9]+]] = arith.subf %[[ONE]], %[[T0]] : f32
+// CHECK-NEXT:    %[[H0:[0-9]+]] = arith.mulf %[[N0]], %[[R0]] : f32
+// CHECK-NEXT:    %[[TANH0:[0-9]+]] = math.copysign %[[H0]], %[[Y0]] : f32
+// CHECK-NEXT:    %[[Z0:[0-9]+]] = arith.mulf %[[TANH0]], %[[C30]] : f32
 // CHECK-NEXT:    %[[X2:[0-9]+]] = arith.mulf %[[S2]], %[[SCALE]] : f32
-// CHECK-COUNT-3: math.tanh
+// CHECK-COUNT-3: math.copysign
 // CHECK:         return %[[Z0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : f32, f32, f32, f32
 
 // A prefix-LM mask (keys below 4, or at or before the row): each register

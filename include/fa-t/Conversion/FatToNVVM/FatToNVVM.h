@@ -37,9 +37,12 @@ void populateWgmmaFragmentTypeConversion(TypeConverter &converter);
 /// Marks the tile ops on fragments illegal (the softmax ops, fat.rescale,
 /// fat.mask, arith.truncf and arith.constant of a fragment).
 void configureWgmmaFragmentLegality(ConversionTarget &target);
-/// One pattern per tile op on fragments: its math on the registers.
+/// One pattern per tile op on fragments (its math on the registers), and
+/// the kernel's own forms of the scalar math a modification's body uses
+/// (math.tanh on MUFU ex2 / rcp, or `tanh.approx` with `approxTanh`).
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
-                                         RewritePatternSet &patterns);
+                                         RewritePatternSet &patterns,
+                                         bool approxTanh = false);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

@@ -53,13 +53,23 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     in its place) has no kernel to lower: the pass says to run
     `--fat-tile`, `--fat-tensorize` and `--fat-pipeline` first.
 
+    `tanh` picks the kernel's `math.tanh` (a modification's, e.g. a
+    soft-cap): `precise` computes 1 − 2/(1 + e^2|x|) on MUFU ex2 and rcp
+    (absolute error a few 1e-7), `approx` is MUFU `tanh.approx.f32` (one
+    instruction, relative error 2^−11).
+
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
     --convert-fat-to-nvvm in.mlir`
   }];
+  let options = [
+    Option<"tanh", "tanh", "std::string", /*default=*/"\"precise\"",
+           "The kernel's tanh: precise (MUFU ex2 + rcp) or approx "
+           "(tanh.approx.f32)">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
-    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
-    "::mlir::scf::SCFDialect"
+    "::mlir::LLVM::LLVMDialect", "::mlir::math::MathDialect",
+    "::mlir::NVVM::NVVMDialect", "::mlir::scf::SCFDialect"
   ];
 }
 
