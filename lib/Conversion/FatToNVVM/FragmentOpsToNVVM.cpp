@@ -501,7 +501,8 @@ struct ElementwiseFragmentLowering : OpConversionPattern<ArithOp> {
 /// an absolute error of a few 1e-7, which a soft-cap c·tanh(s/c) scales to
 /// c·1e-7 of the score). libdevice's tanhf adds a polynomial branch for the
 /// relative error at small |x| that a score does not need.
-/// With `approx`: MUFU `tanh.approx.f32`, one instruction.
+/// With `approx` (the default, Passes.td says why): MUFU
+/// `tanh.approx.f32`, one instruction.
 struct TanhLowering : OpConversionPattern<math::TanhOp> {
   TanhLowering(const TypeConverter &converter, MLIRContext *ctx, bool approx)
       : OpConversionPattern(converter, ctx), approx(approx) {}
@@ -519,16 +520,46 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
       return success();
     }
     Value t = buildExp2(
-        b, arith::MulFOp::create(b, math::AbsFOp::create(b, x),
+        b, arith::MulFOp::create(b, LLVM::FAbsOp::create(b, x),
                                  f32Const(b, -2.0 * M_LOG2E)));
     Value one = f32Const(b, 1.0);
     Value r = NVVM::RcpApproxFtzF32Op::create(b, b.getF32Type(),
                                               arith::AddFOp::create(b, one, t));
     Value y = arith::MulFOp::create(b, arith::SubFOp::create(b, one, t), r);
-    rewriter.replaceOpWithNewOp<math::CopySignOp>(op, y, x);
+    rewriter.replaceOpWithNewOp<LLVM::CopySignOp>(op, y, x);
     return success();
   }
   bool approx;
+};
+
+/// math.exp (f32) in a kernel: MUFU ex2.approx of x·log2 e, as the softmax
+/// computes its exponentials; math.absf: LLVM's fabs. (convert-gpu-to-nvvm
+/// would call libdevice for both, which a kernel compiled without the CUDA
+/// toolkit at hand cannot link.)
+struct ExpLowering : OpConversionPattern<math::ExpOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::ExpOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    rewriter.replaceOp(op, buildExp2(b, arith::MulFOp::create(
+                                            b, adaptor.getOperand(),
+                                            f32Const(b, M_LOG2E))));
+    return success();
+  }
+};
+struct AbsFLowering : OpConversionPattern<math::AbsFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(math::AbsFOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!op.getType().isF32())
+      return rewriter.notifyMatchFailure(op, "not f32");
+    rewriter.replaceOpWithNewOp<LLVM::FAbsOp>(op, adaptor.getOperand());
+    return success();
+  }
 };
 
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
@@ -622,8 +653,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
-  target.addDynamicallyLegalOp<math::TanhOp>(
-      [](math::TanhOp op) { return !op.getType().isF32(); });
+  target.addDynamicallyLegalOp<math::TanhOp, math::ExpOp, math::AbsFOp>(
+      [](Operation *op) { return !op->getResult(0).getType().isF32(); });
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
                                arith::TruncFOp, arith::ConstantOp,
                                arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
@@ -636,6 +667,7 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     bool approxTanh) {
   patterns.add<TanhLowering>(converter, patterns.getContext(), approxTanh);
+  patterns.add<ExpLowering, AbsFLowering>(converter, patterns.getContext());
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
                TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,

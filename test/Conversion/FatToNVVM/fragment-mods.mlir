@@ -1,13 +1,14 @@
-// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=approx" | FileCheck %s --check-prefix=APPROX
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=precise" | FileCheck %s
+// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s --check-prefix=APPROX
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 
 // fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
 // body once per register. Register 4i + 2r + e holds row q0 + 16·warp +
 // lane/4 + 8r and key k0 + 2·(lane % 4) + 8i + e; the body reads both
 // clamped to the last row / key, and a score scaled by the op's scale.
-// The body's math.tanh takes the kernel's form (precise: MUFU ex2 and rcp;
-// tanh=approx: tanh.approx.f32), a division by a constant a reciprocal.
+// The body's math.tanh takes the kernel's form (tanh=precise: MUFU ex2 and
+// rcp; the default: tanh.approx.f32), a division by a constant a
+// reciprocal.
 
 // APPROX-LABEL: func.func @softcap
 // APPROX-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
@@ -32,7 +33,7 @@
 // CHECK:         %[[X0:[0-9]+]] = arith.mulf %[[S0]], %[[SCALE]] : f32
 // CHECK-NEXT:    %[[C30:.+]] = arith.constant 3.000000e+01 : f32
 // CHECK-NEXT:    %[[Y0:[0-9]+]] = arith.divf %[[X0]], %[[C30]] fastmath<arcp> : f32
-// CHECK-NEXT:    %[[A0:[0-9]+]] = math.absf %[[Y0]] : f32
+// CHECK-NEXT:    %[[A0:[0-9]+]] = llvm.intr.fabs(%[[Y0]]) : (f32) -> f32
 // CHECK-NEXT:    %[[K:.+]] = arith.constant -2.885390e+00 : f32
 // CHECK-NEXT:    %[[E0:[0-9]+]] = arith.mulf %[[A0]], %[[K]] : f32
 // CHECK-NEXT:    %[[T0:[0-9]+]] = llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[E0]] : (f32) -> f32
@@ -41,11 +42,21 @@
 // CHECK-NEXT:    %[[R0:[0-9]+]] = nvvm.rcp.approx.ftz.f %[[D0]] : f32
 // CHECK-NEXT:    %[[N0:[0-9]+]] = arith.subf %[[ONE]], %[[T0]] : f32
 // CHECK-NEXT:    %[[H0:[0-9]+]] = arith.mulf %[[N0]], %[[R0]] : f32
-// CHECK-NEXT:    %[[TANH0:[0-9]+]] = math.copysign %[[H0]], %[[Y0]] : f32
+// CHECK-NEXT:    %[[TANH0:[0-9]+]] = llvm.intr.copysign(%[[H0]], %[[Y0]]) : (f32, f32) -> f32
 // CHECK-NEXT:    %[[Z0:[0-9]+]] = arith.mulf %[[TANH0]], %[[C30]] : f32
 // CHECK-NEXT:    %[[X2:[0-9]+]] = arith.mulf %[[S2]], %[[SCALE]] : f32
-// CHECK-COUNT-3: math.copysign
+// CHECK-COUNT-3: llvm.intr.copysign
 // CHECK:         return %[[Z0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : f32, f32, f32, f32
+
+// math.exp and math.absf in a body take the kernel's forms too (MUFU ex2 of
+// x·log2 e, LLVM's fabs), never a libdevice call.
+// APPROX-LABEL: func.func @exp_abs
+// APPROX:         %[[L2E:.+]] = arith.constant 1.44269502 : f32
+// APPROX:         %[[XL:[0-9]+]] = arith.mulf %{{[0-9]+}}, %[[L2E]] : f32
+// APPROX-NEXT:    %[[E:[0-9]+]] = llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[XL]] : (f32) -> f32
+// APPROX-NEXT:    llvm.intr.fabs(%[[E]]) : (f32) -> f32
+// APPROX-NOT:     math.
+// APPROX-NOT:     __nv_
 
 // A prefix-LM mask (keys below 4, or at or before the row): each register
 // kept where the body holds for its (row, key), −inf elsewhere.
@@ -94,5 +105,17 @@ gpu.module @k {
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
   }
+  func.func @exp_abs(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %i: index)
+      -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%i, %i, %i, %i) len(%i, %i) scale 1.0 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index):
+      %e = math.exp %x : f32
+      %a = math.absf %e : f32
+      fat.yield %a : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
 }
-
