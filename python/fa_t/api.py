@@ -380,12 +380,8 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             if not callable(fn):
                 raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
             mods.trace(fn, kind)
-    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
-    if not isinstance(causal, bool):
-        raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
-    window = checks.check_window(window)
-    scale = checks.check_scale(scale, q.shape[3])
-    if q.device.type != "cpu":
+    on_gpu = getattr(getattr(q, "device", None), "type", "cpu") != "cpu"
+    if on_gpu:
         # The Hopper kernel of these regions (JIT-compiled, cached by their text).
         regions, captures = mods.attention_regions(score_mod, mask_mod)
         if captures:
@@ -394,6 +390,12 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
                 f"table, slopes, document ids): the Hopper kernel takes only q, k and v "
                 f"so far; write the modification from the score and its indices, or run "
                 f"it on CPU tensors")
+    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+    if not isinstance(causal, bool):
+        raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
+    window = checks.check_window(window)
+    scale = checks.check_scale(scale, q.shape[3])
+    if on_gpu:
         o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
                           want_lse=return_lse, names=("q", "k", "v"), regions=regions)
         return (o, lse) if return_lse else o

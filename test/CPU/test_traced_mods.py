@@ -77,3 +77,30 @@ def test_traced_mods_through_the_tensorized_level():
     text, caps = module_text(CASES["alibi_documents"], causal=True, dtype="bf16")
     mod = CompiledModule(text, block_m=64, block_n=32, tensorize="rowsum=mma rescale=lazy")
     assert "fat.score_mod" in mod.tensorized_ir and "fat.wgmma" in mod.tensorized_ir
+
+
+def test_traced_mods_compile_to_hopper_kernels(tmp_path):
+    # The GPU path of the same functions, up to the kernels (a GPU runs them:
+    # bench/bench_mods.py): fa_t.aot compiles a (config, tuning, regions)
+    # entry with fa-t-opt, names the regions' compiler key in the folder's
+    # modifications.json, and fa_t.find_kernel finds that kernel by the
+    # regions' text without compiling again.
+    import os
+    from fa_t import aot, jit, registry
+    from fa_t.config import KernelConfig
+    opt = os.environ["FA_T_OPT"]
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=True)
+    softcap, _ = mods.attention_regions(score_mod=fa_t.softcap(30.0))
+    prefix, _ = mods.attention_regions(mask_mod=fa_t.prefix_lm(64))
+    out = tmp_path / "kernels"
+    paths = aot.build([(config, jit.default_tuning(config, 4096), softcap),
+                       (config, jit.default_tuning(config, 4096), prefix)], out, opt,
+                      log=lambda *a: None)
+    keys = [registry.load_manifest(p).config.modifications for p in paths]
+    assert all(keys) and keys[0] != keys[1]
+    index = __import__("json").loads((out / jit.MODIFICATIONS_INDEX).read_text())
+    assert index == {jit.regions_id(softcap): keys[0], jit.regions_id(prefix): keys[1]}
+    found = registry.find_kernel(config, out, allow_jit=False, seq_len=4096, regions=softcap)
+    assert found.config.modifications == keys[0] and "_mod" + keys[0] in found.entry
+    ptx = (out / found.ptx).read_text()
+    assert "tanh.approx.f32" in ptx and "__nv_" not in ptx

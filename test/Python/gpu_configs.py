@@ -37,6 +37,49 @@ CUDNN_SHAPE = (2, 8, 2048)
 PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 
 
+#: test_gpu_mods.py: (B, H, Sq, Skv) with ragged lengths, and the
+#: modifications it checks, by name: (causal, score_mod, mask_mod). Only
+#: modifications of the score and its indices (no captured tensors) run in
+#: the kernel; an empty row (no visible key) comes from "sparse-rows".
+MODS_SHAPE = (2, 8, 1000, 1531)
+MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
+
+
+def modifications():
+    import torch
+    import fa_t
+
+    def alibi_from_head(score, b, h, q_idx, kv_idx):
+        return score + torch.exp((h + 1) * -0.6931) * (kv_idx - q_idx)
+
+    def user_score(score, b, h, q_idx, kv_idx):
+        return torch.where(q_idx >= kv_idx, score * (b + 1), -score) + h * 0.25
+
+    def sparse_rows(b, h, q_idx, kv_idx):
+        return ((q_idx % 7) != 3) & ((kv_idx % 4) != 1)
+
+    return {
+        "softcap": (False, fa_t.softcap(30.0), None),
+        "softcap-causal": (True, fa_t.softcap(20.0), None),
+        "alibi-causal": (True, alibi_from_head, None),
+        "prefix-lm": (False, None, fa_t.prefix_lm(300)),
+        "user-both": (False, user_score, sparse_rows),
+    }
+
+
+def mods_entries():
+    """(KernelConfig, tuning, regions) of every modification test_gpu_mods.py runs."""
+    from fa_t import jit, mods
+    out = []
+    for (dtype, d), (name, (causal, score_mod, mask_mod)) in itertools.product(
+            MODS_HEAD_DIMS, modifications().items()):
+        config = KernelConfig(dtype, d, d, MODS_SHAPE[1], MODS_SHAPE[1], causal=causal,
+                              lse=True)
+        regions, _ = mods.attention_regions(score_mod, mask_mod)
+        out.append((config, jit.default_tuning(config, MODS_SHAPE[3]), regions))
+    return out
+
+
 def mask_args(mask):
     """(causal, window) of a MASKS entry."""
     return "causal" in mask, (WINDOW if "window" in mask else (-1, -1))
@@ -61,4 +104,6 @@ def all_configs():
     # test_gpu_plan_cache.py: the CUDA graph of fa_t.attention with the LSE.
     h, d = PLAN_CACHE_SHAPE[1], PLAN_CACHE_SHAPE[3]
     configs.append(KernelConfig("bf16", d, d, h, h, causal=True, lse=True))
+    # test_gpu_mods.py: the kernels of score / mask modifications.
+    configs += mods_entries()
     return configs

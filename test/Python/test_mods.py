@@ -114,3 +114,30 @@ def test_attention_refuses_an_untraceable_mod_before_running():
 def test_helpers_check_their_arguments():
     with pytest.raises(ValueError, match="positive soft-cap"):
         fa_t.softcap(0)
+
+
+def test_modifications_in_the_kernel_config():
+    # A kernel of modifications carries the compiler's key in its manifest
+    # config; a plain kernel's config (and JIT cache key) is unchanged.
+    from fa_t import jit
+    from fa_t.config import KernelConfig
+    plain = KernelConfig("bf16", 128, 128, 16, 16, causal=True)
+    assert "modifications" not in plain.to_dict()
+    keyed = KernelConfig.from_dict(dict(plain.to_dict(), modifications="f69a6e72"))
+    assert keyed.modifications == "f69a6e72" and keyed.to_dict()["modifications"] == "f69a6e72"
+    regions, caps = mods.attention_regions(score_mod=fa_t.softcap(30.0))
+    assert caps == []
+    text = jit.jit_input_mlir(plain, regions)
+    assert text.index("causal") < text.index(" score {") < text.index("    -> tensor")
+    assert "math.tanh" in text
+    assert jit.cache_key(plain, {}, "c") != jit.cache_key(plain, {}, "c", regions)
+    assert jit.regions_id(regions) == jit.regions_id(str(regions))
+
+
+def test_captured_tensors_refused_off_the_cpu():
+    # The Hopper kernel takes only q, k and v: a modification reading a
+    # tensor (ALiBi's slopes) is refused on a GPU tensor with the reason,
+    # before any kernel is looked for (a meta tensor stands in for CUDA).
+    q = torch.empty(B, H, S, D, device="meta", dtype=torch.bfloat16)
+    with pytest.raises(NotImplementedError, match=r"read 1 captured tensor\(s\)"):
+        fa_t.attention(q, q, q, score_mod=fa_t.alibi(SLOPES))

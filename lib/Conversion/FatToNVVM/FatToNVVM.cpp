@@ -86,14 +86,19 @@ struct ConvertFatToNVVMPass
     populateWgmmaFragmentTypeConversion(fragments);
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(fragments, patterns);
-    if (tanh != "precise" && tanh != "approx") {
-      top->emitError() << "convert-fat-to-nvvm: tanh must be precise or "
-                          "approx, got '"
+    std::optional<TanhForm> form =
+        llvm::StringSwitch<std::optional<TanhForm>>(tanh)
+            .Case("auto", TanhForm::Auto)
+            .Case("approx", TanhForm::Approx)
+            .Case("precise", TanhForm::Precise)
+            .Default(std::nullopt);
+    if (!form) {
+      top->emitError() << "convert-fat-to-nvvm: tanh must be auto, approx or "
+                          "precise, got '"
                        << tanh << "'";
       return signalPassFailure();
     }
-    populateWgmmaFragmentToNVVMPatterns(fragments, patterns,
-                                        tanh == "approx");
+    populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form);
     // Loops and branches that carry tiles carry their registers instead.
     scf::populateSCFStructuralTypeConversionsAndLegality(fragments, patterns,
                                                          target);

@@ -82,8 +82,8 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       llvm::cl::desc("Fraction of exponentials on the FMA pipe: auto or "
                      "0..1 (fat-tensorize)")};
   Option<std::string> tanh{
-      *this, "tanh", llvm::cl::init("approx"),
-      llvm::cl::desc("The kernel's tanh: approx or precise "
+      *this, "tanh", llvm::cl::init("auto"),
+      llvm::cl::desc("The kernel's tanh: auto, approx or precise "
                      "(convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};

@@ -496,16 +496,36 @@ struct ElementwiseFragmentLowering : OpConversionPattern<ArithOp> {
   }
 };
 
+/// |x| and |m| with the sign of s, on the bits: convert-gpu-to-nvvm turns
+/// LLVM's fabs / copysign (and math's) into libdevice calls.
+static Value buildAbs(ImplicitLocOpBuilder &b, Value x) {
+  Value bits = arith::BitcastOp::create(b, b.getI32Type(), x);
+  Value abs = arith::AndIOp::create(b, bits, i32Const(b, 0x7fffffff));
+  return arith::BitcastOp::create(b, b.getF32Type(), abs);
+}
+static Value buildCopySign(ImplicitLocOpBuilder &b, Value magnitude,
+                           Value sign) {
+  Value s = arith::AndIOp::create(
+      b, arith::BitcastOp::create(b, b.getI32Type(), sign),
+      i32Const(b, static_cast<int32_t>(0x80000000u)));
+  Value m = arith::AndIOp::create(
+      b, arith::BitcastOp::create(b, b.getI32Type(), magnitude),
+      i32Const(b, 0x7fffffff));
+  return arith::BitcastOp::create(b, b.getF32Type(),
+                                  arith::OrIOp::create(b, m, s));
+}
+
 /// math.tanh (f32) in a kernel: tanh x = sign(x)·(1 − t)/(1 + t) with t =
 /// 2^(−2|x|·log2 e), on MUFU `ex2.approx` and `rcp.approx` (each ≤ 2 ulp:
 /// an absolute error of a few 1e-7, which a soft-cap c·tanh(s/c) scales to
 /// c·1e-7 of the score). libdevice's tanhf adds a polynomial branch for the
 /// relative error at small |x| that a score does not need.
-/// With `approx` (the default, Passes.td says why): MUFU
-/// `tanh.approx.f32`, one instruction.
+/// Approximate (a tanh with the afn flag, or every tanh with tanh=approx;
+/// Passes.td says when): MUFU `tanh.approx.f32`, one instruction.
 struct TanhLowering : OpConversionPattern<math::TanhOp> {
-  TanhLowering(const TypeConverter &converter, MLIRContext *ctx, bool approx)
-      : OpConversionPattern(converter, ctx), approx(approx) {}
+  TanhLowering(const TypeConverter &converter, MLIRContext *ctx,
+               TanhForm form)
+      : OpConversionPattern(converter, ctx), form(form) {}
   LogicalResult
   matchAndRewrite(math::TanhOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -513,6 +533,10 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
       return rewriter.notifyMatchFailure(op, "not f32");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     Value x = adaptor.getOperand();
+    bool approx = form == TanhForm::Approx ||
+                  (form == TanhForm::Auto &&
+                   bitEnumContainsAll(op.getFastmath(),
+                                      arith::FastMathFlags::afn));
     if (approx) {
       rewriter.replaceOp(op, buildInlineAsm(b, b.getF32Type(), x,
                                             "tanh.approx.f32 $0, $1;", "=f,f",
@@ -520,22 +544,22 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
       return success();
     }
     Value t = buildExp2(
-        b, arith::MulFOp::create(b, LLVM::FAbsOp::create(b, x),
+        b, arith::MulFOp::create(b, buildAbs(b, x),
                                  f32Const(b, -2.0 * M_LOG2E)));
     Value one = f32Const(b, 1.0);
     Value r = NVVM::RcpApproxFtzF32Op::create(b, b.getF32Type(),
                                               arith::AddFOp::create(b, one, t));
     Value y = arith::MulFOp::create(b, arith::SubFOp::create(b, one, t), r);
-    rewriter.replaceOpWithNewOp<LLVM::CopySignOp>(op, y, x);
+    rewriter.replaceOp(op, buildCopySign(b, y, x));
     return success();
   }
-  bool approx;
+  TanhForm form;
 };
 
 /// math.exp (f32) in a kernel: MUFU ex2.approx of x·log2 e, as the softmax
-/// computes its exponentials; math.absf: LLVM's fabs. (convert-gpu-to-nvvm
-/// would call libdevice for both, which a kernel compiled without the CUDA
-/// toolkit at hand cannot link.)
+/// computes its exponentials; math.absf: the sign bit cleared.
+/// (convert-gpu-to-nvvm would call libdevice for both, which a kernel
+/// compiled without the CUDA toolkit at hand cannot link.)
 struct ExpLowering : OpConversionPattern<math::ExpOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -557,7 +581,8 @@ struct AbsFLowering : OpConversionPattern<math::AbsFOp> {
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.getType().isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
-    rewriter.replaceOpWithNewOp<LLVM::FAbsOp>(op, adaptor.getOperand());
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    rewriter.replaceOp(op, buildAbs(b, adaptor.getOperand()));
     return success();
   }
 };
@@ -665,8 +690,8 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
 
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
-    bool approxTanh) {
-  patterns.add<TanhLowering>(converter, patterns.getContext(), approxTanh);
+    TanhForm tanh) {
+  patterns.add<TanhLowering>(converter, patterns.getContext(), tanh);
   patterns.add<ExpLowering, AbsFLowering>(converter, patterns.getContext());
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
                TruncFFragmentLowering,

@@ -1,19 +1,19 @@
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=precise" | FileCheck %s
-// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s --check-prefix=APPROX
+// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=approx" | FileCheck %s --check-prefix=APPROX
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 
 // fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
 // body once per register. Register 4i + 2r + e holds row q0 + 16·warp +
 // lane/4 + 8r and key k0 + 2·(lane % 4) + 8i + e; the body reads both
 // clamped to the last row / key, and a score scaled by the op's scale.
-// The body's math.tanh takes the kernel's form (tanh=precise: MUFU ex2 and
-// rcp; the default: tanh.approx.f32), a division by a constant a
-// reciprocal.
+// The body's math.tanh takes the kernel's form (tanh.approx.f32 with the
+// afn flag or tanh=approx, else MUFU ex2 and rcp), a division by a constant
+// a reciprocal.
 
 // APPROX-LABEL: func.func @softcap
 // APPROX-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
 // APPROX-NOT:     ex2.approx
-// BADTANH: convert-fat-to-nvvm: tanh must be precise or approx, got 'fast'
+// BADTANH: convert-fat-to-nvvm: tanh must be auto, approx or precise, got 'fast'
 
 // softcap 30·tanh(s/30), scale 1/8, on a 64 x 8 tile (4 registers: rows r,
 // keys e): register (r, e) = body(scale · s, b, h, row_r, key_e).
@@ -33,7 +33,10 @@
 // CHECK:         %[[X0:[0-9]+]] = arith.mulf %[[S0]], %[[SCALE]] : f32
 // CHECK-NEXT:    %[[C30:.+]] = arith.constant 3.000000e+01 : f32
 // CHECK-NEXT:    %[[Y0:[0-9]+]] = arith.divf %[[X0]], %[[C30]] fastmath<arcp> : f32
-// CHECK-NEXT:    %[[A0:[0-9]+]] = llvm.intr.fabs(%[[Y0]]) : (f32) -> f32
+// CHECK-NEXT:    %[[YB:[0-9]+]] = arith.bitcast %[[Y0]] : f32 to i32
+// CHECK-NEXT:    %[[MASK:.+]] = arith.constant 2147483647 : i32
+// CHECK-NEXT:    %[[AB:[0-9]+]] = arith.andi %[[YB]], %[[MASK]] : i32
+// CHECK-NEXT:    %[[A0:[0-9]+]] = arith.bitcast %[[AB]] : i32 to f32
 // CHECK-NEXT:    %[[K:.+]] = arith.constant -2.885390e+00 : f32
 // CHECK-NEXT:    %[[E0:[0-9]+]] = arith.mulf %[[A0]], %[[K]] : f32
 // CHECK-NEXT:    %[[T0:[0-9]+]] = llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[E0]] : (f32) -> f32
@@ -42,19 +45,21 @@
 // CHECK-NEXT:    %[[R0:[0-9]+]] = nvvm.rcp.approx.ftz.f %[[D0]] : f32
 // CHECK-NEXT:    %[[N0:[0-9]+]] = arith.subf %[[ONE]], %[[T0]] : f32
 // CHECK-NEXT:    %[[H0:[0-9]+]] = arith.mulf %[[N0]], %[[R0]] : f32
-// CHECK-NEXT:    %[[TANH0:[0-9]+]] = llvm.intr.copysign(%[[H0]], %[[Y0]]) : (f32, f32) -> f32
+// CHECK:         %[[TANH0:[0-9]+]] = arith.bitcast %{{[0-9]+}} : i32 to f32
 // CHECK-NEXT:    %[[Z0:[0-9]+]] = arith.mulf %[[TANH0]], %[[C30]] : f32
 // CHECK-NEXT:    %[[X2:[0-9]+]] = arith.mulf %[[S2]], %[[SCALE]] : f32
-// CHECK-COUNT-3: llvm.intr.copysign
+// CHECK-COUNT-3: nvvm.rcp.approx.ftz.f
 // CHECK:         return %[[Z0]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} : f32, f32, f32, f32
 
 // math.exp and math.absf in a body take the kernel's forms too (MUFU ex2 of
-// x·log2 e, LLVM's fabs), never a libdevice call.
+// x·log2 e, the sign bit cleared), never a libdevice call.
 // APPROX-LABEL: func.func @exp_abs
 // APPROX:         %[[L2E:.+]] = arith.constant 1.44269502 : f32
 // APPROX:         %[[XL:[0-9]+]] = arith.mulf %{{[0-9]+}}, %[[L2E]] : f32
 // APPROX-NEXT:    %[[E:[0-9]+]] = llvm.inline_asm asm_dialect = att "ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[XL]] : (f32) -> f32
-// APPROX-NEXT:    llvm.intr.fabs(%[[E]]) : (f32) -> f32
+// APPROX-NEXT:    %[[EB:[0-9]+]] = arith.bitcast %[[E]] : f32 to i32
+// APPROX-NEXT:    %[[M:.+]] = arith.constant 2147483647 : i32
+// APPROX-NEXT:    arith.andi %[[EB]], %[[M]] : i32
 // APPROX-NOT:     math.
 // APPROX-NOT:     __nv_
 
@@ -72,6 +77,12 @@
 // CHECK-NEXT:    %{{[0-9]+}} = arith.select %[[KEEP]], %[[P0]], %[[NEGINF]] : f32
 // CHECK:         arith.cmpi sle, %[[KEY0]], %[[ROW1]] : index
 // CHECK:         arith.select %{{[0-9]+}}, %[[P2]], %[[NEGINF]] : f32
+
+// With the afn flag (fat-pipeline sets it in bf16 kernels) the default
+// takes tanh.approx too.
+// CHECK-LABEL: func.func @softcap_afn
+// CHECK-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
+// CHECK-NOT:     nvvm.rcp.approx
 
 #frag = #fat.wgmma_fragment
 gpu.module @k {
@@ -114,6 +125,18 @@ gpu.module @k {
       %e = math.exp %x : f32
       %a = math.absf %e : f32
       fat.yield %a : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @softcap_afn(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %i: index)
+      -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%i, %i, %i, %i) len(%i, %i) scale 1.0 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index):
+      %t = math.tanh %x fastmath<afn> : f32
+      fat.yield %t : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32

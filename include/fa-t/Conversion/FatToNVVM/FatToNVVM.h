@@ -37,12 +37,16 @@ void populateWgmmaFragmentTypeConversion(TypeConverter &converter);
 /// Marks the tile ops on fragments illegal (the softmax ops, fat.rescale,
 /// fat.mask, arith.truncf and arith.constant of a fragment).
 void configureWgmmaFragmentLegality(ConversionTarget &target);
+/// How the kernel computes math.tanh: `tanh.approx` where the op has the
+/// afn flag (Auto), always (Approx), or on MUFU ex2 + rcp (Precise).
+enum class TanhForm { Auto, Approx, Precise };
+
 /// One pattern per tile op on fragments (its math on the registers), and
 /// the kernel's own forms of the scalar math a modification's body uses
-/// (math.tanh on MUFU ex2 / rcp, or `tanh.approx` with `approxTanh`).
+/// (math.exp, math.absf, math.tanh by `tanh`).
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns,
-                                         bool approxTanh = false);
+                                         TanhForm tanh = TanhForm::Auto);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

@@ -56,21 +56,22 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     The scalar math of a modification's body takes the kernel's forms, none
     of them a libdevice call: `math.exp` is MUFU `ex2.approx` of x·log2 e
     (as the softmax's), `math.absf` LLVM's fabs, and `math.tanh` (a
-    soft-cap's) by `tanh`: `approx` (default) is MUFU `tanh.approx.f32`,
-    one instruction with a relative error of 2^−11 — below the 2^−8 of the
-    16-bit P it feeds; a soft-cap with it is 1.5x faster than with
-    `precise` at the same error against float64 (perf log run 76) —, and
-    `precise` computes 1 − 2/(1 + e^2|x|) on MUFU ex2 and rcp (absolute
-    error a few 1e-7). The choice is not in the kernel's name: build the
-    two into different folders.
+    soft-cap's) by `tanh`: `approx` is MUFU `tanh.approx.f32`, one
+    instruction with a relative error of 2^−11, `precise` computes
+    1 − 2/(1 + e^2|x|) on MUFU ex2 and rcp (absolute error a few 1e-7), and
+    `auto` (default) takes `approx` for a tanh with the `afn` fast-math flag
+    — fat-pipeline sets it in bf16 kernels, whose P (2^−8) hides the
+    difference: a soft-cap runs 1.5x faster at the same error against
+    float64 (perf log run 76) — and `precise` for the others. A forced
+    choice is not in the kernel's name: build it into its own folder.
 
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
     --convert-fat-to-nvvm in.mlir`
   }];
   let options = [
-    Option<"tanh", "tanh", "std::string", /*default=*/"\"approx\"",
-           "The kernel's tanh: approx (tanh.approx.f32) or precise (MUFU "
-           "ex2 + rcp)">
+    Option<"tanh", "tanh", "std::string", /*default=*/"\"auto\"",
+           "The kernel's tanh: auto (approx where the op has afn), approx "
+           "(tanh.approx.f32) or precise (MUFU ex2 + rcp)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

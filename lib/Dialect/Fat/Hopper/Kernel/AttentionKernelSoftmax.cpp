@@ -12,6 +12,7 @@
 
 #include "AttentionKernelBuilder.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -153,6 +154,14 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
                                   at[1], at[2], at[3], at[4], at[5],
                                   ValueRange{}, b.getF32FloatAttr(1.0));
     tmpl.getBody().cloneInto(&mod.getBody(), none);
+    // A bf16 kernel's tanh may be MUFU's tanh.approx (relative error
+    // 2^−11, below the 2^−8 of the bf16 P it feeds; perf log run 76): the
+    // afn flag says so to convert-fat-to-nvvm. f16 (2^−11) keeps the
+    // precise one.
+    if (!cfg.isF16)
+      mod.getBody().walk([](math::TanhOp tanh) {
+        tanh.setFastmath(tanh.getFastmath() | arith::FastMathFlags::afn);
+      });
     s = mod.getResult();
   }
   if (auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod)) {
