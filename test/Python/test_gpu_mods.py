@@ -66,6 +66,6 @@ def test_modification_matches_float64(dtype, d, name):
     assert lerr <= LSE_ATOL * max(1.0, ref_lse[~empty].abs().max().item() / 8), \
         f"max |LSE - ref| = {lerr:.3g}"
     # The public call runs the same kernel.
-    via_api = fa_t.attention(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
-                             mask_mod=mask_mod)
-    assert torch.equal(via_api, o)
+    via_api, via_lse = fa_t.attention(q, k, v, causal=causal, scale=scale,
+                                      score_mod=score_mod, mask_mod=mask_mod, return_lse=True)
+    assert torch.equal(via_api, o) and torch.equal(via_lse, l)
