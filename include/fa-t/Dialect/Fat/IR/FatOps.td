@@ -78,7 +78,9 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     j < Skv); the causal / window mask applies as well. `offsets(%b0, %h0,
     %i0)` (default 0) is the position of this op's first batch, head and
     query row in a larger problem: what a tile of the op passes so its
-    regions still see global indices.
+    regions still see global indices. On the GPU (`--fat-to-ptx`) the
+    regions run in the kernel when they read no captures, with 32-bit
+    index arithmetic (positions below 2^31).
 
     ```
     s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)
