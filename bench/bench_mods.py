@@ -33,6 +33,7 @@ import bench  # noqa: E402  (round_robin_ms, geomean)
 import fa_t  # noqa: E402
 from fa_t import aot, jit, mods  # noqa: E402
 from fa_t.config import KernelConfig  # noqa: E402
+from fa_t.reference import attention_reference  # noqa: E402
 
 #: (B, H, S, D) of the issue's table: D128 4k and 16k keys, D64 4k keys.
 SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128), (4, 32, 4096, 64)]
@@ -78,20 +79,6 @@ def entries(tuning=None):
     return out
 
 
-def reference(q, k, v, causal, score_mod, mask_mod, scale):
-    """O in float64 from the definition (scaled scores, modifications, the
-    bottom-right causal mask, softmax; rows with nothing visible give 0)."""
-    s = torch.einsum("bhqd,bhkd->bhqk", q.double(), k.double()) * scale
-    s = mods.apply_mods(s, score_mod, mask_mod)
-    if causal:
-        sq, skv = s.shape[-2:]
-        i = torch.arange(sq, device=s.device).view(-1, 1)
-        j = torch.arange(skv, device=s.device).view(1, -1)
-        s = s.masked_fill(j > i + skv - sq, float("-inf"))
-    p = torch.softmax(s, dim=-1).nan_to_num(0.0)
-    return torch.einsum("bhqk,bhkd->bhqd", p, v.double())
-
-
 def flex_call(q, k, v, causal, score_mod, mask_mod, compiled):
     """FlexAttention with the same modification (the causal mask and any
     mask_mod as its block mask)."""
@@ -116,7 +103,8 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
     k = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen) * 3
     v = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen)
     scale = d ** -0.5
-    ref = reference(q, k, v, causal, score_mod, mask_mod, scale)
+    ref, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
+                                 mask_mod=mask_mod)
     from fa_t.api import _forward
     regions, _ = mods.attention_regions(score_mod, mask_mod)
     poison = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)

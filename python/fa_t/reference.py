@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 
 
-def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=None):
+def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=None,
+                        score_mod=None, mask_mod=None):
     """Attention in float64 on q's device; returns (O, LSE), both float64.
 
     q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], Hq a multiple
@@ -18,7 +19,10 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
     Skv - Sq (bottom-right), pass 0 for torch's top-left ``is_causal``.
     Key j is visible from query i iff (not causal or j <= i + diag) and
     (i + diag - left <= j if left >= 0) and (j <= i + diag + right if right >= 0).
-    A row with no visible key gets O = 0 and LSE = -inf.
+    A row with no visible key gets O = 0 and LSE = -inf. ``score_mod(s, b,
+    h, i, j)`` and ``mask_mod(b, h, i, j)`` (FlexAttention's style) modify
+    the scaled scores and hide keys, evaluated here on broadcast index
+    tensors b [B,1,1,1], h [1,Hq,1,1], i [1,1,Sq,1], j [1,1,1,Skv].
     """
     import torch
 
@@ -45,6 +49,15 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
             visible &= cols <= rows + diag + right
 
     scores = torch.einsum("bhid,bhjd->bhij", q64, k64) * scale
+    if score_mod is not None or mask_mod is not None:
+        dev = q64.device
+        b = torch.arange(scores.shape[0], device=dev).view(-1, 1, 1, 1)
+        h = torch.arange(scores.shape[1], device=dev).view(1, -1, 1, 1)
+        i, j = rows.view(1, 1, sq, 1), cols.view(1, 1, 1, skv)
+        if score_mod is not None:
+            scores = torch.broadcast_to(score_mod(scores, b, h, i, j), scores.shape).double()
+        if mask_mod is not None:
+            visible = visible & torch.broadcast_to(mask_mod(b, h, i, j), scores.shape)
     scores = scores.masked_fill(~visible, float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)
     empty = torch.isneginf(lse).unsqueeze(-1)

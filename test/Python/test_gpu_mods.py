@@ -17,25 +17,12 @@ torch = require_hopper()
 
 import fa_t  # noqa: E402
 from fa_t import api, mods  # noqa: E402
+from fa_t.reference import attention_reference  # noqa: E402
 from gpu_configs import MODS_HEAD_DIMS, MODS_SHAPE, modifications  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
 LSE_ATOL = 1e-3
-
-
-def reference(q, k, v, causal, score_mod, mask_mod, scale):
-    """(O, LSE) in float64 from the definition (bottom-right causal)."""
-    s = torch.einsum("bhqd,bhkd->bhqk", q.double(), k.double()) * scale
-    s = mods.apply_mods(s, score_mod, mask_mod)
-    if causal:
-        sq, skv = s.shape[-2:]
-        i = torch.arange(sq, device=s.device).view(-1, 1)
-        j = torch.arange(skv, device=s.device).view(1, -1)
-        s = s.masked_fill(j > i + skv - sq, float("-inf"))
-    lse = torch.logsumexp(s, dim=-1)
-    p = torch.exp(s - lse[..., None]).nan_to_num(0.0)
-    return torch.einsum("bhqk,bhkd->bhqd", p, v.double()), lse
 
 
 @pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
@@ -55,7 +42,8 @@ def test_modification_matches_float64(dtype, d, name):
     o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
                         want_lse=True, out=out, lse_out=lse, regions=regions)
     torch.cuda.synchronize()
-    ref_o, ref_lse = reference(q, k, v, causal, score_mod, mask_mod, scale)
+    ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
+                                         score_mod=score_mod, mask_mod=mask_mod)
     assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
     empty = torch.isneginf(ref_lse)
     assert torch.equal(torch.isneginf(l), empty), "LSE = -inf exactly on rows with no key"

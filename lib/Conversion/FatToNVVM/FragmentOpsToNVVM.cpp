@@ -556,33 +556,26 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
   TanhForm form;
 };
 
-/// math.exp (f32) in a kernel: MUFU ex2.approx of x·log2 e, as the softmax
-/// computes its exponentials; math.absf: the sign bit cleared.
-/// (convert-gpu-to-nvvm would call libdevice for both, which a kernel
-/// compiled without the CUDA toolkit at hand cannot link.)
-struct ExpLowering : OpConversionPattern<math::ExpOp> {
-  using OpConversionPattern::OpConversionPattern;
+/// e^x as the softmax computes its exponentials: MUFU ex2.approx of x·log2 e.
+static Value buildExp(ImplicitLocOpBuilder &b, Value x) {
+  return buildExp2(b, arith::MulFOp::create(b, x, f32Const(b, M_LOG2E)));
+}
+
+/// An f32 math op of a kernel by its kernel form `build`: math.exp by
+/// buildExp, math.absf by buildAbs. (convert-gpu-to-nvvm would call
+/// libdevice for both, which a kernel compiled without the CUDA toolkit at
+/// hand cannot link.)
+template <typename MathOp, Value (*build)(ImplicitLocOpBuilder &, Value)>
+struct UnaryMathLowering : OpConversionPattern<MathOp> {
+  using OpConversionPattern<MathOp>::OpConversionPattern;
+  using OpAdaptor = typename OpConversionPattern<MathOp>::OpAdaptor;
   LogicalResult
-  matchAndRewrite(math::ExpOp op, OpAdaptor adaptor,
+  matchAndRewrite(MathOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     if (!op.getType().isF32())
       return rewriter.notifyMatchFailure(op, "not f32");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, buildExp2(b, arith::MulFOp::create(
-                                            b, adaptor.getOperand(),
-                                            f32Const(b, M_LOG2E))));
-    return success();
-  }
-};
-struct AbsFLowering : OpConversionPattern<math::AbsFOp> {
-  using OpConversionPattern::OpConversionPattern;
-  LogicalResult
-  matchAndRewrite(math::AbsFOp op, OpAdaptor adaptor,
-                  ConversionPatternRewriter &rewriter) const override {
-    if (!op.getType().isF32())
-      return rewriter.notifyMatchFailure(op, "not f32");
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, buildAbs(b, adaptor.getOperand()));
+    rewriter.replaceOp(op, build(b, adaptor.getOperand()));
     return success();
   }
 };
@@ -692,7 +685,9 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns,
     TanhForm tanh) {
   patterns.add<TanhLowering>(converter, patterns.getContext(), tanh);
-  patterns.add<ExpLowering, AbsFLowering>(converter, patterns.getContext());
+  patterns.add<UnaryMathLowering<math::ExpOp, buildExp>,
+               UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
+                                                          patterns.getContext());
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
                TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,
