@@ -91,6 +91,7 @@ struct PendingTile {
   Value id; // accumulate bit and tile coordinates, see above
 
   static PendingTile unpack(ValueRange vals) {
+    assert(vals.size() == 5 && "a pending tile is {O, m, l, P, id}");
     return {vals[0], vals[1], vals[2], vals[3], vals[4]};
   }
   SmallVector<Value> pack() const { return {o, m, l, p, id}; }

@@ -384,7 +384,8 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // Every S of the tile is done: Q may be overwritten.
   buildReleaseQ(/*stagedInQ=*/false);
 
-  PendingTile next = PendingTile::unpack(last);
+  // The steady loop carries {O, m, l, P}; the tile id is set below.
+  PendingTile next{last[0], last[1], last[2], last[3], Value()};
   if (!cfg.schedule.rowsumMma) {
     // The vector row sums and the row max are final before the last P·V:
     // finish the sums and write the LSE now, so that only the two sums
