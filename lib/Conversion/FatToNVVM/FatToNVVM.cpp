@@ -10,7 +10,9 @@
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/Dialect/SCF/Transforms/Patterns.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Transforms/DialectConversion.h"
 
 namespace mlir {
@@ -57,24 +59,37 @@ struct ConvertFatToNVVMPass
     });
     if (unbuilt)
       return signalPassFailure();
-    // A modification of a kernel tile that reads a captured tensor: the
-    // kernel has no pointer to it (its parameters are the attention's).
-    bool captured = false;
+    // A modification of a kernel tile reads its captured tensors through
+    // their addresses (ModFragmentLowering): each capture must be one, and
+    // the region may only load elements of it.
+    bool badCapture = false;
     top.walk([&](Operation *op) {
       if (!isa<ScoreModOp, MaskModOp>(op) || op->getNumResults() != 1 ||
           !WgmmaFragmentAttr::isFragment(op->getResult(0).getType()))
         return;
+      Block &body = op->getRegion(0).front();
       auto captures = isa<ScoreModOp>(op) ? cast<ScoreModOp>(op).getCaptures()
                                           : cast<MaskModOp>(op).getCaptures();
-      if (captures.empty())
-        return;
-      op->emitOpError("on a kernel tile reads ")
-          << captures.size()
-          << " captured value(s), which the kernel cannot reach yet: only "
-             "modifications of the score and its indices compile for the GPU";
-      captured = true;
+      for (auto [capture, arg] : llvm::zip_equal(
+               captures, body.getArguments().take_back(captures.size()))) {
+        if (!isa<LLVM::LLVMPointerType>(capture.getType())) {
+          op->emitOpError("on a kernel tile expects each capture as the "
+                          "tensor's !llvm.ptr address, got ")
+              << capture.getType();
+          badCapture = true;
+          return;
+        }
+        for (Operation *user : arg.getUsers())
+          if (!isa<tensor::ExtractOp>(user)) {
+            user->emitOpError("reads a captured tensor in a kernel, where "
+                              "only tensor.extract of its elements is "
+                              "supported");
+            badCapture = true;
+            return;
+          }
+      }
     });
-    if (captured)
+    if (badCapture)
       return signalPassFailure();
 
     ConversionTarget target(getContext());

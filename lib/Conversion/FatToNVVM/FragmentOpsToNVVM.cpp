@@ -586,9 +586,12 @@ struct UnaryMathLowering : OpConversionPattern<MathOp> {
 /// (i' = min(row, Sq − 1), j' = min(key, Skv − 1): a padding row or key
 /// reads the last real one, as on the CPU) and, for a score, the element
 /// times the op's scale. A mask keeps the element where the body yields
-/// true and sets −inf elsewhere. Regions that read captured tensors are
-/// refused before the conversion (FatToNVVM.cpp): the kernel has no
-/// pointer to them.
+/// true and sets −inf elsewhere. A captured tensor is its global address
+/// (an `!llvm.ptr` operand for the region's tensor argument): each
+/// `tensor.extract` of it becomes an invariant load of element
+/// Σ_d clamp(x_d, 0, n_d − 1)·stride_d of the row-major array, so an index
+/// the region computes out of range reads an edge element, never outside
+/// the tensor (i1 is stored as a byte, as torch.bool).
 template <typename ModOp>
 struct ModFragmentLowering : OpConversionPattern<ModOp> {
   using OpConversionPattern<ModOp>::OpConversionPattern;
@@ -597,11 +600,16 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
   matchAndRewrite(ModOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getScores().getType());
-    if (!WgmmaFragmentAttr::isFragment(type) || !op.getCaptures().empty())
-      return rewriter.notifyMatchFailure(
-          op, "not a capture-free modification of a fragment tile");
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    if (!WgmmaFragmentAttr::isFragment(type))
+      return rewriter.notifyMatchFailure(op, "not a fragment tile");
     constexpr bool isScore = std::is_same_v<ModOp, ScoreModOp>;
+    Block &body = op.getBody().front();
+    auto captureArgs = body.getArguments().take_back(op.getCaptures().size());
+    // FatToNVVM.cpp checked the captures: addresses, read by tensor.extract.
+    if (!llvm::all_of(op.getCaptures().getTypes(),
+                      llvm::IsaPred<LLVM::LLVMPointerType>))
+      return rewriter.notifyMatchFailure(op, "a capture is not an address");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     auto c32 = [&](int64_t v) { return i32Const(b, v); };
     auto add = [&](Value x, Value y) -> Value {
       return arith::AddIOp::create(b, x, y);
@@ -632,7 +640,40 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     else
       negInf = f32Const(b, -std::numeric_limits<double>::infinity());
 
-    Block &body = op.getBody().front();
+    unsigned firstCapture = body.getNumArguments() - captureArgs.size();
+    // tensor.extract %capture[x…] as a load (see above).
+    auto load = [&](tensor::ExtractOp extract, IRMapping &mapping) -> Value {
+      auto arg = cast<BlockArgument>(extract.getTensor());
+      auto tensor = cast<RankedTensorType>(arg.getType());
+      Value linear;
+      int64_t stride = 1;
+      for (int64_t d = tensor.getRank() - 1; d >= 0; --d) {
+        Value x = mapping.lookup(extract.getIndices()[d]);
+        x = arith::MaxSIOp::create(b, x, arith::ConstantIndexOp::create(b, 0));
+        x = arith::MinSIOp::create(
+            b, x, arith::ConstantIndexOp::create(b, tensor.getDimSize(d) - 1));
+        if (stride != 1)
+          x = arith::MulIOp::create(b, x,
+                                    arith::ConstantIndexOp::create(b, stride));
+        linear = linear ? arith::AddIOp::create(b, linear, x) : x;
+        stride *= tensor.getDimSize(d);
+      }
+      if (!linear)
+        linear = arith::ConstantIndexOp::create(b, 0);
+      Type elt = tensor.getElementType();
+      Type stored = elt.isInteger(1) ? b.getI8Type() : elt;
+      Value base = op.getCaptures()[arg.getArgNumber() - firstCapture];
+      Value address = LLVM::GEPOp::create(
+          b, base.getType(), stored, base,
+          ValueRange{arith::IndexCastOp::create(b, b.getI32Type(), linear)});
+      Value value = LLVM::LoadOp::create(
+          b, stored, address, /*alignment=*/0, /*isVolatile=*/false,
+          /*isNonTemporal=*/false, /*isInvariant=*/true);
+      if (elt.isInteger(1))
+        value = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, value,
+                                      arith::ConstantIntOp::create(b, 0, 8));
+      return value;
+    };
     SmallVector<Value> out(adaptor.getScores());
     for (size_t i = 0; i < out.size() / 4; ++i) {
       for (int e = 0; e < 2; ++e) {
@@ -647,6 +688,12 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
           IRMapping mapping;
           mapping.map(body.getArguments(), args);
           for (Operation &inner : body.without_terminator()) {
+            auto extract = dyn_cast<tensor::ExtractOp>(inner);
+            if (extract && llvm::is_contained(captureArgs,
+                                              extract.getTensor())) {
+              mapping.map(extract.getResult(), load(extract, mapping));
+              continue;
+            }
             Operation *copy = rewriter.clone(inner, mapping);
             // A division may become a multiply by the reciprocal (≤ 1 ulp
             // of the f32 score, far below P's 16-bit rounding): a constant

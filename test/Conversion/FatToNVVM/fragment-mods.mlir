@@ -84,6 +84,32 @@
 // CHECK-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
 // CHECK-NOT:     nvvm.rcp.approx
 
+// A document mask reading a captured tensor: in the kernel the capture is
+// the tensor's address, and each tensor.extract an invariant load of the
+// row-major element, every index clamped into the static shape 2x100.
+// CHECK-LABEL: func.func @document
+// CHECK-SAME:    (%[[D0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: index,
+// CHECK-SAME:    %[[DOC:[a-z0-9]+]]: !llvm.ptr<1>)
+// CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[KEY0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[RLO:[0-9]+]] = arith.maxsi %[[ROW0]], %{{.+}} : index
+// CHECK-NEXT:    %[[C99:.+]] = arith.constant 99 : index
+// CHECK-NEXT:    %[[R:[0-9]+]] = arith.minsi %[[RLO]], %[[C99]] : index
+// CHECK:         %[[BLO:[0-9]+]] = arith.maxsi %[[B]], %{{.+}} : index
+// CHECK-NEXT:    %[[C1:.+]] = arith.constant 1 : index
+// CHECK-NEXT:    %[[BB:[0-9]+]] = arith.minsi %[[BLO]], %[[C1]] : index
+// CHECK-NEXT:    %[[C100:.+]] = arith.constant 100 : index
+// CHECK-NEXT:    %[[OFF:[0-9]+]] = arith.muli %[[BB]], %[[C100]] : index
+// CHECK-NEXT:    %[[LIN:[0-9]+]] = arith.addi %[[R]], %[[OFF]] : index
+// CHECK-NEXT:    %[[LIN32:[0-9]+]] = arith.index_cast %[[LIN]] : index to i32
+// CHECK-NEXT:    %[[ADDR:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LIN32]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+// CHECK-NEXT:    %[[DI:[0-9]+]] = llvm.load %[[ADDR]] invariant : !llvm.ptr<1> -> i32
+// CHECK:         arith.maxsi %[[KEY0]], %{{.+}} : index
+// CHECK:         %[[DJ:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK-NEXT:    %[[SAME:[0-9]+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK-NEXT:    arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
+
 #frag = #fat.wgmma_fragment
 gpu.module @k {
   func.func @softcap(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
@@ -137,6 +163,22 @@ gpu.module @k {
     ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index):
       %t = math.tanh %x fastmath<afn> : f32
       fat.yield %t : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @document(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                      %q0: index, %k0: index, %sq: index, %skv: index,
+                      %doc: !llvm.ptr<1>) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.mask_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv)
+        captures(%doc : !llvm.ptr<1>) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index, %d: tensor<2x100xi32>):
+      %di = tensor.extract %d[%bb, %i] : tensor<2x100xi32>
+      %dj = tensor.extract %d[%bb, %j] : tensor<2x100xi32>
+      %v = arith.cmpi eq, %di, %dj : i32
+      fat.yield %v : i1
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32

@@ -18,14 +18,16 @@ gpu.module @k {
 
 // -----
 
-// A region that reads a captured tensor has no way into the kernel.
+// In a kernel a captured tensor is its address (an !llvm.ptr operand that
+// fat-pipeline passes from the kernel's parameters); a tensor value has no
+// way into the kernel's registers.
 #frag = #fat.wgmma_fragment
 gpu.module @k {
   func.func @captured(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %i: index,
                       %slopes: tensor<4xf32>) -> (f32, f32, f32, f32) {
     %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
         : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
-    // expected-error @+1 {{'fat.score_mod' op on a kernel tile reads 1 captured value(s), which the kernel cannot reach yet: only modifications of the score and its indices compile for the GPU}}
+    // expected-error @+1 {{'fat.score_mod' op on a kernel tile expects each capture as the tensor's !llvm.ptr address, got 'tensor<4xf32>'}}
     %m = fat.score_mod %s at(%i, %i, %i, %i) len(%i, %i) scale 1.0
         captures(%slopes : tensor<4xf32>) {
     ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index, %t: tensor<4xf32>):

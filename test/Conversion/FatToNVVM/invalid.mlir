@@ -185,18 +185,32 @@ module attributes {gpu.container_module} {
 
 // -----
 
-// Score and mask regions reach the kernel as fat.score_mod / fat.mask_mod;
-// a region reading a captured tensor (here per-head biases) cannot, yet:
-// the kernel takes only the attention's operands.
-func.func @captured_region(%q: memref<1x8x128x64xbf16>, %o: memref<1x8x128x64xbf16>,
-                           %bias: memref<8xf32>) {
-  // expected-error @+1 {{score and mask regions that read captured tensors (a bias table, slopes, document ids) are not lowered to the Hopper kernel yet: the kernel takes only the attention's operands; regions of the score and its indices compile, and --fat-to-cpu runs every region}}
-  fat.attention ins(%q, %q, %q : memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>, memref<1x8x128x64xbf16>)
-                outs(%o : memref<1x8x128x64xbf16>) captures(%bias : memref<8xf32>) score {
-                ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<8xf32>):
-                  %e = tensor.extract %t[%h] : tensor<8xf32>
+// Score and mask regions reach the kernel as fat.score_mod / fat.mask_mod,
+// and the tensors they capture as kernel parameters (their addresses): a
+// scalar capture (or a dynamic shape) has no address to pass.
+func.func @captured_scalar(%q: tensor<1x8x128x64xbf16>, %o: tensor<1x8x128x64xbf16>,
+                           %bias: f32) -> tensor<1x8x128x64xbf16> {
+  // expected-error @+1 {{capture #0 has type 'f32': the Hopper kernel reads captured tensors of static shape with fewer than 2^31 elements of f32, f16, bf16, i1, i8, i16, i32 or i64 (scalars and dynamic shapes run on the CPU, --fat-to-cpu)}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>)
+                outs(%o : tensor<1x8x128x64xbf16>) captures(%bias : f32) score {
+                ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: f32):
+                  %y = arith.addf %s, %t : f32
+                  fat.yield %y : f32
+                } -> tensor<1x8x128x64xbf16>
+  return %r : tensor<1x8x128x64xbf16>
+}
+
+// -----
+
+func.func @captured_dynamic(%q: tensor<1x8x128x64xbf16>, %o: tensor<1x8x128x64xbf16>,
+                            %bias: tensor<?xf32>) -> tensor<1x8x128x64xbf16> {
+  // expected-error @+1 {{capture #0 has type 'tensor<?xf32>': the Hopper kernel reads captured tensors of static shape}}
+  %r = fat.attention ins(%q, %q, %q : tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>, tensor<1x8x128x64xbf16>)
+                outs(%o : tensor<1x8x128x64xbf16>) captures(%bias : tensor<?xf32>) score {
+                ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<?xf32>):
+                  %e = tensor.extract %t[%h] : tensor<?xf32>
                   %y = arith.addf %s, %e : f32
                   fat.yield %y : f32
-                }
-  return
+                } -> tensor<1x8x128x64xbf16>
+  return %r : tensor<1x8x128x64xbf16>
 }

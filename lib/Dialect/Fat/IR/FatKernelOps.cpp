@@ -22,6 +22,13 @@ LogicalResult LaunchOp::verify() {
   if (getLse() && cast<ShapedType>(getLse().getType()).getRank() != 3)
     return emitOpError("lse must be a 3-D tensor [B, Hq, Sq], got ")
            << getLse().getType();
+  for (auto [i, capture] : llvm::enumerate(getCaptures())) {
+    auto tensor = dyn_cast<RankedTensorType>(capture.getType());
+    if (!tensor || !tensor.hasStaticShape())
+      return emitOpError("capture #")
+             << i << " must be a statically shaped tensor (the kernel reads "
+             << "it by address), got " << capture.getType();
+  }
   SmallVector<Type> expected = {getOutput().getType()};
   if (getLse())
     expected.push_back(getLse().getType());

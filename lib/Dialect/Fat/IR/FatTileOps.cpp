@@ -8,6 +8,7 @@
 
 #include "TileVerifiers.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -117,7 +118,20 @@ LogicalResult mlir::fat::detail::verifyModRegion(Operation *op, Region &region,
     expected.push_back(b.getF32Type());
   expected.append(4, b.getIndexType());
   llvm::append_range(expected, captureTypes);
-  if (TypeRange(block.getArgumentTypes()) != TypeRange(expected)) {
+  // In a kernel a captured tensor is its address: an `!llvm.ptr` capture
+  // stands for a statically shaped tensor argument, read row-major.
+  auto matches = [&](Type arg, Type want) {
+    if (arg == want)
+      return true;
+    auto tensor = dyn_cast<RankedTensorType>(arg);
+    return isa<LLVM::LLVMPointerType>(want) && tensor &&
+           tensor.hasStaticShape();
+  };
+  if (block.getNumArguments() != expected.size() ||
+      !llvm::all_of(llvm::zip_equal(block.getArgumentTypes(), expected),
+                    [&](auto pair) {
+                      return matches(std::get<0>(pair), std::get<1>(pair));
+                    })) {
     InFlightDiagnostic diag = op->emitOpError()
                               << "expected the " << what
                               << " region's arguments to be (";

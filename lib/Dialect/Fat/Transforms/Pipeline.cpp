@@ -110,6 +110,8 @@ struct TensorizedAttention {
   /// are the same in each).
   ScoreModOp scoreMod;
   MaskModOp maskMod;
+  /// The values their regions read, in order: the kernel's `capture<i>`.
+  SetVector<Value> captures;
   /// The primitives the tensorized ops compute.
   bool rowsumMma = false, lazyRescale = false;
   double rescaleThreshold = 8.0, exp2Poly = 0.0;
@@ -180,10 +182,10 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       t.scale = fin.getScaleAttr();
     } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
       t.scoreMod = mod;
-      t.sig.modificationCaptures |= !mod.getCaptures().empty();
+      t.captures.insert(mod.getCaptures().begin(), mod.getCaptures().end());
     } else if (auto mod = dyn_cast<MaskModOp>(op)) {
       t.maskMod = mod;
-      t.sig.modificationCaptures |= !mod.getCaptures().empty();
+      t.captures.insert(mod.getCaptures().begin(), mod.getCaptures().end());
     }
     return WalkResult::advance();
   });
@@ -192,6 +194,21 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   t.sig.modifications =
       modificationKey(t.scoreMod ? &t.scoreMod.getBody() : nullptr,
                       t.maskMod ? &t.maskMod.getBody() : nullptr);
+  // Both regions see the attention's captures, in its order: the kernel's
+  // parameters capture<i>.
+  for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation()})
+    if (mod && !llvm::equal(isa<ScoreModOp>(mod)
+                                ? cast<ScoreModOp>(mod).getCaptures()
+                                : cast<MaskModOp>(mod).getCaptures(),
+                            t.captures))
+      return fail("expected the score and mask modifications to capture the "
+                  "same values in the same order (the attention's captures)");
+  for (Value capture : t.captures) {
+    if (loop->isAncestor(capture.getParentRegion()->getParentOp()))
+      return fail("expected the modifications' captures to be defined "
+                  "outside the tiled loop (the kernel takes them whole)");
+    t.sig.captureTypes.push_back(capture.getType());
+  }
   if (!qk || !pv || !t.scale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
@@ -423,7 +440,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     }
     auto launch = LaunchOp::create(
         builder, loop.getLoc(), loop.getResultTypes(), *kernel, t->query,
-        t->key, t->value, t->output, t->lse, diagonal, t->scale);
+        t->key, t->value, t->output, t->lse, diagonal,
+        t->captures.getArrayRef(), t->scale);
     launch->setAttr(kScheduleAttrName, loop->getAttr(kScheduleAttrName));
     updateSchedule(launch, builtSchedule(b, *config), config->scheduleForced);
     // The loop goes, and with it what only the tiles used (their constants

@@ -255,6 +255,9 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
+  /// The tensors the regions read, in capture order: statically shaped,
+  /// passed by address after the other parameters (`capture<i>`).
+  SmallVector<RankedTensorType> captureTypes;
 
   /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
   /// warpgroup is the TMA producer.
@@ -389,9 +392,9 @@ struct AttentionSignature {
   int64_t windowLeft = -1, windowRight = -1;
   bool lse = false;
   /// Score or mask regions: modificationKey of their bodies (empty: none),
-  /// and whether they read captured values (not in the kernel yet).
+  /// and the types of the values they capture (kernel parameters).
   std::string modifications;
-  bool modificationCaptures = false;
+  SmallVector<Type> captureTypes;
 
   static AttentionSignature of(AttentionOp op);
   /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.

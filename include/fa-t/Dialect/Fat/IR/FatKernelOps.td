@@ -43,7 +43,10 @@ def Fat_LaunchOp : Fat_Op<"launch",
     `@<gpu.module>::@<func>`; its grid and parameters are the manifest in
     the module's `fat.kernels` (docs/kernel-abi.md), which the runtime
     (`libfat_runtime.so`) follows when it performs the launch. The schedule
-    the kernel runs is recorded beside it as `fat.schedule`.
+    the kernel runs is recorded beside it as `fat.schedule`. `captures` are
+    the tensors the attention's score / mask regions read (static shapes),
+    passed to the kernel by address after the manifest's other parameters
+    (`capture0`, `capture1`, …: row-major, contiguous).
 
     ```mlir
     %o = fat.launch @fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2q2y_opt132::@fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2q2y_opt132
@@ -55,12 +58,14 @@ def Fat_LaunchOp : Fat_Op<"launch",
   let arguments = (ins SymbolRefAttr:$kernel, AnyRankedTensor:$query,
                    AnyRankedTensor:$key, AnyRankedTensor:$value,
                    AnyRankedTensor:$output, Optional<AnyRankedTensor>:$lse,
-                   Optional<Index>:$diagonal, F32Attr:$scale);
+                   Optional<Index>:$diagonal, Variadic<AnyType>:$captures,
+                   F32Attr:$scale);
   let results = (outs Variadic<AnyRankedTensor>:$results);
   let assemblyFormat = [{
     $kernel `ins` `(` $query `,` $key `,` $value `:` type($query) `,`
     type($key) `,` type($value) `)` `outs` `(` $output `:` type($output) `)`
     (`lse` `(` $lse^ `:` type($lse) `)`)? (`diagonal` `(` $diagonal^ `)`)?
+    (`captures` `(` $captures^ `:` type($captures) `)`)?
     `scale` $scale attr-dict `->` type($results)
   }];
   let hasVerifier = 1;

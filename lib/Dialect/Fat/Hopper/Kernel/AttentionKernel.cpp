@@ -187,6 +187,7 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   }
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];
+  v.captures.assign(args.begin() + a, args.end());
 
   v.tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
   // The warpgroup index, broadcast from lane 0 so that the role branch is
@@ -247,6 +248,7 @@ mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
   params.append({i32, i32, i32, builder.getF32Type()});
   if (cfg.schedule.persistent)
     params.push_back(i32); // B
+  params.append(cfg.captureTypes.size(), globalPtr); // capture<i>
 
   auto funcType =
       LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(ctx), params);

@@ -55,6 +55,8 @@ struct KernelValues {
   // The softmax's c (scaleLog2e; log2 e where a score modification reads
   // the scaled scores s' = f(scale·s)) and that scale, scaleLog2e · ln 2.
   Value softmaxScale, scoreScale;
+  // The modifications' captured tensors (kernel parameters capture<i>).
+  SmallVector<Value> captures;
   // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B)
   // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
   Value batchCount, numM;

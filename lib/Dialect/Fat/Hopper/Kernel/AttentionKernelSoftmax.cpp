@@ -152,7 +152,7 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
     auto mod = ScoreModOp::create(b, s.getType(),
                                   arith::MulFOp::create(b, s, scale), at[0],
                                   at[1], at[2], at[3], at[4], at[5],
-                                  ValueRange{}, b.getF32FloatAttr(1.0));
+                                  v.captures, b.getF32FloatAttr(1.0));
     tmpl.getBody().cloneInto(&mod.getBody(), none);
     // A bf16 kernel's tanh may be MUFU's tanh.approx (relative error
     // 2^−11, below the 2^−8 of the bf16 P it feeds; perf log run 76): the
@@ -166,7 +166,7 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
   }
   if (auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod)) {
     auto mod = MaskModOp::create(b, s.getType(), s, at[0], at[1], at[2],
-                                 at[3], at[4], at[5], ValueRange{});
+                                 at[3], at[4], at[5], v.captures);
     tmpl.getBody().cloneInto(&mod.getBody(), none);
     s = mod.getResult();
   }

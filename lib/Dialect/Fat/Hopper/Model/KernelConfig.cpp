@@ -134,7 +134,7 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
   sig.windowRight = op.getWindowRight();
   sig.lse = static_cast<bool>(op.getLse());
   sig.modifications = modificationKey(&op.getScore(), &op.getMask());
-  sig.modificationCaptures = !op.getCaptures().empty();
+  llvm::append_range(sig.captureTypes, op.getCaptures().getTypes());
   return sig;
 }
 
@@ -210,15 +210,27 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
              oType = sig.output;
 
   // Score and mask regions reach the kernel as the tensorized loop's
-  // fat.score_mod / fat.mask_mod on each block's scores; values they read
-  // from captured tensors have no way in yet.
-  if (sig.modificationCaptures)
-    return attentionError(op, "score and mask regions that read captured "
-                          "tensors (a bias table, slopes, document ids) are "
-                          "not lowered to the Hopper kernel yet: the kernel "
-                          "takes only the attention's operands; regions of "
-                          "the score and its indices compile, and "
-                          "--fat-to-cpu runs every region");
+  // fat.score_mod / fat.mask_mod on each block's scores; the tensors they
+  // read are kernel parameters (their addresses), read row-major with each
+  // index clamped into the shape, so the shape must be static and its
+  // offsets 32-bit (the kernel's index width).
+  for (auto [i, type] : llvm::enumerate(sig.captureTypes)) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    Type elt = tensor ? tensor.getElementType() : Type();
+    bool element = elt && (elt.isF32() || elt.isF16() || elt.isBF16() ||
+                           elt.isInteger(1) || elt.isInteger(8) ||
+                           elt.isInteger(16) || elt.isInteger(32) ||
+                           elt.isInteger(64));
+    if (!tensor || !tensor.hasStaticShape() || !element ||
+        tensor.getNumElements() >= (int64_t(1) << 31))
+      return attentionError(op, "capture #")
+             << i << " has type " << type
+             << ": the Hopper kernel reads captured tensors of static shape "
+                "with fewer than 2^31 elements of f32, f16, bf16, i1, i8, "
+                "i16, i32 or i64 (scalars and dynamic shapes run on the CPU, "
+                "--fat-to-cpu)";
+    config.captureTypes.push_back(tensor);
+  }
   config.modifications = sig.modifications;
   if (options.sm != "sm_90a")
     return attentionError(op, "the Hopper kernel targets sm_90a only (got sm='")
@@ -678,6 +690,9 @@ std::string AttentionKernelConfig::manifestJson() const {
   // ⌈Sq/2M⌉·Hq·B pairs of them (buildTileLoop).
   if (schedule.persistent)
     params.push_back(Object{{"kind", "i32"}, {"symbol", "B"}});
+  for (size_t i = 0; i < captureTypes.size(); ++i)
+    params.push_back(
+        Object{{"kind", "ptr"}, {"tensor", "capture" + std::to_string(i)}});
   Object qBlocks{{"symbol", "Sq"}, {"ceildiv", blockM}};
   Object heads{{"symbol", "Hq"}};
   Array grid;
