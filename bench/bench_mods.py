@@ -14,7 +14,9 @@ fresh random inputs (outputs poisoned with NaN first; a ragged key length;
 large scores), reports FlexAttention's error on the same inputs beside it,
 then times the issue's shapes (bf16; D 64 and 128; 4k and 16k keys) in
 useful TFLOP/s (the FLOPs of the visible scores) with each repetition in a
-fresh random order (bench.round_robin_ms).
+fresh random order (bench.round_robin_ms). Some modifications read captured
+tensors (document ids, ALiBi slopes, a relative bias table), made per shape
+from one seed so the build and the run trace the same regions.
 """
 
 from __future__ import annotations
@@ -56,14 +58,40 @@ def alibi_from_head(heads: int):
     return score_mod
 
 
-def modifications(heads: int):
-    """name -> (causal, score_mod, mask_mod)."""
+def relative_bias(table: torch.Tensor):
+    """A learned relative-position bias: s + table[h, kv − q + S − 1], table
+    [H, 2S − 1]."""
+    offset = (table.shape[1] - 1) // 2
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + table[h, kv_idx - q_idx + offset]
+    return score_mod
+
+
+def random_documents(b: int, s: int, count: int, gen: torch.Generator) -> torch.Tensor:
+    """Document ids [b, s] (int32): ``count`` documents of random lengths
+    packed in each sequence."""
+    starts = (torch.rand(b, count - 1, generator=gen) * s).long().sort(-1).values
+    return torch.searchsorted(starts, torch.arange(s).repeat(b, 1), right=True).int()
+
+
+def modifications(shape, device="cpu"):
+    """name -> (causal, score_mod, mask_mod) at ``shape`` (B, H, S, D), the
+    tensors some of them capture on ``device``."""
+    b, h, s, _ = shape
+    gen = torch.Generator().manual_seed(0)
+    docs = random_documents(b, s, 8, gen).to(device)
+    slopes = torch.tensor([2.0 ** (-8 * (i + 1) / h) for i in range(h)], device=device)
+    table = (torch.randn(h, 2 * s - 1, generator=gen) * 2).to(device)
     return {
         "softcap": (False, fa_t.softcap(30.0), None),
         "softcap-causal": (True, fa_t.softcap(30.0), None),
-        "alibi-causal": (True, alibi_from_head(heads), None),
+        "alibi-causal": (True, alibi_from_head(h), None),
+        "alibi-slopes": (True, fa_t.alibi(slopes), None),
         "prefix-lm": (False, None, fa_t.prefix_lm(1024)),
         "sliding-sink": (True, None, sliding_sink(1024, 4)),
+        "document-causal": (True, None, fa_t.document_mask(docs)),
+        "relative-bias": (False, relative_bias(table), None),
     }
 
 
@@ -72,7 +100,7 @@ def entries(tuning=None):
     `tuning`, --fat-to-ptx options, over the defaults: a variant folder)."""
     out = []
     for b, h, s, d in SHAPES:
-        for name, (causal, score_mod, mask_mod) in modifications(h).items():
+        for name, (causal, score_mod, mask_mod) in modifications((b, h, s, d)).items():
             config = KernelConfig("bf16", d, d, h, h, causal=causal)
             regions, _ = mods.attention_regions(score_mod, mask_mod)
             out.append((config, {**jit.default_tuning(config, s), **(tuning or {})}, regions))
@@ -81,7 +109,7 @@ def entries(tuning=None):
 
 def flex_call(q, k, v, causal, score_mod, mask_mod, compiled):
     """FlexAttention with the same modification (the causal mask and any
-    mask_mod as its block mask)."""
+    mask_mod as its block mask, per batch entry: document ids differ)."""
     from torch.nn.attention.flex_attention import create_block_mask
     sq, skv = q.shape[2], k.shape[2]
 
@@ -92,7 +120,7 @@ def flex_call(q, k, v, causal, score_mod, mask_mod, compiled):
         if mask_mod is not None:
             ok = ok & mask_mod(b, h, q_idx, kv_idx)
         return ok
-    block_mask = create_block_mask(keep, None, None, sq, skv, device=q.device)
+    block_mask = create_block_mask(keep, q.shape[0], None, sq, skv, device=q.device)
     return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
@@ -106,10 +134,10 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
     ref, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
                                  mask_mod=mask_mod)
     from fa_t.api import _forward
-    regions, _ = mods.attention_regions(score_mod, mask_mod)
+    regions, captures = mods.attention_regions(score_mod, mask_mod)
     poison = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
     out, _ = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                      want_lse=False, out=poison, regions=regions)
+                      want_lse=False, out=poison, regions=regions, captures=captures)
     via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod)
     flex = flex_call(q, k, v, causal, score_mod, mask_mod, compiled)()
     torch.cuda.synchronize()
@@ -124,15 +152,17 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
 
 
 def useful_flops(b, h, s, d, causal, mask_mod):
-    """4·B·H·D·(visible (q, k) pairs), counted on a [S, S] grid."""
-    i = torch.arange(s, device="cuda").view(-1, 1)
-    j = torch.arange(s, device="cuda").view(1, -1)
-    keep = torch.ones(s, s, dtype=torch.bool, device="cuda")
+    """4·H·D·(visible (b, q, k) triples), counted on a [B, S, S] grid (a
+    document mask differs per batch entry)."""
+    bi = torch.arange(b, device="cuda").view(-1, 1, 1)
+    i = torch.arange(s, device="cuda").view(1, -1, 1)
+    j = torch.arange(s, device="cuda").view(1, 1, -1)
+    keep = torch.ones(b, s, s, dtype=torch.bool, device="cuda")
     if causal:
         keep &= j <= i
     if mask_mod is not None:
-        keep &= mask_mod(0, 0, i, j)
-    return 4.0 * b * h * d * keep.sum().item()
+        keep &= mask_mod(bi, 0, i, j)
+    return 4.0 * h * d * keep.sum().item()
 
 
 def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, reps,
@@ -141,10 +171,11 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     from fa_t.api import _forward
     from torch.nn.attention import SDPBackend
-    regions, _ = mods.attention_regions(score_mod, mask_mod)
+    regions, captures = mods.attention_regions(score_mod, mask_mod)
     impls = {
         "fa-t": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
-                                 scale=None, want_lse=False, regions=regions),
+                                 scale=None, want_lse=False, regions=regions,
+                                 captures=captures),
         "flex": flex_call(q, k, v, causal, score_mod, mask_mod, compiled),
         "fa-t-plain": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
                                        scale=None, want_lse=False, kernel_dir=plain_dir),
@@ -154,7 +185,7 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     for label, directory in variants:
         impls[label] = (lambda directory=directory: _forward(
             q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
-            want_lse=False, regions=regions, kernel_dir=directory))
+            want_lse=False, regions=regions, captures=captures, kernel_dir=directory))
     ms = bench.round_robin_ms(impls, reps)
     flops = useful_flops(b, h, s, d, causal, mask_mod)
     plain_flops = useful_flops(b, h, s, d, causal, None)
@@ -180,7 +211,7 @@ def run(args):
     variants = [tuple(v.split("=", 1)) for v in args.variant]
     for shape in SHAPES if args.checks else []:
         b, h, s, d = shape
-        for name, (causal, score_mod, mask_mod) in modifications(h).items():
+        for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
             if shape == SHAPES[1]:
                 continue  # the numerics of D128 are checked at the first shape
             c = check(name, causal, score_mod, mask_mod, h, d, compiled, gen)
@@ -195,7 +226,7 @@ def run(args):
                   f"rel {c['flex']['rel']:.2e}   {'ok' if ok else 'FAILED'}", flush=True)
     for shape in shapes:
         b, h, s, d = shape
-        for name, (causal, score_mod, mask_mod) in modifications(h).items():
+        for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
             t = time_point(shape, name, causal, score_mod, mask_mod, compiled,
                            args.plain, args.reps, variants)
             result["times"].append(t)

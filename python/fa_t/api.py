@@ -8,12 +8,13 @@ Per-call host cost. A kernel runs for tens of microseconds at short
 sequences, so what Python does around the launch decides whether a call keeps
 up with it. Every CUDA call goes through a plan cache (:func:`_forward`) keyed
 on what fixes the launch — shapes, strides, dtypes and device of Q, K, V, the
-mask, scale, LSE and kernel directory. A key's first call checks everything,
+mask, scale, LSE, kernel directory, and the score / mask modifications with
+those of the tensors they capture. A key's first call checks everything,
 finds and loads the kernel, encodes the tensor maps and packs the parameters
 (a :class:`_Plan`); later calls of the key check only what the key does not
 pin (data-pointer alignment, output buffers; requires_grad at the entry
 points) and launch in one C call that points the packed maps and pointers at
-this call's tensors (``fat_launch_patched``). Eager calls on plain CUDA
+this call's tensors, captured ones included (``fat_launch_patched``). Eager calls on plain CUDA
 tensors reach the cache directly; under torch.compile, with tensor subclasses
 or dispatch modes they go through ``torch.ops.fa_t.attention_fwd``, whose CUDA
 implementation is the same cached path.
@@ -28,6 +29,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from . import checks, registry
 from .config import KernelConfig
+from .manifest import capture_index
 from .params import (TMA_ALIGN, LaunchPlan, ParamPatch, build_params, check_16_byte_layout,
                      check_lse_pointer, launch_grid, patched_params, problem_symbols)
 
@@ -38,9 +40,15 @@ REQUIRED_CAPABILITY = (9, 0)
 #: bounded for workloads whose shapes never repeat.
 MAX_PLANS = 1024
 
-#: Index of each tensor in a call's addresses (q, k, v, o, lse: 0 without one).
+#: Index of each tensor in a call's addresses (q, k, v, o, lse: 0 without one);
+#: the modifications' captured tensors follow, capture<N> at 5 + N.
 _SOURCES = {"q": 0, "k": 1, "v": 2, "o": 3, "lse": 4}
-_Addresses = ctypes.c_uint64 * len(_SOURCES)
+
+
+def _source(tensor: str) -> int:
+    """Index of ``tensor`` (a manifest's name) in a call's addresses."""
+    n = capture_index(tensor)
+    return _SOURCES[tensor] if n is None else len(_SOURCES) + n
 
 
 def _check_no_grad(torch, tensors, names) -> None:
@@ -117,7 +125,7 @@ class _Kernel:
         self.torch, self.rt, self.params, self.device = torch, rt, params, device
         self.current_device, self.raw_stream = _stream_getters(torch)
         patched = patched_params(manifest)
-        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind, _SOURCES[tensor])
+        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind, _source(tensor))
                                                      for i, kind, tensor in patched))
 
         def plan(patches):
@@ -129,7 +137,7 @@ class _Kernel:
 
     def enqueue(self, plan, addresses=None) -> None:
         """Launches ``plan`` (:attr:`packed`, or :attr:`patched` with a call's
-        ``_Addresses``) on the current stream of the kernel's device."""
+        addresses) on the current stream of the kernel's device."""
         if self.current_device() == self.device:
             self.rt.launch_patched(plan, self.raw_stream(self.device), addresses)
         else:
@@ -141,11 +149,12 @@ class _Kernel:
 
 def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
              window: Tuple[int, int], diag: int, scale: float, kernel_dir=None,
-             manifest=None, regions: str = "") -> _Kernel:
+             manifest=None, regions: str = "", captures=()) -> _Kernel:
     """Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
     the parameters for these tensors. ``manifest`` picks a specific kernel (an
     ablation variant) instead of looking one up by config; ``regions`` (the
-    score / mask modifications' text) compiles the kernel of them (JIT)."""
+    score / mask modifications' text) compiles the kernel of them (JIT),
+    which reads ``captures`` (the tensors they capture, in order)."""
     p = problem
     device = _check_device(torch, q.device)
     if manifest is None:
@@ -161,6 +170,7 @@ def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: b
     tensors = {"q": q, "k": k, "v": v, "o": out}
     if lse_out is not None:
         tensors["lse"] = lse_out
+    tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
     with torch.cuda.device(device):
         rt.set_device(device)
         kernel = registry.load_kernel(manifest, device, rt)
@@ -191,9 +201,12 @@ class _Plan:
     Q, K and V of the key's shapes, strides, dtypes and device, all checked
     when the plan was made; :meth:`__call__` checks the rest."""
 
-    def __init__(self, torch, problem: checks.Problem, dtype, device, want_lse: bool):
+    def __init__(self, torch, problem: checks.Problem, dtype, device, want_lse: bool,
+                 captures: int = 0):
         p = problem
         self.torch, self.dtype, self.device, self.want_lse = torch, dtype, device, want_lse
+        #: A call's addresses: q, k, v, o, lse, then each captured tensor's.
+        self.addresses = ctypes.c_uint64 * (len(_SOURCES) + captures)
         self.o_shape, self.lse_shape = (p.B, p.Hq, p.Sq, p.Dv), (p.B, p.Hq, p.Sq)
         #: Q, K, V with elements: their data pointers must be 16-byte aligned.
         self.nonempty = tuple(i for i, n in enumerate((p.B * p.Hq * p.Sq * p.D,
@@ -225,7 +238,7 @@ class _Plan:
                 check_lse_pointer(lse_out)
         return out, lse_out
 
-    def __call__(self, q, k, v, out, lse_out, names):
+    def __call__(self, q, k, v, out, lse_out, names, captures=()):
         ptrs = (q.data_ptr(), k.data_ptr(), v.data_ptr())
         if (ptrs[0] | ptrs[1] | ptrs[2]) % TMA_ALIGN:
             tensors = (q, k, v)
@@ -239,8 +252,13 @@ class _Plan:
                 if lse_out is not None:
                     lse_out.fill_(float("-inf"))
             return out, lse_out
-        kernel.enqueue(kernel.patched, _Addresses(*ptrs, out.data_ptr(),
-                                                  0 if lse_out is None else lse_out.data_ptr()))
+        addresses = self.addresses(*ptrs, out.data_ptr(),
+                                   0 if lse_out is None else lse_out.data_ptr())
+        # The key fixes the captures' shapes, strides and device: only their
+        # data may move between calls.
+        for i, t in enumerate(captures, len(_SOURCES)):
+            addresses[i] = t.data_ptr()
+        kernel.enqueue(kernel.patched, addresses)
         return out, lse_out
 
 
@@ -261,7 +279,7 @@ def _dir_key(kernel_dir):
 def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[int],
              scale: Optional[float], want_lse: bool, gqa: bool = True, kernel_dir=None,
              names: Tuple[str, str, str] = ("q", "k", "v"), out=None, lse_out=None,
-             regions: str = ""):
+             regions: str = "", captures=()):
     """Runs one attention on CUDA tensors; returns (O, LSE or None).
 
     The cached path of every CUDA call (module doc). ``diag`` None is the
@@ -269,37 +287,43 @@ def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[i
     value is checked); ``causal`` must be a bool. O is [B, Hq, Sq, Dv] in
     q's dtype and LSE [B, Hq, Sq] float32, both contiguous; ``out``/``lse_out``
     may supply them (the GPU tests pass NaN-poisoned buffers to catch
-    elements a kernel forgets to write).
+    elements a kernel forgets to write). ``regions`` is the text of score /
+    mask modifications (:func:`fa_t.mods.attention_regions`) and
+    ``captures`` the tensors they read, contiguous, on q's device.
     """
     key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
            v.shape, v.stride(), v.dtype, v.device, causal, window, diag, scale, type(scale),
            want_lse, gqa, _dir_key(kernel_dir), regions)
+    if captures:
+        key += tuple((t.shape, t.stride(), t.dtype, t.device) for t in captures)
     plan = _plans.get(key)
     if plan is None:
         plan, out, lse_out = _new_plan(key, q, k, v, out, lse_out, causal=causal, window=window,
                                        diag=diag, scale=scale, want_lse=want_lse, gqa=gqa,
-                                       kernel_dir=kernel_dir, names=names, regions=regions)
-    return plan(q, k, v, out, lse_out, names)
+                                       kernel_dir=kernel_dir, names=names, regions=regions,
+                                       captures=captures)
+    return plan(q, k, v, out, lse_out, names, captures)
 
 
 def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_lse, gqa,
-              kernel_dir, names, regions=""):
+              kernel_dir, names, regions="", captures=()):
     """Checks a new key's inputs in full and resolves its plan (kept only once
     everything passed, so a key that failed is checked again next time);
     returns it with the call's output buffers, which its parameters were
     packed with."""
     import torch
     problem = checks.check_inputs(q, k, v, names, gqa)
+    checks.check_captures(captures, q.device)
     scale = checks.check_scale(scale, problem.D)
     window = checks.check_window(window)
     if diag is None:
         diag = problem.Skv - problem.Sq
-    plan = _Plan(torch, problem, q.dtype, q.device, want_lse)
+    plan = _Plan(torch, problem, q.dtype, q.device, want_lse, len(captures))
     out, lse_out = plan.outputs(q, out, lse_out)
     if plan.launches:
         plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
                                window=window, diag=diag, scale=scale, kernel_dir=kernel_dir,
-                               regions=regions)
+                               regions=regions, captures=captures)
     with _plans_lock:
         while len(_plans) >= MAX_PLANS:
             del _plans[next(iter(_plans))]
@@ -333,9 +357,10 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
             ``mask_mod(b, h, q_idx, kv_idx) -> bool`` (fa_t.mods; helpers
             fa_t.softcap, fa_t.alibi, fa_t.document_mask, fa_t.prefix_lm).
             They are traced into fat.attention's score / mask regions
-            (fa_t.mods.trace), which fa-t compiles through its tiled form;
-            the Hopper kernel does not take them yet, so CUDA tensors raise
-            NotImplementedError and CPU tensors run them with torch.
+            (fa_t.mods.trace), which fa-t compiles into the Hopper kernel
+            (CPU tensors run them with torch). Tensors they read (slopes,
+            document ids, bias tables) must be on q's device; the kernel
+            reads a contiguous copy where one is not contiguous.
 
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
@@ -382,14 +407,10 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             mods.trace(fn, kind)
     on_gpu = getattr(getattr(q, "device", None), "type", "cpu") != "cpu"
     if on_gpu:
-        # The Hopper kernel of these regions (JIT-compiled, cached by their text).
+        # The Hopper kernel of these regions (JIT-compiled, cached by their
+        # text), which reads the captured tensors as row-major arrays.
         regions, captures = mods.attention_regions(score_mod, mask_mod)
-        if captures:
-            raise NotImplementedError(
-                f"score_mod / mask_mod read {len(captures)} captured tensor(s) (a bias "
-                f"table, slopes, document ids): the Hopper kernel takes only q, k and v "
-                f"so far; write the modification from the score and its indices, or run "
-                f"it on CPU tensors")
+        captures = tuple(t.contiguous() for t in captures)
     torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
@@ -397,7 +418,8 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
     scale = checks.check_scale(scale, q.shape[3])
     if on_gpu:
         o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
-                          want_lse=return_lse, names=("q", "k", "v"), regions=regions)
+                          want_lse=return_lse, names=("q", "k", "v"), regions=regions,
+                          captures=captures)
         return (o, lse) if return_lse else o
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,

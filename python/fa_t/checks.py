@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from typing import Any, Optional, Tuple
+from typing import Any, Optional, Sequence, Tuple
 
 from .config import HEAD_DIMS
 from .params import check_16_byte_layout
@@ -119,6 +119,26 @@ def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query",
         if t.numel() > 0:
             check_tma_layout(t, name)
     return Problem(B, Hq, Hkv, Sq, Skv, D, Dv, DTYPE_NAMES[str(q.dtype)])
+
+
+#: Elements a captured tensor may have: the kernel indexes it in 32 bits.
+MAX_CAPTURE_ELEMENTS = 2**31 - 1
+
+
+def check_captures(captures: Sequence[Any], device: Any) -> None:
+    """The tensors a score / mask modification reads (``captures``, in
+    capture order): on q's ``device`` (the kernel reads them there) and with
+    1 to :data:`MAX_CAPTURE_ELEMENTS` elements (the kernel clamps an index
+    into the shape, so it reads at least one)."""
+    for i, t in enumerate(captures):
+        what = f"captured tensor {i} ({t.dtype} {tuple(t.shape)})"
+        if t.device != device:
+            raise ValueError(f"expected {what} to be on q's device {device}, got {t.device} "
+                             f"(create it there or move it with .to({str(device)!r}))")
+        n = math.prod(t.shape)
+        if not 0 < n <= MAX_CAPTURE_ELEMENTS:
+            raise ValueError(f"expected {what} to have 1 to {MAX_CAPTURE_ELEMENTS} elements "
+                             f"(the kernel indexes it in 32 bits), got {n}")
 
 
 def check_scale(scale: Optional[float], head_dim: int) -> float:

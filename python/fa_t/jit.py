@@ -17,6 +17,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -186,6 +187,25 @@ def _tensor_type(dims: List[Optional[int]], elem: str) -> str:
     return "tensor<" + "x".join("?" if d is None else str(d) for d in dims) + f"x{elem}>"
 
 
+#: A captured tensor among a region's block arguments (``%cap0: tensor<4xf32>``).
+_CAPTURE_ARG = re.compile(r"%cap(\d+): (tensor<[^>]*>)")
+
+
+def capture_types(regions: str) -> List[str]:
+    """The ``tensor<…>`` type of each tensor the regions capture, in capture
+    order, read from the first region's block arguments (every region of
+    :func:`fa_t.mods.attention_regions` lists all of them)."""
+    start = regions.find("^bb0(")
+    if start < 0:
+        return []
+    header = regions[start:regions.index(")", start)]
+    types = {int(i): t for i, t in _CAPTURE_ARG.findall(header)}
+    if sorted(types) != list(range(len(types))):
+        raise ValueError(f"expected the regions' captures to be %cap0 to "
+                         f"%cap{len(types) - 1}, got {header!r}")
+    return [types[i] for i in range(len(types))]
+
+
 def jit_input_mlir(config: KernelConfig, regions: str = "") -> str:
     """The ``fat.attention`` function fa-t-opt compiles for ``config``.
 
@@ -193,7 +213,9 @@ def jit_input_mlir(config: KernelConfig, regions: str = "") -> str:
     diagonal is an operand (the launcher passes it as ``diag``) and the scale
     is left at its default: the kernel takes both at run time (ABI params).
     ``regions`` is the ``score {…} mask {…}`` text of the modifications
-    (:func:`fa_t.mods.attention_regions`, without captures).
+    (:func:`fa_t.mods.attention_regions`); the tensors they capture become
+    the last arguments, ``%capture0…``, passed in ``captures(...)``. Their static
+    shapes are in the text, so each capture shape is a kernel of its own.
     """
     elem = config.dtype
     bshd = config.layout == "bshd"
@@ -216,6 +238,13 @@ def jit_input_mlir(config: KernelConfig, regions: str = "") -> str:
     if config.masked:
         args.append("%diag: index")
         clauses.append("    diagonal(%diag)")
+    captures = capture_types(regions)
+    if captures:
+        # Not %capN: the regions' block arguments have those names, and
+        # fat.attention's regions see the function's values.
+        values = [f"%capture{i}" for i in range(len(captures))]
+        args += [f"{value}: {t}" for value, t in zip(values, captures)]
+        clauses.append(f"    captures({', '.join(values)} : {', '.join(captures)})")
     if config.causal:
         clauses.append("    causal")
     if config.window != (-1, -1):

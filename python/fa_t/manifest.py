@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 from collections.abc import Mapping
 from typing import Any, Dict, Optional, Tuple
@@ -27,6 +28,10 @@ INT_SYMBOLS = ("B", "Hq", "Hkv", "Sq", "Skv", "D", "Dv", "diag")
 FLOAT_SYMBOLS = ("scale", "scale_log2e")
 #: The tensors a kernel touches and their logical ranks (BHSD; LSE is BHS).
 TENSOR_RANKS = {"q": 4, "k": 4, "v": 4, "o": 4, "lse": 3}
+#: The tensors a score / mask modification reads, ``capture0``, ``capture1``, …
+#: in the order of fat.attention's captures: passed by pointer only, read as
+#: row-major arrays of the static shape the kernel was compiled for.
+CAPTURE = re.compile(r"capture(0|[1-9][0-9]*)")
 #: Logical (BHSD) axis that each size symbol names in a tensor map's ``dims``.
 #: Per the ABI, K and V may be described with the Q spellings (Hq, Sq, D):
 #: the extent always comes from the tensor itself.
@@ -37,6 +42,12 @@ L2_PROMOTIONS = ("none", "64B", "128B", "256B")
 OOB_FILLS = ("zero", "nan")
 INTERLEAVES = ("none",)
 PARAM_KINDS = ("tensor_map", "ptr", "stride", "i32", "f32")
+
+
+def capture_index(tensor: str) -> Optional[int]:
+    """N of a ``capture<N>`` tensor name, else None."""
+    m = CAPTURE.fullmatch(tensor)
+    return int(m.group(1)) if m else None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -269,7 +280,14 @@ def _parse_param(r: _Reader, p: Any, at: str, tensor_maps) -> ParamSpec:
     where = at + "."
     kind = r.choice(p, "kind", PARAM_KINDS, where)
     if kind in ("tensor_map", "ptr", "stride"):
-        tensor = r.choice(p, "tensor", tuple(TENSOR_RANKS), where)
+        tensor = r.field(p, "tensor", str, where)
+        if tensor not in TENSOR_RANKS:
+            if kind == "ptr" and capture_index(tensor) is not None:
+                return ParamSpec(kind, tensor=tensor)
+            why = (f" (a captured tensor is passed as a 'ptr' only, not a {kind!r})"
+                   if capture_index(tensor) is not None else "")
+            names = ", ".join(TENSOR_RANKS) + (", capture<N>" if kind == "ptr" else "")
+            raise r.error(f"{where}tensor", f"expected one of {names}, got {tensor!r}{why}")
         if kind == "tensor_map" and tensor not in tensor_maps:
             raise r.error(f"{where}tensor", f"no tensor_maps entry describes tensor {tensor!r}")
         dim = None
@@ -290,6 +308,11 @@ def _check_params(r: _Reader, params, tensor_maps, config: KernelConfig) -> None
     passed = {p.tensor for p in params if p.kind in ("tensor_map", "ptr")}
     mentioned = {p.tensor for p in params if p.tensor}
     symbols = {p.symbol for p in params if p.symbol}
+    # The launcher hands capture N the call's Nth captured tensor.
+    captures = [p.tensor for p in params if p.tensor and capture_index(p.tensor) is not None]
+    if captures != [f"capture{i}" for i in range(len(captures))]:
+        raise r.error("params", f"expected the captured tensors' pointers in capture order "
+                      f"(capture0, capture1, …), got {', '.join(captures)}")
     for name in ("q", "k", "v", "o"):
         if name not in passed:
             raise r.error("params", f"no parameter passes tensor {name!r}")

@@ -274,9 +274,10 @@ def _apply(em: _Emitter, kind: str, target, args) -> Tuple[str, str]:
 
 def attention_regions(score_mod: Optional[Callable] = None,
                       mask_mod: Optional[Callable] = None) -> Tuple[str, List[torch.Tensor]]:
-    """The ``captures(...) score {…} mask {…}`` text of a fat.attention for
-    these functions (captures as ``%cap0…`` of the function's arguments: the
-    caller names them), and the captured tensors in order."""
+    """The ``score {…} mask {…}`` text of a fat.attention for these functions
+    (each region's block arguments end with every capture, ``%cap0:
+    tensor<…>, …``; the caller passes them in ``captures(...)``, see
+    :func:`fa_t.jit.jit_input_mlir`), and the captured tensors in order."""
     regions = [r for r in (trace(score_mod, "score") if score_mod else None,
                            trace(mask_mod, "mask") if mask_mod else None) if r]
     # One capture list for both regions: rename each region's %capN to its
@@ -342,11 +343,15 @@ def alibi(slopes: torch.Tensor) -> Callable:
 
 def document_mask(doc_ids: torch.Tensor) -> Callable:
     """Packed sequences: a key is visible only within the query's document
-    (``doc_ids[q_idx] == doc_ids[kv_idx]``; Sq = Skv positions)."""
+    (``doc_ids[q_idx] == doc_ids[kv_idx]``; Sq = Skv positions). ``doc_ids``
+    is [S], or [B, S] for a packing per batch entry (``doc_ids[b, q_idx]``)."""
     doc_ids = torch.as_tensor(doc_ids).to(torch.int32).contiguous()
-
-    def mask_mod(b, h, q_idx, kv_idx):
-        return doc_ids[q_idx] == doc_ids[kv_idx]
+    if doc_ids.dim() == 2:
+        def mask_mod(b, h, q_idx, kv_idx):
+            return doc_ids[b, q_idx] == doc_ids[b, kv_idx]
+    else:
+        def mask_mod(b, h, q_idx, kv_idx):
+            return doc_ids[q_idx] == doc_ids[kv_idx]
     return mask_mod
 
 

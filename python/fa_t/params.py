@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Dict, List, Tuple
 
 from .errors import LayoutError
-from .manifest import GridDim, Manifest, TensorMapSpec
+from .manifest import GridDim, Manifest, TensorMapSpec, capture_index
 
 #: log2(e): kernels compute exp(x) as exp2(x * log2(e)), folded into the scale.
 LOG2E = 1.4426950408889634
@@ -267,7 +267,8 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
                  encode: Callable[[TensorMapArgs], TensorMapBuffer]) -> KernelParams:
     """Packs the parameters that ``manifest.params`` lists, in order.
 
-    ``tensors`` maps q, k, v, o (and lse) to tensors in logical order;
+    ``tensors`` maps q, k, v, o (and lse) to tensors in logical order, and
+    capture0, capture1, … to the modifications' captured tensors;
     ``encode`` turns TensorMapArgs into an encoded TensorMapBuffer (the
     runtime's :meth:`~fa_t.runtime.Runtime.encode_tensor_map`).
     """
@@ -280,6 +281,12 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
             t = tensors[p.tensor]
             if p.tensor == "o":
                 check_16_byte_layout(t, "o", "as the kernel's 16-byte stores of O require")
+            elif capture_index(p.tensor) is not None:
+                # The kernel indexes it as a row-major array of its shape.
+                if not t.is_contiguous():
+                    raise LayoutError(f"expected {p.tensor} (a tensor a score / mask "
+                                      f"modification reads, shape {tuple(t.shape)}) to be "
+                                      f"contiguous (call .contiguous())")
             else:
                 check_lse_pointer(t, p.tensor)
             values.append(ctypes.c_uint64(int(t.data_ptr())))

@@ -27,10 +27,14 @@ B, H, S, D = 2, 4, 96, 64
 
 SLOPES = torch.tensor([2.0 ** (-8 * (h + 1) / H) for h in range(H)])
 DOCS = torch.sort(torch.randint(0, 6, (S,), generator=torch.Generator().manual_seed(5))).values
+#: A packing per batch entry, [B, S].
+BATCH_DOCS = torch.sort(torch.randint(0, 5, (B, S), generator=torch.Generator().manual_seed(6)),
+                        dim=-1).values
 
 CASES = {
     "softcap": dict(score_mod=fa_t.softcap(3.0)),
     "alibi_documents": dict(score_mod=fa_t.alibi(SLOPES), mask_mod=fa_t.document_mask(DOCS)),
+    "batch_documents": dict(mask_mod=fa_t.document_mask(BATCH_DOCS)),
     "prefix_lm": dict(mask_mod=fa_t.prefix_lm(20)),
     "user": dict(score_mod=lambda s, b, h, q, k: torch.where(q >= k, s * (b + 1), -s) + h * 0.5,
                  mask_mod=lambda b, h, q, k: ((k % 4) != 3) | (q // 8 == k // 8)),
@@ -104,3 +108,33 @@ def test_traced_mods_compile_to_hopper_kernels(tmp_path):
     assert found.config.modifications == keys[0] and "_mod" + keys[0] in found.entry
     ptx = (out / found.ptx).read_text()
     assert "tanh.approx.f32" in ptx and "__nv_" not in ptx
+
+
+def test_captured_tensors_compile_to_hopper_kernels(tmp_path):
+    # A modification reading a tensor (document ids, [2, 256] int32) compiles
+    # to a kernel that takes it by pointer after every other parameter
+    # (capture0); the regions' text carries its type, so the registry finds
+    # the kernel by it and a capture of another shape is another kernel.
+    import os
+    from fa_t import aot, jit, registry
+    from fa_t.config import KernelConfig
+    from fa_t.errors import KernelNotFoundError
+    from fa_t.manifest import ParamSpec
+    docs = torch.sort(torch.randint(0, 8, (2, 256), generator=torch.Generator().manual_seed(7)),
+                      dim=-1).values
+    regions, caps = mods.attention_regions(mask_mod=fa_t.document_mask(docs))
+    assert [c.dtype for c in caps] == [torch.int32]
+    config = KernelConfig("bf16", 64, 64, 8, 8, causal=True)
+    out = tmp_path / "kernels"
+    [path] = aot.build([(config, jit.default_tuning(config, 256), regions)], out,
+                       os.environ["FA_T_OPT"], log=lambda *a: None)
+    manifest = registry.load_manifest(path)
+    assert manifest.config.modifications
+    assert manifest.params[-1] == ParamSpec("ptr", tensor="capture0")
+    assert [p.tensor for p in manifest.params
+            if (p.tensor or "").startswith("capture")] == ["capture0"]
+    found = registry.find_kernel(config, out, allow_jit=False, seq_len=256, regions=regions)
+    assert found.entry == manifest.entry
+    other, _ = mods.attention_regions(mask_mod=fa_t.document_mask(docs[:, :128]))
+    with pytest.raises(KernelNotFoundError):
+        registry.find_kernel(config, out, allow_jit=False, seq_len=256, regions=other)

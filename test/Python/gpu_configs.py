@@ -38,16 +38,31 @@ PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 
 
 #: test_gpu_mods.py: (B, H, Sq, Skv) with ragged lengths, and the
-#: modifications it checks, by name: (causal, score_mod, mask_mod). Only
-#: modifications of the score and its indices (no captured tensors) run in
-#: the kernel; an empty row (no visible key) comes from "sparse-rows".
+#: modifications it checks, by name: (causal, score_mod, mask_mod). Some read
+#: captured tensors (document ids, slopes, a bias table), whose shapes the
+#: regions' text and so the kernels carry; an empty row (no visible key)
+#: comes from "sparse-rows".
 MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
 
 
-def modifications():
+def modifications(device="cpu"):
+    """name -> (causal, score_mod, mask_mod); captured tensors on ``device``
+    (made from one seed, so every call captures the same values)."""
     import torch
     import fa_t
+
+    b, h, sq, skv = MODS_SHAPE
+    g = torch.Generator().manual_seed(0)
+    # 8 documents of random lengths per batch entry over the key positions.
+    starts = (torch.rand(b, 7, generator=g) * skv).long().sort(-1).values
+    docs = torch.searchsorted(starts, torch.arange(skv).repeat(b, 1), right=True).int()
+    slopes = torch.tensor([2.0 ** (-8 * (i + 1) / h) for i in range(h)])
+    table = torch.randn(h, sq + skv - 1, generator=g) * 4  # by kv_idx - q_idx
+    docs, slopes, table = (t.to(device) for t in (docs, slopes, table))
+
+    def relative_bias(score, b, h, q_idx, kv_idx):
+        return score + table[h, kv_idx - q_idx + sq - 1]
 
     def alibi_from_head(score, b, h, q_idx, kv_idx):
         return score + torch.exp((h + 1) * -0.6931) * (kv_idx - q_idx)
@@ -64,6 +79,9 @@ def modifications():
         "alibi-causal": (True, alibi_from_head, None),
         "prefix-lm": (False, None, fa_t.prefix_lm(300)),
         "user-both": (False, user_score, sparse_rows),
+        "document-causal": (True, None, fa_t.document_mask(docs)),
+        "alibi-slopes": (True, fa_t.alibi(slopes), None),
+        "relative-bias": (False, relative_bias, None),
     }
 
 

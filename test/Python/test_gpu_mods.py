@@ -4,8 +4,10 @@ fa_t.attention(score_mod=…, mask_mod=…) on CUDA tensors runs the kernel
 fa-t-opt compiled for the traced regions (here from FA_T_KERNEL_DIR, built
 by ``python -m fa_t.aot ... gpu_configs.py:all_configs``). Fresh random
 inputs, scores scaled up to ±~50 (the soft-cap's tanh saturates), ragged
-lengths, NaN-poisoned outputs, and rows whose every key a mask hides (O = 0,
-LSE = −inf). Tolerances as test_gpu_attention.py's (a few ulps of the type).
+lengths, NaN-poisoned outputs, rows whose every key a mask hides (O = 0,
+LSE = −inf), and modifications reading captured tensors (document ids,
+ALiBi slopes, a relative bias table), patched in per call. Tolerances as
+test_gpu_attention.py's (a few ulps of the type).
 """
 
 import pytest
@@ -28,7 +30,7 @@ LSE_ATOL = 1e-3
 @pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
 @pytest.mark.parametrize("name", sorted(modifications()))
 def test_modification_matches_float64(dtype, d, name):
-    causal, score_mod, mask_mod = modifications()[name]
+    causal, score_mod, mask_mod = modifications("cuda")[name]
     b, h, sq, skv = MODS_SHAPE
     t = DTYPES[dtype]
     q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
@@ -36,11 +38,10 @@ def test_modification_matches_float64(dtype, d, name):
     v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
     scale = d ** -0.5
     regions, captures = mods.attention_regions(score_mod, mask_mod)
-    assert not captures
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
     o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                        want_lse=True, out=out, lse_out=lse, regions=regions)
+                        want_lse=True, out=out, lse_out=lse, regions=regions, captures=captures)
     torch.cuda.synchronize()
     ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
                                          score_mod=score_mod, mask_mod=mask_mod)
@@ -57,3 +58,26 @@ def test_modification_matches_float64(dtype, d, name):
     via_api, via_lse = fa_t.attention(q, k, v, causal=causal, scale=scale,
                                       score_mod=score_mod, mask_mod=mask_mod, return_lse=True)
     assert torch.equal(via_api, o) and torch.equal(via_lse, l)
+
+
+def test_captured_tensors_are_read_per_call():
+    # The regions' text fixes a capture's shape, not its data: one plan
+    # serves every slopes tensor of that shape (ALiBi's, as "alibi-slopes"),
+    # each call's patched in; a strided one is copied contiguous first.
+    b, h, sq, skv = MODS_SHAPE
+    dtype, d = MODS_HEAD_DIMS[0]
+    t = DTYPES[dtype]
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
+    k = torch.randn(b, h, skv, d, device="cuda", dtype=t) * 2
+    v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
+    keys = []
+    for slopes in (torch.rand(h, device="cuda"), torch.rand(h, 2, device="cuda")[:, 1]):
+        def score_mod(score, b, h, q_idx, kv_idx):
+            return score - slopes[h] * (q_idx - kv_idx)
+        o, _ = fa_t.attention(q, k, v, causal=True, score_mod=score_mod, return_lse=True)
+        torch.cuda.synchronize()
+        ref, _ = attention_reference(q, k, v, causal=True, score_mod=score_mod)
+        err = (o.double() - ref).abs().max().item()
+        assert err <= O_ATOL[t], f"max |O - ref| = {err:.3g} > {O_ATOL[t]}"
+        keys.append(set(api._plans))
+    assert keys[0] == keys[1], "the second slopes tensor planned anew"

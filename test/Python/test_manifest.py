@@ -164,6 +164,36 @@ def test_lse_tensor_map(manifest_dict):
         parse_manifest(manifest_dict)
 
 
+def test_captured_tensor_params(manifest_dict):
+    # A kernel of modifications takes the tensors they read last, by pointer,
+    # in capture order.
+    manifest_dict["params"] += [{"kind": "ptr", "tensor": "capture0"},
+                                {"kind": "ptr", "tensor": "capture1"}]
+    m = parse_manifest(manifest_dict)
+    assert [(p.kind, p.tensor) for p in m.params[-2:]] == [("ptr", "capture0"),
+                                                          ("ptr", "capture1")]
+
+
+@pytest.mark.parametrize("params, message", [
+    ([{"kind": "stride", "tensor": "capture0", "dim": 0}],
+     r"params\[10\].tensor: expected one of q, k, v, o, lse, got 'capture0' \(a captured "
+     r"tensor is passed as a 'ptr' only, not a 'stride'\)"),
+    ([{"kind": "tensor_map", "tensor": "capture0"}],
+     r"params\[10\].tensor: .*got 'capture0' \(a captured tensor is passed as a 'ptr' only"),
+    ([{"kind": "ptr", "tensor": "capture"}],
+     r"params\[10\].tensor: expected one of q, k, v, o, lse, capture<N>, got 'capture'$"),
+    ([{"kind": "ptr", "tensor": "capture01"}], r"got 'capture01'"),
+    ([{"kind": "ptr", "tensor": "capture1"}],
+     r"params: expected the captured tensors' pointers in capture order \(capture0, capture1, "
+     r"…\), got capture1"),
+    ([{"kind": "ptr", "tensor": "capture0"}] * 2, r"got capture0, capture0"),
+])
+def test_bad_captured_tensor_params(manifest_dict, params, message):
+    manifest_dict["params"] += params
+    with pytest.raises(ManifestError, match=message):
+        parse_manifest(manifest_dict)
+
+
 def test_config_round_trip():
     c = KernelConfig("f16", 64, 64, 8, 8, causal=False, window=(128, 0), lse=True)
     assert KernelConfig.from_dict(c.to_dict()) == c

@@ -134,10 +134,50 @@ def test_modifications_in_the_kernel_config():
     assert jit.regions_id(regions) == jit.regions_id(str(regions))
 
 
-def test_captured_tensors_refused_off_the_cpu():
-    # The Hopper kernel takes only q, k and v: a modification reading a
-    # tensor (ALiBi's slopes) is refused on a GPU tensor with the reason,
-    # before any kernel is looked for (a meta tensor stands in for CUDA).
+def test_jit_input_passes_captures():
+    # The tensors a modification reads are the JIT function's last arguments
+    # and fat.attention's captures(...), typed by the regions' block
+    # arguments: another capture shape is another kernel.
+    from fa_t import jit
+    from fa_t.config import KernelConfig
+    regions, _ = mods.attention_regions(score_mod=fa_t.alibi(SLOPES),
+                                        mask_mod=fa_t.document_mask(DOCS))
+    types = ["tensor<4xf32>", "tensor<70xi32>"]
+    assert jit.capture_types(regions) == types
+    args = "%capture0: tensor<4xf32>, %capture1: tensor<70xi32>) -> ("
+    clause = "    captures(%capture0, %capture1 : tensor<4xf32>, tensor<70xi32>)\n"
+    causal = KernelConfig("bf16", 64, 64, H, H, causal=True, lse=True)
+    text = jit.jit_input_mlir(causal, regions)
+    assert f"%lse: tensor<?x4x?xf32>, %diag: index, {args}" in text
+    assert f"    diagonal(%diag)\n{clause}    causal\n score {{" in text
+    plain = KernelConfig("bf16", 64, 64, H, H)
+    text = jit.jit_input_mlir(plain, regions)
+    assert f"%o: tensor<?x4x?x64xbf16>, {args}" in text
+    assert f"    outs(%o : tensor<?x4x?x64xbf16>)\n{clause} score {{" in text
+    softcap, _ = mods.attention_regions(score_mod=fa_t.softcap(30.0))
+    assert jit.capture_types(softcap) == [] and "captures" not in jit.jit_input_mlir(plain,
+                                                                                   softcap)
+    longer, _ = mods.attention_regions(score_mod=fa_t.alibi(SLOPES),
+                                       mask_mod=fa_t.document_mask(torch.cat([DOCS, DOCS])))
+    assert jit.capture_types(longer)[1] == "tensor<140xi32>"
+    assert jit.cache_key(plain, {}, "c", regions) != jit.cache_key(plain, {}, "c", longer)
+
+
+def test_batched_document_mask():
+    # doc_ids [B, S]: one packing per batch entry, read as doc_ids[b, q_idx].
+    docs = torch.stack([DOCS, DOCS.flip(0)])
+    q, k, v = inputs(2)
+    ref = reference(q, k, v, 1 / math.sqrt(D),
+                    lambda s, b, h, i, j: s if docs[b, i] == docs[b, j] else -math.inf)
+    out = fa_t.attention(q, k, v, mask_mod=fa_t.document_mask(docs))
+    assert torch.allclose(out, ref, atol=1e-10, rtol=1e-10)
+    text, _ = mods.attention_regions(mask_mod=fa_t.document_mask(docs))
+    assert "tensor.extract %cap0[%b, %q_idx] : tensor<2x70xi32>" in text
+
+
+def test_captured_tensors_off_the_cpu():
+    # Captures reach the Hopper kernel: a call on tensors that are neither
+    # CPU nor CUDA (meta) is refused as any such call is, after tracing.
     q = torch.empty(B, H, S, D, device="meta", dtype=torch.bfloat16)
-    with pytest.raises(NotImplementedError, match=r"read 1 captured tensor\(s\)"):
+    with pytest.raises(ValueError, match=r"expected q to be on a CUDA device, got meta"):
         fa_t.attention(q, q, q, score_mod=fa_t.alibi(SLOPES))

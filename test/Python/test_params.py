@@ -10,8 +10,8 @@ import pytest
 from fa_t import checks, parse_manifest
 from fa_t.manifest import GridDim
 from fa_t.params import (LOG2E, KernelParams, TensorMapBuffer, build_params, launch_grid,
-                         problem_symbols, tensor_map_args)
-from fakes import BF16, F16, F32, FakeDevice, FakeTensor
+                         patched_params, problem_symbols, tensor_map_args)
+from fakes import BF16, F16, F32, FakeDevice, FakeDtype, FakeTensor
 
 B, HQ, HKV, SQ, SKV, D = 2, 16, 4, 1000, 1500, 128
 
@@ -189,6 +189,29 @@ def test_build_params_o_row_stride(manifest_dict):
                                          r"as the kernel's 16-byte stores of O require"):
         build_params(m, {"q": q, "k": k, "v": v, "o": o, "lse": lse}, symbols,
                      lambda args: TensorMapBuffer())
+
+
+def test_build_params_captured_tensors(manifest_dict):
+    # A kernel of modifications reads each captured tensor at its data
+    # pointer as a row-major array: contiguous, with no alignment rule
+    # beyond its elements'; the plan patches it per call like O and LSE.
+    manifest_dict["params"] += [{"kind": "ptr", "tensor": "capture0"},
+                                {"kind": "ptr", "tensor": "capture1"}]
+    m = parse_manifest(manifest_dict)
+    q, k, v = qkv()
+    tensors = {"q": q, "k": k, "v": v, "o": FakeTensor((B, HQ, SQ, D), BF16, ptr=0x40000),
+               "lse": FakeTensor((B, HQ, SQ), F32, ptr=0x50000),
+               "capture0": FakeTensor((B, SKV), FakeDtype("torch.int32"), ptr=0x60004),
+               "capture1": FakeTensor((HQ,), F32, ptr=0x70008)}
+    symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.1)
+    p = build_params(m, tensors, symbols, lambda args: TensorMapBuffer())
+    assert [struct.unpack("<Q", ctypes.string_at(p.array[i], 8))[0] for i in (10, 11)] == \
+        [0x60004, 0x70008]
+    assert patched_params(m)[-3:] == [(5, 1, "lse"), (10, 1, "capture0"), (11, 1, "capture1")]
+    tensors["capture1"] = FakeTensor((HQ,), F32, strides=(2,), ptr=0x70000)
+    with pytest.raises(ValueError, match=r"expected capture1 \(a tensor a score / mask "
+                                         r"modification reads, shape \(16,\)\) to be contiguous"):
+        build_params(m, tensors, symbols, lambda args: TensorMapBuffer())
 
 
 def test_tensor_map_buffer_alignment():

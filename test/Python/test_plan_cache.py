@@ -21,7 +21,7 @@ torch = pytest.importorskip("torch")
 from conftest import EXAMPLE_MANIFEST  # noqa: E402
 from fa_t import api, registry  # noqa: E402
 from fa_t.params import TensorMapBuffer  # noqa: E402
-from fakes import BF16, F16, F32, FakeTensor  # noqa: E402
+from fakes import BF16, F16, F32, FakeDevice, FakeDtype, FakeTensor  # noqa: E402
 
 # The example manifest's config: bf16, D = 128, 16 query heads over 4 KV heads,
 # causal, with LSE.
@@ -61,6 +61,7 @@ class FakeRuntime:
                               "params": ctypes.addressof(plan.params.contents),
                               "patched": [(p.param, p.kind, addresses[p.address])
                                           for p in patches],
+                              "address_count": len(addresses),
                               "context": plan.context})
 
 
@@ -115,6 +116,38 @@ def test_first_call_plans_later_calls_patch_addresses(rt):
     assert second["grid"] == (3, HQ, B)
     # The packed block keeps what the plan encoded; calls never write it.
     assert [a.address for a in rt.encoded] == [0x10000, 0x20000, 0x30000]
+
+
+def test_captured_tensors_are_patched_per_call(rt, tmp_path):
+    # A kernel of modifications takes the tensors they read last, by
+    # pointer: the plan is keyed on their shapes, strides, dtypes and device,
+    # and each call's are patched in after q, k, v, o, lse (addresses 5 + N).
+    m = copy.deepcopy(EXAMPLE_MANIFEST)
+    m["params"] += [{"kind": "ptr", "tensor": "capture0"}, {"kind": "ptr", "tensor": "capture1"}]
+    (tmp_path / "k.json").write_text(json.dumps({**m, "ptx": "k.ptx"}))
+    I32 = FakeDtype("torch.int32")
+
+    def captures(docs_ptr, slopes_ptr, slopes_strides=None, device=None):
+        return (FakeTensor((B, SKV), I32, ptr=docs_ptr),
+                FakeTensor((HQ,), F32, slopes_strides, ptr=slopes_ptr, device=device))
+    call(*qkv(), *outputs(), captures=captures(0x60000, 0x70004))
+    call(*qkv(), *outputs(), captures=captures(0x61000, 0x71004))
+    assert rt.loads == 1 and len(api._plans) == 1
+    first, second = rt.launches
+    assert first["patched"][-2:] == [(10, 1, 0x60000), (11, 1, 0x70004)]
+    assert second["patched"][-2:] == [(10, 1, 0x61000), (11, 1, 0x71004)]
+    assert second["address_count"] == 7 and api._source("capture1") == 6
+    # A capture elsewhere, strided or empty is refused when planned.
+    with pytest.raises(ValueError, match=r"expected captured tensor 1 \(torch.float32 \(16,\)\) "
+                                         r"to be on q's device cuda:0, got cpu"):
+        call(*qkv(), *outputs(), captures=captures(0x60000, 0x70000,
+                                                   device=FakeDevice("cpu", None)))
+    with pytest.raises(ValueError, match=r"expected capture1 .* to be contiguous"):
+        call(*qkv(), *outputs(), captures=captures(0x60000, 0x70000, slopes_strides=(2,)))
+    with pytest.raises(ValueError, match=r"expected captured tensor 0 \(torch.int32 \(2, 0\)\) "
+                                         r"to have 1 to 2147483647 elements .*got 0"):
+        call(*qkv(), *outputs(), captures=(FakeTensor((B, 0), I32), captures(0, 0)[1]))
+    assert len(rt.launches) == 2 and len(api._plans) == 1
 
 
 def test_changed_strides_are_checked_again(rt):

@@ -79,8 +79,9 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     %i0)` (default 0) is the position of this op's first batch, head and
     query row in a larger problem: what a tile of the op passes so its
     regions still see global indices. On the GPU (`--fat-to-ptx`) the
-    regions run in the kernel when they read no captures, with 32-bit
-    index arithmetic (positions below 2^31).
+    regions run in the kernel with 32-bit index arithmetic (positions
+    below 2^31); captured tensors must have static shapes (the kernel
+    reads them by address, each index clamped into the shape).
 
     ```
     s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)
