@@ -139,7 +139,11 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
     out, _ = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
                       want_lse=False, out=poison, regions=regions, captures=captures)
     via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod)
-    flex = flex_call(q, k, v, causal, score_mod, mask_mod, compiled)()
+    try:
+        flex = flex_call(q, k, v, causal, score_mod, mask_mod, compiled)()
+    except Exception as e:  # e.g. Inductor's kernel for a bias table out of shared memory
+        flex = None
+        flex_error = f"{type(e).__name__}: {str(e).splitlines()[-1][:160]}"
     torch.cuda.synchronize()
 
     def err(o):
@@ -147,8 +151,23 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
         return {"max_abs": diff.abs().max().item(),
                 "rel": (diff.norm() / ref.norm()).item(),
                 "nan": bool(torch.isnan(o).any().item())}
-    return {"name": name, "D": d, "H": h, "fa-t": err(out), "api": err(via_api),
-            "flex": err(flex), "api_equal": bool(torch.equal(out, via_api))}
+    result = {"name": name, "D": d, "H": h, "fa-t": err(out), "api": err(via_api),
+              "flex": err(flex) if flex is not None else None,
+              "api_equal": bool(torch.equal(out, via_api))}
+    if flex is None:
+        result["flex_error"] = flex_error
+    return result
+
+
+def flex_works(call):
+    """Whether FlexAttention compiles and runs this point (Inductor may find
+    no kernel that fits, as for a large bias table at D64)."""
+    try:
+        call()
+        return True
+    except Exception as e:
+        print(f"     flex failed: {type(e).__name__}: {str(e).splitlines()[-1][:160]}")
+        return False
 
 
 def useful_flops(b, h, s, d, causal, mask_mod):
@@ -182,6 +201,8 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
         "cudnn-plain": bench._sdpa_launcher(torch.nn.functional, torch.nn.attention.sdpa_kernel,
                                             SDPBackend.CUDNN_ATTENTION, q, k, v, causal),
     }
+    if not flex_works(impls["flex"]):
+        del impls["flex"]
     for label, directory in variants:
         impls[label] = (lambda directory=directory: _forward(
             q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
@@ -216,14 +237,19 @@ def run(args):
                 continue  # the numerics of D128 are checked at the first shape
             c = check(name, causal, score_mod, mask_mod, h, d, compiled, gen)
             # The issue's bar: the error against float64 at most 1.5x Flex's.
+            # Where Flex cannot run, the bar is bf16's usual error (its own is
+            # 1.6e-3 on these inputs).
+            flex_rel = c["flex"]["rel"] if c["flex"] else 2.7e-3
             ok = (not c["fa-t"]["nan"] and c["api_equal"]
-                  and c["fa-t"]["rel"] <= 1.5 * c["flex"]["rel"])
+                  and c["fa-t"]["rel"] <= 1.5 * flex_rel)
             failed += not ok
             c["ok"] = ok
             result["checks"].append(c)
+            flex_text = (f"flex {c['flex']['max_abs']:.2e} rel {c['flex']['rel']:.2e}"
+                         if c["flex"] else f"flex failed ({c['flex_error']})")
             print(f"check {name:15s} D{d:<3d}  fa-t max|err| {c['fa-t']['max_abs']:.2e} "
-                  f"rel {c['fa-t']['rel']:.2e}   flex {c['flex']['max_abs']:.2e} "
-                  f"rel {c['flex']['rel']:.2e}   {'ok' if ok else 'FAILED'}", flush=True)
+                  f"rel {c['fa-t']['rel']:.2e}   {flex_text}   {'ok' if ok else 'FAILED'}",
+                  flush=True)
     for shape in shapes:
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
@@ -234,8 +260,10 @@ def run(args):
             for label, _ in variants:
                 print(f"     variant {label}: {tf[label]:6.1f} ({tf[label] / tf['fa-t']:.3f} of "
                       f"fa-t)")
+            flex = (f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}"
+                    if "flex" in tf else "flex failed")
             print(f"time {name:15s} B{b} H{h} S{s:<6d} D{d:<3d} fa-t {tf['fa-t']:6.1f}  "
-                  f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}  "
+                  f"{flex}  "
                   f"fa-t/plain {tf['fa-t'] / tf['fa-t-plain']:5.2f}  "
                   f"(plain {tf['fa-t-plain']:6.1f}, cuDNN {tf['cudnn-plain']:6.1f})", flush=True)
     if args.json:
