@@ -16,7 +16,10 @@ then times the issue's shapes (bf16; D 64 and 128; 4k and 16k keys) in
 useful TFLOP/s (the FLOPs of the visible scores) with each repetition in a
 fresh random order (bench.round_robin_ms). Some modifications read captured
 tensors (document ids, ALiBi slopes, a relative bias table), made per shape
-from one seed so the build and the run trace the same regions.
+from one seed so the build and the run trace the same regions. The
+``-blocks`` variants pass fa-t a block mask of the same mask
+(``fa_t.block_mask``: key ranges per 64 query rows, the kernel skipping the
+key blocks outside them), built once outside the timed loop as Flex's is.
 """
 
 from __future__ import annotations
@@ -39,6 +42,13 @@ from fa_t.reference import attention_reference  # noqa: E402
 
 #: (B, H, S, D) of the issue's table: D128 4k and 16k keys, D64 4k keys.
 SHAPES = [(4, 16, 4096, 128), (1, 16, 16384, 128), (4, 32, 4096, 64)]
+#: (B, Sq, Skv) of the numerics checks: a ragged key length, Sq != Skv.
+CHECK_SHAPE = (1, 1000, 1531)
+#: Variants run with a block mask, by the modification whose mask they
+#: sparsify. One key range per query group cannot skip the hole between the
+#: sinks and the window, so sliding-sink-blocks shows that limit.
+BLOCK_SPARSE = {"document-causal-blocks": "document-causal", "prefix-lm-blocks": "prefix-lm",
+                "sliding-sink-blocks": "sliding-sink"}
 
 
 def sliding_sink(window: int, sinks: int):
@@ -83,7 +93,7 @@ def modifications(shape, device="cpu"):
     docs = random_documents(b, s, 8, gen).to(device)
     slopes = torch.tensor([2.0 ** (-8 * (i + 1) / h) for i in range(h)], device=device)
     table = (torch.randn(h, 2 * s - 1, generator=gen) * 2).to(device)
-    return {
+    out = {
         "softcap": (False, fa_t.softcap(30.0), None),
         "softcap-causal": (True, fa_t.softcap(30.0), None),
         "alibi-causal": (True, alibi_from_head(h), None),
@@ -93,17 +103,40 @@ def modifications(shape, device="cpu"):
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "relative-bias": (False, relative_bias(table), None),
     }
+    return {**out, **{name: out[base] for name, base in BLOCK_SPARSE.items()}}
+
+
+def block_mask_of(name, causal, mask_mod, b, sq, skv, device="cpu"):
+    """The block mask variant ``name`` passes fa-t (None unless it is one of
+    BLOCK_SPARSE): the ranges of its own mask and causal flag."""
+    if name not in BLOCK_SPARSE:
+        return None
+    return fa_t.block_mask(mask_mod, b, None, sq, skv, causal=causal, device=device)
+
+
+def regions_of(score_mod, mask_mod, bm):
+    """(regions, captures) of a modification, with a block mask's ranges."""
+    return mods.attention_regions(score_mod, mask_mod, None if bm is None else bm.ranges)
 
 
 def entries(tuning=None):
     """The AOT entries: every modification at every shape's config (with
     `tuning`, --fat-to-ptx options, over the defaults: a variant folder)."""
-    out = []
+    out, seen = [], set()
     for b, h, s, d in SHAPES:
         for name, (causal, score_mod, mask_mod) in modifications((b, h, s, d)).items():
             config = KernelConfig("bf16", d, d, h, h, causal=causal)
-            regions, _ = mods.attention_regions(score_mod, mask_mod)
-            out.append((config, {**jit.default_tuning(config, s), **(tuning or {})}, regions))
+            # A block mask's ranges have the shape of the call (B, ⌈Sq/64⌉):
+            # the checks' shape is a kernel of its own.
+            shapes = [(b, s, s)] + ([CHECK_SHAPE] if name in BLOCK_SPARSE else [])
+            for bb, sq, skv in shapes:
+                bm = block_mask_of(name, causal, mask_mod, bb, sq, skv)
+                regions, _ = regions_of(score_mod, mask_mod, bm)
+                full = {**jit.default_tuning(config, s), **(tuning or {})}
+                key = (config, regions, tuple(sorted(full.items())))
+                if key not in seen:
+                    seen.add(key)
+                    out.append((config, full, regions))
     return out
 
 
@@ -126,19 +159,21 @@ def flex_call(q, k, v, causal, score_mod, mask_mod, compiled):
 
 def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
     """Max-abs and relative errors of fa-t and Flex against float64."""
-    b, sq, skv = 1, 1000, 1531  # a ragged key length, Sq != Skv
+    b, sq, skv = CHECK_SHAPE
+    bm = block_mask_of(name, causal, mask_mod, b, sq, skv, "cuda")
     q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen) * 3
     k = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen) * 3
     v = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen)
     scale = d ** -0.5
     ref, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
-                                 mask_mod=mask_mod)
+                                 mask_mod=mask_mod, block_mask=bm)
     from fa_t.api import _forward
-    regions, captures = mods.attention_regions(score_mod, mask_mod)
+    regions, captures = regions_of(score_mod, mask_mod, bm)
     poison = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
     out, _ = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
                       want_lse=False, out=poison, regions=regions, captures=captures)
-    via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod)
+    via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod,
+                             block_mask=bm)
     try:
         flex = flex_call(q, k, v, causal, score_mod, mask_mod, compiled)()
     except Exception as e:  # e.g. Inductor's kernel for a bias table out of shared memory
@@ -190,7 +225,9 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     from fa_t.api import _forward
     from torch.nn.attention import SDPBackend
-    regions, captures = mods.attention_regions(score_mod, mask_mod)
+    # Built once, outside the timed loop (as flex_call builds Flex's).
+    bm = block_mask_of(name, causal, mask_mod, b, s, s, "cuda")
+    regions, captures = regions_of(score_mod, mask_mod, bm)
     impls = {
         "fa-t": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
                                  scale=None, want_lse=False, regions=regions,
@@ -212,7 +249,10 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     plain_flops = useful_flops(b, h, s, d, causal, None)
     tflops = {n: (plain_flops if n.endswith("plain") else flops) / (t * 1e-3) / 1e12
               for n, t in ms.items()}
-    return {"name": name, "B": b, "H": h, "S": s, "D": d, "ms": ms, "tflops": tflops}
+    out = {"name": name, "B": b, "H": h, "S": s, "D": d, "ms": ms, "tflops": tflops}
+    if bm is not None:
+        out["block_density"] = bm.density()
+    return out
 
 
 def run(args):
@@ -262,6 +302,8 @@ def run(args):
                       f"fa-t)")
             flex = (f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}"
                     if "flex" in tf else "flex failed")
+            if "block_density" in t:
+                print(f"     block mask: {t['block_density']:.3f} of the key blocks visited")
             print(f"time {name:15s} B{b} H{h} S{s:<6d} D{d:<3d} fa-t {tf['fa-t']:6.1f}  "
                   f"{flex}  "
                   f"fa-t/plain {tf['fa-t'] / tf['fa-t-plain']:5.2f}  "

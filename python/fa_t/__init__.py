@@ -14,7 +14,10 @@ With torch: ``fa_t.patch_sdpa()`` (and ``enable_sdpa_override`` /
 ``disable_sdpa_override`` / ``sdpa_override_stats``) route torch's own
 ``scaled_dot_product_attention`` to fa-t (:mod:`fa_t.sdpa_override`), the
 custom op ``torch.ops.fa_t.attention_fwd`` lives in :mod:`fa_t.torch_ops`,
-and ring attention over torch.distributed in :mod:`fa_t.distributed`. These
+ring attention over torch.distributed in :mod:`fa_t.distributed`, and
+FlexAttention-style modifications in :mod:`fa_t.mods` (``softcap``, ``alibi``,
+``document_mask``, ``prefix_lm``; ``block_mask`` / ``create_block_mask`` for
+block sparsity, passed as ``fa_t.attention(..., block_mask=)``). These
 load torch on first use. Logging goes to the ``fa_t`` logger.
 """
 
@@ -28,7 +31,8 @@ __version__ = "0.1.0"
 
 #: Names that import torch, loaded on first access.
 _TORCH_NAMES = {"softcap": "mods", "alibi": "mods", "document_mask": "mods",
-                "prefix_lm": "mods", "mods": None,
+                "prefix_lm": "mods", "block_mask": "mods", "create_block_mask": "mods",
+                "BlockMask": "mods", "mods": None,
                 "patch_sdpa": "sdpa_override", "enable_sdpa_override": "sdpa_override",
                 "disable_sdpa_override": "sdpa_override", "sdpa_override_stats": "sdpa_override",
                 "distributed": None, "torch_ops": None, "sdpa_override": None}

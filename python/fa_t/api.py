@@ -333,7 +333,7 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
 
 def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
               window: Optional[Tuple[int, int]] = None, return_lse: bool = False,
-              kernel_dir=None, score_mod=None, mask_mod=None):
+              kernel_dir=None, score_mod=None, mask_mod=None, block_mask=None):
     """FlashAttention forward on Hopper: O = softmax(scale · Q Kᵀ + mask) V.
 
     Args:
@@ -361,6 +361,13 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
             (CPU tensors run them with torch). Tensors they read (slopes,
             document ids, bias tables) must be on q's device; the kernel
             reads a contiguous copy where one is not contiguous.
+        block_mask: a :class:`fa_t.mods.BlockMask` (``fa_t.block_mask`` /
+            ``fa_t.create_block_mask``) of these shapes and this causal flag:
+            key ranges per group of 64 query rows, keys outside them hidden
+            (block sparsity: the kernel skips those key blocks). Without
+            mask_mod the call applies the block mask's own mask_mod (as
+            FlexAttention does). Build it once from the same mask_mod and
+            reuse it; on CUDA its ranges must be on q's device.
 
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
@@ -372,10 +379,10 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     """
     import torch
     names = ("q", "k", "v")
-    if score_mod is not None or mask_mod is not None:
+    if score_mod is not None or mask_mod is not None or block_mask is not None:
         return _attention_with_mods(q, k, v, causal=causal, scale=scale, window=window,
                                     return_lse=return_lse, score_mod=score_mod,
-                                    mask_mod=mask_mod)
+                                    mask_mod=mask_mod, block_mask=block_mask)
     direct = _direct(torch, q, k, v)
     if not direct:
         from . import torch_ops  # registers torch.ops.fa_t.attention_fwd
@@ -396,24 +403,42 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
 
 
 def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mod,
-                         mask_mod):
-    """fa_t.attention with score / mask modifications (see its doc): both
-    are traced first, so an unsupported operation is refused on any device."""
+                         mask_mod, block_mask=None):
+    """fa_t.attention with score / mask modifications or a block mask (see
+    its doc): the functions are traced first, so an unsupported operation is
+    refused on any device."""
     from . import mods, torch_ops
+    if block_mask is not None:
+        if not isinstance(block_mask, mods.BlockMask):
+            raise TypeError(f"expected block_mask to be a fa_t.mods.BlockMask (made by "
+                            f"fa_t.block_mask), got {type(block_mask).__name__}")
+        if mask_mod is None:
+            mask_mod = block_mask.mask_mod
     for fn, kind in ((score_mod, "score"), (mask_mod, "mask")):
         if fn is not None:
             if not callable(fn):
                 raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
             mods.trace(fn, kind)
-    on_gpu = getattr(getattr(q, "device", None), "type", "cpu") != "cpu"
-    if on_gpu:
-        # The Hopper kernel of these regions (JIT-compiled, cached by their
-        # text), which reads the captured tensors as row-major arrays.
-        regions, captures = mods.attention_regions(score_mod, mask_mod)
-        captures = tuple(t.contiguous() for t in captures)
     torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
+    on_gpu = q.device.type != "cpu"
+    ranges = None
+    if block_mask is not None:
+        block_mask.check_call(q.shape[0], q.shape[1], q.shape[2], k.shape[2], causal)
+        if on_gpu and block_mask.ranges.device != q.device:
+            raise ValueError(f"expected the block mask's ranges to be on q's device "
+                             f"{q.device}, got {block_mask.ranges.device} (build it with "
+                             f"device={str(q.device)!r} or move it with .to())")
+        ranges = block_mask.ranges_for(q.shape[0], q.device)
+        if ranges.numel() == 0:  # no query rows: nothing to range
+            ranges = None
+    if on_gpu:
+        # The Hopper kernel of these regions (JIT-compiled, cached by their
+        # text), which reads the captured tensors as row-major arrays; the
+        # block mask's ranges are the last capture (kv_ranges).
+        regions, captures = mods.attention_regions(score_mod, mask_mod, ranges)
+        captures = tuple(t.contiguous() for t in captures)
     window = checks.check_window(window)
     scale = checks.check_scale(scale, q.shape[3])
     if on_gpu:
@@ -423,7 +448,7 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
         return (o, lse) if return_lse else o
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,
-                                      mask_mod=mask_mod)
+                                      mask_mod=mask_mod, kv_ranges=ranges)
     return (o, lse.float()) if return_lse else o
 
 

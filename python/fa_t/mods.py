@@ -18,7 +18,9 @@ a tensor by index expressions (``slopes[h]``, ``table[h, kv_idx - q_idx]``).
 Anything else raises :class:`NotImplementedError` naming the operation.
 
 The helpers :func:`softcap`, :func:`alibi`, :func:`document_mask` and
-:func:`prefix_lm` build the common ones.
+:func:`prefix_lm` build the common ones; :func:`block_mask` computes a mask's
+key ranges per query group (:class:`BlockMask`), with which the kernel skips
+key blocks no row of a tile sees (block sparsity, ``kv_ranges``).
 """
 
 from __future__ import annotations
@@ -272,12 +274,26 @@ def _apply(em: _Emitter, kind: str, target, args) -> Tuple[str, str]:
                               f"{_supported()})")
 
 
+def _always(b, h, q_idx, kv_idx):
+    """The mask region of a call with key ranges and no mask_mod."""
+    return True
+
+
 def attention_regions(score_mod: Optional[Callable] = None,
-                      mask_mod: Optional[Callable] = None) -> Tuple[str, List[torch.Tensor]]:
+                      mask_mod: Optional[Callable] = None,
+                      kv_ranges: Optional[torch.Tensor] = None
+                      ) -> Tuple[str, List[torch.Tensor]]:
     """The ``score {…} mask {…}`` text of a fat.attention for these functions
     (each region's block arguments end with every capture, ``%cap0:
     tensor<…>, …``; the caller passes them in ``captures(...)``, see
-    :func:`fa_t.jit.jit_input_mlir`), and the captured tensors in order."""
+    :func:`fa_t.jit.jit_input_mlir`), and the captured tensors in order.
+
+    ``kv_ranges`` (a :class:`BlockMask`'s ``ranges``, int32 [B, G, 2]) is
+    captured last and named by the op's ``{kv_ranges = N : i64}`` attribute,
+    written after the regions; a mask region is then always present (one
+    that keeps every key when ``mask_mod`` is None)."""
+    if kv_ranges is not None and mask_mod is None:
+        mask_mod = _always
     regions = [r for r in (trace(score_mod, "score") if score_mod else None,
                            trace(mask_mod, "mask") if mask_mod else None) if r]
     # One capture list for both regions: rename each region's %capN to its
@@ -292,6 +308,10 @@ def attention_regions(score_mod: Optional[Callable] = None,
             new_index = next(i for i, u in enumerate(union) if u is t)
             body = body.replace(f"%cap{old_index}[", f"%cap_{new_index}[")
         texts.append((r.kind, body.replace("%cap_", "%cap")))
+    ranges_index = None
+    if kv_ranges is not None:
+        ranges_index = len(union)
+        union.append(kv_ranges)
     types = [tensor_type(t) for t in union]
     tail = "".join(f", %cap{i}: {ty}" for i, ty in enumerate(types))
     out = ""
@@ -299,14 +319,18 @@ def attention_regions(score_mod: Optional[Callable] = None,
         head = ("%score: f32, " if kind == "score" else "") + \
             "%b: index, %h: index, %q_idx: index, %kv_idx: index"
         out += f" {kind} {{\n^bb0({head}{tail}):\n{body}\n}}"
+    if ranges_index is not None:
+        out += f" {{kv_ranges = {ranges_index} : i64}}"
     return out, union
 
 
-def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None) -> torch.Tensor:
+def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
+               kv_ranges: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``scores`` [B, H, Sq, Skv] (scaled) after ``score_mod`` and with −inf
     where ``mask_mod`` is false, evaluated with torch on broadcast index
     tensors (the functions see b [B,1,1,1], h [1,H,1,1], q_idx [1,1,Sq,1],
-    kv_idx [1,1,1,Skv])."""
+    kv_idx [1,1,1,Skv]); with ``kv_ranges`` (a :class:`BlockMask`'s
+    ranges) also −inf outside each query group's key range."""
     B, H, Sq, Skv = scores.shape
     dev = scores.device
     b = torch.arange(B, device=dev).view(B, 1, 1, 1)
@@ -318,7 +342,156 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None) -> torch.Ten
     if mask_mod is not None:
         keep = torch.broadcast_to(mask_mod(b, h, q, k), scores.shape)
         scores = scores.masked_fill(~keep, float("-inf"))
+    if kv_ranges is not None:
+        scores = scores.masked_fill(~range_mask(kv_ranges, Sq, Skv).unsqueeze(1),
+                                    float("-inf"))
     return scores
+
+
+#: Query rows per group of a :class:`BlockMask` (a kernel's query tile).
+GROUP_ROWS = 64
+
+
+@dataclasses.dataclass(eq=False)
+class BlockMask:
+    """Key ranges per group of 64 query rows, for block-sparse attention
+    (:func:`block_mask` builds one; pass it as ``fa_t.attention(...,
+    block_mask=)``).
+
+    For query row i of batch entry b, in group g = i // 64, key j is visible
+    only if ``ranges[b, g, 0] <= j < ranges[b, g, 1]``, on top of the call's
+    mask_mod, causal and window. The GPU kernel skips the key blocks outside
+    its query tile's range. ``B`` None: built for any batch (evaluated at
+    b = 0, ranges [1, G, 2]); ``H`` None: at h = 0 only.
+    """
+
+    ranges: torch.Tensor          # int32 [B or 1, G, 2], contiguous
+    B: Optional[int]
+    H: Optional[int]
+    Sq: int
+    Skv: int
+    causal: bool
+    mask_mod: Optional[Callable]
+    _by_batch: Dict[tuple, torch.Tensor] = dataclasses.field(default_factory=dict, repr=False)
+
+    @property
+    def num_groups(self) -> int:
+        return self.ranges.shape[1]
+
+    def density(self) -> float:
+        """The fraction of (query group, key) pairs inside the ranges: the
+        share of key blocks a kernel visits (1.0 for a dense mask)."""
+        width = (self.ranges[..., 1] - self.ranges[..., 0]).sum().item()
+        return width / max(1, self.ranges.shape[0] * self.num_groups * self.Skv)
+
+    def to(self, device) -> "BlockMask":
+        """The same block mask with its ranges on ``device``."""
+        return dataclasses.replace(self, ranges=self.ranges.to(device), _by_batch={})
+
+    def ranges_for(self, batch: int, device) -> torch.Tensor:
+        """``ranges`` for a call of ``batch`` entries on ``device``: itself,
+        or a copy there ([batch, G, 2] when B is None), kept for the next call."""
+        if self.B is not None and self.ranges.device == device:
+            return self.ranges
+        key = (batch, str(device))
+        out = self._by_batch.get(key)
+        if out is None:
+            out = self.ranges.to(device).expand(batch, -1, -1).contiguous()
+            self._by_batch[key] = out
+        return out
+
+    def check_call(self, B: int, Hq: int, Sq: int, Skv: int, causal: bool) -> None:
+        """ValueError naming what differs between this block mask and a call."""
+        for name, mine, call in (("B", self.B, B), ("H", self.H, Hq), ("Sq", self.Sq, Sq),
+                                 ("Skv", self.Skv, Skv), ("causal", self.causal, causal)):
+            if mine is not None and mine != call:
+                raise ValueError(f"the block mask was built for {name}={mine}, but the call "
+                                 f"has {name}={call} (build it with fa_t.block_mask for "
+                                 f"this call's shapes and causal flag)")
+
+
+def range_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
+    """[B, Sq, Skv] bool: whether ``ranges`` (int32 [B, G, 2]) keep key j
+    for query row i (``ranges[b, i // 64, 0] <= j < ranges[b, i // 64, 1]``)."""
+    g = torch.arange(Sq, device=ranges.device) // GROUP_ROWS
+    lo, hi = ranges[:, g, 0].unsqueeze(-1), ranges[:, g, 1].unsqueeze(-1)
+    j = torch.arange(Skv, device=ranges.device)
+    return (j >= lo) & (j < hi)
+
+
+#: Mask elements a :func:`block_mask` evaluates at once (bools, per chunk).
+_CHUNK_ELEMENTS = 1 << 26
+
+
+def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int], Sq: int,
+               Skv: int, *, causal: bool = False, device="cuda") -> BlockMask:
+    """The key ranges of ``mask_mod`` per group of 64 query rows, for
+    block-sparse ``fa_t.attention(..., mask_mod=mask_mod, block_mask=bm)``.
+
+    Evaluates ``mask_mod(b, h, q_idx, kv_idx)`` (with torch on ``device``,
+    on broadcast index tensors, in chunks of query groups so memory stays
+    bounded) and, with ``causal``, fa-t's bottom-right causal rule (key j
+    visible from query i iff j <= i + Skv - Sq). For batch entry b and group
+    g (rows 64·g to 64·g + 63, those below Sq), ``ranges[b, g] = (lo, hi)``:
+    lo the first key visible to any row of the group in any head, hi the
+    last such key + 1, (0, 0) when none is.
+
+    A call with the block mask hides every key outside its row's group range,
+    even one mask_mod would keep: build it from the call's own mask_mod (the
+    call uses ``bm.mask_mod`` when it passes none) and causal flag. Its B, H,
+    Sq, Skv and causal must match the call (B None: any batch, evaluated at
+    b = 0; H None: at h = 0, for masks that ignore the head). The cost is one
+    evaluation of the mask: build it once and reuse it, as FlexAttention's
+    ``create_block_mask``. On the GPU the kernel skips key blocks outside the
+    union of its query tile's ranges — the speedup of document masks,
+    prefix-LM and sliding windows; the result is exactly that of the mask.
+    """
+    if mask_mod is not None and not callable(mask_mod):
+        raise TypeError(f"expected mask_mod to be callable, got {type(mask_mod).__name__}")
+    if not isinstance(causal, bool):
+        raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
+    for name, n, least in (("B", B, 1), ("H", H, 1), ("Sq", Sq, 0), ("Skv", Skv, 0)):
+        if n is None and name in ("B", "H"):
+            continue
+        if not isinstance(n, int) or isinstance(n, bool) or n < least:
+            raise ValueError(f"expected {name} to be an int >= {least}, got {n!r}")
+    device = torch.device(device)
+    nb, nh = B or 1, H or 1
+    groups = -(-Sq // GROUP_ROWS)
+    ranges = torch.zeros(nb, groups, 2, dtype=torch.int32, device=device)
+    b = torch.arange(nb, device=device).view(nb, 1, 1, 1)
+    h = torch.arange(nh, device=device).view(1, nh, 1, 1)
+    k = torch.arange(Skv, device=device)
+    step = max(1, _CHUNK_ELEMENTS // max(1, nb * nh * GROUP_ROWS * Skv))
+    for g0 in range(0, groups, step):
+        g1 = min(groups, g0 + step)
+        # Rows past Sq (in the last group) do not exist: they see nothing.
+        rows = torch.arange(g0 * GROUP_ROWS, min(g1 * GROUP_ROWS, Sq), device=device)
+        n = rows.numel()
+        keep = torch.zeros(nb, (g1 - g0) * GROUP_ROWS, Skv, dtype=torch.bool, device=device)
+        if mask_mod is None:
+            keep[:, :n] = True
+        else:
+            got = torch.as_tensor(mask_mod(b, h, rows.view(1, 1, -1, 1), k.view(1, 1, 1, -1)),
+                                  device=device)
+            keep[:, :n] = torch.broadcast_to(got, (nb, nh, n, Skv)).any(1)
+        if causal:
+            keep[:, :n] &= k.view(1, 1, -1) <= rows.view(1, -1, 1) + (Skv - Sq)
+        seen = keep.view(nb, g1 - g0, GROUP_ROWS, Skv).any(2)       # [B, groups, Skv]
+        some = seen.any(-1)
+        lo = seen.int().argmax(-1)                                    # the first True
+        hi = Skv - seen.flip(-1).int().argmax(-1)                     # the last True + 1
+        ranges[:, g0:g1, 0] = torch.where(some, lo, 0).int()
+        ranges[:, g0:g1, 1] = torch.where(some, hi, 0).int()
+    return BlockMask(ranges, B, H, Sq, Skv, causal, mask_mod)
+
+
+def create_block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
+                      Q_LEN: int, KV_LEN: int, device="cuda", *,
+                      causal: bool = False) -> BlockMask:
+    """:func:`block_mask` with FlexAttention's ``create_block_mask``
+    signature (``BLOCK_SIZE`` is fa-t's own: 64 query rows by key ranges)."""
+    return block_mask(mask_mod, B, H, Q_LEN, KV_LEN, causal=causal, device=device)
 
 
 def softcap(cap: float) -> Callable:

@@ -11,7 +11,7 @@ import math
 
 
 def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=None,
-                        score_mod=None, mask_mod=None):
+                        score_mod=None, mask_mod=None, block_mask=None):
     """Attention in float64 on q's device; returns (O, LSE), both float64.
 
     q [B, Hq, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], Hq a multiple
@@ -23,6 +23,9 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
     h, i, j)`` and ``mask_mod(b, h, i, j)`` (FlexAttention's style) modify
     the scaled scores and hide keys, evaluated here on broadcast index
     tensors b [B,1,1,1], h [1,Hq,1,1], i [1,1,Sq,1], j [1,1,1,Skv].
+    ``block_mask`` (fa_t.block_mask) also hides key j from query i of batch
+    entry b unless lo <= j < hi, (lo, hi) = its ranges[b, i // 64] (ranges
+    [1, G, 2] serve every b); without ``mask_mod`` its own mask_mod applies.
     """
     import torch
 
@@ -49,6 +52,13 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
             visible &= cols <= rows + diag + right
 
     scores = torch.einsum("bhid,bhjd->bhij", q64, k64) * scale
+    if block_mask is not None:
+        if mask_mod is None:
+            mask_mod = block_mask.mask_mod
+        ranges = block_mask.ranges.to(q64.device).long()
+        per_row = ranges[:, torch.arange(sq, device=q64.device) // 64]   # [B or 1, Sq, 2]
+        visible = visible & (cols >= per_row[..., :1]) & (cols < per_row[..., 1:])
+        visible = visible.unsqueeze(1)                                    # [B or 1, 1, Sq, Skv]
     if score_mod is not None or mask_mod is not None:
         dev = q64.device
         b = torch.arange(scores.shape[0], device=dev).view(-1, 1, 1, 1)

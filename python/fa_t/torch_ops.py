@@ -42,13 +42,15 @@ CPU_DTYPES = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 
 
 def attention_math(q, k, v, *, causal: bool, scale: float, window: Tuple[int, int] = (-1, -1),
-                   diag: int = 0, score_mod=None,
-                   mask_mod=None) -> Tuple[torch.Tensor, torch.Tensor]:
+                   diag: int = 0, score_mod=None, mask_mod=None,
+                   kv_ranges=None) -> Tuple[torch.Tensor, torch.Tensor]:
     """Attention with torch ops on any device; returns (O, LSE).
 
     Computes in float64 for float64 inputs, else float32. O is contiguous in
     q's dtype, LSE contiguous in the compute dtype. ``score_mod`` /
-    ``mask_mod`` (fa_t.mods) modify the scaled scores before the mask. Key j is visible from
+    ``mask_mod`` (fa_t.mods) modify the scaled scores before the mask, and
+    ``kv_ranges`` (a block mask's ranges [B, G, 2]) hide keys outside each
+    64-row query group's range. Key j is visible from
     query i iff (not causal or j <= i + diag) and the window admits it; a row
     with no visible key gets O = 0 and LSE = -inf, never NaN.
     """
@@ -59,11 +61,11 @@ def attention_math(q, k, v, *, causal: bool, scale: float, window: Tuple[int, in
     # GQA without copying K and V: query heads h = g·group + j share KV head g.
     q5 = q.to(compute).reshape(B, Hkv, group * Sq, D)
     scores = torch.matmul(q5, k.to(compute).transpose(-1, -2)).mul_(scale)
-    if score_mod is not None or mask_mod is not None:
+    if score_mod is not None or mask_mod is not None or kv_ranges is not None:
         # Query head h = g·group + j: the [B, Hkv·group, Sq, Skv] view is in
         # query-head order, as the functions index it (fa_t.mods).
         from .mods import apply_mods
-        scores = apply_mods(scores.view(B, Hq, Sq, Skv), score_mod, mask_mod)
+        scores = apply_mods(scores.view(B, Hq, Sq, Skv), score_mod, mask_mod, kv_ranges)
     scores = scores.view(B, Hkv, group, Sq, Skv)
 
     rows = torch.arange(Sq, device=q.device).unsqueeze(1) + diag

@@ -5,7 +5,8 @@ The chain a user's function takes: ``fa_t.mods.attention_regions`` traces it
 --fat-to-cpu`` (and, for one case, --fat-tile --fat-tensorize first)
 compiles the op, and the result must match the same functions evaluated by
 torch in float64 (``fa_t.torch_ops.attention_math``) on fresh random inputs,
-outputs poisoned first.
+outputs poisoned first. Block masks' key ranges (``kv_ranges``) ride along as
+the last capture.
 """
 
 import sys
@@ -38,6 +39,16 @@ CASES = {
     "prefix_lm": dict(mask_mod=fa_t.prefix_lm(20)),
     "user": dict(score_mod=lambda s, b, h, q, k: torch.where(q >= k, s * (b + 1), -s) + h * 0.5,
                  mask_mod=lambda b, h, q, k: ((k % 4) != 3) | (q // 8 == k // 8)),
+    # Block sparsity: a block mask's key ranges (the last capture, named by
+    # {kv_ranges = N : i64}) conjoined into the mask. The document mask's own
+    # ranges change nothing; hand-set ones (no mask_mod: an always-true mask
+    # region) hide keys, a whole group's included.
+    "document_blocks": dict(mask_mod=fa_t.document_mask(BATCH_DOCS),
+                            kv_ranges=fa_t.block_mask(fa_t.document_mask(BATCH_DOCS), B, H, S,
+                                                      S, device="cpu").ranges),
+    "ranges_only": dict(score_mod=fa_t.softcap(3.0),
+                        kv_ranges=torch.tensor([[[5, 70], [40, 96]], [[0, 0], [33, 34]]],
+                                               dtype=torch.int32)),
 }
 
 

@@ -41,9 +41,12 @@ PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 #: modifications it checks, by name: (causal, score_mod, mask_mod). Some read
 #: captured tensors (document ids, slopes, a bias table), whose shapes the
 #: regions' text and so the kernels carry; an empty row (no visible key)
-#: comes from "sparse-rows".
+#: comes from "sparse-rows". Those of BLOCK_SPARSE also pass a block mask
+#: (fa_t.block_mask of their own mask_mod and causal flag: key ranges per 64
+#: query rows, the kernel skipping the key blocks outside them).
 MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
+BLOCK_SPARSE = ("document-causal-blocks",)
 
 
 def modifications(device="cpu"):
@@ -80,9 +83,21 @@ def modifications(device="cpu"):
         "prefix-lm": (False, None, fa_t.prefix_lm(300)),
         "user-both": (False, user_score, sparse_rows),
         "document-causal": (True, None, fa_t.document_mask(docs)),
+        "document-causal-blocks": (True, None, fa_t.document_mask(docs)),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
         "relative-bias": (False, relative_bias, None),
     }
+
+
+def block_mask_of(name, causal, mask_mod, device="cpu"):
+    """The block mask a modification of that name runs with (None unless
+    BLOCK_SPARSE), on ``device`` (its ranges' shape, the same on any
+    device, is in the regions' text)."""
+    if name not in BLOCK_SPARSE:
+        return None
+    import fa_t
+    b, _, sq, skv = MODS_SHAPE
+    return fa_t.block_mask(mask_mod, b, None, sq, skv, causal=causal, device=device)
 
 
 def mods_entries():
@@ -93,7 +108,9 @@ def mods_entries():
             MODS_HEAD_DIMS, modifications().items()):
         config = KernelConfig(dtype, d, d, MODS_SHAPE[1], MODS_SHAPE[1], causal=causal,
                               lse=True)
-        regions, _ = mods.attention_regions(score_mod, mask_mod)
+        bm = block_mask_of(name, causal, mask_mod)
+        regions, _ = mods.attention_regions(score_mod, mask_mod,
+                                            None if bm is None else bm.ranges)
         out.append((config, jit.default_tuning(config, MODS_SHAPE[3]), regions))
     return out
 

@@ -5,9 +5,10 @@ fa-t-opt compiled for the traced regions (here from FA_T_KERNEL_DIR, built
 by ``python -m fa_t.aot ... gpu_configs.py:all_configs``). Fresh random
 inputs, scores scaled up to ±~50 (the soft-cap's tanh saturates), ragged
 lengths, NaN-poisoned outputs, rows whose every key a mask hides (O = 0,
-LSE = −inf), and modifications reading captured tensors (document ids,
-ALiBi slopes, a relative bias table), patched in per call. Tolerances as
-test_gpu_attention.py's (a few ulps of the type).
+LSE = −inf), modifications reading captured tensors (document ids,
+ALiBi slopes, a relative bias table), patched in per call, and a document
+mask with its block mask (key ranges: the kernel skips blocks outside
+them). Tolerances as test_gpu_attention.py's (a few ulps of the type).
 """
 
 import pytest
@@ -20,7 +21,7 @@ torch = require_hopper()
 import fa_t  # noqa: E402
 from fa_t import api, mods  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from gpu_configs import MODS_HEAD_DIMS, MODS_SHAPE, modifications  # noqa: E402
+from gpu_configs import MODS_HEAD_DIMS, MODS_SHAPE, block_mask_of, modifications  # noqa: E402
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
@@ -31,20 +32,25 @@ LSE_ATOL = 1e-3
 @pytest.mark.parametrize("name", sorted(modifications()))
 def test_modification_matches_float64(dtype, d, name):
     causal, score_mod, mask_mod = modifications("cuda")[name]
+    bm = block_mask_of(name, causal, mask_mod, "cuda")  # block sparsity ("-blocks")
+    if bm is not None:
+        assert bm.density() < 0.5, "the block mask should let the kernel skip key blocks"
     b, h, sq, skv = MODS_SHAPE
     t = DTYPES[dtype]
     q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
     k = torch.randn(b, h, skv, d, device="cuda", dtype=t) * 2
     v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
     scale = d ** -0.5
-    regions, captures = mods.attention_regions(score_mod, mask_mod)
+    regions, captures = mods.attention_regions(score_mod, mask_mod,
+                                               None if bm is None else bm.ranges)
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
     o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
                         want_lse=True, out=out, lse_out=lse, regions=regions, captures=captures)
     torch.cuda.synchronize()
     ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
-                                         score_mod=score_mod, mask_mod=mask_mod)
+                                         score_mod=score_mod, mask_mod=mask_mod,
+                                         block_mask=bm)
     assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
     empty = torch.isneginf(ref_lse)
     assert torch.equal(torch.isneginf(l), empty), "LSE = -inf exactly on rows with no key"
@@ -56,8 +62,14 @@ def test_modification_matches_float64(dtype, d, name):
         f"max |LSE - ref| = {lerr:.3g}"
     # The public call runs the same kernel.
     via_api, via_lse = fa_t.attention(q, k, v, causal=causal, scale=scale,
-                                      score_mod=score_mod, mask_mod=mask_mod, return_lse=True)
+                                      score_mod=score_mod, mask_mod=mask_mod, return_lse=True,
+                                      block_mask=bm)
     assert torch.equal(via_api, o) and torch.equal(via_lse, l)
+    if bm is not None:
+        # The ranges hide nothing the document mask keeps: the dense kernel
+        # of the same mask agrees.
+        dense = fa_t.attention(q, k, v, causal=causal, scale=scale, mask_mod=mask_mod)
+        assert (dense.double() - o.double()).abs().max().item() <= O_ATOL[t]
 
 
 def test_captured_tensors_are_read_per_call():

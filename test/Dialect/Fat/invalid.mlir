@@ -775,3 +775,45 @@ func.func @fragment_rescale_plain(%o: tensor<64x8xf32, #fat.wgmma_fragment>, %a:
   %r = fat.rescale %o, %a warp_vote : tensor<64x8xf32, #fat.wgmma_fragment>, tensor<64xf32>
   return
 }
+
+// -----
+
+// kv_ranges names a capture of key ranges per 64 query rows.
+func.func @kv_ranges_index(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
+                           %r: tensor<1x1x2xi32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{expected kv_ranges (1) to name one of the 1 captures}}
+  %0 = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) captures(%r : tensor<1x1x2xi32>) mask {
+                     ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x2xi32>):
+                       %true = arith.constant true
+                       fat.yield %true : i1
+                     } {kv_ranges = 1 : i64} -> tensor<1x1x64x64xf16>
+  return %0 : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @kv_ranges_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
+                          %r: tensor<1x1x3xi32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{expected the kv_ranges capture to be a tensor<B x G x 2 x i32> (per batch and 64 query rows: [first key, end key)), got 'tensor<1x1x3xi32>'}}
+  %0 = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) captures(%r : tensor<1x1x3xi32>) mask {
+                     ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x3xi32>):
+                       %true = arith.constant true
+                       fat.yield %true : i1
+                     } {kv_ranges = 0 : i64} -> tensor<1x1x64x64xf16>
+  return %0 : tensor<1x1x64x64xf16>
+}
+
+// -----
+
+func.func @kv_ranges_no_mask(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
+                             %r: tensor<1x1x2xi32>) -> tensor<1x1x64x64xf16> {
+  // expected-error @+1 {{expected a mask region with kv_ranges (the key ranges are conjoined with it)}}
+  %0 = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
+                     outs(%o : tensor<1x1x64x64xf16>) captures(%r : tensor<1x1x2xi32>) score {
+                     ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x2xi32>):
+                       fat.yield %s : f32
+                     } {kv_ranges = 0 : i64} -> tensor<1x1x64x64xf16>
+  return %0 : tensor<1x1x64x64xf16>
+}

@@ -170,7 +170,7 @@ AttentionOp::getTiledImplementation(OpBuilder &b, ArrayRef<OpFoldResult> offsets
   auto tiled = AttentionOp::create(
       b, loc, resultTypes, q, k, v, o, lse, diagonal, tileOffsets, getCaptures(),
       b.getF32FloatAttr(getEffectiveScale()), getCausalAttr(), getWindowAttr(),
-      getLayoutAttr());
+      getKvRangesAttr(), getLayoutAttr());
   IRMapping none;
   getScore().cloneInto(&tiled.getScore(), none);
   getMask().cloneInto(&tiled.getMask(), none);

@@ -426,6 +426,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       return failure();
     config->scoreMod = t->scoreMod;
     config->maskMod = t->maskMod;
+    if (t->maskMod && t->maskMod.getKvRanges())
+      config->kvRanges = *t->maskMod.getKvRanges();
     FailureOr<SymbolRefAttr> kernel =
         buildKernel(top, loop, *config, manifests);
     if (failed(kernel))

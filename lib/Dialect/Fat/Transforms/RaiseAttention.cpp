@@ -174,7 +174,7 @@ struct RaiseAttention : OpInterfaceRewritePattern<linalg::LinalgOp> {
                             init, /*lse=*/Value(), diagonal,
                             /*offsets=*/ValueRange(), captures,
                             rewriter.getF32FloatAttr(float(s.scale)), s.causal,
-                            window);
+                            window, /*kv_ranges=*/IntegerAttr());
     attention.getScore().takeBody(score);
     Value o = attention->getResult(0);
 

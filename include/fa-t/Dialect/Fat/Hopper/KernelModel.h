@@ -258,6 +258,9 @@ struct AttentionKernelConfig {
   /// The tensors the regions read, in capture order: statically shaped,
   /// passed by address after the other parameters (`capture<i>`).
   SmallVector<RankedTensorType> captureTypes;
+  /// The capture holding key ranges per 64 query rows (fat.mask_mod's
+  /// kv_ranges): the kernel visits only key blocks inside them.
+  std::optional<int64_t> kvRanges;
 
   /// Consumer warpgroups (64 query rows each) and the CTA size: one extra
   /// warpgroup is the TMA producer.

@@ -83,6 +83,15 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     below 2^31); captured tensors must have static shapes (the kernel
     reads them by address, each index clamped into the shape).
 
+    **Key ranges** (block sparsity, FlexAttention's block mask):
+    `{kv_ranges = n}` names capture n, a `tensor<B × G × 2 × i32>` with
+    G = ⌈Sq/64⌉: row i of batch b sees key j only if
+    `r[b, ⌊i/64⌋, 0] ≤ j < r[b, ⌊i/64⌋, 1]`, conjoined with the mask
+    region (which must exist; fat-tile adds the test to it). The GPU kernel
+    visits only the key blocks inside the union of its rows' ranges, so a
+    document or prefix mask costs the blocks it shows, not the causal
+    triangle.
+
     ```
     s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)
     p_ij  = exp(s'_ij − max_j s'_ij)   over j with mask(b, h, i, j, …) ∧ causal/window
@@ -127,6 +136,7 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     OptionalAttr<F32Attr>:$scale,
     UnitAttr:$causal,
     OptionalAttr<DenseI64ArrayAttr>:$window,
+    OptionalAttr<I64Attr>:$kv_ranges,
     DefaultValuedAttr<Fat_Layout, "::mlir::fat::Layout::BHSD">:$layout
   );
   let results = (outs Variadic<AnyRankedTensor>:$results);

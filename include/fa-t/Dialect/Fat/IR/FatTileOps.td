@@ -265,6 +265,10 @@ def Fat_MaskModOp : Fat_TileOp<"mask_mod",
     s'_ij = body(batch, head, i', j', captures…) ? s_ij : −inf
     ```
 
+    `kv_ranges = n` (from fat.attention, whose range test fat-tile has
+    added to the body) says capture n holds each 64-row group's key range:
+    the kernel skips key blocks outside it.
+
     ```mlir
     %s2 = fat.mask_mod %s1 at(%b, %h, %q0, %k0) len(%sq, %skv)
         captures(%doc : tensor<256xi32>) {
@@ -276,7 +280,8 @@ def Fat_MaskModOp : Fat_TileOp<"mask_mod",
   }];
   let arguments = (ins AnyRankedTensor:$scores, Index:$batch, Index:$head,
                    Index:$q_start, Index:$kv_start, Index:$q_len,
-                   Index:$kv_len, Variadic<AnyType>:$captures);
+                   Index:$kv_len, Variadic<AnyType>:$captures,
+                   OptionalAttr<I64Attr>:$kv_ranges);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -143,6 +143,9 @@ private:
   /// The tile's coordinates from (query block, head, batch): rows, KV
   /// head, KV block range.
   void buildTileCoordinates(Value mBlock, Value head, Value batch);
+  /// [lo, hi) of the tile's key blocks narrowed to its rows' key ranges
+  /// (cfg.kvRanges).
+  std::pair<Value, Value> buildKeyRangeBlocks(Value lo, Value hi);
   /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();
   /// Persistent: runs `body` on each of this CTA's tiles (coordinates,

@@ -166,7 +166,8 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
   }
   if (auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod)) {
     auto mod = MaskModOp::create(b, s.getType(), s, at[0], at[1], at[2],
-                                 at[3], at[4], at[5], v.captures);
+                                 at[3], at[4], at[5], v.captures,
+                                 tmpl.getKvRangesAttr());
     tmpl.getBody().cloneInto(&mod.getBody(), none);
     s = mod.getResult();
   }

@@ -171,8 +171,56 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
     kStart = arith::MaxSIOp::create(b, kStart, c32(0));
     lo = arith::DivUIOp::create(b, kStart, c32(n));
   }
+  if (cfg.kvRanges)
+    std::tie(lo, hi) = buildKeyRangeBlocks(lo, hi);
   v.kvLo = lo;
   v.kvHi = arith::MaxSIOp::create(b, hi, lo);
+}
+
+std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
+                                                                    Value hi) {
+  // Key ranges r[b, g] = [first, end) per 64 query rows (the mask hides
+  // every key outside its row's range): the tile's rows span groups
+  // ⌊rowFirst/64⌋ .. ⌊rowLast/64⌋, whose union lies in [min first, max end),
+  // i.e. blocks ⌊min first / N⌋ .. ⌈max end / N⌉. Both roles compute it, so
+  // producer and consumer walk the same blocks. Indices clamped as every
+  // capture read (an empty range gives no blocks: O = 0, LSE = −inf).
+  RankedTensorType table = cfg.captureTypes[*cfg.kvRanges];
+  Value base = v.captures[*cfg.kvRanges];
+  int64_t groups = table.getDimSize(1);
+  Value batch = arith::MinUIOp::create(b, v.batch,
+                                       c32(table.getDimSize(0) - 1));
+  auto load = [&](Value group, int64_t end) -> Value {
+    Value index = add(mul(add(mul(batch, c32(groups)), group), c32(2)),
+                      c32(end));
+    Value address = LLVM::GEPOp::create(b, base.getType(), b.getI32Type(),
+                                        base, ValueRange{index});
+    return LLVM::LoadOp::create(b, b.getI32Type(), address, /*alignment=*/4,
+                                /*isVolatile=*/false, /*isNonTemporal=*/false,
+                                /*isInvariant=*/true);
+  };
+  Value first, end;
+  for (int64_t r = 0; r < cfg.blockM; r += 64) {
+    Value row = arith::MinUIOp::create(b, add(v.rowFirst, c32(r)), v.rowLast);
+    Value group = arith::MinUIOp::create(
+        b, arith::DivUIOp::create(b, row, c32(64)), c32(groups - 1));
+    Value f = load(group, 0), e = load(group, 1);
+    // A group that sees no key must not widen the union.
+    Value seen = cmp(arith::CmpIPredicate::sgt, e, f);
+    f = arith::SelectOp::create(b, seen, f, c32(INT32_MAX));
+    e = arith::SelectOp::create(b, seen, e, c32(0));
+    first = first ? arith::MinSIOp::create(b, first, f) : f;
+    end = end ? arith::MaxSIOp::create(b, end, e) : e;
+  }
+  int64_t n = cfg.blockN;
+  first = arith::DivSIOp::create(
+      b, arith::MaxSIOp::create(b, first, c32(0)), c32(n));
+  end = arith::DivSIOp::create(
+      b, add(arith::MaxSIOp::create(b, end, c32(0)), c32(n - 1)), c32(n));
+  // lo stays ≤ the unnarrowed hi, so a tile without keys keeps an index
+  // in range.
+  return {arith::MinSIOp::create(b, arith::MaxSIOp::create(b, lo, first), hi),
+          arith::MinSIOp::create(b, hi, end)};
 }
 
 void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {

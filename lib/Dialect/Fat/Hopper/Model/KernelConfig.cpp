@@ -152,6 +152,10 @@ std::string mlir::fat::modificationKey(Region *score, Region *mask) {
     any = true;
     llvm::DenseMap<Value, unsigned> position;
     os << tag << "(";
+    // Key ranges change the kernel (blocks skipped), not only the body.
+    if (auto ranges = region->getParentOp()->getAttrOfType<IntegerAttr>(
+            "kv_ranges"))
+      os << "kv_ranges=" << ranges.getInt() << ",";
     region->walk([&](Block *block) {
       for (BlockArgument arg : block->getArguments()) {
         position[arg] = position.size();
