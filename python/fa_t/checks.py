@@ -125,11 +125,20 @@ def check_inputs(q: Any, k: Any, v: Any, names: Tuple[str, str, str] = ("query",
 MAX_CAPTURE_ELEMENTS = 2**31 - 1
 
 
+#: The runtime's FAT_MAX_PARAM_PATCHES (16) less q, k, v, o and lse.
+MAX_CAPTURES = 11
+
+
 def check_captures(captures: Sequence[Any], device: Any) -> None:
     """The tensors a score / mask modification reads (``captures``, in
     capture order): on q's ``device`` (the kernel reads them there) and with
     1 to :data:`MAX_CAPTURE_ELEMENTS` elements (the kernel clamps an index
-    into the shape, so it reads at least one)."""
+    into the shape, so it reads at least one), at most :data:`MAX_CAPTURES`
+    of them (each is an address the runtime patches per call, and a launch
+    patches at most 16 parameters: q, k, v, o, lse and the captures)."""
+    if len(captures) > MAX_CAPTURES:
+        raise NotImplementedError(f"score_mod / mask_mod read {len(captures)} tensors; the "
+                                  f"kernel takes at most {MAX_CAPTURES} (combine them into one)")
     for i, t in enumerate(captures):
         what = f"captured tensor {i} ({t.dtype} {tuple(t.shape)})"
         if t.device != device:

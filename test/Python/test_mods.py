@@ -181,3 +181,11 @@ def test_captured_tensors_off_the_cpu():
     q = torch.empty(B, H, S, D, device="meta", dtype=torch.bfloat16)
     with pytest.raises(ValueError, match=r"expected q to be on a CUDA device, got meta"):
         fa_t.attention(q, q, q, score_mod=fa_t.alibi(SLOPES))
+
+
+def test_too_many_captures_are_refused_before_anything_runs():
+    from fa_t import checks
+    tables = [torch.zeros(2) for _ in range(checks.MAX_CAPTURES + 1)]
+    with pytest.raises(NotImplementedError, match="at most 11"):
+        checks.check_captures(tables, tables[0].device)
+    checks.check_captures(tables[:-1], tables[0].device)
