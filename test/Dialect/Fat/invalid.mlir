@@ -817,3 +817,18 @@ func.func @kv_ranges_no_mask(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16
                      } {kv_ranges = 0 : i64} -> tensor<1x1x64x64xf16>
   return %0 : tensor<1x1x64x64xf16>
 }
+
+// -----
+
+// fat.mask_mod's kv_ranges is checked too (fat-pipeline reads the ranges
+// capture it names off the tiled form).
+func.func @mask_mod_kv_ranges(%s: tensor<64x64xf32>, %i: index, %r: tensor<1x1x2xi32>)
+    -> tensor<64x64xf32> {
+  // expected-error @+1 {{expected kv_ranges (3) to name one of the 1 captures}}
+  %m = fat.mask_mod %s at(%i, %i, %i, %i) len(%i, %i) captures(%r : tensor<1x1x2xi32>) {
+  ^bb0(%b: index, %h: index, %q: index, %k: index, %t: tensor<1x1x2xi32>):
+    %true = arith.constant true
+    fat.yield %true : i1
+  } {kv_ranges = 3 : i64} : tensor<64x64xf32>
+  return %m : tensor<64x64xf32>
+}

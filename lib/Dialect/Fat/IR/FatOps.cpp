@@ -326,22 +326,11 @@ LogicalResult AttentionOp::verify() {
       t = RankedTensorType::get(m.getShape(), m.getElementType());
     captureTypes.push_back(t);
   }
-  if (std::optional<uint64_t> ranges = getKvRanges()) {
-    if (*ranges >= captureTypes.size())
-      return emitOpError() << "expected kv_ranges (" << *ranges
-                           << ") to name one of the " << captureTypes.size()
-                           << " captures";
-    auto table = dyn_cast<RankedTensorType>(captureTypes[*ranges]);
-    if (!table || table.getRank() != 3 || table.getDimSize(2) != 2 ||
-        !table.getElementType().isInteger(32))
-      return emitOpError() << "expected the kv_ranges capture to be a "
-                              "tensor<B x G x 2 x i32> (per batch and 64 "
-                              "query rows: [first key, end key)), got "
-                           << captureTypes[*ranges];
-    if (getMask().empty())
-      return emitOpError() << "expected a mask region with kv_ranges (the "
-                              "key ranges are conjoined with it)";
-  }
+  if (failed(detail::verifyKeyRanges(*this, getKvRanges(), captureTypes)))
+    return failure();
+  if (getKvRanges() && getMask().empty())
+    return emitOpError() << "expected a mask region with kv_ranges (the "
+                            "key ranges are conjoined with it)";
   if (failed(detail::verifyModRegion(*this, getScore(), /*isScore=*/true,
                                      captureTypes, /*optional=*/true)) ||
       failed(detail::verifyModRegion(*this, getMask(), /*isScore=*/false,

@@ -165,9 +165,34 @@ LogicalResult ScoreModOp::verify() {
                          getCaptures().getTypes(), /*optional=*/false);
 }
 
+LogicalResult mlir::fat::detail::verifyKeyRanges(Operation *op,
+                                                 std::optional<uint64_t> ranges,
+                                                 TypeRange captureTypes) {
+  if (!ranges)
+    return success();
+  if (*ranges >= captureTypes.size())
+    return op->emitOpError() << "expected kv_ranges (" << *ranges
+                             << ") to name one of the " << captureTypes.size()
+                             << " captures";
+  auto table = dyn_cast<RankedTensorType>(captureTypes[*ranges]);
+  if (!table || table.getRank() != 3 || table.getDimSize(2) != 2 ||
+      !table.getElementType().isInteger(32))
+    return op->emitOpError() << "expected the kv_ranges capture to be a "
+                                "tensor<B x G x 2 x i32> (per batch and 64 "
+                                "query rows: [first key, end key)), got "
+                             << captureTypes[*ranges];
+  return success();
+}
+
 LogicalResult MaskModOp::verify() {
-  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)))
+  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)) ||
+      failed(verifyModRegion(*this, getBody(), /*isScore=*/false,
+                             getCaptures().getTypes(), /*optional=*/false)))
     return failure();
-  return verifyModRegion(*this, getBody(), /*isScore=*/false,
-                         getCaptures().getTypes(), /*optional=*/false);
+  // The region's arguments say what the captures are (in a kernel an
+  // !llvm.ptr operand stands for the tensor).
+  Block &body = getBody().front();
+  return verifyKeyRanges(
+      *this, getKvRanges(),
+      TypeRange(body.getArgumentTypes()).take_back(getCaptures().size()));
 }

@@ -78,6 +78,11 @@ inline LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
 LogicalResult verifyModRegion(Operation *op, Region &region, bool isScore,
                               TypeRange captureTypes, bool optional);
 
+/// Checks `kv_ranges` (fat.attention, fat.mask_mod): absent, or the index
+/// of a capture whose region type is tensor<B x G x 2 x i32>.
+LogicalResult verifyKeyRanges(Operation *op, std::optional<uint64_t> ranges,
+                              TypeRange captureTypes);
+
 } // namespace mlir::fat::detail
 
 #endif // FAT_LIB_DIALECT_FAT_IR_TILEVERIFIERS_H
