@@ -28,6 +28,15 @@ O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
 LSE_ATOL = 1e-3
 
 
+def o_error(o, ref):
+    """max |O − ref| / max(1, |ref|): the tolerances are a few ulps of the
+    output type at |O| ≥ 1. Masks that leave a row few keys (a document's
+    first rows) give |O| near one V row's, up to ~4, where one ulp of bf16 is
+    0.03 (test/GPU/mods_error_study.py: the largest errors are ~1.1 ulp there,
+    the same with and without the block mask)."""
+    return ((o.double() - ref).abs() / ref.abs().clamp_min(1.0)).max().item()
+
+
 @pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
 @pytest.mark.parametrize("name", sorted(modifications()))
 def test_modification_matches_float64(dtype, d, name):
@@ -55,8 +64,8 @@ def test_modification_matches_float64(dtype, d, name):
     empty = torch.isneginf(ref_lse)
     assert torch.equal(torch.isneginf(l), empty), "LSE = -inf exactly on rows with no key"
     assert torch.all(o[empty] == 0), "rows with no visible key must be 0"
-    err = (o.double() - ref_o).abs().max().item()
-    assert err <= O_ATOL[t], f"max |O - ref| = {err:.3g} > {O_ATOL[t]}"
+    err = o_error(o, ref_o)
+    assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
     lerr = (l.double() - ref_lse)[~empty].abs().max().item()
     assert lerr <= LSE_ATOL * max(1.0, ref_lse[~empty].abs().max().item() / 8), \
         f"max |LSE - ref| = {lerr:.3g}"
@@ -69,7 +78,7 @@ def test_modification_matches_float64(dtype, d, name):
         # The ranges hide nothing the document mask keeps: the dense kernel
         # of the same mask agrees.
         dense = fa_t.attention(q, k, v, causal=causal, scale=scale, mask_mod=mask_mod)
-        assert (dense.double() - o.double()).abs().max().item() <= O_ATOL[t]
+        assert o_error(dense, o.double()) <= O_ATOL[t]
 
 
 def test_captured_tensors_are_read_per_call():
@@ -89,7 +98,7 @@ def test_captured_tensors_are_read_per_call():
         o, _ = fa_t.attention(q, k, v, causal=True, score_mod=score_mod, return_lse=True)
         torch.cuda.synchronize()
         ref, _ = attention_reference(q, k, v, causal=True, score_mod=score_mod)
-        err = (o.double() - ref).abs().max().item()
-        assert err <= O_ATOL[t], f"max |O - ref| = {err:.3g} > {O_ATOL[t]}"
+        err = o_error(o, ref)
+        assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
         keys.append(set(api._plans))
     assert keys[0] == keys[1], "the second slopes tensor planned anew"
