@@ -19,7 +19,8 @@ tensors (document ids, ALiBi slopes, a relative bias table), made per shape
 from one seed so the build and the run trace the same regions. The
 ``-blocks`` variants pass fa-t a block mask of the same mask
 (``fa_t.block_mask``: key ranges per 64 query rows, the kernel skipping the
-key blocks outside them), built once outside the timed loop as Flex's is.
+key blocks outside them and the mask on those of the full ranges), built
+once outside the timed loop as Flex's is.
 """
 
 from __future__ import annotations
@@ -252,6 +253,7 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     out = {"name": name, "B": b, "H": h, "S": s, "D": d, "ms": ms, "tflops": tflops}
     if bm is not None:
         out["block_density"] = bm.density()
+        out["block_full_density"] = bm.full_density()
     return out
 
 
@@ -273,7 +275,7 @@ def run(args):
     for shape in SHAPES if args.checks else []:
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
-            if shape == SHAPES[1]:
+            if shape == SHAPES[1] or (args.only and name not in args.only):
                 continue  # the numerics of D128 are checked at the first shape
             c = check(name, causal, score_mod, mask_mod, h, d, compiled, gen)
             # The issue's bar: the error against float64 at most 1.5x Flex's.
@@ -293,6 +295,8 @@ def run(args):
     for shape in shapes:
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
+            if args.only and name not in args.only:
+                continue
             t = time_point(shape, name, causal, score_mod, mask_mod, compiled,
                            args.plain, args.reps, variants)
             result["times"].append(t)
@@ -303,7 +307,8 @@ def run(args):
             flex = (f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}"
                     if "flex" in tf else "flex failed")
             if "block_density" in t:
-                print(f"     block mask: {t['block_density']:.3f} of the key blocks visited")
+                print(f"     block mask: {t['block_density']:.3f} of the key blocks visited, "
+                      f"{t['block_full_density']:.3f} with the mask skipped")
             print(f"time {name:15s} B{b} H{h} S{s:<6d} D{d:<3d} fa-t {tf['fa-t']:6.1f}  "
                   f"{flex}  "
                   f"fa-t/plain {tf['fa-t'] / tf['fa-t-plain']:5.2f}  "
@@ -330,6 +335,8 @@ def main(argv=None):
     r.add_argument("--json")
     r.add_argument("--shapes", type=int, nargs="*", default=list(range(len(SHAPES))),
                    help="indices into SHAPES to time (default: all)")
+    r.add_argument("--only", nargs="*", default=[], metavar="NAME",
+                   help="check and time only these modifications")
     r.add_argument("--no-checks", dest="checks", action="store_false",
                    help="time only")
     r.add_argument("--variant", nargs="*", default=[], metavar="LABEL=DIR",

@@ -364,10 +364,13 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
         block_mask: a :class:`fa_t.mods.BlockMask` (``fa_t.block_mask`` /
             ``fa_t.create_block_mask``) of these shapes and this causal flag:
             key ranges per group of 64 query rows, keys outside them hidden
-            (block sparsity: the kernel skips those key blocks). Without
-            mask_mod the call applies the block mask's own mask_mod (as
-            FlexAttention does). Build it once from the same mask_mod and
-            reuse it; on CUDA its ranges must be on q's device.
+            (block sparsity: the kernel skips those key blocks), and full
+            ranges where mask_mod is promised true (the kernel skips the
+            mask there). Without mask_mod the call applies the block mask's
+            own mask_mod (as FlexAttention does). Build it once from the
+            same mask_mod and reuse it; on CUDA its ranges must be on q's
+            device. A table fa_t.block_mask did not build for this mask_mod
+            has its promise checked once (ValueError if broken).
 
     Returns:
         O [B, Hq, Sq, Dv] in q's dtype, contiguous; with return_lse, (O, LSE).
@@ -430,6 +433,9 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             raise ValueError(f"expected the block mask's ranges to be on q's device "
                              f"{q.device}, got {block_mask.ranges.device} (build it with "
                              f"device={str(q.device)!r} or move it with .to())")
+        # A broken full-range promise would be a wrong result on the GPU:
+        # refused on every device, checked once per table and mask_mod.
+        block_mask.check_full_ranges(mask_mod, q.device)
         ranges = block_mask.ranges_for(q.shape[0], q.device)
         if ranges.numel() == 0:  # no query rows: nothing to range
             ranges = None

@@ -20,7 +20,8 @@ Anything else raises :class:`NotImplementedError` naming the operation.
 The helpers :func:`softcap`, :func:`alibi`, :func:`document_mask` and
 :func:`prefix_lm` build the common ones; :func:`block_mask` computes a mask's
 key ranges per query group (:class:`BlockMask`), with which the kernel skips
-key blocks no row of a tile sees (block sparsity, ``kv_ranges``).
+key blocks no row of a tile sees (block sparsity, ``kv_ranges``) and, on key
+blocks the table promises the mask keeps for every row, the mask itself.
 """
 
 from __future__ import annotations
@@ -288,10 +289,13 @@ def attention_regions(score_mod: Optional[Callable] = None,
     tensor<…>, …``; the caller passes them in ``captures(...)``, see
     :func:`fa_t.jit.jit_input_mlir`), and the captured tensors in order.
 
-    ``kv_ranges`` (a :class:`BlockMask`'s ``ranges``, int32 [B, G, 2]) is
-    captured last and named by the op's ``{kv_ranges = N : i64}`` attribute,
-    written after the regions; a mask region is then always present (one
-    that keeps every key when ``mask_mod`` is None)."""
+    ``kv_ranges`` (a :class:`BlockMask`'s ``ranges``, int32 [B, G, 2 or 4]:
+    key j of a row in group g is visible iff ``first <= j < end`` and the
+    mask region holds; [full_first, full_end) only promises the region true
+    there, so the kernel may skip it) is captured last and named by the op's
+    ``{kv_ranges = N : i64}`` attribute, written after the regions; a mask
+    region is then always present (one that keeps every key when
+    ``mask_mod`` is None)."""
     if kv_ranges is not None and mask_mod is None:
         mask_mod = _always
     regions = [r for r in (trace(score_mod, "score") if score_mod else None,
@@ -330,7 +334,10 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
     where ``mask_mod`` is false, evaluated with torch on broadcast index
     tensors (the functions see b [B,1,1,1], h [1,H,1,1], q_idx [1,1,Sq,1],
     kv_idx [1,1,1,Skv]); with ``kv_ranges`` (a :class:`BlockMask`'s
-    ranges) also −inf outside each query group's key range."""
+    ranges) also −inf outside each query group's key range [first, end).
+    The full range [full_first, full_end) plays no part: it is a promise
+    that ``mask_mod`` holds there (:meth:`BlockMask.check_full_ranges`),
+    which lets the kernel skip evaluating it, not a change of the result."""
     B, H, Sq, Skv = scores.shape
     dev = scores.device
     b = torch.arange(B, device=dev).view(B, 1, 1, 1)
@@ -352,27 +359,52 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
 GROUP_ROWS = 64
 
 
+def _stamp(t: torch.Tensor) -> tuple:
+    """``t`` and its version counter, which in-place writes bump (None for an
+    inference tensor, which keeps none): what tells a table apart from an
+    edited or a replaced one."""
+    try:
+        return t, t._version
+    except RuntimeError:
+        return t, None
+
+
+def _is_stamp_of(stamp: Optional[tuple], t: torch.Tensor) -> bool:
+    return stamp is not None and stamp[0] is t and stamp[1] == _stamp(t)[1]
+
+
 @dataclasses.dataclass(eq=False)
 class BlockMask:
     """Key ranges per group of 64 query rows, for block-sparse attention
     (:func:`block_mask` builds one; pass it as ``fa_t.attention(...,
     block_mask=)``).
 
-    For query row i of batch entry b, in group g = i // 64, key j is visible
-    only if ``ranges[b, g, 0] <= j < ranges[b, g, 1]``, on top of the call's
-    mask_mod, causal and window. The GPU kernel skips the key blocks outside
-    its query tile's range. ``B`` None: built for any batch (evaluated at
-    b = 0, ranges [1, G, 2]); ``H`` None: at h = 0 only.
+    ``ranges[b, g] = (first, end, full_first, full_end)``. For query row i
+    of batch entry b, in group g = i // 64, key j is visible iff
+    ``first <= j < end and mask_mod(b, h, i, j)``, and the call's causal and
+    window admit it. The GPU kernel skips the key blocks outside its query
+    tile's range. The full range [full_first, full_end) is a promise, as
+    FlexAttention's full blocks: mask_mod holds there for every row of the
+    group and every head, so the kernel skips evaluating it on key blocks
+    inside. A broken promise would change the result, so a table
+    :func:`block_mask` did not build is checked before its first use
+    (:meth:`check_full_ranges`). A table of two columns (first, end) has no
+    full range. ``B`` None: built for any batch (evaluated at b = 0, ranges
+    [1, G, 4]); ``H`` None: at h = 0 only.
     """
 
-    ranges: torch.Tensor          # int32 [B or 1, G, 2], contiguous
+    ranges: torch.Tensor          # int32 [B or 1, G, 4] (first, end, full_first, full_end)
     B: Optional[int]
     H: Optional[int]
     Sq: int
     Skv: int
     causal: bool
     mask_mod: Optional[Callable]
-    _by_batch: Dict[tuple, torch.Tensor] = dataclasses.field(default_factory=dict, repr=False)
+    _by_batch: Dict[tuple, tuple] = dataclasses.field(default_factory=dict, repr=False)
+    #: (stamp of ``ranges``, mask_mod) whose full ranges are known to keep
+    #: the promise; None: unchecked, as a table built by hand or given new
+    #: ranges by ``dataclasses.replace`` is (the stamp no longer matches).
+    _full_checked: Optional[tuple] = dataclasses.field(default=None, repr=False)
 
     @property
     def num_groups(self) -> int:
@@ -381,24 +413,40 @@ class BlockMask:
     def density(self) -> float:
         """The fraction of (query group, key) pairs inside the ranges: the
         share of key blocks a kernel visits (1.0 for a dense mask)."""
-        width = (self.ranges[..., 1] - self.ranges[..., 0]).sum().item()
+        return self._share(0)
+
+    def full_density(self) -> float:
+        """The fraction of (query group, key) pairs inside the full ranges:
+        the share of key blocks on which a kernel skips the mask."""
+        return self._share(2) if self.ranges.shape[-1] >= 4 else 0.0
+
+    def _share(self, column: int) -> float:
+        width = (self.ranges[..., column + 1] - self.ranges[..., column]).sum().item()
         return width / max(1, self.ranges.shape[0] * self.num_groups * self.Skv)
 
     def to(self, device) -> "BlockMask":
-        """The same block mask with its ranges on ``device``."""
-        return dataclasses.replace(self, ranges=self.ranges.to(device), _by_batch={})
+        """The same block mask with its ranges on ``device`` (checked if this
+        one is: the data are the same)."""
+        ranges = self.ranges.to(device)
+        checked = self._full_checked
+        if checked is not None:
+            checked = (_stamp(ranges), checked[1]) if _is_stamp_of(checked[0], self.ranges) \
+                else None
+        return dataclasses.replace(self, ranges=ranges, _by_batch={}, _full_checked=checked)
 
     def ranges_for(self, batch: int, device) -> torch.Tensor:
         """``ranges`` for a call of ``batch`` entries on ``device``: itself,
-        or a copy there ([batch, G, 2] when B is None), kept for the next call."""
+        or a copy there ([batch, G, columns] when B is None), kept for the
+        next call while ``ranges`` is neither replaced nor edited."""
         if self.B is not None and self.ranges.device == device:
             return self.ranges
         key = (batch, str(device))
-        out = self._by_batch.get(key)
-        if out is None:
-            out = self.ranges.to(device).expand(batch, -1, -1).contiguous()
-            self._by_batch[key] = out
-        return out
+        kept = self._by_batch.get(key)
+        if kept is None or not _is_stamp_of(kept[0], self.ranges):
+            kept = (_stamp(self.ranges),
+                    self.ranges.to(device).expand(batch, -1, -1).contiguous())
+            self._by_batch[key] = kept
+        return kept[1]
 
     def check_call(self, B: int, Hq: int, Sq: int, Skv: int, causal: bool) -> None:
         """ValueError naming what differs between this block mask and a call."""
@@ -409,18 +457,114 @@ class BlockMask:
                                  f"has {name}={call} (build it with fa_t.block_mask for "
                                  f"this call's shapes and causal flag)")
 
+    def check_full_ranges(self, mask_mod: Optional[Callable], device) -> None:
+        """ValueError unless every full range keeps its promise: empty or
+        inside its range [first, end), and ``mask_mod`` (None: true) keeps
+        each of its keys for every row of the group (rows below Sq; the
+        batch entries and heads :func:`block_mask` evaluates: b = 0 when B is
+        None, h = 0 when H is None). The kernel skips the mask there, so a
+        broken promise would be a wrong result, not an error. ``mask_mod``
+        is evaluated on ``device`` (where its tensors are) in chunks of
+        query groups, once: :func:`block_mask`'s tables, valid by
+        construction, and tables already checked for this mask_mod are not
+        evaluated again until ``ranges`` is replaced or edited in place."""
+        if self.ranges.shape[-1] < 4 or (self._full_checked is not None
+                                         and self._full_checked[1] is mask_mod
+                                         and _is_stamp_of(self._full_checked[0], self.ranges)):
+            return
+        stamp = _stamp(self.ranges)
+        ranges = self.ranges.to(device)
+        first, end, full_first, full_end = ranges.unbind(-1)
+        outside = (full_first != full_end) & ((full_first < first) | (full_end > end)
+                                              | (full_first > full_end))
+        if outside.any():
+            e, g = outside.nonzero()[0].tolist()
+            lo, hi, full_lo, full_hi = ranges[e, g].tolist()
+            raise ValueError(f"the block mask's full range [{full_lo}, {full_hi}) of group {g} "
+                             f"(batch entry {e}) is neither empty nor inside its range "
+                             f"[{lo}, {hi}): build it with fa_t.block_mask")
+        if mask_mod is not None:
+            k = torch.arange(self.Skv, device=device)
+            for _, _, rows, kept in _mask_chunks(mask_mod, ranges.shape[0], self.H or 1,
+                                                 self.Sq, self.Skv, device):
+                per_row = ranges[:, rows // GROUP_ROWS]                   # [B, rows, 4]
+                full = (k >= per_row[..., 2:3]) & (k < per_row[..., 3:4])
+                # The first hidden key by row (so by group), batch entry, key.
+                hidden = (full & ~kept.all(1)).transpose(0, 1).nonzero()
+                if len(hidden):
+                    n, e, j = hidden[0].tolist()
+                    i = int(rows[n])
+                    g = i // GROUP_ROWS
+                    full_lo, full_hi = ranges[e, g, 2:].tolist()
+                    raise ValueError(
+                        f"the block mask's full range [{full_lo}, {full_hi}) of group {g} "
+                        f"(batch entry {e}) covers key {j} that mask_mod hides from row {i}; "
+                        f"the kernel would skip the mask there: build it with "
+                        f"fa_t.block_mask")
+        self._full_checked = (stamp, mask_mod)
+
 
 def range_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
-    """[B, Sq, Skv] bool: whether ``ranges`` (int32 [B, G, 2]) keep key j
-    for query row i (``ranges[b, i // 64, 0] <= j < ranges[b, i // 64, 1]``)."""
+    """[B, Sq, Skv] bool: whether key j is in query row i's range
+    (``ranges[b, i // 64, 0] <= j < ranges[b, i // 64, 1]``; ``ranges``
+    int32 [B, G, 2 or 4])."""
+    return _columns_mask(ranges, 0, Sq, Skv)
+
+
+def full_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
+    """[B, Sq, Skv] bool: whether key j is in query row i's full range, where
+    the table promises the mask true (``ranges[b, i // 64, 2] <= j <
+    ranges[b, i // 64, 3]``; no part of the visibility, useful to validate
+    a table); all False for a table of two columns, which has none."""
+    if ranges.shape[-1] < 4:
+        return torch.zeros(ranges.shape[0], Sq, Skv, dtype=torch.bool, device=ranges.device)
+    return _columns_mask(ranges, 2, Sq, Skv)
+
+
+def _columns_mask(ranges: torch.Tensor, column: int, Sq: int, Skv: int) -> torch.Tensor:
+    """[B, Sq, Skv]: ``ranges[b, i // 64, column] <= j < ranges[b, i // 64, column + 1]``."""
     g = torch.arange(Sq, device=ranges.device) // GROUP_ROWS
-    lo, hi = ranges[:, g, 0].unsqueeze(-1), ranges[:, g, 1].unsqueeze(-1)
+    lo, hi = ranges[:, g, column].unsqueeze(-1), ranges[:, g, column + 1].unsqueeze(-1)
     j = torch.arange(Skv, device=ranges.device)
     return (j >= lo) & (j < hi)
 
 
-#: Mask elements a :func:`block_mask` evaluates at once (bools, per chunk).
+def _longest_run(a: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """(start, end) of the first longest run of True along ``a``'s last
+    dimension, (0, 0) where there is none: ``start`` is where the run
+    holding each position began (the last False before it, + 1)."""
+    idx = torch.arange(a.shape[-1], device=a.device)
+    start = torch.where(a, -1, idx).cummax(-1).values + 1
+    length = torch.where(a, idx - start + 1, 0)
+    best, end = length.amax(-1), length.argmax(-1)      # argmax: the first maximum
+    some = best > 0
+    return torch.where(some, end + 1 - best, 0), torch.where(some, end + 1, 0)
+
+
+#: Mask elements a :func:`block_mask` or a check of full ranges evaluates at
+#: once (bools, per chunk).
 _CHUNK_ELEMENTS = 1 << 26
+
+
+def _mask_chunks(mask_mod: Optional[Callable], nb: int, nh: int, Sq: int, Skv: int, device):
+    """(g0, g1, rows, kept) per chunk of query groups [g0, g1), few enough
+    that memory stays bounded: ``rows`` the chunk's rows below Sq (those
+    past it do not exist) and ``kept`` [nb, nh, rows, Skv] whether mask_mod
+    (on broadcast index tensors, b < nb, h < nh) keeps each key, None
+    without a mask_mod. No chunk when there are no keys."""
+    b = torch.arange(nb, device=device).view(nb, 1, 1, 1)
+    h = torch.arange(nh, device=device).view(1, nh, 1, 1)
+    k = torch.arange(Skv, device=device).view(1, 1, 1, Skv)
+    groups = -(-Sq // GROUP_ROWS)
+    step = max(1, _CHUNK_ELEMENTS // max(1, nb * nh * GROUP_ROWS * Skv))
+    for g0 in range(0, groups if Skv else 0, step):
+        g1 = min(groups, g0 + step)
+        rows = torch.arange(g0 * GROUP_ROWS, min(g1 * GROUP_ROWS, Sq), device=device)
+        kept = None
+        if mask_mod is not None:
+            kept = torch.as_tensor(mask_mod(b, h, rows.view(1, 1, -1, 1), k), device=device)
+            kept = torch.broadcast_to(kept, (nb, nh, rows.numel(), Skv))
+        yield g0, g1, rows, kept
 
 
 def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int], Sq: int,
@@ -432,15 +576,24 @@ def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
     on broadcast index tensors, in chunks of query groups so memory stays
     bounded) and, with ``causal``, fa-t's bottom-right causal rule (key j
     visible from query i iff j <= i + Skv - Sq). For batch entry b and group
-    g (rows 64·g to 64·g + 63, those below Sq), ``ranges[b, g] = (lo, hi)``:
-    lo the first key visible to any row of the group in any head, hi the
-    last such key + 1, (0, 0) when none is.
+    g (rows 64·g to 64·g + 63, those below Sq), ``ranges[b, g] = (first,
+    end, full_first, full_end)``: first the first key visible to any row of
+    the group in any head, end the last such key + 1, (0, 0) when none is;
+    [full_first, full_end) the longest run of keys (the first of equal ones)
+    inside [first, end) that mask_mod keeps for every row and head, (0, 0)
+    when there is none. Causal does not enter the full range (the kernel
+    applies it apart); without mask_mod it is [first, end). A key j of row i
+    is visible iff ``first <= j < end and mask_mod(b, h, i, j)``; the full
+    range, where mask_mod holds by construction, lets the kernel skip
+    evaluating it there. The table is marked valid for this mask_mod, so a
+    call with it (or with none) does not check it again.
 
     A call with the block mask hides every key outside its row's group range,
     even one mask_mod would keep: build it from the call's own mask_mod (the
-    call uses ``bm.mask_mod`` when it passes none) and causal flag. Its B, H,
-    Sq, Skv and causal must match the call (B None: any batch, evaluated at
-    b = 0; H None: at h = 0, for masks that ignore the head). The cost is one
+    call uses ``bm.mask_mod`` when it passes none; another mask_mod has the
+    full ranges checked against it once) and causal flag. Its B, H, Sq, Skv
+    and causal must match the call (B None: any batch, evaluated at b = 0;
+    H None: at h = 0, for masks that ignore the head). The cost is one
     evaluation of the mask: build it once and reuse it, as FlexAttention's
     ``create_block_mask``. On the GPU the kernel skips key blocks outside the
     union of its query tile's ranges — the speedup of document masks,
@@ -456,34 +609,36 @@ def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
         if not isinstance(n, int) or isinstance(n, bool) or n < least:
             raise ValueError(f"expected {name} to be an int >= {least}, got {n!r}")
     device = torch.device(device)
-    nb, nh = B or 1, H or 1
-    groups = -(-Sq // GROUP_ROWS)
-    ranges = torch.zeros(nb, groups, 2, dtype=torch.int32, device=device)
-    b = torch.arange(nb, device=device).view(nb, 1, 1, 1)
-    h = torch.arange(nh, device=device).view(1, nh, 1, 1)
+    nb = B or 1
+    ranges = torch.zeros(nb, -(-Sq // GROUP_ROWS), 4, dtype=torch.int32, device=device)
     k = torch.arange(Skv, device=device)
-    step = max(1, _CHUNK_ELEMENTS // max(1, nb * nh * GROUP_ROWS * Skv))
-    for g0 in range(0, groups, step):
-        g1 = min(groups, g0 + step)
-        # Rows past Sq (in the last group) do not exist: they see nothing.
-        rows = torch.arange(g0 * GROUP_ROWS, min(g1 * GROUP_ROWS, Sq), device=device)
+    # No keys: no chunk, every range (0, 0).
+    for g0, g1, rows, got in _mask_chunks(mask_mod, nb, H or 1, Sq, Skv, device):
         n = rows.numel()
+        # Rows past Sq (in the last group) see nothing ...
         keep = torch.zeros(nb, (g1 - g0) * GROUP_ROWS, Skv, dtype=torch.bool, device=device)
-        if mask_mod is None:
+        # ... and count as keeping every key for the full range (the neutral
+        # element of `all`): whether mask_mod keeps the key for every row
+        # and head.
+        always = torch.ones_like(keep)
+        if got is None:
             keep[:, :n] = True
         else:
-            got = torch.as_tensor(mask_mod(b, h, rows.view(1, 1, -1, 1), k.view(1, 1, 1, -1)),
-                                  device=device)
-            keep[:, :n] = torch.broadcast_to(got, (nb, nh, n, Skv)).any(1)
+            keep[:, :n] = got.any(1)
+            always[:, :n] = got.all(1)
         if causal:
             keep[:, :n] &= k.view(1, 1, -1) <= rows.view(1, -1, 1) + (Skv - Sq)
         seen = keep.view(nb, g1 - g0, GROUP_ROWS, Skv).any(2)       # [B, groups, Skv]
         some = seen.any(-1)
         lo = seen.int().argmax(-1)                                    # the first True
         hi = Skv - seen.flip(-1).int().argmax(-1)                     # the last True + 1
-        ranges[:, g0:g1, 0] = torch.where(some, lo, 0).int()
-        ranges[:, g0:g1, 1] = torch.where(some, hi, 0).int()
-    return BlockMask(ranges, B, H, Sq, Skv, causal, mask_mod)
+        lo, hi = torch.where(some, lo, 0), torch.where(some, hi, 0)
+        inside = (k >= lo.unsqueeze(-1)) & (k < hi.unsqueeze(-1))
+        full_lo, full_hi = _longest_run(always.view(nb, g1 - g0, GROUP_ROWS, Skv).all(2)
+                                        & inside)
+        ranges[:, g0:g1] = torch.stack((lo, hi, full_lo, full_hi), -1).int()
+    return BlockMask(ranges, B, H, Sq, Skv, causal, mask_mod,
+                     _full_checked=(_stamp(ranges), mask_mod))
 
 
 def create_block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],

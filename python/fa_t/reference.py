@@ -24,8 +24,10 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
     the scaled scores and hide keys, evaluated here on broadcast index
     tensors b [B,1,1,1], h [1,Hq,1,1], i [1,1,Sq,1], j [1,1,1,Skv].
     ``block_mask`` (fa_t.block_mask) also hides key j from query i of batch
-    entry b unless lo <= j < hi, (lo, hi) = its ranges[b, i // 64] (ranges
-    [1, G, 2] serve every b); without ``mask_mod`` its own mask_mod applies.
+    entry b unless first <= j < end, (first, end) = its ranges[b, i // 64,
+    :2] (ranges [1, G, ...] serve every b); its full ranges (columns 2-3)
+    only promise that mask_mod holds there, so they change nothing here.
+    Without ``mask_mod`` its own mask_mod applies.
     """
     import torch
 
@@ -56,8 +58,8 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
         if mask_mod is None:
             mask_mod = block_mask.mask_mod
         ranges = block_mask.ranges.to(q64.device).long()
-        per_row = ranges[:, torch.arange(sq, device=q64.device) // 64]   # [B or 1, Sq, 2]
-        visible = visible & (cols >= per_row[..., :1]) & (cols < per_row[..., 1:])
+        per_row = ranges[:, torch.arange(sq, device=q64.device) // 64]   # [B or 1, Sq, 2 or 4]
+        visible = visible & (cols >= per_row[..., 0:1]) & (cols < per_row[..., 1:2])
         visible = visible.unsqueeze(1)                                    # [B or 1, 1, Sq, Skv]
     if score_mod is not None or mask_mod is not None:
         dev = q64.device

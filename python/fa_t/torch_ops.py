@@ -49,10 +49,12 @@ def attention_math(q, k, v, *, causal: bool, scale: float, window: Tuple[int, in
     Computes in float64 for float64 inputs, else float32. O is contiguous in
     q's dtype, LSE contiguous in the compute dtype. ``score_mod`` /
     ``mask_mod`` (fa_t.mods) modify the scaled scores before the mask, and
-    ``kv_ranges`` (a block mask's ranges [B, G, 2]) hide keys outside each
-    64-row query group's range. Key j is visible from
-    query i iff (not causal or j <= i + diag) and the window admits it; a row
-    with no visible key gets O = 0 and LSE = -inf, never NaN.
+    ``kv_ranges`` (a block mask's ranges [B, G, 2 or 4]) hide keys outside
+    each 64-row query group's range [first, end); the full ranges only
+    promise that mask_mod holds there (the kernel's licence to skip it), so
+    they change nothing. Key j is visible from query i iff (not causal or
+    j <= i + diag) and the window admits it; a row with no visible key gets
+    O = 0 and LSE = -inf, never NaN.
     """
     compute = torch.float64 if q.dtype == torch.float64 else torch.float32
     B, Hq, Sq, D = q.shape

@@ -42,14 +42,28 @@ CASES = {
     # Block sparsity: a block mask's key ranges (the last capture, named by
     # {kv_ranges = N : i64}) conjoined into the mask. The document mask's own
     # ranges change nothing; hand-set ones (no mask_mod: an always-true mask
-    # region) hide keys, a whole group's included.
+    # region) hide keys, a whole group's included; hand-set full ranges
+    # (columns 2..3) keep their promise that the mask region holds there
+    # (prefix_lm(20) keeps keys < 20 for rows 0..63 and keys <= 64 for rows
+    # 64..95) and change nothing: the compiler tests first <= j < end only.
     "document_blocks": dict(mask_mod=fa_t.document_mask(BATCH_DOCS),
                             kv_ranges=fa_t.block_mask(fa_t.document_mask(BATCH_DOCS), B, H, S,
                                                       S, device="cpu").ranges),
     "ranges_only": dict(score_mod=fa_t.softcap(3.0),
                         kv_ranges=torch.tensor([[[5, 70], [40, 96]], [[0, 0], [33, 34]]],
                                                dtype=torch.int32)),
+    "full_ranges": dict(mask_mod=fa_t.prefix_lm(20),
+                        kv_ranges=torch.tensor([[[0, 96, 0, 20], [10, 96, 32, 65]],
+                                                [[0, 60, 5, 20], [20, 96, 20, 64]]],
+                                               dtype=torch.int32)),
 }
+
+
+def test_full_ranges_case_keeps_its_promise():
+    # The hand-set table is one fa_t.attention accepts (it raises otherwise).
+    case = CASES["full_ranges"]
+    table = mods.BlockMask(case["kv_ranges"], B, H, S, S, False, case["mask_mod"])
+    table.check_full_ranges(case["mask_mod"], "cpu")
 
 
 def module_text(case, causal, dtype="f32"):

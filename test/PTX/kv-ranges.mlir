@@ -8,7 +8,10 @@
 // range test with the mask region (so the CPU oracle and the kernel mask the
 // same keys); the kernel narrows each tile's key blocks to the union of its
 // rows' ranges, in both roles, so the producer loads and the consumer
-// computes only those blocks.
+// computes only those blocks. A four-column table adds the full range
+// [r2, r3) per group, where the mask is promised true: the test stays
+// mask ∧ r0 ≤ j < r1, and the kernel runs no fat.mask_mod on a block inside
+// the warpgroup's [r0, r1) ∩ [r2, r3).
 
 // TILE-LABEL: func.func @documents
 // TILE:         fat.mask_mod %{{.+}} captures(%{{.+}}, %{{.+}} : tensor<2x1000xi32>, tensor<2x16x2xi32>) {
@@ -33,8 +36,64 @@
 // PIPE-COUNT-4: llvm.getelementptr %[[RANGES]]
 // PIPE:         fat.mask_mod
 // PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NOT:     fat.stage = "mask_mod"
+
+// TILE-LABEL: func.func @documents_full
+// TILE:         fat.mask_mod %{{.+}} captures(%{{.+}}, %{{.+}} : tensor<2x1000xi32>, tensor<2x16x4xi32>) {
+// TILE-NEXT:    ^bb0(%[[B:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %[[I:[a-z0-9]+]]: index, %[[J:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: tensor<2x1000xi32>, %[[R:[a-z0-9]+]]: tensor<2x16x4xi32>):
+// TILE-DAG:       %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
+// TILE-DAG:       %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
+// TILE:           %[[SAME:[0-9]+]] = arith.cmpi eq
+// TILE-NEXT:      %[[G:[0-9]+]] = arith.divui %[[I]], %{{.+}} : index
+// TILE-NEXT:      %[[LO:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %[[C0]]] : tensor<2x16x4xi32>
+// TILE-NEXT:      %[[HI:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %[[C1]]] : tensor<2x16x4xi32>
+// TILE-NEXT:      %[[JJ:[0-9]+]] = arith.index_cast %[[J]] : index to i32
+// TILE-NEXT:      %[[GE:[0-9]+]] = arith.cmpi sge, %[[JJ]], %[[LO]] : i32
+// TILE-NEXT:      %[[LT:[0-9]+]] = arith.cmpi slt, %[[JJ]], %[[HI]] : i32
+// TILE-NEXT:      %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
+// TILE-NEXT:      %[[KEEP:[0-9]+]] = arith.andi %[[SAME]], %[[IN]] : i1
+// TILE-NEXT:      fat.yield %[[KEEP]] : i1
+
+// The consumer's full-block test, j·N ≥ max(r0, r2) ∧ j·N + N ≤ min(r1', r3)
+// for the warpgroup's group, chooses between the tile as it is and the mask
+// region, in both consumer paths (the first block, the loop). Under the
+// causal mask r1' ignores an end at or past the last row's diagonal
+// (wgRow + 63 + diag + 1): those keys are fat.mask's, so a diagonal block
+// inside a document skips the region too.
+// PIPE:         gpu.module
+// PIPE:         %[[E0:[0-9]+]] = arith.addi %[[WGROW:[0-9]+]], %c63_i32{{[_0-9]*}} : i32
+// PIPE-NEXT:    %[[E1:[0-9]+]] = arith.addi %[[E0]], %{{[a-z0-9]+}} : i32
+// PIPE-NEXT:    %[[ONE:[a-z0-9_]+]] = arith.constant 1 : i32
+// PIPE-NEXT:    %[[EDGE:[0-9]+]] = arith.addi %[[E1]], %[[ONE]] : i32
+// PIPE-NEXT:    %[[PAST:[0-9]+]] = arith.cmpi sge, %[[R1:[0-9]+]], %[[EDGE]] : i32
+// PIPE-NEXT:    %[[MAX:[a-z0-9_]+]] = arith.constant 2147483647 : i32
+// PIPE-NEXT:    %[[END:[0-9]+]] = arith.select %[[PAST]], %[[MAX]], %[[R1]] : i32
+// PIPE:         %[[HI:[0-9]+]] = arith.minsi %[[END]], %{{[0-9]+}} : i32
+// PIPE:         %[[LE:[0-9]+]] = arith.cmpi sle, %{{[0-9]+}}, %[[HI]] : i32
+// PIPE-NEXT:    %[[FULL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[LE]] : i1
+// PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
+// PIPE-NEXT:      scf.yield %[[S:[0-9]+]] : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NEXT:    } else {
+// PIPE-NEXT:      fat.mask_mod %[[S]]
+// PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE:         } {fat.stage = "mask_mod"}
+// PIPE:         scf.if %{{[0-9]+}} -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
+// PIPE:           fat.mask_mod
+// PIPE:         } {fat.stage = "mask_mod"}
+
+// Without a causal mask the range's end bounds the full block as it is
+// (no select of the end before the test).
+// PIPE:         gpu.module
+// PIPE-NOT:     %c63_i32
+// PIPE:         %[[LE:[0-9]+]] = arith.cmpi sle, %{{[0-9]+}}, %{{[0-9]+}} : i32
+// PIPE-NEXT:    %[[FULL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[LE]] : i1
+// PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
+// PIPE:         } {kv_ranges = 0 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE:         } {fat.stage = "mask_mod"}
 
 // JSON:        "tensor": "capture1"
+// JSON:        "tensor": "capture1"
+// JSON:        "tensor": "capture0"
 
 func.func @documents(%q: tensor<2x16x1000x128xbf16>, %k: tensor<2x16x1000x128xbf16>,
                      %v: tensor<2x16x1000x128xbf16>, %o: tensor<2x16x1000x128xbf16>,
@@ -50,5 +109,39 @@ func.func @documents(%q: tensor<2x16x1000x128xbf16>, %k: tensor<2x16x1000x128xbf
         %same = arith.cmpi eq, %di, %dj : i32
         fat.yield %same : i1
       } {kv_ranges = 1 : i64} -> tensor<2x16x1000x128xbf16>
+  return %res : tensor<2x16x1000x128xbf16>
+}
+
+func.func @documents_full(%q: tensor<2x16x1000x128xbf16>, %k: tensor<2x16x1000x128xbf16>,
+                     %v: tensor<2x16x1000x128xbf16>, %o: tensor<2x16x1000x128xbf16>,
+                     %doc: tensor<2x1000xi32>, %r: tensor<2x16x4xi32>)
+    -> tensor<2x16x1000x128xbf16> {
+  %res = fat.attention ins(%q, %k, %v : tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>)
+      outs(%o : tensor<2x16x1000x128xbf16>)
+      captures(%doc, %r : tensor<2x1000xi32>, tensor<2x16x4xi32>) causal
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %d: tensor<2x1000xi32>, %rr: tensor<2x16x4xi32>):
+        %di = tensor.extract %d[%b, %i] : tensor<2x1000xi32>
+        %dj = tensor.extract %d[%b, %j] : tensor<2x1000xi32>
+        %same = arith.cmpi eq, %di, %dj : i32
+        fat.yield %same : i1
+      } {kv_ranges = 1 : i64} -> tensor<2x16x1000x128xbf16>
+  return %res : tensor<2x16x1000x128xbf16>
+}
+
+func.func @prefix_full(%q: tensor<2x16x1000x128xbf16>, %k: tensor<2x16x1000x128xbf16>,
+                       %v: tensor<2x16x1000x128xbf16>, %o: tensor<2x16x1000x128xbf16>,
+                       %r: tensor<2x16x4xi32>) -> tensor<2x16x1000x128xbf16> {
+  %res = fat.attention ins(%q, %k, %v : tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>, tensor<2x16x1000x128xbf16>)
+      outs(%o : tensor<2x16x1000x128xbf16>)
+      captures(%r : tensor<2x16x4xi32>)
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index, %rr: tensor<2x16x4xi32>):
+        %c300 = arith.constant 300 : index
+        %prefix = arith.cmpi ult, %j, %c300 : index
+        %past = arith.cmpi ule, %j, %i : index
+        %keep = arith.ori %prefix, %past : i1
+        fat.yield %keep : i1
+      } {kv_ranges = 0 : i64} -> tensor<2x16x1000x128xbf16>
   return %res : tensor<2x16x1000x128xbf16>
 }

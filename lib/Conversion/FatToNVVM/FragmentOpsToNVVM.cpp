@@ -663,12 +663,10 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       Type elt = tensor.getElementType();
       Type stored = elt.isInteger(1) ? b.getI8Type() : elt;
       Value base = op.getCaptures()[arg.getArgNumber() - firstCapture];
-      Value address = LLVM::GEPOp::create(
-          b, base.getType(), stored, base,
-          ValueRange{arith::IndexCastOp::create(b, b.getI32Type(), linear)});
-      Value value = LLVM::LoadOp::create(
-          b, stored, address, /*alignment=*/0, /*isVolatile=*/false,
-          /*isNonTemporal=*/false, /*isInvariant=*/true);
+      Value value = buildInvariantLoad(
+          b, stored, base,
+          arith::IndexCastOp::create(b, b.getI32Type(), linear),
+          /*alignment=*/0);
       if (elt.isInteger(1))
         value = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, value,
                                       arith::ConstantIntOp::create(b, 0, 8));

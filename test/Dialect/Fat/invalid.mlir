@@ -795,7 +795,7 @@ func.func @kv_ranges_index(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
 
 func.func @kv_ranges_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
                           %r: tensor<1x1x3xi32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{expected the kv_ranges capture to be a tensor<B x G x 2 x i32> (per batch and 64 query rows: [first key, end key)), got 'tensor<1x1x3xi32>'}}
+  // expected-error @+1 {{expected the kv_ranges capture to be a tensor<B x G x 2 x i32> or tensor<B x G x 4 x i32> (per batch and 64 query rows: [first key, end key), then [first, end) of keys the mask is promised to keep), got 'tensor<1x1x3xi32>'}}
   %0 = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
                      outs(%o : tensor<1x1x64x64xf16>) captures(%r : tensor<1x1x3xi32>) mask {
                      ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x3xi32>):

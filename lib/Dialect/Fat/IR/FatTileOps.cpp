@@ -175,12 +175,15 @@ LogicalResult mlir::fat::detail::verifyKeyRanges(Operation *op,
                              << ") to name one of the " << captureTypes.size()
                              << " captures";
   auto table = dyn_cast<RankedTensorType>(captureTypes[*ranges]);
-  if (!table || table.getRank() != 3 || table.getDimSize(2) != 2 ||
+  if (!table || table.getRank() != 3 ||
+      (table.getDimSize(2) != 2 && table.getDimSize(2) != 4) ||
       !table.getElementType().isInteger(32))
-    return op->emitOpError() << "expected the kv_ranges capture to be a "
-                                "tensor<B x G x 2 x i32> (per batch and 64 "
-                                "query rows: [first key, end key)), got "
-                             << captureTypes[*ranges];
+    return op->emitOpError()
+           << "expected the kv_ranges capture to be a tensor<B x G x 2 x i32> "
+              "or tensor<B x G x 4 x i32> (per batch and 64 query rows: "
+              "[first key, end key), then [first, end) of keys the mask is "
+              "promised to keep), got "
+           << captureTypes[*ranges];
   return success();
 }
 

@@ -74,7 +74,8 @@ struct BlockState {
 };
 
 /// fat.attention's key ranges, in the mask body: keep = mask ∧ r[b, ⌊i/64⌋, 0]
-/// ≤ j < r[b, ⌊i/64⌋, 1] with r the body's capture `ranges`.
+/// ≤ j < r[b, ⌊i/64⌋, 1] with r the body's capture `ranges` (a four-column
+/// table's full range is a promise about the mask, not part of the test).
 void conjoinKeyRanges(MaskModOp mod, uint64_t ranges) {
   Block &body = mod.getBody().front();
   auto yield = cast<YieldOp>(body.getTerminator());

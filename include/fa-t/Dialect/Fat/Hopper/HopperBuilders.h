@@ -123,6 +123,11 @@ Value buildPackPair(ImplicitLocOpBuilder &b, Value lo, Value hi, bool isF16);
 Value buildExp2(ImplicitLocOpBuilder &b, Value x);
 Value buildLog2(ImplicitLocOpBuilder &b, Value x);
 
+/// Element `index` (i32) of a read-only global array of `type` at `base`:
+/// an invariant load (ld.global.nc), for captured tensors.
+Value buildInvariantLoad(ImplicitLocOpBuilder &b, Type type, Value base,
+                         Value index, unsigned alignment);
+
 /// 2^x on the FMA and integer pipes instead of MUFU, for x ≤ 16 (the
 /// softmax exponents: ≤ 0, or ≤ τ with the lazy rescale). Cody–Waite split
 ///   x' = max(x, −127),  j = ⌊x'⌋ (add.rm of 1.5·2^23),  f = x' − j ∈ [0, 1)

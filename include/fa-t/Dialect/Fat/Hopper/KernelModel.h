@@ -274,6 +274,9 @@ struct AttentionKernelConfig {
   /// Whether a masked block compares keys with per-row limits rather than
   /// per-key bounds.
   bool maskByRowLimits() const;
+  /// Whether a key block inside its warpgroup's full key range (a
+  /// four-column kv_ranges table) skips the mask region.
+  bool skipsFullKeyBlocks() const;
   int64_t elementBytes() const { return 2; }
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):

@@ -84,13 +84,23 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     reads them by address, each index clamped into the shape).
 
     **Key ranges** (block sparsity, FlexAttention's block mask):
-    `{kv_ranges = n}` names capture n, a `tensor<B × G × 2 × i32>` with
-    G = ⌈Sq/64⌉: row i of batch b sees key j only if
-    `r[b, ⌊i/64⌋, 0] ≤ j < r[b, ⌊i/64⌋, 1]`, conjoined with the mask
-    region (which must exist; fat-tile adds the test to it). The GPU kernel
-    visits only the key blocks inside the union of its rows' ranges, so a
-    document or prefix mask costs the blocks it shows, not the causal
-    triangle.
+    `{kv_ranges = n}` names capture n, a `tensor<B × G × 2 × i32>` or
+    `tensor<B × G × 4 × i32>` with G = ⌈Sq/64⌉. With r = its row
+    `[b, ⌊i/64⌋]`, row i of batch b sees key j iff
+
+    ```
+    r0 ≤ j < r1  ∧  mask(b, h, i, j, …)   (∧ causal/window)
+    ```
+
+    The mask region must exist; fat-tile writes the range test into it,
+    so the CPU path runs it too. The GPU kernel visits only the key blocks
+    inside the union of its rows' [r0, r1), so a document or prefix mask
+    costs the blocks it shows, not the causal triangle. A fourth and third
+    column [r2, r3) are the caller's promise that the mask holds on those
+    keys for every row of the group and head (FlexAttention's full
+    blocks): the kernel may then skip the region on a block inside a
+    warpgroup's [r2, r3) ∩ [r0, r1). Where the promise is broken the keys
+    seen there are unspecified (fa_t checks a table it did not build).
 
     ```
     s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)

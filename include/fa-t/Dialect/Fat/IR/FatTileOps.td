@@ -266,8 +266,10 @@ def Fat_MaskModOp : Fat_TileOp<"mask_mod",
     ```
 
     `kv_ranges = n` (from fat.attention, whose range test fat-tile has
-    added to the body) says capture n holds each 64-row group's key range:
-    the kernel skips key blocks outside it.
+    added to the body) says capture n holds each 64-row group's key range
+    [r0, r1) and, with four columns, its full range [r2, r3) where the
+    body is promised true: the kernel skips key blocks outside the first
+    and may skip this op on a block inside both for the warpgroup's rows.
 
     ```mlir
     %s2 = fat.mask_mod %s1 at(%b, %h, %q0, %k0) len(%sq, %skv)

@@ -146,6 +146,11 @@ private:
   /// [lo, hi) of the tile's key blocks narrowed to its rows' key ranges
   /// (cfg.kvRanges).
   std::pair<Value, Value> buildKeyRangeBlocks(Value lo, Value hi);
+  /// Column `column` of the kv_ranges table for the group of query `row`.
+  Value loadKeyRange(Value row, int64_t column);
+  /// Whether key block `kvBlock` lies inside the full key range of the
+  /// warpgroup's rows (a four-column kv_ranges table): no mask region runs.
+  Value buildFullKeyBlock(Value kvBlock, Value wgRow);
   /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();
   /// Persistent: runs `body` on each of this CTA's tiles (coordinates,

@@ -164,14 +164,31 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
       });
     s = mod.getResult();
   }
-  if (auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod)) {
-    auto mod = MaskModOp::create(b, s.getType(), s, at[0], at[1], at[2],
-                                 at[3], at[4], at[5], v.captures,
+  auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod);
+  if (!tmpl)
+    return s;
+  auto buildMask = [&](ImplicitLocOpBuilder &nb, Value scores) -> Value {
+    auto mod = MaskModOp::create(nb, scores.getType(), scores, at[0], at[1],
+                                 at[2], at[3], at[4], at[5], v.captures,
                                  tmpl.getKvRangesAttr());
     tmpl.getBody().cloneInto(&mod.getBody(), none);
-    s = mod.getResult();
-  }
-  return s;
+    return mod.getResult();
+  };
+  if (!cfg.skipsFullKeyBlocks())
+    return buildMask(b, s);
+  // A block inside the warpgroup's full key range skips the region (its
+  // range test and the user's mask) on a uniform branch.
+  auto maskIf = scf::IfOp::create(
+      b, buildFullKeyBlock(kvBlock, wgRow),
+      [&](OpBuilder &nested, Location loc) {
+        scf::YieldOp::create(nested, loc, s);
+      },
+      [&](OpBuilder &nested, Location loc) {
+        ImplicitLocOpBuilder nb(loc, nested);
+        scf::YieldOp::create(nb, buildMask(nb, s));
+      });
+  tagStage(maskIf, "mask_mod");
+  return maskIf.getResult(0);
 }
 
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {

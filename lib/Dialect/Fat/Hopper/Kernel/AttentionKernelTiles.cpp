@@ -185,26 +185,10 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
   // i.e. blocks ⌊min first / N⌋ .. ⌈max end / N⌉. Both roles compute it, so
   // producer and consumer walk the same blocks. Indices clamped as every
   // capture read (an empty range gives no blocks: O = 0, LSE = −inf).
-  RankedTensorType table = cfg.captureTypes[*cfg.kvRanges];
-  Value base = v.captures[*cfg.kvRanges];
-  int64_t groups = table.getDimSize(1);
-  Value batch = arith::MinUIOp::create(b, v.batch,
-                                       c32(table.getDimSize(0) - 1));
-  auto load = [&](Value group, int64_t end) -> Value {
-    Value index = add(mul(add(mul(batch, c32(groups)), group), c32(2)),
-                      c32(end));
-    Value address = LLVM::GEPOp::create(b, base.getType(), b.getI32Type(),
-                                        base, ValueRange{index});
-    return LLVM::LoadOp::create(b, b.getI32Type(), address, /*alignment=*/4,
-                                /*isVolatile=*/false, /*isNonTemporal=*/false,
-                                /*isInvariant=*/true);
-  };
   Value first, end;
   for (int64_t r = 0; r < cfg.blockM; r += 64) {
     Value row = arith::MinUIOp::create(b, add(v.rowFirst, c32(r)), v.rowLast);
-    Value group = arith::MinUIOp::create(
-        b, arith::DivUIOp::create(b, row, c32(64)), c32(groups - 1));
-    Value f = load(group, 0), e = load(group, 1);
+    Value f = loadKeyRange(row, 0), e = loadKeyRange(row, 1);
     // A group that sees no key must not widen the union.
     Value seen = cmp(arith::CmpIPredicate::sgt, e, f);
     f = arith::SelectOp::create(b, seen, f, c32(INT32_MAX));
@@ -221,6 +205,46 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
   // in range.
   return {arith::MinSIOp::create(b, arith::MaxSIOp::create(b, lo, first), hi),
           arith::MinSIOp::create(b, hi, end)};
+}
+
+Value AttentionKernelBuilder::loadKeyRange(Value row, int64_t column) {
+  // r[b, ⌊row/64⌋, column] of the kv_ranges table, batch and group clamped
+  // into its shape as every capture read.
+  RankedTensorType table = cfg.captureTypes[*cfg.kvRanges];
+  int64_t groups = table.getDimSize(1), columns = table.getDimSize(2);
+  Value batch = arith::MinUIOp::create(b, v.batch,
+                                       c32(table.getDimSize(0) - 1));
+  Value group = arith::MinUIOp::create(
+      b, arith::DivUIOp::create(b, row, c32(64)), c32(groups - 1));
+  Value index = add(mul(add(mul(batch, c32(groups)), group), c32(columns)),
+                    c32(column));
+  return buildInvariantLoad(b, b.getI32Type(), v.captures[*cfg.kvRanges],
+                            index, /*alignment=*/4);
+}
+
+Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
+  // The block's keys [j·N, (j+1)·N) lie in [r0, r1) ∩ [r2, r3) of the
+  // warpgroup's 64 rows (one group: wgRow is a multiple of 64), where the
+  // mask region is true by the op's definition. Uniform over the
+  // warpgroup. Keys past the right edge of every row (the last row's
+  // key ≤ row + diag + right) are hidden by fat.mask whatever the region
+  // says, and that block is one fat.mask runs on (it crosses the first
+  // row's edge): an end r1 at or past that edge — a causal range's end —
+  // does not bound the full block, so a diagonal block inside a document
+  // skips the region too.
+  Value end = loadKeyRange(wgRow, 1);
+  if (std::optional<int64_t> right = cfg.rightEdge()) {
+    Value edge = add(add(add(wgRow, c32(63)), v.diag), c32(*right + 1));
+    end = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::sge, end, edge),
+                                  c32(INT32_MAX), end);
+  }
+  Value lo = arith::MaxSIOp::create(b, loadKeyRange(wgRow, 0),
+                                    loadKeyRange(wgRow, 2));
+  Value hi = arith::MinSIOp::create(b, end, loadKeyRange(wgRow, 3));
+  Value keyFirst = mul(kvBlock, c32(cfg.blockN));
+  return arith::AndIOp::create(
+      b, cmp(arith::CmpIPredicate::sge, keyFirst, lo),
+      cmp(arith::CmpIPredicate::sle, add(keyFirst, c32(cfg.blockN)), hi));
 }
 
 void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {

@@ -189,6 +189,15 @@ Value hopper::buildLog2(ImplicitLocOpBuilder &b, Value x) {
                         "=f,f", /*sideEffects=*/false)[0];
 }
 
+Value hopper::buildInvariantLoad(ImplicitLocOpBuilder &b, Type type,
+                                Value base, Value index, unsigned alignment) {
+  Value address =
+      LLVM::GEPOp::create(b, base.getType(), type, base, ValueRange{index});
+  return LLVM::LoadOp::create(b, type, address, alignment,
+                              /*isVolatile=*/false, /*isNonTemporal=*/false,
+                              /*isInvariant=*/true);
+}
+
 Value hopper::buildQuadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
   Value fullMask = i32Const(b, -1);
   Value clamp = i32Const(b, 0x1f);
