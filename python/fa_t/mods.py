@@ -456,6 +456,16 @@ class BlockMask:
                 raise ValueError(f"the block mask was built for {name}={mine}, but the call "
                                  f"has {name}={call} (build it with fa_t.block_mask for "
                                  f"this call's shapes and causal flag)")
+        # Every (batch entry, 64-row group) reads its row of the table.
+        r = self.ranges
+        want = (self.B if self.B is not None else 1, -(-Sq // GROUP_ROWS))
+        if (not isinstance(r, torch.Tensor) or r.dtype != torch.int32 or r.dim() != 3
+                or tuple(r.shape[:2]) != want or r.shape[2] not in (2, 4)):
+            shape = tuple(r.shape) if isinstance(r, torch.Tensor) else type(r).__name__
+            dtype = getattr(r, "dtype", None)
+            raise ValueError(f"expected the block mask's ranges to be int32 [{want[0]}, "
+                             f"{want[1]}, 2 or 4] (batch entries, groups of 64 query rows, "
+                             f"columns), got {shape} {dtype}")
 
     def check_full_ranges(self, mask_mod: Optional[Callable], device) -> None:
         """ValueError unless every full range keeps its promise: empty or

@@ -516,3 +516,15 @@ def test_inference_tensors_are_checked_too():
         with pytest.raises(ValueError, match="covers key 20 that mask_mod hides"):
             fa_t.attention(q, k, v, block_mask=broken)
     assert torch.allclose(o, attention_reference(q, k, v, block_mask=bm)[0], atol=1e-10)
+
+
+def test_ranges_of_the_wrong_shape_are_refused():
+    # The compiler reads row [b, i // 64] of the table: a hand-built one of
+    # another shape is refused before anything compiles.
+    import dataclasses
+    bm = fa_t.block_mask(fa_t.prefix_lm(20), 2, None, 130, 96, device="cpu")
+    for bad in (bm.ranges[:, :2], bm.ranges[:1], bm.ranges.long(), bm.ranges[..., :3]):
+        wrong = dataclasses.replace(bm, ranges=bad.contiguous())
+        with pytest.raises(ValueError, match="expected the block mask's ranges to be int32"):
+            wrong.check_call(2, 1, 130, 96, False)
+    bm.check_call(2, 1, 130, 96, False)

@@ -807,6 +807,35 @@ func.func @kv_ranges_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
 
 // -----
 
+// Each 64-row group of each batch entry reads its own row of the table.
+func.func @kv_ranges_groups(%q: tensor<2x1x130x64xf16>, %o: tensor<2x1x130x64xf16>,
+                            %r: tensor<2x2x4xi32>) -> tensor<2x1x130x64xf16> {
+  // expected-error @+1 {{expected the kv_ranges capture's dimension 1 to be the 3 groups of 64 query rows, got 'tensor<2x2x4xi32>'}}
+  %0 = fat.attention ins(%q, %q, %q : tensor<2x1x130x64xf16>, tensor<2x1x130x64xf16>, tensor<2x1x130x64xf16>)
+                     outs(%o : tensor<2x1x130x64xf16>) captures(%r : tensor<2x2x4xi32>) mask {
+                     ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<2x2x4xi32>):
+                       %true = arith.constant true
+                       fat.yield %true : i1
+                     } {kv_ranges = 0 : i64} -> tensor<2x1x130x64xf16>
+  return %0 : tensor<2x1x130x64xf16>
+}
+
+// -----
+
+func.func @kv_ranges_batch(%q: tensor<2x1x64x64xf16>, %o: tensor<2x1x64x64xf16>,
+                           %r: tensor<1x1x2xi32>) -> tensor<2x1x64x64xf16> {
+  // expected-error @+1 {{expected the kv_ranges capture's dimension 0 to be the 2 batch entries, got 'tensor<1x1x2xi32>'}}
+  %0 = fat.attention ins(%q, %q, %q : tensor<2x1x64x64xf16>, tensor<2x1x64x64xf16>, tensor<2x1x64x64xf16>)
+                     outs(%o : tensor<2x1x64x64xf16>) captures(%r : tensor<1x1x2xi32>) mask {
+                     ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x2xi32>):
+                       %true = arith.constant true
+                       fat.yield %true : i1
+                     } {kv_ranges = 0 : i64} -> tensor<2x1x64x64xf16>
+  return %0 : tensor<2x1x64x64xf16>
+}
+
+// -----
+
 func.func @kv_ranges_no_mask(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
                              %r: tensor<1x1x2xi32>) -> tensor<1x1x64x64xf16> {
   // expected-error @+1 {{expected a mask region with kv_ranges (the key ranges are conjoined with it)}}

@@ -328,6 +328,23 @@ LogicalResult AttentionOp::verify() {
   }
   if (failed(detail::verifyKeyRanges(*this, getKvRanges(), captureTypes)))
     return failure();
+  // Every (batch, 64-row group) of the op reads its row of the table; an op
+  // with offsets is a tile of a larger problem whose table it indexes.
+  if (std::optional<uint64_t> ranges = getKvRanges(); ranges && getOffsets().empty()) {
+    auto table = cast<RankedTensorType>(captureTypes[*ranges]);
+    auto q = cast<ShapedType>(getQuery().getType());
+    int64_t batch = q.getDimSize(getPhysicalDim(kBatchDim));
+    int64_t rows = q.getDimSize(getPhysicalDim(kSeqDim));
+    int64_t groups = ShapedType::isDynamic(rows) ? rows : (rows + 63) / 64;
+    for (auto [dim, need, what] :
+         {std::tuple<int64_t, int64_t, StringRef>{0, batch, "batch entries"},
+          {1, groups, "groups of 64 query rows"}})
+      if (!ShapedType::isDynamic(need) && table.getDimSize(dim) != need)
+        return emitOpError()
+               << "expected the kv_ranges capture's dimension " << dim
+               << " to be the " << need << " " << what << ", got "
+               << table;
+  }
   if (getKvRanges() && getMask().empty())
     return emitOpError() << "expected a mask region with kv_ranges (the "
                             "key ranges are conjoined with it)";
