@@ -225,8 +225,8 @@ Value AttentionKernelBuilder::loadKeyRange(Value row, int64_t column) {
 Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
   // The block's keys [j·N, (j+1)·N) lie in [r0, r1) ∩ [r2, r3) of the
   // warpgroup's 64 rows (one group: wgRow is a multiple of 64), where the
-  // mask region is true by the op's definition. Uniform over the
-  // warpgroup. Keys past the right edge of every row (the last row's
+  // table promises the mask region true and the range test holds. Uniform
+  // over the warpgroup. Keys past the right edge of every row (the last row's
   // key ≤ row + diag + right) are hidden by fat.mask whatever the region
   // says, and that block is one fat.mask runs on (it crosses the first
   // row's edge): an end r1 at or past that edge — a causal range's end —
