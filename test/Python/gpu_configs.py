@@ -46,7 +46,7 @@ PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 #: query rows, the kernel skipping the key blocks outside them).
 MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
-BLOCK_SPARSE = ("document-causal-blocks",)
+BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks")
 
 
 def modifications(device="cpu"):
@@ -81,6 +81,8 @@ def modifications(device="cpu"):
         "softcap-causal": (True, fa_t.softcap(20.0), None),
         "alibi-causal": (True, alibi_from_head, None),
         "prefix-lm": (False, None, fa_t.prefix_lm(300)),
+        # Most of its visited blocks are full: the kernel skips the region there.
+        "prefix-lm-blocks": (False, None, fa_t.prefix_lm(300)),
         "user-both": (False, user_score, sparse_rows),
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "document-causal-blocks": (True, None, fa_t.document_mask(docs)),

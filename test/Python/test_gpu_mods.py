@@ -7,8 +7,8 @@ inputs, scores scaled up to ±~50 (the soft-cap's tanh saturates), ragged
 lengths, NaN-poisoned outputs, rows whose every key a mask hides (O = 0,
 LSE = −inf), modifications reading captured tensors (document ids,
 ALiBi slopes, a relative bias table), patched in per call, and a document
-mask with its block mask (key ranges: the kernel skips blocks outside
-them). Tolerances as test_gpu_attention.py's (a few ulps of the type).
+mask and prefix-LM with their block masks (key ranges: the kernel skips
+blocks outside them, and the mask on blocks inside their full ranges). Tolerances as test_gpu_attention.py's (a few ulps of the type).
 """
 
 import pytest
