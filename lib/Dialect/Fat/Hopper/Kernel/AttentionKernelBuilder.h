@@ -146,8 +146,10 @@ private:
   /// [lo, hi) of the tile's key blocks narrowed to its rows' key ranges
   /// (cfg.kvRanges).
   std::pair<Value, Value> buildKeyRangeBlocks(Value lo, Value hi);
-  /// Column `column` of the kv_ranges table for the group of query `row`.
-  Value loadKeyRange(Value row, int64_t column);
+  /// Index of the kv_ranges table's row for the group of query `row`, and
+  /// column `column` of the table's row at `index`.
+  Value keyRangeIndex(Value row);
+  Value loadKeyRange(Value index, int64_t column);
   /// Whether key block `kvBlock` lies inside the full key range of the
   /// warpgroup's rows (a four-column kv_ranges table): no mask region runs.
   Value buildFullKeyBlock(Value kvBlock, Value wgRow);

@@ -188,7 +188,8 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
   Value first, end;
   for (int64_t r = 0; r < cfg.blockM; r += 64) {
     Value row = arith::MinUIOp::create(b, add(v.rowFirst, c32(r)), v.rowLast);
-    Value f = loadKeyRange(row, 0), e = loadKeyRange(row, 1);
+    Value at = keyRangeIndex(row);
+    Value f = loadKeyRange(at, 0), e = loadKeyRange(at, 1);
     // A group that sees no key must not widen the union.
     Value seen = cmp(arith::CmpIPredicate::sgt, e, f);
     f = arith::SelectOp::create(b, seen, f, c32(INT32_MAX));
@@ -207,19 +208,21 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
           arith::MinSIOp::create(b, hi, end)};
 }
 
-Value AttentionKernelBuilder::loadKeyRange(Value row, int64_t column) {
-  // r[b, ⌊row/64⌋, column] of the kv_ranges table, batch and group clamped
-  // into its shape as every capture read.
+Value AttentionKernelBuilder::keyRangeIndex(Value row) {
+  // Element r[b, ⌊row/64⌋, 0] of the kv_ranges table, batch and group
+  // clamped into its shape as every capture read.
   RankedTensorType table = cfg.captureTypes[*cfg.kvRanges];
   int64_t groups = table.getDimSize(1), columns = table.getDimSize(2);
   Value batch = arith::MinUIOp::create(b, v.batch,
                                        c32(table.getDimSize(0) - 1));
   Value group = arith::MinUIOp::create(
       b, arith::DivUIOp::create(b, row, c32(64)), c32(groups - 1));
-  Value index = add(mul(add(mul(batch, c32(groups)), group), c32(columns)),
-                    c32(column));
+  return mul(add(mul(batch, c32(groups)), group), c32(columns));
+}
+
+Value AttentionKernelBuilder::loadKeyRange(Value index, int64_t column) {
   return buildInvariantLoad(b, b.getI32Type(), v.captures[*cfg.kvRanges],
-                            index, /*alignment=*/4);
+                            add(index, c32(column)), /*alignment=*/4);
 }
 
 Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
@@ -232,15 +235,16 @@ Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
   // row's edge): an end r1 at or past that edge — a causal range's end —
   // does not bound the full block, so a diagonal block inside a document
   // skips the region too.
-  Value end = loadKeyRange(wgRow, 1);
+  Value at = keyRangeIndex(wgRow);
+  Value end = loadKeyRange(at, 1);
   if (std::optional<int64_t> right = cfg.rightEdge()) {
     Value edge = add(add(add(wgRow, c32(63)), v.diag), c32(*right + 1));
     end = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::sge, end, edge),
                                   c32(INT32_MAX), end);
   }
-  Value lo = arith::MaxSIOp::create(b, loadKeyRange(wgRow, 0),
-                                    loadKeyRange(wgRow, 2));
-  Value hi = arith::MinSIOp::create(b, end, loadKeyRange(wgRow, 3));
+  Value lo = arith::MaxSIOp::create(b, loadKeyRange(at, 0),
+                                    loadKeyRange(at, 2));
+  Value hi = arith::MinSIOp::create(b, end, loadKeyRange(at, 3));
   Value keyFirst = mul(kvBlock, c32(cfg.blockN));
   return arith::AndIOp::create(
       b, cmp(arith::CmpIPredicate::sge, keyFirst, lo),
