@@ -494,11 +494,9 @@ class BlockMask:
                              f"(batch entry {e}) is neither empty nor inside its range "
                              f"[{lo}, {hi}): build it with fa_t.block_mask")
         if mask_mod is not None:
-            k = torch.arange(self.Skv, device=device)
             for _, _, rows, kept in _mask_chunks(mask_mod, ranges.shape[0], self.H or 1,
                                                  self.Sq, self.Skv, device):
-                per_row = ranges[:, rows // GROUP_ROWS]                   # [B, rows, 4]
-                full = (k >= per_row[..., 2:3]) & (k < per_row[..., 3:4])
+                full = _columns_mask(ranges, 2, rows, self.Skv)          # [B, rows, Skv]
                 # The first hidden key by row (so by group), batch entry, key.
                 hidden = (full & ~kept.all(1)).transpose(0, 1).nonzero()
                 if len(hidden):
@@ -518,7 +516,7 @@ def range_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
     """[B, Sq, Skv] bool: whether key j is in query row i's range
     (``ranges[b, i // 64, 0] <= j < ranges[b, i // 64, 1]``; ``ranges``
     int32 [B, G, 2 or 4])."""
-    return _columns_mask(ranges, 0, Sq, Skv)
+    return _columns_mask(ranges, 0, torch.arange(Sq, device=ranges.device), Skv)
 
 
 def full_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
@@ -528,12 +526,14 @@ def full_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
     a table); all False for a table of two columns, which has none."""
     if ranges.shape[-1] < 4:
         return torch.zeros(ranges.shape[0], Sq, Skv, dtype=torch.bool, device=ranges.device)
-    return _columns_mask(ranges, 2, Sq, Skv)
+    return _columns_mask(ranges, 2, torch.arange(Sq, device=ranges.device), Skv)
 
 
-def _columns_mask(ranges: torch.Tensor, column: int, Sq: int, Skv: int) -> torch.Tensor:
-    """[B, Sq, Skv]: ``ranges[b, i // 64, column] <= j < ranges[b, i // 64, column + 1]``."""
-    g = torch.arange(Sq, device=ranges.device) // GROUP_ROWS
+def _columns_mask(ranges: torch.Tensor, column: int, rows: torch.Tensor,
+                  Skv: int) -> torch.Tensor:
+    """[B, len(rows), Skv]: ``ranges[b, i // 64, column] <= j < ranges[b, i //
+    64, column + 1]`` for query row i in ``rows``."""
+    g = rows // GROUP_ROWS
     lo, hi = ranges[:, g, column].unsqueeze(-1), ranges[:, g, column + 1].unsqueeze(-1)
     j = torch.arange(Skv, device=ranges.device)
     return (j >= lo) & (j < hi)
