@@ -120,12 +120,15 @@ def regions_of(score_mod, mask_mod, bm):
     return mods.attention_regions(score_mod, mask_mod, None if bm is None else bm.ranges)
 
 
-def entries(tuning=None):
-    """The AOT entries: every modification at every shape's config (with
-    `tuning`, --fat-to-ptx options, over the defaults: a variant folder)."""
+def entries(tuning=None, only=()):
+    """The AOT entries: every modification (or those named in `only`) at
+    every shape's config (with `tuning`, --fat-to-ptx options, over the
+    defaults: a variant folder)."""
     out, seen = [], set()
     for b, h, s, d in SHAPES:
         for name, (causal, score_mod, mask_mod) in modifications((b, h, s, d)).items():
+            if only and name not in only:
+                continue
             config = KernelConfig("bf16", d, d, h, h, causal=causal)
             # A block mask's ranges have the shape of the call (B, ⌈Sq/64⌉):
             # the checks' shape is a kernel of its own.
@@ -328,6 +331,8 @@ def main(argv=None):
     b.add_argument("--out", type=Path, required=True)
     b.add_argument("--tuning", nargs="*", default=[], metavar="KEY=VALUE",
                    help="--fat-to-ptx options over the defaults (a variant folder)")
+    b.add_argument("--only", nargs="*", default=[], metavar="NAME",
+                   help="build only these modifications' kernels")
     r = sub.add_parser("run")
     r.add_argument("--kernels", type=Path, required=True)
     r.add_argument("--plain", type=Path, required=True)
@@ -344,7 +349,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cmd == "build":
         tuning = dict(t.split("=", 1) for t in args.tuning)
-        aot.build(entries(tuning), args.out, args.fa_t_opt)
+        aot.build(entries(tuning, args.only), args.out, args.fa_t_opt)
         return 0
     return run(args)
 

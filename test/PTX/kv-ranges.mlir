@@ -1,12 +1,15 @@
 // RUN: fa-t-opt %s --fat-tile | FileCheck %s --check-prefix=TILE
+// RUN: fa-t-opt %s --fat-tile --fat-decompose | FileCheck %s --check-prefix=CPU
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=NVVM
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="output-dir=%t" -o %t/out.mlir
 // RUN: cat %t/*.json | FileCheck %s --check-prefix=JSON
 
 // Block sparsity by key ranges: `kv_ranges = 1` names capture 1 as
-// [first key, end key) per batch and 64 query rows. fat-tile conjoins the
-// range test with the mask region (so the CPU oracle and the kernel mask the
-// same keys); the kernel narrows each tile's key blocks to the union of its
+// [first key, end key) per batch and 64 query rows. fat.mask_mod carries it
+// (`kv_ranges = 1`): its CPU decomposition conjoins the range test with the
+// region per element, the kernel's lowering once per key (a warpgroup's 64
+// rows are one group); the kernel narrows each tile's key blocks to the union of its
 // rows' ranges, in both roles, so the producer loads and the consumer
 // computes only those blocks. A four-column table adds the full range
 // [r2, r3) per group, where the mask is promised true: the test stays
@@ -15,18 +18,44 @@
 
 // TILE-LABEL: func.func @documents
 // TILE:         fat.mask_mod %{{.+}} captures(%{{.+}}, %{{.+}} : tensor<2x1000xi32>, tensor<2x16x2xi32>) {
-// TILE-NEXT:    ^bb0(%[[B:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %[[I:[a-z0-9]+]]: index, %[[J:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: tensor<2x1000xi32>, %[[R:[a-z0-9]+]]: tensor<2x16x2xi32>):
-// TILE:           %[[SAME:[0-9]+]] = arith.cmpi eq
-// TILE-NEXT:      %[[G:[0-9]+]] = arith.divui %[[I]], %{{.+}} : index
-// TILE-NEXT:      %[[LO:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %{{.+}}] : tensor<2x16x2xi32>
-// TILE-NEXT:      %[[HI:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %{{.+}}] : tensor<2x16x2xi32>
-// TILE-NEXT:      %[[JJ:[0-9]+]] = arith.index_cast %[[J]] : index to i32
-// TILE-NEXT:      %[[GE:[0-9]+]] = arith.cmpi sge, %[[JJ]], %[[LO]] : i32
-// TILE-NEXT:      %[[LT:[0-9]+]] = arith.cmpi slt, %[[JJ]], %[[HI]] : i32
-// TILE-NEXT:      %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
-// TILE-NEXT:      %[[KEEP:[0-9]+]] = arith.andi %[[SAME]], %[[IN]] : i1
-// TILE-NEXT:      fat.yield %[[KEEP]] : i1
+// TILE:           %[[SAME:[a-z0-9]+]] = arith.cmpi eq
+// TILE-NEXT:      fat.yield %[[SAME]] : i1
 // TILE-NEXT:    } {kv_ranges = 1 : i64} : tensor<128x128xf32>
+
+// The CPU form: keep = region ∧ r[b, ⌊i'/64⌋, 0] ≤ j' < r[b, ⌊i'/64⌋, 1].
+// CPU-LABEL: func.func @documents
+// CPU:         linalg.generic
+// CPU:           %[[I:[0-9]+]] = arith.minsi
+// CPU-NEXT:      %[[J:[0-9]+]] = arith.minsi
+// CPU:           %[[SAME:[0-9]+]] = arith.cmpi eq
+// CPU-NEXT:      %[[G:[0-9]+]] = arith.divui %[[I]], %c64 : index
+// CPU-NEXT:      %[[JJ:[0-9]+]] = arith.index_cast %[[J]] : index to i32
+// CPU-NEXT:      %[[LO:[a-z0-9_]+]] = tensor.extract %{{.+}}[%{{.+}}, %[[G]], %c0] : tensor<2x16x2xi32>
+// CPU-NEXT:      %[[GE:[0-9]+]] = arith.cmpi sge, %[[JJ]], %[[LO]] : i32
+// CPU-NEXT:      %[[HI:[a-z0-9_]+]] = tensor.extract %{{.+}}[%{{.+}}, %[[G]], %c1] : tensor<2x16x2xi32>
+// CPU-NEXT:      %[[LT:[0-9]+]] = arith.cmpi slt, %[[JJ]], %[[HI]] : i32
+// CPU-NEXT:      %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
+// CPU-NEXT:      %[[KEEP:[0-9]+]] = arith.andi %[[SAME]], %[[IN]] : i1
+// CPU-NEXT:      arith.select %[[KEEP]]
+
+// The kernel's form: the warpgroup group's bounds loaded once, the test
+// once per key and conjoined with the region of each of its two rows.
+// NVVM-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod
+// NVVM:         %[[GE:[0-9]+]] = arith.cmpi sge, %[[K:[0-9]+]], %[[LO:[0-9]+]] : i32
+// NVVM-NEXT:    %[[LT:[0-9]+]] = arith.cmpi slt, %[[K]], %[[HI:[0-9]+]] : i32
+// NVVM-NEXT:    %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
+// NVVM:         %[[SAME0:[0-9]+]] = arith.cmpi eq
+// NVVM-NEXT:    %[[KEEP0:[0-9]+]] = arith.andi %[[SAME0]], %[[IN]] : i1
+// NVVM-NEXT:    arith.select %[[KEEP0]]
+// NVVM:         %[[SAME1:[0-9]+]] = arith.cmpi eq
+// NVVM-NEXT:    %[[KEEP1:[0-9]+]] = arith.andi %[[SAME1]], %[[IN]] : i1
+// NVVM-NEXT:    arith.select %[[KEEP1]]
+// NVVM-NEXT:    %{{.+}} = arith.constant 1 : i32
+// NVVM-NEXT:    %[[K1:[0-9]+]] = arith.addi
+// NVVM-NEXT:    %{{.+}} = arith.minsi %[[K1]]
+// NVVM-NEXT:    %{{.+}} = arith.index_cast
+// NVVM-NEXT:    arith.cmpi sge, %{{[0-9]+}}, %[[LO]] : i32
+// NVVM-NEXT:    arith.cmpi slt, %{{[0-9]+}}, %[[HI]] : i32
 
 // Each role reads two groups' ranges (block-m 128) per tile: four loads
 // of the ranges capture, the union's blocks min(first)/N .. ⌈max(end)/N⌉.
@@ -40,19 +69,9 @@
 
 // TILE-LABEL: func.func @documents_full
 // TILE:         fat.mask_mod %{{.+}} captures(%{{.+}}, %{{.+}} : tensor<2x1000xi32>, tensor<2x16x4xi32>) {
-// TILE-NEXT:    ^bb0(%[[B:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %[[I:[a-z0-9]+]]: index, %[[J:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: tensor<2x1000xi32>, %[[R:[a-z0-9]+]]: tensor<2x16x4xi32>):
-// TILE-DAG:       %[[C0:[a-z0-9_]+]] = arith.constant 0 : index
-// TILE-DAG:       %[[C1:[a-z0-9_]+]] = arith.constant 1 : index
-// TILE:           %[[SAME:[0-9]+]] = arith.cmpi eq
-// TILE-NEXT:      %[[G:[0-9]+]] = arith.divui %[[I]], %{{.+}} : index
-// TILE-NEXT:      %[[LO:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %[[C0]]] : tensor<2x16x4xi32>
-// TILE-NEXT:      %[[HI:[a-z0-9_]+]] = tensor.extract %[[R]][%[[B]], %[[G]], %[[C1]]] : tensor<2x16x4xi32>
-// TILE-NEXT:      %[[JJ:[0-9]+]] = arith.index_cast %[[J]] : index to i32
-// TILE-NEXT:      %[[GE:[0-9]+]] = arith.cmpi sge, %[[JJ]], %[[LO]] : i32
-// TILE-NEXT:      %[[LT:[0-9]+]] = arith.cmpi slt, %[[JJ]], %[[HI]] : i32
-// TILE-NEXT:      %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
-// TILE-NEXT:      %[[KEEP:[0-9]+]] = arith.andi %[[SAME]], %[[IN]] : i1
-// TILE-NEXT:      fat.yield %[[KEEP]] : i1
+// TILE:           %[[SAME:[a-z0-9]+]] = arith.cmpi eq
+// TILE-NEXT:      fat.yield %[[SAME]] : i1
+// TILE-NEXT:    } {kv_ranges = 1 : i64} : tensor<128x128xf32>
 
 // The consumer's full-block test, j·N ≥ max(r0, r2) ∧ j·N + N ≤ min(r1', r3)
 // for the warpgroup's group, chooses between the tile as it is and the mask

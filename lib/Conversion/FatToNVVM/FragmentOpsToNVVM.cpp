@@ -672,11 +672,46 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                                       arith::ConstantIntOp::create(b, 0, 8));
       return value;
     };
+    // A mask's key range (kv_ranges = n): r0 ≤ j' < r1 of row i''s group
+    // ⌊i'/64⌋ in the table r (capture n). A fragment tile is one
+    // warpgroup's 64 rows from a multiple of 64 (fat-pipeline's warpgroup
+    // rows), so every row, clamped or not, is in group ⌊min(q0, Sq−1)/64⌋:
+    // the bounds are two loads per tile and the test one per key, not per
+    // element (perf log run 82). Indices clamped into the table as every
+    // capture read.
+    Value rangeLo, rangeHi;
+    if constexpr (!isScore) {
+      if (std::optional<uint64_t> n = op.getKvRanges()) {
+        auto table =
+            cast<RankedTensorType>(body.getArgument(firstCapture + *n).getType());
+        int64_t groups = table.getDimSize(1), columns = table.getDimSize(2);
+        Value batch = arith::MinUIOp::create(b, asI32(b, op.getBatch()),
+                                             c32(table.getDimSize(0) - 1));
+        Value group = arith::MinUIOp::create(
+            b,
+            arith::DivUIOp::create(
+                b, arith::MinSIOp::create(b, asI32(b, op.getQStart()), lastRow),
+                c32(64)),
+            c32(groups - 1));
+        Value at = arith::MulIOp::create(
+            b, add(arith::MulIOp::create(b, batch, c32(groups)), group),
+            c32(columns));
+        Value base = op.getCaptures()[*n];
+        rangeLo = buildInvariantLoad(b, b.getI32Type(), base, at, 4);
+        rangeHi = buildInvariantLoad(b, b.getI32Type(), base, add(at, c32(1)), 4);
+      }
+    }
     SmallVector<Value> out(adaptor.getScores());
     for (size_t i = 0; i < out.size() / 4; ++i) {
       for (int e = 0; e < 2; ++e) {
-        Value key = index(arith::MinSIOp::create(
-            b, add(colBase, c32(8 * i + e)), lastKey));
+        Value keyI32 =
+            arith::MinSIOp::create(b, add(colBase, c32(8 * i + e)), lastKey);
+        Value key = index(keyI32);
+        Value inRange;
+        if (rangeLo)
+          inRange = arith::AndIOp::create(
+              b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, keyI32, rangeLo),
+              arith::CmpIOp::create(b, arith::CmpIPredicate::slt, keyI32, rangeHi));
         for (int r = 0; r < 2; ++r) {
           Value &x = out[4 * i + 2 * r + e];
           SmallVector<Value> args;
@@ -701,10 +736,13 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
           }
           Value y =
               mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
-          if constexpr (isScore)
+          if constexpr (isScore) {
             x = y;
-          else
+          } else {
+            if (inRange)
+              y = arith::AndIOp::create(b, y, inRange);
             x = arith::SelectOp::create(b, y, x, negInf);
+          }
         }
       }
     }

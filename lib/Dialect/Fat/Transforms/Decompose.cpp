@@ -326,28 +326,35 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
   }
 };
 
-/// The body of fat.score_mod / fat.mask_mod cloned into a linalg.generic
-/// over the tile (i, j): the region's (score,) b, h, i, j and captures
-/// mapped to the element (scaled), the op's batch and head, the clamped
-/// global row and key, and the capture values; returns the yielded value.
+/// The global position (i', j') of the element (linalg.index 0, 1) of a
+/// fat.score_mod / fat.mask_mod tile. Padding rows and keys of a tile read
+/// the last real ones (their results are masked or dropped), so a region
+/// indexing a capture stays in range.
 template <typename ModOp>
-Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score) {
-  Block &body = op.getBody().front();
+std::pair<Value, Value> clampedPosition(OpBuilder &b, Location loc, ModOp op) {
   Value i = arith::AddIOp::create(b, loc, op.getQStart(),
                                   linalg::IndexOp::create(b, loc, 0));
   Value j = arith::AddIOp::create(b, loc, op.getKvStart(),
                                   linalg::IndexOp::create(b, loc, 1));
-  // Padding rows and keys of a tile read the last real ones (their results
-  // are masked or dropped), so a region indexing a capture stays in range.
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value lastRow = arith::SubIOp::create(b, loc, op.getQLen(), one);
   Value lastKey = arith::SubIOp::create(b, loc, op.getKvLen(), one);
-  i = arith::MinSIOp::create(b, loc, i, lastRow);
-  j = arith::MinSIOp::create(b, loc, j, lastKey);
+  return {arith::MinSIOp::create(b, loc, i, lastRow),
+          arith::MinSIOp::create(b, loc, j, lastKey)};
+}
+
+/// The body of fat.score_mod / fat.mask_mod cloned into a linalg.generic
+/// over the tile: the region's (score,) b, h, i, j and captures mapped to
+/// the element (scaled), the op's batch and head, the clamped global row
+/// and key, and the capture values; returns the yielded value.
+template <typename ModOp>
+Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score,
+                   std::pair<Value, Value> position) {
+  Block &body = op.getBody().front();
   SmallVector<Value> args;
   if (score)
     args.push_back(score);
-  args.append({op.getBatch(), op.getHead(), i, j});
+  args.append({op.getBatch(), op.getHead(), position.first, position.second});
   llvm::append_range(args, op.getCaptures());
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
@@ -365,22 +372,47 @@ struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
                        [&](OpBuilder &b, Location loc, Value s) {
                          Value scaled =
                              arith::MulFOp::create(b, loc, s, f32Const(b, loc, scale));
-                         return cloneModBody(b, loc, op, scaled);
+                         return cloneModBody(b, loc, op, scaled,
+                                             clampedPosition(b, loc, op));
                        });
     return success();
   }
 };
 
-/// fat.mask_mod: s'_ij = body(b, h, i', j', captures) ? s_ij : −inf.
+/// fat.mask_mod: s'_ij = keep_ij ? s_ij : −inf with keep = body(b, h, i',
+/// j', captures), and with `kv_ranges = n` also r[b, ⌊i'/64⌋, 0] ≤ j' <
+/// r[b, ⌊i'/64⌋, 1] for r capture n (the verifier of fat.attention gave the
+/// table a row per batch entry and 64 query rows).
 struct DecomposeMaskMod : OpRewritePattern<MaskModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaskModOp op, PatternRewriter &rewriter) const override {
-    replaceWithTileMap(rewriter, op, op.getScores(),
-                       [&](OpBuilder &b, Location loc, Value s) {
-                         Value keep = cloneModBody(b, loc, op, Value());
-                         return Value(arith::SelectOp::create(
-                             b, loc, keep, s, f32Const(b, loc, -INFINITY)));
-                       });
+    replaceWithTileMap(
+        rewriter, op, op.getScores(), [&](OpBuilder &b, Location loc, Value s) {
+          std::pair<Value, Value> at = clampedPosition(b, loc, op);
+          Value keep = cloneModBody(b, loc, op, Value(), at);
+          if (std::optional<uint64_t> ranges = op.getKvRanges()) {
+            auto idx = [&](int64_t v) {
+              return arith::ConstantIndexOp::create(b, loc, v);
+            };
+            Value table = op.getCaptures()[*ranges];
+            Value group = arith::DivUIOp::create(b, loc, at.first, idx(64));
+            auto bound = [&](int64_t column) {
+              return tensor::ExtractOp::create(
+                  b, loc, table, ValueRange{op.getBatch(), group, idx(column)});
+            };
+            Value j = arith::IndexCastOp::create(b, loc, b.getI32Type(),
+                                                 at.second);
+            Value inside = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, j,
+                                      bound(0)),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, j,
+                                      bound(1)));
+            keep = arith::AndIOp::create(b, loc, keep, inside);
+          }
+          return Value(arith::SelectOp::create(b, loc, keep, s,
+                                               f32Const(b, loc, -INFINITY)));
+        });
     return success();
   }
 };

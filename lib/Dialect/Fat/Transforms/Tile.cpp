@@ -73,26 +73,6 @@ struct BlockState {
   Value batch, head, qStart, qLen;
 };
 
-/// fat.attention's key ranges, in the mask body: keep = mask ∧ r[b, ⌊i/64⌋, 0]
-/// ≤ j < r[b, ⌊i/64⌋, 1] with r the body's capture `ranges` (a four-column
-/// table's full range is a promise about the mask, not part of the test).
-void conjoinKeyRanges(MaskModOp mod, uint64_t ranges) {
-  Block &body = mod.getBody().front();
-  auto yield = cast<YieldOp>(body.getTerminator());
-  ImplicitLocOpBuilder b(yield.getLoc(), yield);
-  Value batch = body.getArgument(0), row = body.getArgument(2),
-        key = body.getArgument(3), table = body.getArgument(4 + ranges);
-  auto idx = [&](int64_t v) { return arith::ConstantIndexOp::create(b, v); };
-  Value group = arith::DivUIOp::create(b, row, idx(64));
-  Value lo = tensor::ExtractOp::create(b, table, ValueRange{batch, group, idx(0)});
-  Value hi = tensor::ExtractOp::create(b, table, ValueRange{batch, group, idx(1)});
-  Value j = arith::IndexCastOp::create(b, b.getI32Type(), key);
-  Value inside = arith::AndIOp::create(
-      b, arith::CmpIOp::create(b, arith::CmpIPredicate::sge, j, lo),
-      arith::CmpIOp::create(b, arith::CmpIPredicate::slt, j, hi));
-  yield->setOperand(0, arith::AndIOp::create(b, yield.getValue(), inside));
-}
-
 /// Applies the op's score and mask regions to the raw score tile `s` of the
 /// KV block starting at key j0 (fat.score_mod, fat.mask_mod: the region
 /// cloned into each).
@@ -112,8 +92,6 @@ Value buildModifications(ImplicitLocOpBuilder &b, const BlockState &st, Value s,
                                  j0, st.qLen, st.skv, op.getCaptures(),
                                  op.getKvRangesAttr());
     op.getMask().cloneInto(&mod.getBody(), none);
-    if (std::optional<uint64_t> ranges = op.getKvRanges())
-      conjoinKeyRanges(mod, *ranges);
     s = mod.getResult();
   }
   return s;

@@ -92,8 +92,9 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     r0 ≤ j < r1  ∧  mask(b, h, i, j, …)   (∧ causal/window)
     ```
 
-    The mask region must exist; fat-tile writes the range test into it,
-    so the CPU path runs it too. The GPU kernel visits only the key blocks
+    The mask region must exist; fat-tile passes the attribute to its
+    `fat.mask_mod`, whose semantics include the range test, so the CPU
+    path runs it too. The GPU kernel visits only the key blocks
     inside the union of its rows' [r0, r1), so a document or prefix mask
     costs the blocks it shows, not the causal triangle. A fourth and third
     column [r2, r3) are the caller's promise that the mask holds on those

@@ -262,14 +262,20 @@ def Fat_MaskModOp : Fat_TileOp<"mask_mod",
     body the `mask` region of the `fat.attention` it came from:
 
     ```
-    s'_ij = body(batch, head, i', j', captures…) ? s_ij : −inf
+    keep_ij = body(batch, head, i', j', captures…)
+              ∧ r[batch, ⌊i'/64⌋, 0] ≤ j' < r[batch, ⌊i'/64⌋, 1]   (kv_ranges = n)
+    s'_ij   = keep_ij ? s_ij : −inf
     ```
 
-    `kv_ranges = n` (from fat.attention, whose range test fat-tile has
-    added to the body) says capture n holds each 64-row group's key range
-    [r0, r1) and, with four columns, its full range [r2, r3) where the
-    body is promised true: the kernel skips key blocks outside the first
-    and may skip this op on a block inside both for the warpgroup's rows.
+    `kv_ranges = n` (from fat.attention) names capture n, r, holding each
+    64-row group's key range [r0, r1) and, with four columns, its full
+    range [r2, r3) where the body is promised true: the kernel skips key
+    blocks outside the first and may skip this op on a block inside both
+    for the warpgroup's rows. The range test is part of the op, not of the
+    body, so each lowering places it: the CPU decomposition per element,
+    the kernel once per key — a fragment tile (`#fat.wgmma_fragment`) is a
+    warpgroup's 64 rows from a `q_start` that is a multiple of 64, so its
+    rows share one group.
 
     ```mlir
     %s2 = fat.mask_mod %s1 at(%b, %h, %q0, %k0) len(%sq, %skv)
