@@ -38,9 +38,14 @@
 // CPU-NEXT:      %[[KEEP:[0-9]+]] = arith.andi %[[SAME]], %[[IN]] : i1
 // CPU-NEXT:      arith.select %[[KEEP]]
 
-// The kernel's form: the warpgroup group's bounds loaded once, the test
-// once per key and conjoined with the region of each of its two rows.
+// The kernel: fat.key_block_range lowered (per group two loads of the table,
+// four per role; the union's blocks min(first)/N .. ⌈max(end)/N⌉), then in
+// the mask region the warpgroup group's bounds loaded once, the test once
+// per key and conjoined with the region of each of its two rows.
 // NVVM-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod
+// NVVM-COUNT-4: llvm.load %{{[0-9]+}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// NVVM:         arith.divsi %{{[0-9]+}}, %c128_i32{{[_0-9]*}} : i32
+// NVVM:         arith.divsi %{{[0-9]+}}, %c128_i32{{[_0-9]*}} : i32
 // NVVM:         %[[GE:[0-9]+]] = arith.cmpi sge, %[[K:[0-9]+]], %[[LO:[0-9]+]] : i32
 // NVVM-NEXT:    %[[LT:[0-9]+]] = arith.cmpi slt, %[[K]], %[[HI:[0-9]+]] : i32
 // NVVM-NEXT:    %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
@@ -57,14 +62,16 @@
 // NVVM-NEXT:    arith.cmpi sge, %{{[0-9]+}}, %[[LO]] : i32
 // NVVM-NEXT:    arith.cmpi slt, %{{[0-9]+}}, %[[HI]] : i32
 
-// Each role reads two groups' ranges (block-m 128) per tile: four loads
-// of the ranges capture, the union's blocks min(first)/N .. ⌈max(end)/N⌉.
+// Both roles narrow the tile's key blocks with fat.key_block_range (block-m
+// 128: two groups); a two-column table has no full range, so no block skips
+// the mask region.
 // PIPE:         llvm.func @{{[a-z0-9_]+}}({{.+}}, %[[RANGES:[a-z0-9]+]]: !llvm.ptr<1>)
 // PIPE:         fat.warp_specialize
-// PIPE-COUNT-4: llvm.getelementptr %[[RANGES]]
-// PIPE-COUNT-4: llvm.getelementptr %[[RANGES]]
+// PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 2, 16, 2>}
+// PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>)
 // PIPE:         fat.mask_mod
 // PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NOT:     fat.full_key_block
 // PIPE-NOT:     fat.stage = "mask_mod"
 
 // TILE-LABEL: func.func @documents_full
@@ -73,42 +80,52 @@
 // TILE-NEXT:      fat.yield %[[SAME]] : i1
 // TILE-NEXT:    } {kv_ranges = 1 : i64} : tensor<128x128xf32>
 
-// The consumer's full-block test, j·N ≥ max(r0, r2) ∧ j·N + N ≤ min(r1', r3)
-// for the warpgroup's group, chooses between the tile as it is and the mask
-// region, in both consumer paths (the first block, the loop). Under the
-// causal mask r1' ignores an end at or past the last row's diagonal
-// (wgRow + 63 + diag + 1): those keys are fat.mask's, so a diagonal block
-// inside a document skips the region too.
+// The consumer's full-block test (fat.full_key_block for the warpgroup's
+// row and the causal edge) chooses between the tile as it is and the mask
+// region, in both consumer paths (the first block, the loop).
 // PIPE:         gpu.module
-// PIPE:         %[[E0:[0-9]+]] = arith.addi %[[WGROW:[0-9]+]], %c63_i32{{[_0-9]*}} : i32
-// PIPE-NEXT:    %[[E1:[0-9]+]] = arith.addi %[[E0]], %{{[a-z0-9]+}} : i32
-// PIPE-NEXT:    %[[ONE:[a-z0-9_]+]] = arith.constant 1 : i32
-// PIPE-NEXT:    %[[EDGE:[0-9]+]] = arith.addi %[[E1]], %[[ONE]] : i32
-// PIPE-NEXT:    %[[PAST:[0-9]+]] = arith.cmpi sge, %[[R1:[0-9]+]], %[[EDGE]] : i32
-// PIPE-NEXT:    %[[MAX:[a-z0-9_]+]] = arith.constant 2147483647 : i32
-// PIPE-NEXT:    %[[END:[0-9]+]] = arith.select %[[PAST]], %[[MAX]], %[[R1]] : i32
-// PIPE:         %[[HI:[0-9]+]] = arith.minsi %[[END]], %{{[0-9]+}} : i32
-// PIPE:         %[[LE:[0-9]+]] = arith.cmpi sle, %{{[0-9]+}}, %[[HI]] : i32
-// PIPE-NEXT:    %[[FULL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[LE]] : i1
+// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%[[WGROW:[0-9]+]]) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) edge(%{{.+}}) {block_n = 128 : i64, right = 0 : i64, table = array<i64: 2, 16, 4>}
 // PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE-NEXT:      scf.yield %[[S:[0-9]+]] : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NEXT:    } else {
 // PIPE-NEXT:      fat.mask_mod %[[S]]
 // PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:         } {fat.stage = "mask_mod"}
-// PIPE:         scf.if %{{[0-9]+}} -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
+// PIPE:         fat.full_key_block %{{.+}} row(%[[WGROW]])
+// PIPE-NEXT:    scf.if %{{[0-9]+}} -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE:           fat.mask_mod
 // PIPE:         } {fat.stage = "mask_mod"}
 
-// Without a causal mask the range's end bounds the full block as it is
-// (no select of the end before the test).
+// Its lowering: j·N ≥ max(r0, r2) ∧ j·N + N ≤ min(r1', r3), where r1' ignores
+// an end at or past the last row's diagonal (wgRow + 63 + diag + 1): those
+// keys are fat.mask's, so a diagonal block inside a document skips the
+// region too.
+// NVVM-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_moda7455167
+// NVVM:         %[[E0:[0-9]+]] = arith.addi %[[WGROW:[0-9]+]], %c63_i32{{[_0-9]*}} : i32
+// NVVM-NEXT:    %[[E1:[0-9]+]] = arith.addi %[[E0]], %arg9 : i32
+// NVVM-NEXT:    %[[ONE:[a-z0-9_]+]] = arith.constant 1 : i32
+// NVVM-NEXT:    %[[EDGE:[0-9]+]] = arith.addi %[[E1]], %[[ONE]] : i32
+// NVVM-NEXT:    %[[PAST:[0-9]+]] = arith.cmpi sge, %[[R1:[0-9]+]], %[[EDGE]] : i32
+// NVVM-NEXT:    %[[MAX:[a-z0-9_]+]] = arith.constant 2147483647 : i32
+// NVVM-NEXT:    %[[END:[0-9]+]] = arith.select %[[PAST]], %[[MAX]], %[[R1]] : i32
+// NVVM:         %[[LO:[0-9]+]] = arith.maxsi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// NVVM:         %[[HI:[0-9]+]] = arith.minsi %[[END]], %{{[0-9]+}} : i32
+// NVVM-NEXT:    %[[N:[a-z0-9_]+]] = arith.constant 128 : i32
+// NVVM-NEXT:    %[[K0:[0-9]+]] = arith.muli %{{[a-z0-9_]+}}, %[[N]] : i32
+// NVVM-NEXT:    %[[GE:[0-9]+]] = arith.cmpi sge, %[[K0]], %[[LO]] : i32
+// NVVM:         %[[K1:[0-9]+]] = arith.addi %[[K0]], %{{[a-z0-9_]+}} : i32
+// NVVM-NEXT:    %[[LE:[0-9]+]] = arith.cmpi sle, %[[K1]], %[[HI]] : i32
+// NVVM-NEXT:    %{{[0-9]+}} = arith.andi %[[GE]], %[[LE]] : i1
+
+// Without a causal mask the range's end bounds the full block as it is.
 // PIPE:         gpu.module
-// PIPE-NOT:     %c63_i32
-// PIPE:         %[[LE:[0-9]+]] = arith.cmpi sle, %{{[0-9]+}}, %{{[0-9]+}} : i32
-// PIPE-NEXT:    %[[FULL:[0-9]+]] = arith.andi %{{[0-9]+}}, %[[LE]] : i1
+// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%{{[0-9]+}}) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
 // PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE:         } {kv_ranges = 0 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:         } {fat.stage = "mask_mod"}
+// NVVM-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_mod
+// NVVM-NOT:     %c63_i32
+// NVVM:         arith.cmpi sle
 
 // JSON:        "tensor": "capture1"
 // JSON:        "tensor": "capture1"

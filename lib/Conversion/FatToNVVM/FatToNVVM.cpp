@@ -94,6 +94,7 @@ struct ConvertFatToNVVMPass
 
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
+                        KeyBlockRangeOp, FullKeyBlockOp,
                         WgmmaWaitOp, ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);

@@ -220,11 +220,107 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
     return success();
   }
 };
+
+/// Element (batch, ⌊row/64⌋, column) of a [B, G, C] kv_ranges table at
+/// `ranges`, batch and group clamped into the table as every capture read.
+struct RangeTable {
+  ImplicitLocOpBuilder &b;
+  Value ranges;
+  ArrayRef<int64_t> shape;
+
+  Value c32(int64_t v) { return i32Const(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  /// The index of row (batch, ⌊row/64⌋)'s first column.
+  Value rowIndex(Value batch, Value row) {
+    Value clampedBatch = arith::MinUIOp::create(b, batch, c32(shape[0] - 1));
+    Value group = arith::MinUIOp::create(
+        b, arith::DivUIOp::create(b, row, c32(64)), c32(shape[1] - 1));
+    return mul(add(mul(clampedBatch, c32(shape[1])), group), c32(shape[2]));
+  }
+  Value load(Value index, int64_t column) {
+    return buildInvariantLoad(b, b.getI32Type(), ranges,
+                              add(index, c32(column)), /*alignment=*/4);
+  }
+};
+
+/// fat.key_block_range → per 64-row group of the tile two loads, the
+/// union's [min first, max end) in keys, then its blocks (the op's
+/// formula).
+struct KeyBlockRangeLowering : OpConversionPattern<KeyBlockRangeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KeyBlockRangeOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    Value first, end;
+    for (int64_t r = 0; r < static_cast<int64_t>(op.getBlockM()); r += 64) {
+      Value row = arith::MinUIOp::create(b, t.add(adaptor.getRowFirst(), t.c32(r)),
+                                         adaptor.getRowLast());
+      Value at = t.rowIndex(adaptor.getBatch(), row);
+      Value f = t.load(at, 0), e = t.load(at, 1);
+      // A group that sees no key must not widen the union.
+      Value seen = t.cmp(arith::CmpIPredicate::sgt, e, f);
+      f = arith::SelectOp::create(b, seen, f, t.c32(INT32_MAX));
+      e = arith::SelectOp::create(b, seen, e, t.c32(0));
+      first = first ? arith::MinSIOp::create(b, first, f) : f;
+      end = end ? arith::MaxSIOp::create(b, end, e) : e;
+    }
+    int64_t n = op.getBlockN();
+    first = arith::DivSIOp::create(
+        b, arith::MaxSIOp::create(b, first, t.c32(0)), t.c32(n));
+    end = arith::DivSIOp::create(
+        b, t.add(arith::MaxSIOp::create(b, end, t.c32(0)), t.c32(n - 1)),
+        t.c32(n));
+    // lo stays ≤ the unnarrowed hi, so a tile without keys keeps an index
+    // in range.
+    Value lo = adaptor.getLo(), hi = adaptor.getHi();
+    Value newLo = arith::MinSIOp::create(b, arith::MaxSIOp::create(b, lo, first), hi);
+    Value newHi = arith::MinSIOp::create(b, hi, end);
+    rewriter.replaceOp(op, {newLo, newHi});
+    return success();
+  }
+};
+
+/// fat.full_key_block → four loads of the warpgroup's table row and the
+/// op's two compares.
+struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FullKeyBlockOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    Value row = adaptor.getRow();
+    Value at = t.rowIndex(adaptor.getBatch(), row);
+    Value end = t.load(at, 1);
+    if (std::optional<uint64_t> right = op.getRight()) {
+      Value edge = t.add(t.add(t.add(row, t.c32(63)), adaptor.getDiag()),
+                         t.c32(static_cast<int64_t>(*right) + 1));
+      end = arith::SelectOp::create(
+          b, t.cmp(arith::CmpIPredicate::sge, end, edge), t.c32(INT32_MAX), end);
+    }
+    Value lo = arith::MaxSIOp::create(b, t.load(at, 0), t.load(at, 2));
+    Value hi = arith::MinSIOp::create(b, end, t.load(at, 3));
+    int64_t n = op.getBlockN();
+    Value keyFirst = t.mul(adaptor.getBlock(), t.c32(n));
+    rewriter.replaceOp(
+        op, arith::AndIOp::create(
+                b, t.cmp(arith::CmpIPredicate::sge, keyFirst, lo),
+                t.cmp(arith::CmpIPredicate::sle, t.add(keyFirst, t.c32(n)), hi)));
+    return success();
+  }
+};
 } // namespace
 
 void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
-               OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering>(
+               OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
+               KeyBlockRangeLowering, FullKeyBlockLowering>(
       converter, patterns.getContext());
 }

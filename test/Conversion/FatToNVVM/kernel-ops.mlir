@@ -54,6 +54,53 @@
 // CHECK-NEXT:      llvm.inline_asm
 // CHECK-NEXT:    } {fat.role = ["producer", "consumer"]}
 // CHECK-NOT:     fat.
+// fat.key_block_range: per 64-row group (block_m 128: rows r0 and
+// min(r0 + 64, last)) the table row (batch and group clamped into [2, 3, 4])
+// and its two loads; a group whose range is empty does not widen
+// the union; then the union's blocks of N = 160 keys, clamped to [lo, hi).
+// CHECK-LABEL: llvm.func @key_blocks
+// CHECK-SAME:    (%[[LO:[a-z0-9]+]]: i32, %[[HI:[a-z0-9]+]]: i32, %[[R0:[a-z0-9]+]]: i32, %[[RL:[a-z0-9]+]]: i32, %[[B:[a-z0-9]+]]: i32, %[[T:[a-z0-9]+]]: !llvm.ptr<1>, %[[J:[a-z0-9]+]]: i32, %[[DIAG:[a-z0-9]+]]: i32)
+// CHECK:         %[[ROW0:[0-9]+]] = arith.minui %{{[0-9]+}}, %[[RL]] : i32
+// CHECK-NEXT:    %[[BB:[a-z0-9_]+]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[BC:[0-9]+]] = arith.minui %[[B]], %[[BB]] : i32
+// CHECK-NEXT:    %[[C64:[a-z0-9_]+]] = arith.constant 64 : i32
+// CHECK-NEXT:    %[[G:[0-9]+]] = arith.divui %[[ROW0]], %[[C64]] : i32
+// CHECK-NEXT:    %[[GM:[a-z0-9_]+]] = arith.constant 2 : i32
+// CHECK-NEXT:    %[[GC:[0-9]+]] = arith.minui %[[G]], %[[GM]] : i32
+// CHECK:         %[[F0:[0-9]+]] = llvm.load %{{[0-9]+}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK:         %[[E0:[0-9]+]] = llvm.load %{{[0-9]+}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK-NEXT:    %[[SEEN0:[0-9]+]] = arith.cmpi sgt, %[[E0]], %[[F0]] : i32
+// CHECK:         %[[F1:[0-9]+]] = llvm.load
+// CHECK:         %[[E1:[0-9]+]] = llvm.load
+// CHECK:         %[[FIRST:[0-9]+]] = arith.minsi
+// CHECK-NEXT:    %[[END:[0-9]+]] = arith.maxsi
+// CHECK:         %[[FB:[0-9]+]] = arith.divsi %{{[0-9]+}}, %c160_i32{{[_0-9]*}} : i32
+// CHECK:         %[[EB:[0-9]+]] = arith.divsi %{{[0-9]+}}, %c160_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[M:[0-9]+]] = arith.maxsi %[[LO]], %[[FB]] : i32
+// CHECK-NEXT:    %[[NLO:[0-9]+]] = arith.minsi %[[M]], %[[HI]] : i32
+// CHECK-NEXT:    %[[NHI:[0-9]+]] = arith.minsi %[[HI]], %[[EB]] : i32
+// CHECK-NEXT:    llvm.add %[[NLO]], %[[NHI]] : i32
+
+// fat.full_key_block: the warpgroup's table row, r1 dropped at or past the
+// causal edge row + 63 + diag + 1, then j·N ≥ max(r0, r2) ∧ j·N + N ≤
+// min(r1', r3).
+// CHECK:         %[[E:[0-9]+]] = llvm.load %{{[0-9]+}} invariant
+// CHECK:         %[[E63:[0-9]+]] = arith.addi %[[R0]], %c63_i32 : i32
+// CHECK-NEXT:    %[[ED:[0-9]+]] = arith.addi %[[E63]], %[[DIAG]] : i32
+// CHECK-NEXT:    %[[ONE:[a-z0-9_]+]] = arith.constant 1 : i32
+// CHECK-NEXT:    %[[EDGE:[0-9]+]] = arith.addi %[[ED]], %[[ONE]] : i32
+// CHECK-NEXT:    %[[PAST:[0-9]+]] = arith.cmpi sge, %[[E]], %[[EDGE]] : i32
+// CHECK-NEXT:    %[[INF:[a-z0-9_]+]] = arith.constant 2147483647 : i32
+// CHECK-NEXT:    %[[END1:[0-9]+]] = arith.select %[[PAST]], %[[INF]], %[[E]] : i32
+// CHECK:         %[[L:[0-9]+]] = arith.maxsi
+// CHECK:         %[[H:[0-9]+]] = arith.minsi %[[END1]], %{{[0-9]+}} : i32
+// CHECK:         %[[K0:[0-9]+]] = arith.muli %[[J]], %{{[a-z0-9_]+}} : i32
+// CHECK-NEXT:    %[[GE:[0-9]+]] = arith.cmpi sge, %[[K0]], %[[L]] : i32
+// CHECK:         %[[K1:[0-9]+]] = arith.addi %[[K0]], %{{[a-z0-9_]+}} : i32
+// CHECK-NEXT:    %[[LE:[0-9]+]] = arith.cmpi sle, %[[K1]], %[[H]] : i32
+// CHECK-NEXT:    %[[FULL:[0-9]+]] = arith.andi %[[GE]], %[[LE]] : i1
+// CHECK-NEXT:    llvm.select %[[FULL]]
+// CHECK-NOT:     fat.
 module attributes {gpu.container_module} {
   gpu.module @k {
     llvm.func @roles(%wg: i32, %x: f32, %n: i32) {
@@ -98,6 +145,18 @@ module attributes {gpu.container_module} {
       } consumer {
         fat.schedule_fence %n : i32
       }
+      llvm.return
+    }
+    llvm.func @key_blocks(%lo: i32, %hi: i32, %first: i32, %last: i32,
+                          %b: i32, %t: !llvm.ptr<1>, %j: i32, %diag: i32) {
+      %l, %h = fat.key_block_range %lo, %hi rows(%first, %last) batch(%b)
+          ranges(%t : !llvm.ptr<1>)
+          {block_m = 128, block_n = 160, table = array<i64: 2, 3, 4>}
+      %s = llvm.add %l, %h : i32
+      %full = fat.full_key_block %j row(%first) batch(%b)
+          ranges(%t : !llvm.ptr<1>) edge(%diag)
+          {block_n = 160, right = 0, table = array<i64: 2, 3, 4>}
+      %u = llvm.select %full, %l, %h : i1, i32
       llvm.return
     }
   }

@@ -861,3 +861,43 @@ func.func @mask_mod_kv_ranges(%s: tensor<64x64xf32>, %i: index, %r: tensor<1x1x2
   } {kv_ranges = 3 : i64} : tensor<64x64xf32>
   return %m : tensor<64x64xf32>
 }
+
+// -----
+
+func.func @key_block_range_table(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{table must be the kv_ranges shape [B, G, 2 or 4] with B, G >= 1}}
+  %l, %h = fat.key_block_range %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 128, block_n = 128, table = array<i64: 2, 3, 3>}
+  return
+}
+
+// -----
+
+func.func @key_block_range_block_m(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{block_m must be a positive multiple of 64 (the table's group) and block_n positive}}
+  %l, %h = fat.key_block_range %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 96, block_n = 128, table = array<i64: 2, 3, 2>}
+  return
+}
+
+// -----
+
+func.func @key_block_range_address(%x: i32, %t: tensor<2x3x2xi32>) {
+  // expected-error @+1 {{ranges must be the table's address (!llvm.ptr), got 'tensor<2x3x2xi32>'}}
+  %l, %h = fat.key_block_range %x, %x rows(%x, %x) batch(%x) ranges(%t : tensor<2x3x2xi32>) {block_m = 128, block_n = 128, table = array<i64: 2, 3, 2>}
+  return
+}
+
+// -----
+
+func.func @full_key_block_columns(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{needs a four-column table (the full range is columns 2 and 3)}}
+  %f = fat.full_key_block %x row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_n = 128, table = array<i64: 2, 3, 2>}
+  return
+}
+
+// -----
+
+func.func @full_key_block_edge(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{edge(diag) and right go together (the key edge row + diag + right)}}
+  %f = fat.full_key_block %x row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) edge(%x) {block_n = 128, table = array<i64: 2, 3, 4>}
+  return
+}

@@ -246,3 +246,20 @@ func.func @fragments(%s: tensor<64x128xf32, #fat.wgmma_fragment>,
       : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
   return
 }
+
+// Block sparsity in the kernel: a tile's key blocks narrowed to its groups'
+// ranges, and a warpgroup's full-block predicate (with and without a causal
+// edge).
+// CHECK-LABEL: func.func @key_block_ops
+// CHECK:         %{{.+}}, %{{.+}} = fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 160 : i64, table = array<i64: 2, 3, 4>}
+// CHECK:         fat.full_key_block %{{.+}} row(%{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) edge(%{{.+}}) {block_n = 160 : i64, right = 0 : i64, table = array<i64: 2, 3, 4>}
+// CHECK:         fat.full_key_block %{{.+}} row(%{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 160 : i64, table = array<i64: 2, 3, 4>}
+func.func @key_block_ops(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i1, i1) {
+  %l, %h = fat.key_block_range %lo, %hi rows(%lo, %hi) batch(%b) ranges(%t : !llvm.ptr<1>)
+      {block_m = 128, block_n = 160, table = array<i64: 2, 3, 4>}
+  %f = fat.full_key_block %l row(%lo) batch(%b) ranges(%t : !llvm.ptr<1>) edge(%h)
+      {block_n = 160, right = 0, table = array<i64: 2, 3, 4>}
+  %g = fat.full_key_block %l row(%lo) batch(%b) ranges(%t : !llvm.ptr<1>)
+      {block_n = 160, table = array<i64: 2, 3, 4>}
+  return %f, %g : i1, i1
+}

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -165,4 +166,38 @@ LogicalResult WgmmaAsyncOp::verify() {
   if (!getAcc() && getScaleD())
     return emitOpError("scale_d chooses between acc and 0: it needs acc");
   return success();
+}
+
+/// The kv_ranges table of the kernel's block-sparsity ops: the address of
+/// a [B, G, C] i32 array, C = 2 or 4 (4 where the full range is read).
+static LogicalResult verifyRangeTable(Operation *op, Value ranges,
+                                      ArrayRef<int64_t> table,
+                                      bool needsFull) {
+  if (!isa<LLVM::LLVMPointerType>(ranges.getType()))
+    return op->emitOpError("ranges must be the table's address (!llvm.ptr), got ")
+           << ranges.getType();
+  if (table.size() != 3 || table[0] < 1 || table[1] < 1 ||
+      (table[2] != 2 && table[2] != 4))
+    return op->emitOpError("table must be the kv_ranges shape [B, G, 2 or 4] "
+                           "with B, G >= 1");
+  if (needsFull && table[2] != 4)
+    return op->emitOpError("needs a four-column table (the full range is "
+                           "columns 2 and 3)");
+  return success();
+}
+
+LogicalResult KeyBlockRangeOp::verify() {
+  if (getBlockN() < 1 || getBlockM() < 64 || getBlockM() % 64 != 0)
+    return emitOpError("block_m must be a positive multiple of 64 (the "
+                       "table's group) and block_n positive");
+  return verifyRangeTable(*this, getRanges(), getTable(), false);
+}
+
+LogicalResult FullKeyBlockOp::verify() {
+  if (getBlockN() < 1)
+    return emitOpError("block_n must be positive");
+  if (static_cast<bool>(getDiag()) != getRight().has_value())
+    return emitOpError("edge(diag) and right go together (the key edge row + "
+                       "diag + right)");
+  return verifyRangeTable(*this, getRanges(), getTable(), true);
 }

@@ -278,4 +278,80 @@ def Fat_ScheduleFenceOp : Fat_Op<"schedule_fence",
   let assemblyFormat = [{ $never attr-dict `:` type($never) }];
 }
 
+def Fat_KeyBlockRangeOp : Fat_Op<"key_block_range", [Pure]> {
+  let summary = "a tile's key blocks narrowed to its query groups' key ranges";
+  let description = [{
+    Block sparsity in the kernel (fat.attention's `kv_ranges`). `ranges` is
+    the address of the row-major i32 table `r` of shape `table` = [B, G, C]
+    (C = 2 or 4): key range [r0, r1) per batch entry and 64 query rows. The
+    tile's rows [row_first, row_last] span the groups of rows row_first +
+    64t (t < block_m / 64, each clamped to row_last); the union of their
+    ranges lies in [first, end) with first the least r0 and end the greatest
+    r1 over the groups with r1 > r0, so of the key blocks [lo, hi) of N =
+    block_n keys the tile needs only
+
+    ```
+    lo' = min(max(lo, ⌊max(first, 0) / N⌋), hi)
+    hi' = min(hi, ⌈max(end, 0) / N⌉)
+    ```
+
+    (a tile whose groups see no key gets hi' ≤ lo': no blocks). Both roles
+    compute it, so the producer loads the blocks the consumers compute.
+    Batch and group indices are clamped into the table, as every capture
+    read.
+
+    ```mlir
+    %lo1, %hi1 = fat.key_block_range %lo, %hi rows(%first, %last)
+        batch(%b) ranges(%r : !llvm.ptr<1>)
+        {block_m = 128, block_n = 160, table = array<i64: 4, 64, 4>}
+    ```
+  }];
+  let arguments = (ins I32:$lo, I32:$hi, I32:$row_first, I32:$row_last,
+                   I32:$batch, AnyType:$ranges, I64Attr:$block_m,
+                   I64Attr:$block_n, DenseI64ArrayAttr:$table);
+  let results = (outs I32:$first_block, I32:$end_block);
+  let assemblyFormat = [{
+    $lo `,` $hi `rows` `(` $row_first `,` $row_last `)` `batch` `(` $batch `)`
+    `ranges` `(` $ranges `:` type($ranges) `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_FullKeyBlockOp : Fat_Op<"full_key_block", [Pure]> {
+  let summary = "whether a key block lies in a warpgroup's full key range";
+  let description = [{
+    With the four-column table `r` of fat.key_block_range and the group
+    g = ⌊row / 64⌋ of a warpgroup's 64 rows (row a multiple of 64), key
+    block `block` (keys [block·N, block·N + N), N = block_n) is full when
+
+    ```
+    block·N ≥ max(r0, r2)  ∧  block·N + N ≤ min(r1', r3)
+    ```
+
+    where the table promises the mask region true ([r2, r3)) and the range
+    test holds ([r0, r1)): the kernel then skips `fat.mask_mod` on the
+    block. With `right` (a causal or right-window edge: key ≤ row + diag +
+    right) an end r1 ≥ row + 63 + diag + right + 1 is not a bound (r1' =
+    2^31 − 1): keys past the last row's edge are `fat.mask`'s, which hides
+    them whatever the region says, so a diagonal block inside a document
+    counts as full. Uniform over the warpgroup.
+
+    ```mlir
+    %full = fat.full_key_block %j row(%wg_row) batch(%b)
+        ranges(%r : !llvm.ptr<1>) edge(%diag)
+        {block_n = 160, right = 0 : i64, table = array<i64: 4, 64, 4>}
+    ```
+  }];
+  let arguments = (ins I32:$block, I32:$row, I32:$batch, AnyType:$ranges,
+                   Optional<I32>:$diag, I64Attr:$block_n,
+                   OptionalAttr<I64Attr>:$right, DenseI64ArrayAttr:$table);
+  let results = (outs I1:$full);
+  let assemblyFormat = [{
+    $block `row` `(` $row `)` `batch` `(` $batch `)`
+    `ranges` `(` $ranges `:` type($ranges) `)` (`edge` `(` $diag^ `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FAT_DIALECT_FAT_IR_FATKERNELOPS_TD

@@ -144,14 +144,11 @@ private:
   /// head, KV block range.
   void buildTileCoordinates(Value mBlock, Value head, Value batch);
   /// [lo, hi) of the tile's key blocks narrowed to its rows' key ranges
-  /// (cfg.kvRanges).
+  /// (cfg.kvRanges): fat.key_block_range.
   std::pair<Value, Value> buildKeyRangeBlocks(Value lo, Value hi);
-  /// Index of the kv_ranges table's row for the group of query `row`, and
-  /// column `column` of the table's row at `index`.
-  Value keyRangeIndex(Value row);
-  Value loadKeyRange(Value index, int64_t column);
   /// Whether key block `kvBlock` lies inside the full key range of the
-  /// warpgroup's rows (a four-column kv_ranges table): no mask region runs.
+  /// warpgroup's rows (a four-column kv_ranges table), where no mask
+  /// region runs: fat.full_key_block.
   Value buildFullKeyBlock(Value kvBlock, Value wgRow);
   /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();

@@ -179,76 +179,22 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
 
 std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
                                                                     Value hi) {
-  // Key ranges r[b, g] = [first, end) per 64 query rows (the mask hides
-  // every key outside its row's range): the tile's rows span groups
-  // ⌊rowFirst/64⌋ .. ⌊rowLast/64⌋, whose union lies in [min first, max end),
-  // i.e. blocks ⌊min first / N⌋ .. ⌈max end / N⌉. Both roles compute it, so
-  // producer and consumer walk the same blocks. Indices clamped as every
-  // capture read (an empty range gives no blocks: O = 0, LSE = −inf).
-  Value first, end;
-  for (int64_t r = 0; r < cfg.blockM; r += 64) {
-    Value row = arith::MinUIOp::create(b, add(v.rowFirst, c32(r)), v.rowLast);
-    Value at = keyRangeIndex(row);
-    Value f = loadKeyRange(at, 0), e = loadKeyRange(at, 1);
-    // A group that sees no key must not widen the union.
-    Value seen = cmp(arith::CmpIPredicate::sgt, e, f);
-    f = arith::SelectOp::create(b, seen, f, c32(INT32_MAX));
-    e = arith::SelectOp::create(b, seen, e, c32(0));
-    first = first ? arith::MinSIOp::create(b, first, f) : f;
-    end = end ? arith::MaxSIOp::create(b, end, e) : e;
-  }
-  int64_t n = cfg.blockN;
-  first = arith::DivSIOp::create(
-      b, arith::MaxSIOp::create(b, first, c32(0)), c32(n));
-  end = arith::DivSIOp::create(
-      b, add(arith::MaxSIOp::create(b, end, c32(0)), c32(n - 1)), c32(n));
-  // lo stays ≤ the unnarrowed hi, so a tile without keys keeps an index
-  // in range.
-  return {arith::MinSIOp::create(b, arith::MaxSIOp::create(b, lo, first), hi),
-          arith::MinSIOp::create(b, hi, end)};
-}
-
-Value AttentionKernelBuilder::keyRangeIndex(Value row) {
-  // Element r[b, ⌊row/64⌋, 0] of the kv_ranges table, batch and group
-  // clamped into its shape as every capture read.
-  RankedTensorType table = cfg.captureTypes[*cfg.kvRanges];
-  int64_t groups = table.getDimSize(1), columns = table.getDimSize(2);
-  Value batch = arith::MinUIOp::create(b, v.batch,
-                                       c32(table.getDimSize(0) - 1));
-  Value group = arith::MinUIOp::create(
-      b, arith::DivUIOp::create(b, row, c32(64)), c32(groups - 1));
-  return mul(add(mul(batch, c32(groups)), group), c32(columns));
-}
-
-Value AttentionKernelBuilder::loadKeyRange(Value index, int64_t column) {
-  return buildInvariantLoad(b, b.getI32Type(), v.captures[*cfg.kvRanges],
-                            add(index, c32(column)), /*alignment=*/4);
+  // Both roles narrow the tile's blocks, so the producer loads the blocks
+  // the consumers compute.
+  auto range = KeyBlockRangeOp::create(
+      b, lo, hi, v.rowFirst, v.rowLast, v.batch, v.captures[*cfg.kvRanges],
+      cfg.blockM, cfg.blockN,
+      cfg.captureTypes[*cfg.kvRanges].getShape());
+  return {range.getFirstBlock(), range.getEndBlock()};
 }
 
 Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
-  // The block's keys [j·N, (j+1)·N) lie in [r0, r1) ∩ [r2, r3) of the
-  // warpgroup's 64 rows (one group: wgRow is a multiple of 64), where the
-  // table promises the mask region true and the range test holds. Uniform
-  // over the warpgroup. Keys past the right edge of every row (the last row's
-  // key ≤ row + diag + right) are hidden by fat.mask whatever the region
-  // says, and that block is one fat.mask runs on (it crosses the first
-  // row's edge): an end r1 at or past that edge — a causal range's end —
-  // does not bound the full block, so a diagonal block inside a document
-  // skips the region too.
-  Value at = keyRangeIndex(wgRow);
-  Value end = loadKeyRange(at, 1);
-  if (std::optional<int64_t> right = cfg.rightEdge()) {
-    Value edge = add(add(add(wgRow, c32(63)), v.diag), c32(*right + 1));
-    end = arith::SelectOp::create(b, cmp(arith::CmpIPredicate::sge, end, edge),
-                                  c32(INT32_MAX), end);
-  }
-  Value lo = arith::MaxSIOp::create(b, loadKeyRange(at, 0),
-                                    loadKeyRange(at, 2));
-  Value hi = arith::MinSIOp::create(b, end, loadKeyRange(at, 3));
-  Value keyFirst = mul(kvBlock, c32(cfg.blockN));
-  return arith::AndIOp::create(
-      b, cmp(arith::CmpIPredicate::sge, keyFirst, lo),
-      cmp(arith::CmpIPredicate::sle, add(keyFirst, c32(cfg.blockN)), hi));
+  std::optional<int64_t> right = cfg.rightEdge();
+  return FullKeyBlockOp::create(
+      b, kvBlock, wgRow, v.batch, v.captures[*cfg.kvRanges],
+      right ? v.diag : Value(), cfg.blockN,
+      right ? b.getI64IntegerAttr(*right) : IntegerAttr(),
+      cfg.captureTypes[*cfg.kvRanges].getShape());
 }
 
 void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {
