@@ -16,8 +16,9 @@ pin (data-pointer alignment, output buffers; requires_grad at the entry
 points) and launch in one C call that points the packed maps and pointers at
 this call's tensors, captured ones included (``fat_launch_patched``). Eager calls on plain CUDA
 tensors reach the cache directly; under torch.compile, with tensor subclasses
-or dispatch modes they go through ``torch.ops.fa_t.attention_fwd``, whose CUDA
-implementation is the same cached path.
+or dispatch modes they go through ``torch.ops.fa_t.attention_fwd`` (compiled
+calls with modifications: ``attention_mods_fwd``), whose CUDA implementation is
+the same cached path.
 """
 
 from __future__ import annotations
@@ -379,6 +380,15 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     under torch.compile the call is the custom op
     ``torch.ops.fa_t.attention_fwd``, so it compiles into graphs without a
     break (except with ``kernel_dir``, which cannot cross the op's schema).
+    With score_mod, mask_mod or block_mask it is
+    ``torch.ops.fa_t.attention_mods_fwd``: the functions are traced when
+    dynamo traces the call, and the tensors they read (from their closures
+    or their modules' globals) and the block mask's ranges are inputs of
+    that node, so a compiled graph reads their current values; dynamo guards
+    on the functions' code and other closure values, so another function
+    is traced anew (:func:`fa_t.torch_ops.mods_captures`). The block mask's
+    full ranges are not checked while compiling (only its data can show a
+    broken promise): build it with fa_t.block_mask.
     """
     import torch
     names = ("q", "k", "v")
@@ -409,8 +419,12 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
                          mask_mod, block_mask=None):
     """fa_t.attention with score / mask modifications or a block mask (see
     its doc): the functions are traced first, so an unsupported operation is
-    refused on any device."""
+    refused on any device. Under torch.compile they are traced when dynamo
+    traces the call (:func:`fa_t.torch_ops.mods_captures`), and the call is
+    ``torch.ops.fa_t.attention_mods_fwd``."""
+    import torch
     from . import mods, torch_ops
+    compiling = torch.compiler.is_compiling()
     if block_mask is not None:
         if not isinstance(block_mask, mods.BlockMask):
             raise TypeError(f"expected block_mask to be a fa_t.mods.BlockMask (made by "
@@ -421,7 +435,8 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
         if fn is not None:
             if not callable(fn):
                 raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
-            mods.trace(fn, kind)
+            if not compiling:
+                mods.trace(fn, kind)
     torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
@@ -433,13 +448,20 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             raise ValueError(f"expected the block mask's ranges to be on q's device "
                              f"{q.device}, got {block_mask.ranges.device} (build it with "
                              f"device={str(q.device)!r} or move it with .to())")
-        # A broken full-range promise would be a wrong result on the GPU:
-        # refused on every device, checked once per table and mask_mod.
-        block_mask.check_full_ranges(mask_mod, q.device)
-        ranges = block_mask.ranges_for(q.shape[0], q.device)
+        if compiling:
+            # The table is a graph input: its values are this call's, so its
+            # full ranges, which only its data can show broken, are trusted.
+            ranges = block_mask.ranges.to(q.device)
+            if block_mask.B is None:
+                ranges = ranges.expand(q.shape[0], -1, -1)
+        else:
+            # A broken full-range promise would be a wrong result on the GPU:
+            # refused on every device, checked once per table and mask_mod.
+            block_mask.check_full_ranges(mask_mod, q.device)
+            ranges = block_mask.ranges_for(q.shape[0], q.device)
         if ranges.numel() == 0:  # no query rows: nothing to range
             ranges = None
-    if on_gpu:
+    if on_gpu and not compiling:
         # The Hopper kernel of these regions (JIT-compiled, cached by their
         # text), which reads the captured tensors as row-major arrays; the
         # block mask's ranges are the last capture (kv_ranges).
@@ -447,6 +469,12 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
         captures = tuple(t.contiguous() for t in captures)
     window = checks.check_window(window)
     scale = checks.check_scale(scale, q.shape[3])
+    if compiling:
+        _check_no_grad(torch, (q, k, v), ("q", "k", "v"))
+        key, captures = torch_ops.mods_captures(score_mod, mask_mod, ranges)
+        o, lse = torch_ops.attention_mods_fwd(q, k, v, captures, key, causal, scale, window[0],
+                                              window[1], k.shape[2] - q.shape[2], return_lse)
+        return (o, lse) if return_lse else o
     if on_gpu:
         o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
                           want_lse=return_lse, names=("q", "k", "v"), regions=regions,

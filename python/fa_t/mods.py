@@ -44,12 +44,14 @@ CAPTURE_TYPES = {torch.float32: "f32", torch.int32: "i32", torch.int64: "i64",
 @dataclasses.dataclass
 class Region:
     """One traced region: its body (MLIR text, block arguments named as in
-    :data:`SCORE_ARGS` / :data:`MASK_ARGS` and ``%capN``) and the tensors it
-    reads, in capture order."""
+    :data:`SCORE_ARGS` / :data:`MASK_ARGS` and ``%capN``), the tensors it
+    reads, in capture order, and the torch.fx graph it was written from
+    (whose ``get_attr`` nodes read those tensors)."""
 
     kind: str                    # "score" | "mask"
     body: str
     captures: List[torch.Tensor]
+    graph: torch.fx.GraphModule = dataclasses.field(repr=False)
 
     def capture_types(self) -> List[str]:
         return [tensor_type(t) for t in self.captures]
@@ -211,7 +213,7 @@ def trace(fn: Callable, kind: str) -> Region:
     elif result[1] != "i1":
         raise TypeError(f"a mask_mod must return a boolean, got a {result[1]} expression")
     em.lines.append(f"  fat.yield {result[0]} : {want}")
-    return Region(kind, "\n".join(em.lines), em.captures)
+    return Region(kind, "\n".join(em.lines), em.captures, graph_module)
 
 
 def _apply(em: _Emitter, kind: str, target, args) -> Tuple[str, str]:
@@ -296,10 +298,21 @@ def attention_regions(score_mod: Optional[Callable] = None,
     ``{kv_ranges = N : i64}`` attribute, written after the regions; a mask
     region is then always present (one that keeps every key when
     ``mask_mod`` is None)."""
+    return regions_text(trace_regions(score_mod, mask_mod, kv_ranges), kv_ranges)
+
+
+def trace_regions(score_mod: Optional[Callable], mask_mod: Optional[Callable],
+                  kv_ranges: Optional[torch.Tensor] = None) -> List[Region]:
+    """The traced regions of :func:`attention_regions` (score first)."""
     if kv_ranges is not None and mask_mod is None:
         mask_mod = _always
-    regions = [r for r in (trace(score_mod, "score") if score_mod else None,
-                           trace(mask_mod, "mask") if mask_mod else None) if r]
+    return [trace(fn, kind) for fn, kind in ((score_mod, "score"), (mask_mod, "mask"))
+            if fn is not None]
+
+
+def regions_text(regions: List[Region], kv_ranges: Optional[torch.Tensor] = None
+                 ) -> Tuple[str, List[torch.Tensor]]:
+    """:func:`attention_regions` of regions already traced."""
     # One capture list for both regions: rename each region's %capN to its
     # position in the union.
     union: List[torch.Tensor] = []

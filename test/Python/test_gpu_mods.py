@@ -9,6 +9,7 @@ LSE = −inf), modifications reading captured tensors (document ids,
 ALiBi slopes, a relative bias table), patched in per call, and a document
 mask and prefix-LM with their block masks (key ranges: the kernel skips
 blocks outside them, and the mask on blocks inside their full ranges). Tolerances as test_gpu_attention.py's (a few ulps of the type).
+Compiled calls (torch.compile, fa_t::attention_mods_fwd) run the same kernels.
 """
 
 import pytest
@@ -103,3 +104,37 @@ def test_captured_tensors_are_read_per_call():
         assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
         keys.append(set(api._plans))
     assert keys[0] == keys[1], "the second slopes tensor planned anew"
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_compiled_calls_run_the_eager_kernels(backend):
+    # Under torch.compile(fullgraph=True) each call is fa_t::attention_mods_fwd,
+    # whose CUDA implementation is the eager cached path: the same kernels, the
+    # same numbers. The captured tensors are graph inputs: values written into
+    # them reach the compiled graph.
+    torch._dynamo.reset()
+    b, h, sq, skv = MODS_SHAPE
+    dtype, d = MODS_HEAD_DIMS[0]
+    t = DTYPES[dtype]
+    q, k, v = (torch.randn(b, h, n, d, device="cuda", dtype=t) for n in (sq, skv, skv))
+    slopes = torch.rand(h, device="cuda")
+    alibi = fa_t.alibi(slopes)  # holds slopes itself (float32, contiguous)
+    causal, _, document = modifications("cuda")["document-causal-blocks"]
+    bm = block_mask_of("document-causal-blocks", causal, document, "cuda")
+
+    def f(q, k, v):
+        o, lse = fa_t.attention(q, k, v, causal=True, score_mod=alibi, return_lse=True)
+        o2, lse2 = fa_t.attention(q, k, v, causal=causal, mask_mod=document, block_mask=bm,
+                                  return_lse=True)
+        return o, lse, o2, lse2
+
+    compiled = torch.compile(f, fullgraph=True, backend=backend)
+    outs = []
+    with torch.no_grad():
+        for _ in range(2):
+            got = compiled(q, k, v)
+            for g, want in zip(got, f(q, k, v)):
+                assert torch.equal(g, want)
+            outs.append(got[0])
+            slopes.mul_(2.0)
+    assert not torch.equal(outs[0], outs[1])
