@@ -110,6 +110,27 @@
 // CHECK-NEXT:    %[[SAME:[0-9]+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
 // CHECK-NEXT:    arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
 
+// ALiBi, s − slope·float(i − j): the difference of positions converted as
+// float(i) − float(j) (exact below 2^24), so a row's and a key's conversion
+// serve every register that shares them and an element costs one FSUB, not
+// an integer subtract and an I2F.
+// CHECK-LABEL: func.func @alibi
+// CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[ROW1:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[KEY0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[I0:[0-9]+]] = arith.index_cast %[[ROW0]] : index to i64
+// CHECK-NEXT:    %[[FI0:[0-9]+]] = arith.sitofp %[[I0]] : i64 to f32
+// CHECK-NEXT:    %[[J0:[0-9]+]] = arith.index_cast %[[KEY0]] : index to i64
+// CHECK-NEXT:    %[[FJ0:[0-9]+]] = arith.sitofp %[[J0]] : i64 to f32
+// CHECK-NEXT:    %[[D0:[0-9]+]] = arith.subf %[[FI0]], %[[FJ0]] : f32
+// CHECK-NEXT:    %[[B0:[0-9]+]] = arith.mulf %{{.+}}, %[[D0]] : f32
+// CHECK-NEXT:    arith.subf %{{[0-9]+}}, %[[B0]] : f32
+// CHECK:         %[[I1:[0-9]+]] = arith.index_cast %[[ROW1]] : index to i64
+// CHECK-NEXT:    arith.sitofp %[[I1]] : i64 to f32
+// CHECK-NEXT:    %[[J1:[0-9]+]] = arith.index_cast %[[KEY0]] : index to i64
+// CHECK-NEXT:    arith.sitofp %[[J1]] : i64 to f32
+// CHECK-NEXT:    arith.subf
+
 #frag = #fat.wgmma_fragment
 gpu.module @k {
   func.func @softcap(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
@@ -179,6 +200,23 @@ gpu.module @k {
       %dj = tensor.extract %d[%bb, %j] : tensor<2x100xi32>
       %v = arith.cmpi eq, %di, %dj : i32
       fat.yield %v : i1
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @alibi(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                   %q0: index, %k0: index, %sq: index, %skv: index) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+      %slope = arith.constant 0.25 : f32
+      %d = arith.subi %i, %j : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %y = arith.subf %x, %bias : f32
+      fat.yield %y : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
