@@ -387,8 +387,10 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     that node, so a compiled graph reads their current values; dynamo guards
     on the functions' code and other closure values, so another function
     is traced anew (:func:`fa_t.torch_ops.mods_captures`). The block mask's
-    full ranges are not checked while compiling (only its data can show a
-    broken promise): build it with fa_t.block_mask.
+    full ranges cannot be checked while compiling (only its data can show a
+    broken promise): a table with full ranges must come from fa_t.block_mask
+    for this mask_mod or have passed one eager call with it (else
+    ValueError).
     """
     import torch
     names = ("q", "k", "v")
@@ -449,8 +451,17 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
                              f"{q.device}, got {block_mask.ranges.device} (build it with "
                              f"device={str(q.device)!r} or move it with .to())")
         if compiling:
-            # The table is a graph input: its values are this call's, so its
-            # full ranges, which only its data can show broken, are trusted.
+            # The table is a graph input whose data the trace cannot read, so
+            # its full ranges (a promise only the data can show broken) must
+            # come from fa_t.block_mask or an eager check for this mask_mod.
+            full = block_mask.ranges.shape[-1] == 4
+            checked = block_mask._full_checked
+            if full and (checked is None or checked[1] is not mask_mod):
+                raise ValueError(
+                    "a block mask with full ranges under torch.compile must be built by "
+                    "fa_t.block_mask for this mask_mod, or checked by one eager "
+                    "fa_t.attention call with it first (the kernel skips mask_mod on the "
+                    "full ranges; a broken promise would be a wrong result)")
             ranges = block_mask.ranges.to(q.device)
             if block_mask.B is None:
                 ranges = ranges.expand(q.shape[0], -1, -1)

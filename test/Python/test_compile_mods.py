@@ -368,3 +368,25 @@ def test_inductor():
         docs.copy_(documents(16))
         kwargs["block_mask"].ranges.copy_(case("document-blocks", True, docs)["block_mask"].ranges)
         torch.testing.assert_close(compiled(q, k, v), f(q, k, v), rtol=1e-5, atol=1e-5)
+
+
+def test_hand_built_full_ranges_need_an_eager_check():
+    # Under compile the table's data is not readable, so full ranges fa-t did
+    # not compute are refused until one eager call has checked them.
+    torch._dynamo.reset()
+    docs = documents(19)
+    mask = fa_t.document_mask(docs)
+    built = fa_t.block_mask(mask, None, None, S, S, causal=True, device="cpu")
+    hand = fa_t.mods.BlockMask(built.ranges.clone(), None, None, S, S, True, mask)
+    q, k, v = inputs(20)
+
+    def f(q, k, v):
+        return fa_t.attention(q, k, v, causal=True, mask_mod=mask, block_mask=hand)
+
+    compiled = torch.compile(f, backend="aot_eager")
+    with torch.no_grad():
+        with pytest.raises(Exception, match="must be built by fa_t.block_mask"):
+            torch.compile(f, fullgraph=True, backend="aot_eager")(q, k, v)
+        eager = f(q, k, v)  # checks the table against mask
+        torch._dynamo.reset()
+        torch.testing.assert_close(compiled(q, k, v), eager, rtol=0, atol=1e-12)
