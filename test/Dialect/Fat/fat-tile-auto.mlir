@@ -58,3 +58,49 @@ func.func @f32(%q: tensor<1x1x200x64xf32>, %k: tensor<1x1x300x64xf32>,
          outs(%o : tensor<1x1x200x64xf32>) causal -> tensor<1x1x200x64xf32>
   return %r : tensor<1x1x200x64xf32>
 }
+
+// -----
+
+// D = 64 with a score region that reads positions (ALiBi): two consumer
+// warpgroups, whose 240 registers hold the per-element index math the 160
+// of three spill (perf log run 83).
+// CHECK-LABEL: func.func @d64_alibi
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
+func.func @d64_alibi(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+                     %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
+    -> tensor<1x4x4096x64xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+         outs(%o : tensor<1x4x4096x64xbf16>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %d = arith.subi %i, %j : index
+           %d64 = arith.index_cast %d : index to i64
+           %df = arith.sitofp %d64 : i64 to f32
+           %c = arith.constant 0.0625 : f32
+           %bias = arith.mulf %c, %df : f32
+           %y = arith.subf %s, %bias : f32
+           fat.yield %y : f32
+         } -> tensor<1x4x4096x64xbf16>
+  return %r : tensor<1x4x4096x64xbf16>
+}
+
+// -----
+
+// A soft-cap reads the score only: 192 rows as without a region.
+// CHECK-LABEL: func.func @d64_softcap
+// CHECK:         } {fat.tile = {block_m = 192 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
+func.func @d64_softcap(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+                       %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
+    -> tensor<1x4x4096x64xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+         outs(%o : tensor<1x4x4096x64xbf16>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %c = arith.constant 30.0 : f32
+           %x = arith.divf %s, %c : f32
+           %t = math.tanh %x : f32
+           %y = arith.mulf %t, %c : f32
+           fat.yield %y : f32
+         } -> tensor<1x4x4096x64xbf16>
+  return %r : tensor<1x4x4096x64xbf16>
+}

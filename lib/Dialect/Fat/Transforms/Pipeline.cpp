@@ -194,6 +194,10 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   t.sig.modifications =
       modificationKey(t.scoreMod ? &t.scoreMod.getBody() : nullptr,
                       t.maskMod ? &t.maskMod.getBody() : nullptr);
+  t.sig.positionalRegions = readsPositions(
+      t.scoreMod ? &t.scoreMod.getBody() : nullptr,
+      t.maskMod ? &t.maskMod.getBody() : nullptr,
+      t.maskMod && t.maskMod.getKvRanges().has_value());
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
   for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation()})

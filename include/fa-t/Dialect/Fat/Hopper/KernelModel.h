@@ -360,6 +360,8 @@ struct TileProblem {
   int64_t headDim = 0, headDimV = 0;
   bool causal = false, windowed = false;
   int64_t seqLen = 0;
+  /// Score or mask regions compute with positions per element.
+  bool positional = false;
   int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
   bool masked() const { return causal || windowed; }
 };
@@ -401,6 +403,8 @@ struct AttentionSignature {
   /// and the types of the values they capture (kernel parameters).
   std::string modifications;
   SmallVector<Type> captureTypes;
+  /// The regions read the query or key position (readsPositions).
+  bool positionalRegions = false;
 
   static AttentionSignature of(AttentionOp op);
   /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.
@@ -416,6 +420,10 @@ struct AttentionSignature {
 /// be null or empty): equal bodies give equal keys, so kernels of one
 /// modification share a name. Empty when both are absent.
 std::string modificationKey(Region *score, Region *mask);
+/// Whether a score or mask region (either may be null or empty) reads the
+/// query or key position, or the mask carries a key-range test
+/// (`kv_ranges`): index math per score element.
+bool readsPositions(Region *score, Region *mask, bool kvRanges);
 
 /// Reads the static configuration of the attention `sig` describes under
 /// `options`, with the schedule dictionary `schedule` (may be null). Emits

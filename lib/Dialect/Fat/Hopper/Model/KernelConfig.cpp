@@ -99,8 +99,14 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // kernel is still 6% behind two warpgroups with turns (run 37);
   // windows keep 128. 160 registers per consumer thread hold S, P and O
   // only at D = 64; forced turns keep 128 rows (the automatic turns are
-  // for two warpgroups, choosePipeline).
-  if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed)
+  // for two warpgroups, choosePipeline). Score or mask regions that compute
+  // with positions need more: ALiBi, a bias table and block-sparse masks
+  // spilled 8…692 bytes in 160 registers and none in 240, and measured
+  // +6% (ALiBi), +32…55% (block-sparse document / prefix masks), +62% (bias
+  // table) with 128 rows (perf log run 83); a soft-cap, which reads the
+  // score only, keeps 192 (−2% with 128).
+  if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
+      problem.positional)
     return 128;
   if (!problem.causal || problem.seqLen >= 4096)
     return 192;
@@ -135,7 +141,21 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
   sig.lse = static_cast<bool>(op.getLse());
   sig.modifications = modificationKey(&op.getScore(), &op.getMask());
   llvm::append_range(sig.captureTypes, op.getCaptures().getTypes());
+  sig.positionalRegions = readsPositions(&op.getScore(), &op.getMask(),
+                                         op.getKvRanges().has_value());
   return sig;
+}
+
+bool mlir::fat::readsPositions(Region *score, Region *mask, bool kvRanges) {
+  // Block arguments (score,) b, h, i, j: i and j follow b and h.
+  auto reads = [](Region *region, unsigned first) {
+    if (!region || region->empty())
+      return false;
+    Block &body = region->front();
+    return !body.getArgument(first).use_empty() ||
+           !body.getArgument(first + 1).use_empty();
+  };
+  return kvRanges || reads(score, 3) || reads(mask, 2);
 }
 
 std::string mlir::fat::modificationKey(Region *score, Region *mask) {
@@ -309,7 +329,7 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
               "the tiles for, or 0 (unknown)";
   config.seqLen = sig.tunedSeqLen(options.seqLen);
   TileProblem problem{config.headDim, config.headDimV, config.causal,
-                      config.windowed(), config.seqLen};
+                      config.windowed(), config.seqLen, sig.positionalRegions};
   int64_t blockM = options.blockM;
   if (blockM == 0)
     blockM = defaultBlockM(problem, options.schedule);

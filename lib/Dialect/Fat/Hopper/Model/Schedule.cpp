@@ -41,7 +41,7 @@ mlir::fat::getTileProblem(const AttentionSignature &sig,
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   return TileProblem{d, dv, sig.causal, sig.windowed(),
-                     sig.tunedSeqLen(seqLenOption)};
+                     sig.tunedSeqLen(seqLenOption), sig.positionalRegions};
 }
 
 std::optional<TileProblem>
