@@ -377,9 +377,9 @@ int64_t defaultBlockN(const TileProblem &problem,
 /// warpgroups; 192 only at D = 64, where 160 registers per thread hold S, P
 /// and O).
 bool isSupportedBlockM(int64_t blockM);
-/// block-m = 0's choice: 192 at D, Dv ≤ 64 without ping-pong or a window,
-/// without a mask or, causal, when tuned for Skv ≥ 8192 (FlashAttention-3's
-/// D = 64 tile); else 128.
+/// block-m = 0's choice: 192 at D, Dv ≤ 64 without ping-pong, a window or
+/// regions that read positions, without a mask or, causal, when tuned for
+/// Skv ≥ 4096 (FlashAttention-3's D = 64 tile); else 128.
 int64_t defaultBlockM(const TileProblem &problem,
                       const KernelSchedule &schedule);
 /// Depth of the K/V ring: 1 to 4.
