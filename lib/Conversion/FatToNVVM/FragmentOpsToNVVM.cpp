@@ -580,9 +580,10 @@ struct UnaryMathLowering : OpConversionPattern<MathOp> {
   }
 };
 
-/// float(i − j) of a region (`arith.sitofp` of an `arith.subi`, possibly
-/// through an `arith.index_cast`: ALiBi's slope·(j − i)) as float(i) −
-/// float(j), built from the clones in `mapping`. Evaluated per register,
+/// float(i − j) of a region (`arith.sitofp` of an `arith.subi` of its row
+/// and key arguments `positions`, possibly through an `arith.index_cast`:
+/// ALiBi's slope·(j − i)) as float(i) − float(j), built from the clones in
+/// `mapping`. Positions lie in [0, 2^31), so i − j does not wrap. Evaluated per register,
 /// float(i) is then a per-row value and float(j) a per-key one (LLVM keeps
 /// one of each), so an element costs one FSUB instead of an integer
 /// subtract and an I2F, which issues at a quarter of the FMA pipe's rate on
@@ -591,13 +592,15 @@ struct UnaryMathLowering : OpConversionPattern<MathOp> {
 /// Null where the pattern does not apply.
 static Value splitIndexDifference(ImplicitLocOpBuilder &b,
                                   arith::SIToFPOp conv,
+                                  ValueRange positions,
                                   const IRMapping &mapping) {
   Value in = conv.getIn();
   auto cast = in.getDefiningOp<arith::IndexCastOp>();
   if (cast)
     in = cast.getIn();
   auto sub = in.getDefiningOp<arith::SubIOp>();
-  if (!sub)
+  if (!sub || !llvm::is_contained(positions, sub.getLhs()) ||
+      !llvm::is_contained(positions, sub.getRhs()))
     return Value();
   auto toFloat = [&](Value x) -> Value {
     x = mapping.lookupOrDefault(x);
@@ -633,6 +636,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     constexpr bool isScore = std::is_same_v<ModOp, ScoreModOp>;
     Block &body = op.getBody().front();
     auto captureArgs = body.getArguments().take_back(op.getCaptures().size());
+    // The body's row and key arguments (after the score, b and h).
+    ValueRange positions = body.getArguments().slice(isScore ? 3 : 2, 2);
     // FatToNVVM.cpp checked the captures: addresses, read by tensor.extract.
     if (!llvm::all_of(op.getCaptures().getTypes(),
                       llvm::IsaPred<LLVM::LLVMPointerType>))
@@ -756,7 +761,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               continue;
             }
             if (auto conv = dyn_cast<arith::SIToFPOp>(inner)) {
-              if (Value split = splitIndexDifference(b, conv, mapping)) {
+              if (Value split =
+                      splitIndexDifference(b, conv, positions, mapping)) {
                 mapping.map(conv.getResult(), split);
                 continue;
               }

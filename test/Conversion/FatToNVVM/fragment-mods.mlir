@@ -131,6 +131,13 @@
 // CHECK-NEXT:    arith.sitofp %[[J1]] : i64 to f32
 // CHECK-NEXT:    arith.subf
 
+// Only positions split: another difference (here batch − head, which could
+// wrap in 32 bits) is converted as it is.
+// CHECK-LABEL: func.func @other_difference
+// CHECK:         %[[D:[0-9]+]] = arith.subi %{{.+}}, %{{.+}} : index
+// CHECK-NEXT:    %[[D64:[0-9]+]] = arith.index_cast %[[D]] : index to i64
+// CHECK-NEXT:    arith.sitofp %[[D64]] : i64 to f32
+
 #frag = #fat.wgmma_fragment
 gpu.module @k {
   func.func @softcap(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
@@ -216,6 +223,22 @@ gpu.module @k {
       %df = arith.sitofp %d64 : i64 to f32
       %bias = arith.mulf %slope, %df : f32
       %y = arith.subf %x, %bias : f32
+      fat.yield %y : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @other_difference(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index,
+                              %h: index, %q0: index, %k0: index, %sq: index,
+                              %skv: index) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+      %d = arith.subi %bb, %hh : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %y = arith.addf %x, %df : f32
       fat.yield %y : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
