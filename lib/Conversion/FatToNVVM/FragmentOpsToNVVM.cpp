@@ -717,21 +717,12 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       if (std::optional<uint64_t> n = op.getKvRanges()) {
         auto table =
             cast<RankedTensorType>(body.getArgument(firstCapture + *n).getType());
-        int64_t groups = table.getDimSize(1), columns = table.getDimSize(2);
-        Value batch = arith::MinUIOp::create(b, asI32(b, op.getBatch()),
-                                             c32(table.getDimSize(0) - 1));
-        Value group = arith::MinUIOp::create(
-            b,
-            arith::DivUIOp::create(
-                b, arith::MinSIOp::create(b, asI32(b, op.getQStart()), lastRow),
-                c32(64)),
-            c32(groups - 1));
-        Value at = arith::MulIOp::create(
-            b, add(arith::MulIOp::create(b, batch, c32(groups)), group),
-            c32(columns));
+        Value at = buildKeyRangeRow(
+            b, table.getShape(), asI32(b, op.getBatch()),
+            arith::MinSIOp::create(b, asI32(b, op.getQStart()), lastRow));
         Value base = op.getCaptures()[*n];
-        rangeLo = buildInvariantLoad(b, b.getI32Type(), base, at, 4);
-        rangeHi = buildInvariantLoad(b, b.getI32Type(), base, add(at, c32(1)), 4);
+        rangeLo = buildKeyRangeLoad(b, base, at, 0);
+        rangeHi = buildKeyRangeLoad(b, base, at, 1);
       }
     }
     SmallVector<Value> out(adaptor.getScores());

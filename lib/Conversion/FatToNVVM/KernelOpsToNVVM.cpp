@@ -221,8 +221,8 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
   }
 };
 
-/// Element (batch, ⌊row/64⌋, column) of a [B, G, C] kv_ranges table at
-/// `ranges`, batch and group clamped into the table as every capture read.
+/// A [B, G, C] kv_ranges table at `ranges` (buildKeyRangeRow /
+/// buildKeyRangeLoad) and the i32 arithmetic of the two ops below.
 struct RangeTable {
   ImplicitLocOpBuilder &b;
   Value ranges;
@@ -234,16 +234,11 @@ struct RangeTable {
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   }
-  /// The index of row (batch, ⌊row/64⌋)'s first column.
   Value rowIndex(Value batch, Value row) {
-    Value clampedBatch = arith::MinUIOp::create(b, batch, c32(shape[0] - 1));
-    Value group = arith::MinUIOp::create(
-        b, arith::DivUIOp::create(b, row, c32(64)), c32(shape[1] - 1));
-    return mul(add(mul(clampedBatch, c32(shape[1])), group), c32(shape[2]));
+    return buildKeyRangeRow(b, shape, batch, row);
   }
   Value load(Value index, int64_t column) {
-    return buildInvariantLoad(b, b.getI32Type(), ranges,
-                              add(index, c32(column)), /*alignment=*/4);
+    return buildKeyRangeLoad(b, ranges, index, column);
   }
 };
 

@@ -128,6 +128,14 @@ Value buildLog2(ImplicitLocOpBuilder &b, Value x);
 Value buildInvariantLoad(ImplicitLocOpBuilder &b, Type type, Value base,
                          Value index, unsigned alignment);
 
+/// The index of row (batch, ⌊row/64⌋)'s first column in a [B, G, C] i32
+/// kv_ranges table, batch and group clamped into the table as every capture
+/// read; and column `column` of the table row at `index`, at `ranges`.
+Value buildKeyRangeRow(ImplicitLocOpBuilder &b, ArrayRef<int64_t> shape,
+                       Value batch, Value row);
+Value buildKeyRangeLoad(ImplicitLocOpBuilder &b, Value ranges, Value index,
+                        int64_t column);
+
 /// 2^x on the FMA and integer pipes instead of MUFU, for x ≤ 16 (the
 /// softmax exponents: ≤ 0, or ≤ τ with the lazy rescale). Cody–Waite split
 ///   x' = max(x, −127),  j = ⌊x'⌋ (add.rm of 1.5·2^23),  f = x' − j ∈ [0, 1)

@@ -198,6 +198,29 @@ Value hopper::buildInvariantLoad(ImplicitLocOpBuilder &b, Type type,
                               /*isInvariant=*/true);
 }
 
+Value hopper::buildKeyRangeRow(ImplicitLocOpBuilder &b,
+                               ArrayRef<int64_t> shape, Value batch,
+                               Value row) {
+  Value clampedBatch =
+      arith::MinUIOp::create(b, batch, i32Const(b, shape[0] - 1));
+  Value group = arith::MinUIOp::create(
+      b, arith::DivUIOp::create(b, row, i32Const(b, 64)),
+      i32Const(b, shape[1] - 1));
+  return arith::MulIOp::create(
+      b,
+      arith::AddIOp::create(
+          b, arith::MulIOp::create(b, clampedBatch, i32Const(b, shape[1])),
+          group),
+      i32Const(b, shape[2]));
+}
+
+Value hopper::buildKeyRangeLoad(ImplicitLocOpBuilder &b, Value ranges,
+                                Value index, int64_t column) {
+  return buildInvariantLoad(b, b.getI32Type(), ranges,
+                            arith::AddIOp::create(b, index, i32Const(b, column)),
+                            /*alignment=*/4);
+}
+
 Value hopper::buildQuadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax) {
   Value fullMask = i32Const(b, -1);
   Value clamp = i32Const(b, 0x1f);
