@@ -135,6 +135,10 @@ CONFIGS = [
     # wgmma and fat.softmax_max.
     Config("softcap_tensorized_mma", dtype="bf16", mods=SOFTCAP, magnitude=4.0,
            tensorize="rowsum=mma rescale=lazy", **TBASE),
+    # The soft-cap's factor 30 moved into the softmax constant and the LSE
+    # (foldScoreOutputScale): large scores cross the lazy threshold.
+    Config("softcap_tensorized_lazy_causal", dtype="bf16", causal=True, mods=SOFTCAP,
+           magnitude=40.0, tensorize="rowsum=vector rescale=lazy exp2-poly=0.5", **TBASE),
     Config("alibi_tensorized_poly", dtype="bf16", causal=True, mods=ALIBI,
            tensorize="rowsum=vector exp2-poly=0.25", **TBASE),
     Config("document_tensorized_lazy", dtype="f16", mods=DOCUMENT,
@@ -152,6 +156,8 @@ def test_modification_against_float64(cfg, record_property):
         assert "fat.wgmma" in ir and "fat.qk " not in ir
         if cfg.mods.score:
             assert "fat.score_mod" in ir
+        if cfg.mods is SOFTCAP:  # 30 left the region: c = 30·log2 e
+            assert "43.28" in ir and "fat.finalize" in ir and "scale 3.0" in ir
         if cfg.mods.mask:
             assert "fat.mask_mod" in ir
     check_result(cfg, res, TOL, LSE_TOL, record_property)

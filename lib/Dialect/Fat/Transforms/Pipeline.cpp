@@ -24,6 +24,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/RegionUtils.h"
 
 namespace mlir {
@@ -110,6 +111,9 @@ struct TensorizedAttention {
   /// are the same in each).
   ScoreModOp scoreMod;
   MaskModOp maskMod;
+  /// The softmax constant after a score region (the f32 constant of its
+  /// fat.softmax_max): log2 e times any output factor moved out of it.
+  double modSoftmaxScale = M_LOG2E;
   /// The values their regions read, in order: the kernel's `capture<i>`.
   SetVector<Value> captures;
   /// The primitives the tensorized ops compute.
@@ -172,6 +176,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     if (auto mma = dyn_cast<WgmmaOp>(op)) {
       (mma.getTransposeB() ? qk : pv) = mma;
     } else if (auto max = dyn_cast<SoftmaxMaxOp>(op)) {
+      FloatAttr c;
+      if (matchPattern(max.getScale(), m_Constant(&c)))
+        t.modSoftmaxScale = c.getValueAsDouble();
       if (std::optional<APFloat> tau = max.getThreshold()) {
         t.lazyRescale = true;
         t.rescaleThreshold = tau->convertToDouble();
@@ -191,9 +198,15 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   });
   if (walk.wasInterrupted())
     return failure();
+  // After a score region the kernel's scale is the region's input scale
+  // (fat.finalize's is the LSE's factor on m) and its softmax constant is
+  // the tensorized op's, a compile-time constant.
+  double outputScale = 1.0;
+  if (t.scoreMod && t.modSoftmaxScale != double(float(M_LOG2E)))
+    outputScale = t.modSoftmaxScale / M_LOG2E;
   t.sig.modifications =
       modificationKey(t.scoreMod ? &t.scoreMod.getBody() : nullptr,
-                      t.maskMod ? &t.maskMod.getBody() : nullptr);
+                      t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
   t.sig.positionalRegions = readsPositions(
       t.scoreMod ? &t.scoreMod.getBody() : nullptr,
       t.maskMod ? &t.maskMod.getBody() : nullptr,
@@ -216,6 +229,8 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (!qk || !pv || !t.scale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
+  if (t.scoreMod)
+    t.scale = t.scoreMod.getScaleAttr();
   auto scores = cast<ShapedType>(qk.getResult().getType());
   if (scores.getRank() != 2)
     return fail("expected a 2-D score tile");
@@ -429,6 +444,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (failed(config))
       return failure();
     config->scoreMod = t->scoreMod;
+    config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;
     if (t->maskMod && t->maskMod.getKvRanges())
       config->kvRanges = *t->maskMod.getKvRanges();
@@ -436,6 +452,19 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         buildKernel(top, loop, *config, manifests);
     if (failed(kernel))
       return failure();
+    // The score region's leading constant joins the kernel's scale.
+    SmallVector<Operation *> mods;
+    SymbolTable::lookupNearestSymbolFrom(top, *kernel)->walk(
+        [&](ScoreModOp mod) { mods.push_back(mod); });
+    if (!mods.empty()) {
+      RewritePatternSet patterns(&getContext());
+      populateScoreInputScalePatterns(patterns);
+      if (failed(applyOpPatternsGreedily(
+              mods, std::move(patterns),
+              GreedyRewriteConfig().setStrictness(
+                  GreedyRewriteStrictness::ExistingOps))))
+        return failure();
+    }
     OpBuilder builder(loop);
     Value diagonal;
     if (t->tileDiagonal) {

@@ -11,6 +11,9 @@
 //   exp2_poly the fraction φ of exponentials on the FMA pipe (a polynomial)
 //             beside MUFU.EX2
 //
+// A score region's positive constant output factor then joins the softmax
+// constant (foldScoreOutputScale, ScoreScales.cpp).
+//
 // chooseTensorization (Hopper/CostModel.cpp) is the cost model; every choice
 // can be forced with the pass's options for ablation.
 //
@@ -212,6 +215,7 @@ struct FatTensorizePass
       });
       if (left.wasInterrupted())
         return signalPassFailure();
+      foldScoreOutputScale(scope);
     }
   }
 };

@@ -13,6 +13,7 @@
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <string>
 
@@ -255,6 +256,10 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
+  /// The softmax constant c after a score region (its scores are already
+  /// scaled): log2 e, times the region's output factor where fat-tensorize
+  /// moved one out of it (foldScoreOutputScale).
+  double modSoftmaxScale = M_LOG2E;
   /// The tensors the regions read, in capture order: statically shaped,
   /// passed by address after the other parameters (`capture<i>`).
   SmallVector<RankedTensorType> captureTypes;
@@ -418,8 +423,11 @@ struct AttentionSignature {
 
 /// A short key naming the bodies of a score and a mask region (either may
 /// be null or empty): equal bodies give equal keys, so kernels of one
-/// modification share a name. Empty when both are absent.
-std::string modificationKey(Region *score, Region *mask);
+/// modification share a name. Empty when both are absent. `outputScale`:
+/// the score region's output factor that fat-tensorize moved into the
+/// softmax constant (1: none).
+std::string modificationKey(Region *score, Region *mask,
+                            double outputScale = 1.0);
 /// Whether a score or mask region (either may be null or empty) reads the
 /// query or key position, or the mask carries a key-range test
 /// (`kv_ranges`): index math per score element.

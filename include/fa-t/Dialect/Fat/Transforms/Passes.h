@@ -88,6 +88,19 @@ void populateFatTensorizeTilePatterns(RewritePatternSet &patterns,
 LogicalResult checkTensorizableTiles(Operation *scope,
                                      const TileTensorization &choice);
 
+/// A score region s' = A·g(·) with a constant A > 0 under `scope` (one
+/// tensorized attention): A moves into the softmax constant of its
+/// fat.softmax_max / fat.softmax_exp and fat.finalize's scale, and the
+/// region yields g(·). Leaves the IR alone where any score does not end so
+/// or reaches anything but masks and the softmax.
+void foldScoreOutputScale(Operation *scope);
+
+/// fat.score_mod on a tile scaled by a splat (the kernel's run-time scale)
+/// whose region first multiplies the score by a constant: the constant
+/// joins the splat. Not a canonicalization: on the tiled and tensorized
+/// forms fat-pipeline replaces the op's scale by the kernel's.
+void populateScoreInputScalePatterns(RewritePatternSet &patterns);
+
 /// fat tile ops -> linalg.generic with arith/math bodies.
 void populateFatDecomposePatterns(RewritePatternSet &patterns);
 

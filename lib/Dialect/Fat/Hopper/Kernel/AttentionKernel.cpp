@@ -182,7 +182,7 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.scaleLog2e = args[a++];
   v.softmaxScale = v.scaleLog2e;
   if (cfg.scoreMod) {
-    v.softmaxScale = f32Const(b, M_LOG2E);
+    v.softmaxScale = f32Const(b, cfg.modSoftmaxScale);
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
   }
   if (cfg.schedule.persistent)

@@ -158,7 +158,8 @@ bool mlir::fat::readsPositions(Region *score, Region *mask, bool kvRanges) {
   return kvRanges || reads(score, 3) || reads(mask, 2);
 }
 
-std::string mlir::fat::modificationKey(Region *score, Region *mask) {
+std::string mlir::fat::modificationKey(Region *score, Region *mask,
+                                       double outputScale) {
   // The bodies' structure: each op's name, attributes and result types,
   // its operands as the positions of the values they are (block arguments
   // first), region by region. Printing would name values by context.
@@ -198,6 +199,10 @@ std::string mlir::fat::modificationKey(Region *score, Region *mask) {
   }
   if (!any)
     return "";
+  // A score region's output factor moved into the softmax constant
+  // (foldScoreOutputScale) is part of the kernel, not of the body.
+  if (outputScale != 1.0)
+    os << "output_scale=" << llvm::formatv("{0:e}", outputScale).str();
   return llvm::utohexstr(llvm::xxh3_64bits(text), /*LowerCase=*/true)
       .substr(0, 8);
 }
