@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# One device call for the soft-cap constant fold (perf log run 84): the
+# soft-cap kernels with the region's constants moved out
+# (.kernels-mods-fold, bench_mods.py build with this tree) beside the old
+# ones (.kernels-mods, the commit before), float64 checks included; then
+# every modification against FlexAttention with the default kernels; then
+# the GPU pytest of the modifications and block masks on .kernels-py.
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [pytest] [table]
+# (the steps to run; all three by default; one device call holds ~600 s).
+set -u
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [pytest] [table]}
+shift
+steps=" ${*:-softcap pytest table} "
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD/python:$PWD/test/Python
+export FA_T_RUNTIME_LIB=${FA_T_RUNTIME_LIB:-$PWD/build/lib/libfat_runtime.so}
+bench() {  # NAME TIMEOUT ARGS...
+  local name=$1 limit=$2; shift 2
+  timeout "$limit" python3 bench/bench_mods.py run --plain .kernels-bench \
+    --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
+  grep -v Warn "$out/$name.log" | grep -E "^(check|time|     variant)|passed" | tail -60
+}
+case $steps in *" softcap "*) bench softcap 240 --kernels .kernels-mods-fold --reps 10 --shapes 0 2 1 \
+  --only softcap softcap-causal --variant before=.kernels-mods ;; esac
+case $steps in *" table "*) bench table 560 --kernels .kernels-mods-fold --reps 5 \
+  --no-checks --shapes 0 2 1 ;; esac
+case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 240 python3 -m pytest \
+  -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
+  test/Python/test_block_mask.py > "$out/pytest.log" 2>&1
+tail -5 "$out/pytest.log" ;; esac
+exit 0
