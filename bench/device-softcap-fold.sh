@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [pytest] [table]
-# (the steps to run; all three by default; one device call holds ~600 s).
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [pytest] [table]
+# (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -22,6 +22,11 @@ bench() {  # NAME TIMEOUT ARGS...
 }
 case $steps in *" softcap "*) bench softcap 240 --kernels .kernels-mods-fold --reps 10 --shapes 0 2 1 \
   --only softcap softcap-causal --variant before=.kernels-mods ;; esac
+# Run 85: FMA contraction in the regions and float key positions
+# (.kernels-mods-fma) beside run 84's kernels and the ones before both.
+case $steps in *" fma "*) bench fma 560 --kernels .kernels-mods-fma --reps 8 --shapes 0 2 1 \
+  --only softcap alibi-causal alibi-slopes relative-bias \
+  --variant fold=.kernels-mods-fold before=.kernels-mods ;; esac
 case $steps in *" table "*) bench table 560 --kernels .kernels-mods-fold --reps 5 \
   --no-checks --shapes 0 2 1 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 240 python3 -m pytest \

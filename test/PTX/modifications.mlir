@@ -29,10 +29,10 @@
 // PIPE-NEXT:     %[[K:[0-9]+]] = arith.mulf %[[SCALE]], %[[INV]] : f32
 // PIPE:          %[[S:[0-9]+]] = fat.wgmma_wait pending(0) (%{{[0-9]+}}) : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:          %[[SPLAT:[a-z0-9_]+]] = tensor.splat %[[K]] : tensor<64x128xf32, #fat.wgmma_fragment>
-// PIPE-NEXT:     %[[SCALED:[0-9]+]] = arith.mulf %[[S]], %[[SPLAT]] : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NEXT:     %[[SCALED:[0-9]+]] = arith.mulf %[[S]], %[[SPLAT]] fastmath<contract> : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NEXT:     %[[MOD:[0-9]+]] = fat.score_mod %[[SCALED]] at(%{{.+}}) len(%{{.+}}) scale 1.000000e+00 {
 // PIPE-NEXT:     ^bb0(%[[X:[a-z0-9_]+]]: f32,
-// PIPE-NEXT:       %[[T:[0-9]+]] = math.tanh %[[X]] fastmath<afn> : f32
+// PIPE-NEXT:       %[[T:[0-9]+]] = math.tanh %[[X]] fastmath<contract,afn> : f32
 // PIPE-NEXT:       fat.yield %[[T]] : f32
 // PIPE-NEXT:     } : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:          fat.softmax_max %{{[0-9]+}}, %{{.+}} scale %[[C]]

@@ -580,35 +580,37 @@ struct UnaryMathLowering : OpConversionPattern<MathOp> {
   }
 };
 
-/// float(i − j) of a region (`arith.sitofp` of an `arith.subi` of its row
-/// and key arguments `positions`, possibly through an `arith.index_cast`:
-/// ALiBi's slope·(j − i)) as float(i) − float(j), built from the clones in
-/// `mapping`. Positions lie in [0, 2^31), so i − j does not wrap. Evaluated per register,
-/// float(i) is then a per-row value and float(j) a per-key one (LLVM keeps
-/// one of each), so an element costs one FSUB instead of an integer
-/// subtract and an I2F, which issues at a quarter of the FMA pipe's rate on
-/// sm_90 like MUFU. Exact while positions are below 2^24 (integers of f32's
-/// 24-bit significand, so both conversions and the difference are exact).
-/// Null where the pattern does not apply.
-static Value splitIndexDifference(ImplicitLocOpBuilder &b,
-                                  arith::SIToFPOp conv,
-                                  ValueRange positions,
-                                  const IRMapping &mapping) {
+/// float(i − j) of a region (`arith.sitofp` to f32 of an `arith.subi` of
+/// its row and key arguments `positions`, possibly through an
+/// `arith.index_cast`: ALiBi's slope·(j − i)) as float(i) − float(j), the
+/// operands `floatOf(i)`, `floatOf(j)`: the element's row and key as f32
+/// (ModFragmentLowering: a per-row value and a per-key FADD on a per-tile
+/// float base). Positions lie in [0, 2^31), so i − j does not wrap, and an
+/// element costs one FSUB instead of an integer subtract, a clamp and an
+/// I2F, which issues at a quarter of the FMA pipe's rate on sm_90 like
+/// MUFU. Exact while positions are below 2^24 (integers of f32's 24-bit
+/// significand, so the conversions, the sums and the difference are
+/// exact). Null where the pattern does not apply.
+static arith::SubIOp positionDifference(arith::SIToFPOp conv,
+                                        ValueRange positions) {
+  if (!conv.getType().isF32())
+    return {};
   Value in = conv.getIn();
-  auto cast = in.getDefiningOp<arith::IndexCastOp>();
-  if (cast)
+  if (auto cast = in.getDefiningOp<arith::IndexCastOp>())
     in = cast.getIn();
   auto sub = in.getDefiningOp<arith::SubIOp>();
   if (!sub || !llvm::is_contained(positions, sub.getLhs()) ||
       !llvm::is_contained(positions, sub.getRhs()))
+    return {};
+  return sub;
+}
+static Value splitIndexDifference(ImplicitLocOpBuilder &b,
+                                  arith::SIToFPOp conv, ValueRange positions,
+                                  function_ref<Value(Value)> floatOf) {
+  arith::SubIOp sub = positionDifference(conv, positions);
+  if (!sub)
     return Value();
-  auto toFloat = [&](Value x) -> Value {
-    x = mapping.lookupOrDefault(x);
-    if (cast)
-      x = arith::IndexCastOp::create(b, cast.getType(), x);
-    return arith::SIToFPOp::create(b, conv.getType(), x);
-  };
-  return arith::SubFOp::create(b, toFloat(sub.getLhs()), toFloat(sub.getRhs()));
+  return arith::SubFOp::create(b, floatOf(sub.getLhs()), floatOf(sub.getRhs()));
 }
 
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
@@ -725,12 +727,32 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
         rangeHi = buildKeyRangeLoad(b, base, at, 1);
       }
     }
+    // The element's row and key as f32 for splitIndexDifference: a key is
+    // the tile's float base plus a constant, not clamped — a padding key's
+    // score is −inf after fat.mask (kv_len) whatever the region computed,
+    // and a padding row is never written (captures clamp their own reads).
+    bool splits = false;
+    body.walk([&](arith::SIToFPOp conv) {
+      splits |= static_cast<bool>(positionDifference(conv, positions));
+    });
+    Value floatRows[2], floatColBase;
+    if (splits) {
+      for (int r = 0; r < 2; ++r)
+        floatRows[r] = arith::SIToFPOp::create(
+            b, b.getF32Type(),
+            arith::IndexCastOp::create(b, b.getI32Type(), rows[r]));
+      floatColBase = arith::SIToFPOp::create(b, b.getF32Type(), colBase);
+    }
     SmallVector<Value> out(adaptor.getScores());
     for (size_t i = 0; i < out.size() / 4; ++i) {
       for (int e = 0; e < 2; ++e) {
         Value keyI32 =
             arith::MinSIOp::create(b, add(colBase, c32(8 * i + e)), lastKey);
         Value key = index(keyI32);
+        Value floatKey;
+        if (splits)
+          floatKey = arith::AddFOp::create(b, floatColBase,
+                                           f32Const(b, double(8 * i + e)));
         Value inRange;
         if (rangeLo)
           inRange = arith::AndIOp::create(
@@ -752,8 +774,11 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               continue;
             }
             if (auto conv = dyn_cast<arith::SIToFPOp>(inner)) {
+              auto floatOf = [&](Value position) {
+                return position == positions[0] ? floatRows[r] : floatKey;
+              };
               if (Value split =
-                      splitIndexDifference(b, conv, positions, mapping)) {
+                      splitIndexDifference(b, conv, positions, floatOf)) {
                 mapping.map(conv.getResult(), split);
                 continue;
               }

@@ -111,25 +111,27 @@
 // CHECK-NEXT:    arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
 
 // ALiBi, s − slope·float(i − j): the difference of positions converted as
-// float(i) − float(j) (exact below 2^24), so a row's and a key's conversion
-// serve every register that shares them and an element costs one FSUB, not
-// an integer subtract and an I2F.
+// float(i) − float(j) (exact below 2^24): a row's float once per row, a
+// key's as the tile's float base plus a constant (not clamped: a padding
+// key is −inf after fat.mask), so an element costs one FSUB, not an
+// integer subtract, a clamp and an I2F.
 // CHECK-LABEL: func.func @alibi
 // CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
 // CHECK:         %[[ROW1:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
-// CHECK:         %[[KEY0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
-// CHECK:         %[[I0:[0-9]+]] = arith.index_cast %[[ROW0]] : index to i64
-// CHECK-NEXT:    %[[FI0:[0-9]+]] = arith.sitofp %[[I0]] : i64 to f32
-// CHECK-NEXT:    %[[J0:[0-9]+]] = arith.index_cast %[[KEY0]] : index to i64
-// CHECK-NEXT:    %[[FJ0:[0-9]+]] = arith.sitofp %[[J0]] : i64 to f32
-// CHECK-NEXT:    %[[D0:[0-9]+]] = arith.subf %[[FI0]], %[[FJ0]] : f32
+// CHECK:         %[[R0:[0-9]+]] = arith.index_cast %[[ROW0]] : index to i32
+// CHECK-NEXT:    %[[FI0:[0-9]+]] = arith.sitofp %[[R0]] : i32 to f32
+// CHECK-NEXT:    %[[R1:[0-9]+]] = arith.index_cast %[[ROW1]] : index to i32
+// CHECK-NEXT:    %[[FI1:[0-9]+]] = arith.sitofp %[[R1]] : i32 to f32
+// CHECK-NEXT:    %[[FK:[0-9]+]] = arith.sitofp %{{[0-9]+}} : i32 to f32
+// CHECK:         %[[K0:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT:    %[[FJ0:[0-9]+]] = arith.addf %[[FK]], %[[K0]] : f32
+// CHECK:         %[[D0:[0-9]+]] = arith.subf %[[FI0]], %[[FJ0]] : f32
 // CHECK-NEXT:    %[[B0:[0-9]+]] = arith.mulf %{{.+}}, %[[D0]] : f32
 // CHECK-NEXT:    arith.subf %{{[0-9]+}}, %[[B0]] : f32
-// CHECK:         %[[I1:[0-9]+]] = arith.index_cast %[[ROW1]] : index to i64
-// CHECK-NEXT:    arith.sitofp %[[I1]] : i64 to f32
-// CHECK-NEXT:    %[[J1:[0-9]+]] = arith.index_cast %[[KEY0]] : index to i64
-// CHECK-NEXT:    arith.sitofp %[[J1]] : i64 to f32
-// CHECK-NEXT:    arith.subf
+// CHECK:         %[[D1:[0-9]+]] = arith.subf %[[FI1]], %[[FJ0]] : f32
+// CHECK:         %[[K1:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[FJ1:[0-9]+]] = arith.addf %[[FK]], %[[K1]] : f32
+// CHECK:         arith.subf %[[FI0]], %[[FJ1]] : f32
 
 // Only positions split: another difference (here batch − head, which could
 // wrap in 32 bits) is converted as it is.

@@ -189,7 +189,8 @@ struct ScoreInputScaleIntoTile : OpRewritePattern<ScoreModOp> {
     rewriter.setInsertionPoint(mul);
     Value scaled = arith::MulFOp::create(
         rewriter, loc, tile,
-        tensor::SplatOp::create(rewriter, loc, k, splat.getType()));
+        tensor::SplatOp::create(rewriter, loc, k, splat.getType()),
+        mul.getFastmathAttr());
     rewriter.modifyOpInPlace(op, [&] {
       op.getScoresMutable().assign(scaled);
       op.setScaleAttr(rewriter.getF32FloatAttr(1.0f));
