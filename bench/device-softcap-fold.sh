@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -27,8 +27,20 @@ case $steps in *" softcap "*) bench softcap 240 --kernels .kernels-mods-fold --r
 case $steps in *" fma "*) bench fma 560 --kernels .kernels-mods-fma --reps 8 --shapes 0 2 1 \
   --only softcap alibi-causal alibi-slopes relative-bias \
   --variant fold=.kernels-mods-fold before=.kernels-mods ;; esac
-case $steps in *" table "*) bench table 560 --kernels .kernels-mods-fold --reps 5 \
-  --no-checks --shapes 0 2 1 ;; esac
+# Run 86: ALiBi's a − b·float(i − j) as a + b·(float(j) − float(i)) (no FNEG
+# per element, .kernels-mods-neg) beside run 85's kernels, and block-n 128 at
+# D128 for regions that read positions (.kernels-mods-n128: no spills).
+case $steps in *" neg "*) bench neg 400 --kernels .kernels-mods-neg --reps 8 --no-checks \
+  --shapes 0 2 1 --only alibi-slopes alibi-causal relative-bias softcap \
+  --variant fma=.kernels-mods-fma n128=.kernels-mods-n128 ;; esac
+# Run 87: block-n 128 for every positional region at D128 (the cost model's
+# rule, .kernels-mods-rule) beside 160 / 176 keys (.kernels-mods-neg), for
+# the masks the rule also moved.
+case $steps in *" rule "*) bench rule 400 --kernels .kernels-mods-rule --reps 8 --no-checks \
+  --shapes 0 1 --only prefix-lm sliding-sink document-causal document-causal-blocks \
+  prefix-lm-blocks sliding-sink-blocks --variant n160=.kernels-mods-neg ;; esac
+case $steps in *" table "*) bench table 560 --kernels .kernels-mods-rule --reps 5 \
+  --shapes 0 2 1 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 240 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1

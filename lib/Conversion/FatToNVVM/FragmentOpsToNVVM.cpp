@@ -606,11 +606,41 @@ static arith::SubIOp positionDifference(arith::SIToFPOp conv,
 }
 static Value splitIndexDifference(ImplicitLocOpBuilder &b,
                                   arith::SIToFPOp conv, ValueRange positions,
-                                  function_ref<Value(Value)> floatOf) {
+                                  function_ref<Value(Value)> floatOf,
+                                  bool negated = false) {
   arith::SubIOp sub = positionDifference(conv, positions);
   if (!sub)
     return Value();
-  return arith::SubFOp::create(b, floatOf(sub.getLhs()), floatOf(sub.getRhs()));
+  Value lhs = floatOf(sub.getLhs()), rhs = floatOf(sub.getRhs());
+  if (negated)
+    std::swap(lhs, rhs);
+  return arith::SubFOp::create(b, lhs, rhs);
+}
+
+/// The subtractions a − b·float(i − j) of a region (the multiply and the
+/// conversion used once): ALiBi's `score − slope·(i − j)`. The kernel emits
+/// them as a + b·(float(j) − float(i)), exact, so that LLVM's contraction
+/// fuses b·d into an FFMA without an FNEG per element (it negates the
+/// product when both operands of the FSUB are products, as here with the
+/// scaled score).
+static llvm::SmallPtrSet<Operation *, 4>
+negatedDifferences(Block &body, ValueRange positions) {
+  llvm::SmallPtrSet<Operation *, 4> ops;
+  body.walk([&](arith::SubFOp sub) {
+    auto mul = sub.getRhs().getDefiningOp<arith::MulFOp>();
+    if (!mul || !mul->hasOneUse() || sub.getLhs() == sub.getRhs())
+      return;
+    for (Value factor : mul->getOperands()) {
+      auto conv = factor.getDefiningOp<arith::SIToFPOp>();
+      if (conv && conv->hasOneUse() && positionDifference(conv, positions) &&
+          mul.getLhs() != mul.getRhs()) {
+        ops.insert(sub);
+        ops.insert(conv);
+        return;
+      }
+    }
+  });
+  return ops;
 }
 
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
@@ -735,6 +765,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     body.walk([&](arith::SIToFPOp conv) {
       splits |= static_cast<bool>(positionDifference(conv, positions));
     });
+    llvm::SmallPtrSet<Operation *, 4> negated =
+        negatedDifferences(body, positions);
     Value floatRows[2], floatColBase;
     if (splits) {
       for (int r = 0; r < 2; ++r)
@@ -777,11 +809,20 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               auto floatOf = [&](Value position) {
                 return position == positions[0] ? floatRows[r] : floatKey;
               };
-              if (Value split =
-                      splitIndexDifference(b, conv, positions, floatOf)) {
+              if (Value split = splitIndexDifference(
+                      b, conv, positions, floatOf, negated.contains(conv))) {
                 mapping.map(conv.getResult(), split);
                 continue;
               }
+            }
+            if (auto sub = dyn_cast<arith::SubFOp>(inner);
+                sub && negated.contains(sub)) {
+              mapping.map(sub.getResult(),
+                          arith::AddFOp::create(
+                              b, mapping.lookup(sub.getLhs()),
+                              mapping.lookup(sub.getRhs()),
+                              sub.getFastmathAttr()));
+              continue;
             }
             Operation *copy = rewriter.clone(inner, mapping);
             // A division may become a multiply by the reciprocal (≤ 1 ulp

@@ -114,7 +114,9 @@
 // float(i) − float(j) (exact below 2^24): a row's float once per row, a
 // key's as the tile's float base plus a constant (not clamped: a padding
 // key is −inf after fat.mask), so an element costs one FSUB, not an
-// integer subtract, a clamp and an I2F.
+// integer subtract, a clamp and an I2F. The subtraction of the product
+// becomes s + slope·(float(j) − float(i)), exact, which LLVM contracts into
+// one FFMA without an FNEG.
 // CHECK-LABEL: func.func @alibi
 // CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
 // CHECK:         %[[ROW1:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
@@ -125,13 +127,14 @@
 // CHECK-NEXT:    %[[FK:[0-9]+]] = arith.sitofp %{{[0-9]+}} : i32 to f32
 // CHECK:         %[[K0:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT:    %[[FJ0:[0-9]+]] = arith.addf %[[FK]], %[[K0]] : f32
-// CHECK:         %[[D0:[0-9]+]] = arith.subf %[[FI0]], %[[FJ0]] : f32
+// CHECK-NEXT:    %[[X0:[0-9]+]] = arith.mulf %arg0, %{{.+}} : f32
+// CHECK:         %[[D0:[0-9]+]] = arith.subf %[[FJ0]], %[[FI0]] : f32
 // CHECK-NEXT:    %[[B0:[0-9]+]] = arith.mulf %{{.+}}, %[[D0]] : f32
-// CHECK-NEXT:    arith.subf %{{[0-9]+}}, %[[B0]] : f32
-// CHECK:         %[[D1:[0-9]+]] = arith.subf %[[FI1]], %[[FJ0]] : f32
+// CHECK-NEXT:    arith.addf %[[X0]], %[[B0]] : f32
+// CHECK:         %[[D1:[0-9]+]] = arith.subf %[[FJ0]], %[[FI1]] : f32
 // CHECK:         %[[K1:.+]] = arith.constant 1.000000e+00 : f32
 // CHECK-NEXT:    %[[FJ1:[0-9]+]] = arith.addf %[[FK]], %[[K1]] : f32
-// CHECK:         arith.subf %[[FI0]], %[[FJ1]] : f32
+// CHECK:         arith.subf %[[FJ1]], %[[FI0]] : f32
 
 // Only positions split: another difference (here batch − head, which could
 // wrap in 32 bits) is converted as it is.

@@ -104,3 +104,45 @@ func.func @d64_softcap(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16
          } -> tensor<1x4x4096x64xbf16>
   return %r : tensor<1x4x4096x64xbf16>
 }
+
+// -----
+
+// D = 128 with a region that reads positions: 128-key blocks, where 160 /
+// 176 spilled the per-element index math (perf log run 86). The soft-cap
+// keeps the wide blocks of the plain kernel.
+// CHECK-LABEL: func.func @d128_alibi
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
+// CHECK-LABEL: func.func @d128_softcap
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 176 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
+func.func @d128_alibi(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xbf16>,
+                      %v: tensor<1x4x16384x128xbf16>, %o: tensor<1x4x16384x128xbf16>)
+    -> tensor<1x4x16384x128xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>)
+         outs(%o : tensor<1x4x16384x128xbf16>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %d = arith.subi %i, %j : index
+           %d64 = arith.index_cast %d : index to i64
+           %df = arith.sitofp %d64 : i64 to f32
+           %c = arith.constant 0.0625 : f32
+           %bias = arith.mulf %c, %df : f32
+           %y = arith.subf %s, %bias : f32
+           fat.yield %y : f32
+         } -> tensor<1x4x16384x128xbf16>
+  return %r : tensor<1x4x16384x128xbf16>
+}
+func.func @d128_softcap(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xbf16>,
+                        %v: tensor<1x4x16384x128xbf16>, %o: tensor<1x4x16384x128xbf16>)
+    -> tensor<1x4x16384x128xbf16> {
+  %r = fat.attention ins(%q, %k, %v : tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>)
+         outs(%o : tensor<1x4x16384x128xbf16>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %c = arith.constant 30.0 : f32
+           %y = arith.divf %s, %c : f32
+           %t = math.tanh %y : f32
+           %z = arith.mulf %t, %c : f32
+           fat.yield %z : f32
+         } -> tensor<1x4x16384x128xbf16>
+  return %r : tensor<1x4x16384x128xbf16>
+}

@@ -375,7 +375,8 @@ struct TileProblem {
 /// tuned for Skv ≤ 512 (≤ 1k causal); at 64 < D ≤
 /// 128 with persistent CTAs and vector row sums, without a mask 176 (128
 /// when tuned for Skv < 2048, 160 for Skv < 8192: two Q buffers then fit),
-/// with the causal mask 160 when tuned for Skv ≥ 4096; else 128.
+/// with the causal mask 160 when tuned for Skv ≥ 4096; else 128 (always
+/// for regions that read positions, TileProblem::positional).
 int64_t defaultBlockN(const TileProblem &problem,
                       const KernelSchedule &schedule);
 /// Query rows per CTA: 64, 128 or 192 (one, two or three consumer

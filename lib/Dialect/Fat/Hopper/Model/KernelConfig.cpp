@@ -69,6 +69,13 @@ int64_t mlir::fat::defaultBlockN(const TileProblem &problem,
   // Under the causal mask the diagonal blocks' masking grows with the block
   // and wide blocks lose at short S (run 16), but from 4k keys 160-key
   // blocks gain +5…7% (run 26).
+  // Score or mask regions that compute with positions keep 128: their
+  // per-element index math beside 80…88 scores per thread spilled 32…780
+  // bytes at 160 / 176 keys and none or 48 at 128, which measured +13%
+  // (ALiBi), +32…66% (bias table) at D = 128 (perf log run 86); the
+  // soft-cap, which reads the score only, is equal.
+  if (problem.positional)
+    return 128;
   bool vectorPersistent = schedule.persistent && !schedule.rowsumMma;
   bool known = problem.seqLen > 0;
   if (d > 64 && !problem.masked() && vectorPersistent) {
