@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -39,6 +39,11 @@ case $steps in *" neg "*) bench neg 400 --kernels .kernels-mods-neg --reps 8 --n
 case $steps in *" rule "*) bench rule 400 --kernels .kernels-mods-rule --reps 8 --no-checks \
   --shapes 0 1 --only prefix-lm sliding-sink document-causal document-causal-blocks \
   prefix-lm-blocks sliding-sink-blocks --variant n160=.kernels-mods-neg ;; esac
+# Run 88: the folded soft-cap with a fraction φ of its exponentials on the
+# FMA pipe (exp2-poly; tanh keeps MUFU): .kernels-mods-e{0.25,0.5,0.75}.
+case $steps in *" exp "*) bench exp 300 --kernels .kernels-mods-rule --reps 8 --no-checks \
+  --shapes 0 2 1 --only softcap softcap-causal --variant e25=.kernels-mods-e0.25 \
+  e50=.kernels-mods-e0.5 e75=.kernels-mods-e0.75 ;; esac
 case $steps in *" table "*) bench table 560 --kernels .kernels-mods-rule --reps 5 \
   --shapes 0 2 1 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 240 python3 -m pytest \

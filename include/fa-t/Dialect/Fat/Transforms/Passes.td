@@ -241,8 +241,16 @@ def FatTensorize : Pass<"fat-tensorize"> {
     ptxas's early wait its branch serializes the overlapped wgmmas, so
     fat-pipeline drops it again under a forced `pv-wait=early`), the
     eager one elsewhere; all exponentials on MUFU (exp2_poly = 0: the FMA
-    pipe is the busier one in this kernel, run 14). Forcing a choice is for
+    pipe is the busier one in this kernel, run 14; the soft-cap's two MUFU
+    ops per score measured no better, run 88). Forcing a choice is for
     ablation.
+
+    A score region s' = A·g(…) with a constant A > 0 (soft-capping's
+    30·tanh(s/30)) then yields g: A joins the softmax constant,
+    c = A·log2 e on `fat.softmax_max` / `fat.softmax_exp`, and the LSE's
+    factor on m (`fat.finalize`'s scale), so the kernel spends no multiply
+    per score on it (ScoreScales.cpp; `fat-pipeline` folds the region's
+    leading constant into the kernel's scale the same way).
 
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
