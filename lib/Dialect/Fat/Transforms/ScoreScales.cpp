@@ -61,9 +61,13 @@ static void eraseDeadConstants(RewriterBase &rewriter, Block &body) {
       rewriter.eraseOp(&op);
 }
 
-/// The region's yield t·A with A > 0: the multiply and A; none otherwise.
-static std::optional<std::pair<Operation *, double>>
-trailingFactor(ScoreModOp mod) {
+/// The region's yield t·A with A > 0 a constant.
+struct TrailingFactor {
+  Operation *mul;
+  Value t;
+  double a;
+};
+static std::optional<TrailingFactor> trailingFactor(ScoreModOp mod) {
   auto yield = cast<YieldOp>(mod.getBody().front().getTerminator());
   Operation *mul = yield.getValue().getDefiningOp<arith::MulFOp>();
   if (!mul || !mul->hasOneUse() || mul->getParentRegion() != &mod.getBody())
@@ -71,7 +75,7 @@ trailingFactor(ScoreModOp mod) {
   for (Value t : mul->getOperands())
     if (std::optional<double> a = constantFactorOf(mul, t))
       if (*a > 0.0)
-        return std::make_pair(mul, *a);
+        return TrailingFactor{mul, t, *a};
   return std::nullopt;
 }
 
@@ -81,11 +85,13 @@ void mlir::fat::foldScoreOutputScale(Operation *scope) {
   if (mods.empty())
     return;
   std::optional<double> a;
+  SmallVector<TrailingFactor> tails;
   for (ScoreModOp mod : mods) {
-    auto tail = trailingFactor(mod);
-    if (!tail || (a && *a != tail->second))
+    std::optional<TrailingFactor> tail = trailingFactor(mod);
+    if (!tail || (a && *a != tail->a))
       return;
-    a = tail->second;
+    a = tail->a;
+    tails.push_back(*tail);
   }
   // The scores reach only masks (−inf stays −inf under A > 0) and the
   // softmax, whose constants are f32 constants to scale.
@@ -142,11 +148,8 @@ void mlir::fat::foldScoreOutputScale(Operation *scope) {
   FinalizeOp fin = finalizes.front();
   fin.setScaleAttr(rewriter.getF32FloatAttr(
       float(fin.getScale().convertToDouble() * *a)));
-  for (ScoreModOp mod : mods) {
-    Operation *mul = trailingFactor(mod)->first;
-    Value t = constantFactorOf(mul, mul->getOperand(0)) ? mul->getOperand(0)
-                                                        : mul->getOperand(1);
-    rewriter.replaceOp(mul, t);
+  for (auto [mod, tail] : llvm::zip_equal(mods, tails)) {
+    rewriter.replaceOp(tail.mul, tail.t);
     eraseDeadConstants(rewriter, mod.getBody().front());
   }
 }
