@@ -580,17 +580,9 @@ struct UnaryMathLowering : OpConversionPattern<MathOp> {
   }
 };
 
-/// float(i − j) of a region (`arith.sitofp` to f32 of an `arith.subi` of
-/// its row and key arguments `positions`, possibly through an
-/// `arith.index_cast`: ALiBi's slope·(j − i)) as float(i) − float(j), the
-/// operands `floatOf(i)`, `floatOf(j)`: the element's row and key as f32
-/// (ModFragmentLowering: a per-row value and a per-key FADD on a per-tile
-/// float base). Positions lie in [0, 2^31), so i − j does not wrap, and an
-/// element costs one FSUB instead of an integer subtract, a clamp and an
-/// I2F, which issues at a quarter of the FMA pipe's rate on sm_90 like
-/// MUFU. Exact while positions are below 2^24 (integers of f32's 24-bit
-/// significand, so the conversions, the sums and the difference are
-/// exact). Null where the pattern does not apply.
+/// The `arith.subi` i − j of a region's row and key arguments `positions`
+/// that `conv` (an `arith.sitofp` to f32, possibly through an
+/// `arith.index_cast`) converts; null otherwise.
 static arith::SubIOp positionDifference(arith::SIToFPOp conv,
                                         ValueRange positions) {
   if (!conv.getType().isF32())
@@ -604,6 +596,17 @@ static arith::SubIOp positionDifference(arith::SIToFPOp conv,
     return {};
   return sub;
 }
+/// float(i − j) of a region (`arith.sitofp` to f32 of an `arith.subi` of
+/// its row and key arguments `positions`, possibly through an
+/// `arith.index_cast`: ALiBi's slope·(j − i)) as float(i) − float(j), the
+/// operands `floatOf(i)`, `floatOf(j)`: the element's row and key as f32
+/// (ModFragmentLowering: a per-row value and a per-key FADD on a per-tile
+/// float base). Positions lie in [0, 2^31), so i − j does not wrap, and an
+/// element costs one FSUB instead of an integer subtract, a clamp and an
+/// I2F, which issues at a quarter of the FMA pipe's rate on sm_90 like
+/// MUFU. Exact while positions are below 2^24 (integers of f32's 24-bit
+/// significand, so the conversions, the sums and the difference are
+/// exact). Null where the pattern does not apply.
 static Value splitIndexDifference(ImplicitLocOpBuilder &b,
                                   arith::SIToFPOp conv, ValueRange positions,
                                   function_ref<Value(Value)> floatOf,
