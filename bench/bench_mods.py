@@ -49,7 +49,13 @@ CHECK_SHAPE = (1, 1000, 1531)
 #: sparsify. One key range per query group cannot skip the hole between the
 #: sinks and the window, so sliding-sink-blocks shows that limit.
 BLOCK_SPARSE = {"document-causal-blocks": "document-causal", "prefix-lm-blocks": "prefix-lm",
-                "sliding-sink-blocks": "sliding-sink"}
+                "sliding-sink-blocks": "sliding-sink",
+                "document-causal-runs-blocks": "document-causal-runs"}
+#: Documents per sequence of the document masks; their time is set beside
+#: the same work with equal documents as a batch of short causal attentions
+#: (fa-t's plain kernel and cuDNN at B·DOCUMENTS, S / DOCUMENTS): what a
+#: variable-length kernel could reach.
+DOCUMENTS = 8
 
 
 def sliding_sink(window: int, sinks: int):
@@ -91,7 +97,7 @@ def modifications(shape, device="cpu"):
     tensors some of them capture on ``device``."""
     b, h, s, _ = shape
     gen = torch.Generator().manual_seed(0)
-    docs = random_documents(b, s, 8, gen).to(device)
+    docs = random_documents(b, s, DOCUMENTS, gen).to(device)
     slopes = torch.tensor([2.0 ** (-8 * (i + 1) / h) for i in range(h)], device=device)
     table = (torch.randn(h, 2 * s - 1, generator=gen) * 2).to(device)
     out = {
@@ -102,6 +108,8 @@ def modifications(shape, device="cpu"):
         "prefix-lm": (False, None, fa_t.prefix_lm(1024)),
         "sliding-sink": (True, None, sliding_sink(1024, 4)),
         "document-causal": (True, None, fa_t.document_mask(docs)),
+        # The same packing as run bounds per query row (runs=True).
+        "document-causal-runs": (True, None, fa_t.document_mask(docs, runs=True)),
         "relative-bias": (False, relative_bias(table), None),
     }
     return {**out, **{name: out[base] for name, base in BLOCK_SPARSE.items()}}
@@ -244,6 +252,19 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     }
     if not flex_works(impls["flex"]):
         del impls["flex"]
+    ceiling = {}
+    if name.startswith("document"):
+        # Equal documents as a batch of causal attentions S / DOCUMENTS long.
+        qd, kd, vd = (t.view(b, h, DOCUMENTS, s // DOCUMENTS, d).transpose(1, 2)
+                      .reshape(b * DOCUMENTS, h, s // DOCUMENTS, d) for t in (q, k, v))
+        impls["fa-t-equal-docs"] = lambda: _forward(
+            qd, kd, vd, causal=True, window=(-1, -1), diag=None, scale=None,
+            want_lse=False, kernel_dir=plain_dir)
+        impls["cudnn-equal-docs"] = bench._sdpa_launcher(
+            torch.nn.functional, torch.nn.attention.sdpa_kernel,
+            SDPBackend.CUDNN_ATTENTION, qd, kd, vd, True)
+        ceiling = {n: useful_flops(b * DOCUMENTS, h, s // DOCUMENTS, d, True, None)
+                   for n in ("fa-t-equal-docs", "cudnn-equal-docs")}
     for label, directory in variants:
         impls[label] = (lambda directory=directory: _forward(
             q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
@@ -251,8 +272,8 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     ms = bench.round_robin_ms(impls, reps)
     flops = useful_flops(b, h, s, d, causal, mask_mod)
     plain_flops = useful_flops(b, h, s, d, causal, None)
-    tflops = {n: (plain_flops if n.endswith("plain") else flops) / (t * 1e-3) / 1e12
-              for n, t in ms.items()}
+    tflops = {n: ceiling.get(n, plain_flops if n.endswith("plain") else flops)
+              / (t * 1e-3) / 1e12 for n, t in ms.items()}
     out = {"name": name, "B": b, "H": h, "S": s, "D": d, "ms": ms, "tflops": tflops}
     if bm is not None:
         out["block_density"] = bm.density()
@@ -309,6 +330,10 @@ def run(args):
                       f"fa-t)")
             flex = (f"flex {tf['flex']:6.1f}  fa-t/flex {tf['fa-t'] / tf['flex']:5.2f}"
                     if "flex" in tf else "flex failed")
+            if "fa-t-equal-docs" in tf:
+                print(f"     equal documents as a batch: fa-t {tf['fa-t-equal-docs']:6.1f}, "
+                      f"cuDNN {tf['cudnn-equal-docs']:6.1f}; fa-t here "
+                      f"{tf['fa-t'] / tf['fa-t-equal-docs']:.2f} of fa-t's")
             if "block_density" in t:
                 print(f"     block mask: {t['block_density']:.3f} of the key blocks visited, "
                       f"{t['block_full_density']:.3f} with the mask skipped")

@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -44,9 +44,15 @@ case $steps in *" rule "*) bench rule 400 --kernels .kernels-mods-rule --reps 8 
 case $steps in *" exp "*) bench exp 300 --kernels .kernels-mods-rule --reps 8 --no-checks \
   --shapes 0 2 1 --only softcap softcap-causal --variant e25=.kernels-mods-e0.25 \
   e50=.kernels-mods-e0.5 e75=.kernels-mods-e0.75 ;; esac
+# Run 90: document masks as per-row run bounds (fa_t.document_mask(runs=True))
+# beside the id form, with and without block masks; equal documents as a
+# batch of short causal attentions beside them (.kernels-mods-docs).
+case $steps in *" docs "*) bench docs 320 --kernels .kernels-mods-docs --reps 8 \
+  --shapes 0 2 1 --only document-causal document-causal-runs document-causal-blocks \
+  document-causal-runs-blocks ;; esac
 case $steps in *" table "*) bench table 560 --kernels .kernels-mods-rule --reps 5 \
   --shapes 0 2 1 ;; esac
-case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 240 python3 -m pytest \
+case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1
 tail -5 "$out/pytest.log" ;; esac

@@ -692,18 +692,79 @@ def alibi(slopes: torch.Tensor) -> Callable:
     return score_mod
 
 
-def document_mask(doc_ids: torch.Tensor) -> Callable:
+def document_mask(doc_ids: torch.Tensor, *, runs: bool = False) -> Callable:
     """Packed sequences: a key is visible only within the query's document
     (``doc_ids[q_idx] == doc_ids[kv_idx]``; Sq = Skv positions). ``doc_ids``
-    is [S], or [B, S] for a packing per batch entry (``doc_ids[b, q_idx]``)."""
+    is [S], or [B, S] for a packing per batch entry (``doc_ids[b, q_idx]``).
+    The mask reads ``doc_ids`` at each call, so ids written in place count.
+
+    ``runs=True`` promises that every document is one run of consecutive
+    positions (a packing) and takes the runs' bounds now: the mask becomes
+    ``first[q_idx] <= kv_idx < end[q_idx]``, two bounds per query row, where
+    the id form loads every key's id in the kernel (perf log, run 90). Ids
+    changed later are not seen: build a new mask. Outside torch.compile a
+    broken promise raises ValueError.
+    """
+    if not isinstance(runs, bool):
+        raise TypeError(f"expected runs to be a bool, got {type(runs).__name__}")
     doc_ids = torch.as_tensor(doc_ids).to(torch.int32).contiguous()
-    if doc_ids.dim() == 2:
+    if doc_ids.dim() not in (1, 2):
+        raise ValueError(f"expected doc_ids to be [S] or [B, S], got shape "
+                         f"{tuple(doc_ids.shape)}")
+    if runs:
+        if not torch.compiler.is_compiling() and not _one_run_per_document(doc_ids):
+            raise ValueError("document_mask(runs=True): a document id occurs in more than "
+                             "one run of consecutive positions")
+        first, end = _document_runs(doc_ids)
+        if doc_ids.dim() == 2:
+            def mask_mod(b, h, q_idx, kv_idx):
+                return (kv_idx >= first[b, q_idx]) & (kv_idx < end[b, q_idx])
+        else:
+            def mask_mod(b, h, q_idx, kv_idx):
+                return (kv_idx >= first[q_idx]) & (kv_idx < end[q_idx])
+    elif doc_ids.dim() == 2:
         def mask_mod(b, h, q_idx, kv_idx):
             return doc_ids[b, q_idx] == doc_ids[b, kv_idx]
     else:
         def mask_mod(b, h, q_idx, kv_idx):
             return doc_ids[q_idx] == doc_ids[kv_idx]
     return mask_mod
+
+
+def _run_starts(doc_ids: torch.Tensor) -> torch.Tensor:
+    """[rows, S] bool: where a run of equal ids begins (doc_ids as rows)."""
+    ids = doc_ids.view(-1, doc_ids.shape[-1])
+    starts = torch.ones_like(ids, dtype=torch.bool)
+    starts[:, 1:] = ids[:, 1:] != ids[:, :-1]
+    return starts
+
+
+def _one_run_per_document(doc_ids: torch.Tensor) -> bool:
+    """Whether every id of every row is one run of consecutive positions: as
+    many run starts as distinct ids."""
+    ids = doc_ids.view(-1, doc_ids.shape[-1])
+    if ids.shape[1] == 0:
+        return True
+    ordered = ids.sort(1).values
+    distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(1)
+    return bool((_run_starts(doc_ids).sum(1) == distinct).all())
+
+
+def _document_runs(doc_ids: torch.Tensor):
+    """(first, end) int32 tensors of doc_ids' shape: the bounds of the run of
+    equal ids holding each position. Data-independent (traceable)."""
+    n = doc_ids.shape[-1]
+    starts = _run_starts(doc_ids)
+    pos = torch.arange(n, device=doc_ids.device).expand_as(starts)
+    # first: the last run start at or before each position; end: the next
+    # run start after it (n past the last run).
+    first = torch.where(starts, pos, 0).cummax(1).values
+    ends = torch.ones_like(starts)
+    ends[:, :-1] = starts[:, 1:]
+    end = torch.where(ends, pos + 1, n).flip(1).cummin(1).values.flip(1)
+    shape = doc_ids.shape
+    return (first.to(torch.int32).reshape(shape).contiguous(),
+            end.to(torch.int32).reshape(shape).contiguous())
 
 
 def prefix_lm(prefix: int) -> Callable:

@@ -46,7 +46,7 @@ PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 #: query rows, the kernel skipping the key blocks outside them).
 MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
-BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks")
+BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-causal-blocks")
 
 
 def modifications(device="cpu"):
@@ -86,6 +86,9 @@ def modifications(device="cpu"):
         "user-both": (False, user_score, sparse_rows),
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "document-causal-blocks": (True, None, fa_t.document_mask(docs)),
+        # The same packings as each query's run of keys (two bounds per row).
+        "document-runs": (False, None, fa_t.document_mask(docs, runs=True)),
+        "document-runs-causal-blocks": (True, None, fa_t.document_mask(docs, runs=True)),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
         "relative-bias": (False, relative_bias, None),
     }

@@ -334,6 +334,23 @@ def test_unsupported_functions_are_refused_while_compiling():
                       backend="eager")(q)
 
 
+def test_document_runs_under_compile():
+    # runs=True made inside the compiled code: no look at the ids (the
+    # promise is taken), the bounds computed in the graph.
+    torch._dynamo.reset()
+    q, k, v = inputs(21)
+    docs = documents(22)
+
+    def f(q, k, v, docs):
+        return fa_t.attention(q, k, v, causal=True,
+                              mask_mod=fa_t.document_mask(docs, runs=True))
+
+    with torch.no_grad():
+        got = torch.compile(f, fullgraph=True, backend="aot_eager")(q, k, v, docs)
+        ref, _ = attention_reference(q, k, v, causal=True, mask_mod=fa_t.document_mask(docs))
+        check(got, f(q, k, v, docs), ref)
+
+
 def test_opcheck():
     q, k, v = (t.float() for t in inputs(12))
     docs = documents(13)

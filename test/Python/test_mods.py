@@ -48,6 +48,8 @@ CASES = {
               lambda s, b, h, i, j: s - SLOPES[h].item() * (i - j)),
     "document": (dict(mask_mod=fa_t.document_mask(DOCS)),
                  lambda s, b, h, i, j: s if DOCS[i] == DOCS[j] else -math.inf),
+    "document_runs": (dict(mask_mod=fa_t.document_mask(DOCS, runs=True)),
+                      lambda s, b, h, i, j: s if DOCS[i] == DOCS[j] else -math.inf),
     "prefix_lm": (dict(mask_mod=fa_t.prefix_lm(10)),
                   lambda s, b, h, i, j: s if (j < 10 or j <= i) else -math.inf),
     "user": (dict(score_mod=lambda s, b, h, q, k: torch.where(q >= k, s * (b + 1), s - 1.0),
@@ -173,6 +175,46 @@ def test_batched_document_mask():
     assert torch.allclose(out, ref, atol=1e-10, rtol=1e-10)
     text, _ = mods.attention_regions(mask_mod=fa_t.document_mask(docs))
     assert "tensor.extract %cap0[%b, %q_idx] : tensor<2x70xi32>" in text
+
+
+def test_document_runs():
+    # runs=True: the query's run [first, end) instead of id against id, two
+    # int32 bounds read per row; the same mask wherever the promise holds.
+    docs = torch.stack([DOCS, DOCS.flip(0)]).int()
+    text, caps = mods.attention_regions(mask_mod=fa_t.document_mask(docs, runs=True))
+    assert "tensor.extract %cap0[%b, %q_idx] : tensor<2x70xi32>" in text
+    assert "tensor.extract %cap1[%b, %q_idx] : tensor<2x70xi32>" in text
+    assert "%kv_idx]" not in text
+    first, end = torch.minimum(*caps), torch.maximum(*caps)    # first < end everywhere
+    for b in range(2):
+        for i in range(S):
+            run = (docs[b] == docs[b, i]).nonzero().flatten()
+            assert (first[b, i].item(), end[b, i].item()) == (run[0].item(), run[-1].item() + 1)
+    q, k, v = inputs(5)
+    by_ids = fa_t.attention(q, k, v, causal=True, mask_mod=fa_t.document_mask(docs))
+    by_runs = fa_t.attention(q, k, v, causal=True, mask_mod=fa_t.document_mask(docs, runs=True))
+    assert torch.equal(by_ids, by_runs)
+    ids = fa_t.block_mask(fa_t.document_mask(docs), 2, None, S, S, causal=True, device="cpu")
+    runs = fa_t.block_mask(fa_t.document_mask(docs, runs=True), 2, None, S, S, causal=True,
+                           device="cpu")
+    assert torch.equal(ids.ranges, runs.ranges)
+    # One position, one document per position, one document.
+    for ids1 in ([7], list(range(5)), [3] * 5):
+        f, e = mods._document_runs(torch.tensor(ids1))
+        assert all(f[i] <= i < e[i] for i in range(len(ids1)))
+
+
+def test_document_runs_refusals():
+    with pytest.raises(ValueError, match=r"document_mask\(runs=True\): a document id occurs "
+                                         r"in more than one run"):
+        fa_t.document_mask(torch.tensor([0, 0, 1, 0]), runs=True)
+    with pytest.raises(TypeError, match="expected runs to be a bool, got int"):
+        fa_t.document_mask(DOCS, runs=1)
+    with pytest.raises(ValueError, match=r"expected doc_ids to be \[S\] or \[B, S\], got "
+                                         r"shape \(1, 2, 3\)"):
+        fa_t.document_mask(torch.zeros(1, 2, 3))
+    # The id form has no such promise.
+    fa_t.document_mask(torch.tensor([0, 0, 1, 0]))
 
 
 def test_captured_tensors_off_the_cpu():
