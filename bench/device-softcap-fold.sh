@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -50,6 +50,10 @@ case $steps in *" exp "*) bench exp 300 --kernels .kernels-mods-rule --reps 8 --
 case $steps in *" docs "*) bench docs 320 --kernels .kernels-mods-docs --reps 8 \
   --shapes 0 2 1 --only document-causal document-causal-runs document-causal-blocks \
   document-causal-runs-blocks ;; esac
+# Run 91: the sinks' hole walked around (six-column block masks) beside the
+# four-column table that walks it (sliding-sink-blocks4), .kernels-mods-hole.
+case $steps in *" hole "*) bench hole 300 --kernels .kernels-mods-hole --reps 8 \
+  --shapes 0 2 1 --only sliding-sink sliding-sink-blocks sliding-sink-blocks4 ;; esac
 case $steps in *" table "*) bench table 560 --kernels .kernels-mods-rule --reps 5 \
   --shapes 0 2 1 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \

@@ -454,7 +454,7 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             # The table is a graph input whose data the trace cannot read, so
             # its full ranges (a promise only the data can show broken) must
             # come from fa_t.block_mask or an eager check for this mask_mod.
-            full = block_mask.ranges.shape[-1] == 4
+            full = block_mask.ranges.shape[-1] >= 4
             checked = block_mask._full_checked
             if full and (checked is None or checked[1] is not mask_mod):
                 raise ValueError(

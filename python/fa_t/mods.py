@@ -402,11 +402,14 @@ class BlockMask:
     inside. A broken promise would change the result, so a table
     :func:`block_mask` did not build is checked before its first use
     (:meth:`check_full_ranges`). A table of two columns (first, end) has no
-    full range. ``B`` None: built for any batch (evaluated at b = 0, ranges
-    [1, G, 4]); ``H`` None: at h = 0 only.
+    full range. Six columns add a hole [hole_first, hole_end), the opposite
+    promise: no row of the group sees those keys (mask_mod and the causal
+    flag hide them for every head), so the kernel walks around them; it is
+    checked as the full range is. ``B`` None: built for any batch
+    (evaluated at b = 0, ranges [1, G, columns]); ``H`` None: at h = 0 only.
     """
 
-    ranges: torch.Tensor          # int32 [B or 1, G, 4] (first, end, full_first, full_end)
+    ranges: torch.Tensor          # int32 [B or 1, G, 2, 4 or 6] (first, end, full, hole)
     B: Optional[int]
     H: Optional[int]
     Sq: int
@@ -426,7 +429,8 @@ class BlockMask:
     def density(self) -> float:
         """The fraction of (query group, key) pairs inside the ranges: the
         share of key blocks a kernel visits (1.0 for a dense mask)."""
-        return self._share(0)
+        share = self._share(0)
+        return share - self._share(4) if self.ranges.shape[-1] >= 6 else share
 
     def full_density(self) -> float:
         """The fraction of (query group, key) pairs inside the full ranges:
@@ -473,11 +477,11 @@ class BlockMask:
         r = self.ranges
         want = (self.B if self.B is not None else 1, -(-Sq // GROUP_ROWS))
         if (not isinstance(r, torch.Tensor) or r.dtype != torch.int32 or r.dim() != 3
-                or tuple(r.shape[:2]) != want or r.shape[2] not in (2, 4)):
+                or tuple(r.shape[:2]) != want or r.shape[2] not in (2, 4, 6)):
             shape = tuple(r.shape) if isinstance(r, torch.Tensor) else type(r).__name__
             dtype = getattr(r, "dtype", None)
             raise ValueError(f"expected the block mask's ranges to be int32 [{want[0]}, "
-                             f"{want[1]}, 2 or 4] (batch entries, groups of 64 query rows, "
+                             f"{want[1]}, 2, 4 or 6] (batch entries, groups of 64 query rows, "
                              f"columns), got {shape} {dtype}")
 
     def check_full_ranges(self, mask_mod: Optional[Callable], device) -> None:
@@ -486,7 +490,9 @@ class BlockMask:
         each of its keys for every row of the group (rows below Sq; the
         batch entries and heads :func:`block_mask` evaluates: b = 0 when B is
         None, h = 0 when H is None). The kernel skips the mask there, so a
-        broken promise would be a wrong result, not an error. ``mask_mod``
+        broken promise would be a wrong result, not an error. So for a hole
+        (six columns): empty or inside [first, end), and no row of the group
+        sees its keys (mask_mod and the causal flag hide them). ``mask_mod``
         is evaluated on ``device`` (where its tensors are) in chunks of
         query groups, once: :func:`block_mask`'s tables, valid by
         construction, and tables already checked for this mask_mod are not
@@ -497,38 +503,62 @@ class BlockMask:
             return
         stamp = _stamp(self.ranges)
         ranges = self.ranges.to(device)
-        first, end, full_first, full_end = ranges.unbind(-1)
-        outside = (full_first != full_end) & ((full_first < first) | (full_end > end)
-                                              | (full_first > full_end))
-        if outside.any():
-            e, g = outside.nonzero()[0].tolist()
-            lo, hi, full_lo, full_hi = ranges[e, g].tolist()
-            raise ValueError(f"the block mask's full range [{full_lo}, {full_hi}) of group {g} "
-                             f"(batch entry {e}) is neither empty nor inside its range "
-                             f"[{lo}, {hi}): build it with fa_t.block_mask")
-        if mask_mod is not None:
+        first, end = ranges[..., 0], ranges[..., 1]
+        for column, what in ((2, "full range"), (4, "hole")):
+            if ranges.shape[-1] <= column:
+                break
+            a, z = ranges[..., column], ranges[..., column + 1]
+            outside = (a != z) & ((a < first) | (z > end) | (a > z))
+            if outside.any():
+                e, g = outside.nonzero()[0].tolist()
+                lo, hi = ranges[e, g, :2].tolist()
+                a, z = ranges[e, g, column:column + 2].tolist()
+                raise ValueError(f"the block mask's {what} [{a}, {z}) of group {g} "
+                                 f"(batch entry {e}) is neither empty nor inside its range "
+                                 f"[{lo}, {hi}): build it with fa_t.block_mask")
+        holes = ranges.shape[-1] >= 6
+        if mask_mod is not None or holes:
+            k = torch.arange(self.Skv, device=device)
             for _, _, rows, kept in _mask_chunks(mask_mod, ranges.shape[0], self.H or 1,
                                                  self.Sq, self.Skv, device):
-                full = _columns_mask(ranges, 2, rows, self.Skv)          # [B, rows, Skv]
-                # The first hidden key by row (so by group), batch entry, key.
-                hidden = (full & ~kept.all(1)).transpose(0, 1).nonzero()
-                if len(hidden):
-                    n, e, j = hidden[0].tolist()
-                    i = int(rows[n])
-                    g = i // GROUP_ROWS
-                    full_lo, full_hi = ranges[e, g, 2:].tolist()
-                    raise ValueError(
-                        f"the block mask's full range [{full_lo}, {full_hi}) of group {g} "
-                        f"(batch entry {e}) covers key {j} that mask_mod hides from row {i}; "
-                        f"the kernel would skip the mask there: build it with "
-                        f"fa_t.block_mask")
+                if mask_mod is not None:
+                    full = _columns_mask(ranges, 2, rows, self.Skv)      # [B, rows, Skv]
+                    # The first hidden key by row (so by group), batch entry, key.
+                    self._refuse(full & ~kept.all(1), rows, ranges, 2,
+                                 "covers key {j} that mask_mod hides from row {i}; the "
+                                 "kernel would skip the mask there")
+                if holes:
+                    seen = kept.any(1) if kept is not None else torch.ones(
+                        1, rows.numel(), self.Skv, dtype=torch.bool, device=device)
+                    if self.causal:
+                        seen = seen & (k.view(1, 1, -1)
+                                       <= rows.view(1, -1, 1) + (self.Skv - self.Sq))
+                    self._refuse(_columns_mask(ranges, 4, rows, self.Skv) & seen, rows,
+                                 ranges, 4, "covers key {j} that row {i} sees; the kernel "
+                                 "would skip it")
         self._full_checked = (stamp, mask_mod)
+
+    @staticmethod
+    def _refuse(broken: torch.Tensor, rows: torch.Tensor, ranges: torch.Tensor, column: int,
+                why: str) -> None:
+        """ValueError naming the first (row, batch entry, key) where
+        ``broken`` [B, rows, Skv] is true: the promise of ``column``'s range
+        (2: full, 4: hole) does not hold there."""
+        at = broken.transpose(0, 1).nonzero()
+        if len(at):
+            n, e, j = at[0].tolist()
+            i = int(rows[n])
+            g = i // GROUP_ROWS
+            a, z = ranges[e, g, column:column + 2].tolist()
+            what = "full range" if column == 2 else "hole"
+            raise ValueError(f"the block mask's {what} [{a}, {z}) of group {g} (batch entry "
+                             f"{e}) " + why.format(i=i, j=j) + ": build it with fa_t.block_mask")
 
 
 def range_mask(ranges: torch.Tensor, Sq: int, Skv: int) -> torch.Tensor:
     """[B, Sq, Skv] bool: whether key j is in query row i's range
     (``ranges[b, i // 64, 0] <= j < ranges[b, i // 64, 1]``; ``ranges``
-    int32 [B, G, 2 or 4])."""
+    int32 [B, G, 2, 4 or 6])."""
     return _columns_mask(ranges, 0, torch.arange(Sq, device=ranges.device), Skv)
 
 
@@ -563,6 +593,10 @@ def _longest_run(a: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
     some = best > 0
     return torch.where(some, end + 1 - best, 0), torch.where(some, end + 1, 0)
 
+
+#: The narrowest hole :func:`block_mask` records: the kernel's smallest key
+#: block, so narrower ones can skip nothing.
+HOLE_KEYS = 64
 
 #: Mask elements a :func:`block_mask` or a check of full ranges evaluates at
 #: once (bools, per chunk).
@@ -605,7 +639,11 @@ def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
     [full_first, full_end) the longest run of keys (the first of equal ones)
     inside [first, end) that mask_mod keeps for every row and head, (0, 0)
     when there is none. Causal does not enter the full range (the kernel
-    applies it apart); without mask_mod it is [first, end). A key j of row i
+    applies it apart); without mask_mod it is [first, end). Where some
+    group has a run of at least 64 keys inside [first, end) that no row
+    sees (attention sinks before a sliding window), the table has two more
+    columns, that hole [hole_first, hole_end) per group (the longest such
+    run, (0, 0) when there is none): the kernel walks around its blocks. A key j of row i
     is visible iff ``first <= j < end and mask_mod(b, h, i, j)``; the full
     range, where mask_mod holds by construction, lets the kernel skip
     evaluating it there. The table is marked valid for this mask_mod, so a
@@ -633,7 +671,7 @@ def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
             raise ValueError(f"expected {name} to be an int >= {least}, got {n!r}")
     device = torch.device(device)
     nb = B or 1
-    ranges = torch.zeros(nb, -(-Sq // GROUP_ROWS), 4, dtype=torch.int32, device=device)
+    ranges = torch.zeros(nb, -(-Sq // GROUP_ROWS), 6, dtype=torch.int32, device=device)
     k = torch.arange(Skv, device=device)
     # No keys: no chunk, every range (0, 0).
     for g0, g1, rows, got in _mask_chunks(mask_mod, nb, H or 1, Sq, Skv, device):
@@ -659,7 +697,12 @@ def block_mask(mask_mod: Optional[Callable], B: Optional[int], H: Optional[int],
         inside = (k >= lo.unsqueeze(-1)) & (k < hi.unsqueeze(-1))
         full_lo, full_hi = _longest_run(always.view(nb, g1 - g0, GROUP_ROWS, Skv).all(2)
                                         & inside)
-        ranges[:, g0:g1] = torch.stack((lo, hi, full_lo, full_hi), -1).int()
+        hole_lo, hole_hi = _longest_run(~seen & inside)
+        ranges[:, g0:g1] = torch.stack((lo, hi, full_lo, full_hi, hole_lo, hole_hi), -1).int()
+    # Holes narrower than the kernel's smallest key block (64 keys) skip no
+    # block: without one that wide the table keeps four columns.
+    if not bool(((ranges[..., 5] - ranges[..., 4]) >= HOLE_KEYS).any()):
+        ranges = ranges[..., :4].contiguous()
     return BlockMask(ranges, B, H, Sq, Skv, causal, mask_mod,
                      _full_checked=(_stamp(ranges), mask_mod))
 

@@ -46,7 +46,8 @@ PLAN_CACHE_SHAPE = (2, 8, 256, 128)
 #: query rows, the kernel skipping the key blocks outside them).
 MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
-BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-causal-blocks")
+BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-causal-blocks",
+                "sliding-sink-blocks")
 
 
 def modifications(device="cpu"):
@@ -73,6 +74,11 @@ def modifications(device="cpu"):
     def user_score(score, b, h, q_idx, kv_idx):
         return torch.where(q_idx >= kv_idx, score * (b + 1), -score) + h * 0.25
 
+    def sliding_sink(b, h, q_idx, kv_idx):
+        # Four sinks and a 256-key window: a hole between them (six-column
+        # block mask) for the rows past ~260 + Skv − Sq.
+        return (kv_idx < 4) | (q_idx - kv_idx < 256 - (skv - sq))
+
     def sparse_rows(b, h, q_idx, kv_idx):
         return ((q_idx % 7) != 3) & ((kv_idx % 4) != 1)
 
@@ -90,6 +96,7 @@ def modifications(device="cpu"):
         "document-runs": (False, None, fa_t.document_mask(docs, runs=True)),
         "document-runs-causal-blocks": (True, None, fa_t.document_mask(docs, runs=True)),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
+        "sliding-sink-blocks": (True, None, sliding_sink),
         "relative-bias": (False, relative_bias, None),
     }
 

@@ -26,12 +26,28 @@ from fa_t.config import KernelConfig  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
 
 
+def longest_run(keys, first, end):
+    """The first longest run [a, z) of consecutive keys of ``keys`` inside
+    [first, end), (0, 0) when there is none."""
+    best, start = (0, 0), None
+    for j in range(first, end + 1):
+        if j < end and j in keys:
+            start = j if start is None else start
+            continue
+        if start is not None and j - start > best[1] - best[0]:
+            best = (start, j)
+        start = None
+    return best
+
+
 def brute_ranges(mask_mod, B, H, Sq, Skv, causal):
-    """(first, end, full_first, full_end) per (b, g) by scanning every
-    (b, h, i, j): the full range is the first longest run of keys inside
-    [first, end) that mask_mod keeps for every row and head (causal aside)."""
+    """(first, end, full_first, full_end[, hole_first, hole_end]) per (b, g)
+    by scanning every (b, h, i, j): the full range is the first longest run
+    of keys inside [first, end) that mask_mod keeps for every row and head
+    (causal aside), the hole the first longest run no row sees (causal
+    included); the hole columns exist when some hole is 64 keys or more."""
     G = -(-Sq // 64)
-    out = torch.zeros(B or 1, G, 4, dtype=torch.int32)
+    out = torch.zeros(B or 1, G, 6, dtype=torch.int32)
     for b in range(B or 1):
         for g in range(G):
             rows = range(64 * g, min(64 * g + 64, Sq))
@@ -42,16 +58,11 @@ def brute_ranges(mask_mod, B, H, Sq, Skv, causal):
             if not seen:
                 continue
             first, end = min(seen), max(seen) + 1
-            full, start = (0, 0), None
-            for j in range(first, end + 1):
-                if j < end and all(all(kept[i, j]) for i in rows):
-                    start = j if start is None else start
-                    continue
-                if start is not None and j - start > full[1] - full[0]:
-                    full = (start, j)
-                start = None
-            out[b, g] = torch.tensor([first, end, *full])
-    return out
+            full = longest_run({j for j in range(first, end)
+                                if all(all(kept[i, j]) for i in rows)}, first, end)
+            hole = longest_run(set(range(first, end)) - set(seen), first, end)
+            out[b, g] = torch.tensor([first, end, *full, *hole])
+    return out if bool(((out[..., 5] - out[..., 4]) >= 64).any()) else out[..., :4].contiguous()
 
 
 def docs_of(b, s, seed, docs=6):
@@ -76,6 +87,17 @@ def head_documents(b, h, q, k):
     return (DOCS_300[b, q] == DOCS_300[b, k]) & ((k + 40 * h) % 97 != 0)
 
 
+def sinks_window(b, h, q, k):
+    # Three attention sinks and a window of 100 keys: rows past ~170 have a
+    # hole of 64 keys or more between them.
+    return (k < 3) | (q - k < 100)
+
+
+def sinks_by_head(b, h, q, k):
+    # Head 1's window is 60 keys wider: the hole is what neither head sees.
+    return (k < 3) | (q - k < 100 + 60 * h)
+
+
 def sparse_groups(b, h, q, k):
     # Groups 1 and 3 (rows 64..127, 192..) see nothing; others a band.
     return ((q // 64) % 2 == 0) & (k >= q // 2) & (k < q // 2 + 7)
@@ -94,6 +116,8 @@ RANGE_CASES = {
     "document-causal-sq-lt-skv": (fa_t.document_mask(DOCS_300), 2, None, 200, 300, True),
     "heads-documents": (head_documents, 2, 2, 200, 300, False),
     "heads-documents-h-none": (head_documents, 2, None, 200, 300, False),
+    "sinks-window-causal": (sinks_window, 1, 1, 400, 400, True),
+    "sinks-heads-sq-lt-skv": (sinks_by_head, 1, 2, 300, 450, True),
     "batch-none": (fa_t.prefix_lm(30), None, None, 190, 190, True),
 }
 
@@ -103,7 +127,9 @@ def test_ranges_match_brute_force(name):
     mask_mod, B, H, Sq, Skv, causal = RANGE_CASES[name]
     bm = fa_t.block_mask(mask_mod, B, H, Sq, Skv, causal=causal, device="cpu")
     assert bm.ranges.dtype == torch.int32 and bm.ranges.is_contiguous()
-    assert bm.ranges.shape == (B or 1, math.ceil(Sq / 64), 4) == (B or 1, bm.num_groups, 4)
+    columns = 6 if name.startswith("sinks") else 4
+    assert bm.ranges.shape == (B or 1, math.ceil(Sq / 64), columns)
+    assert bm.num_groups == math.ceil(Sq / 64)
     assert torch.equal(bm.ranges, brute_ranges(mask_mod, B, H, Sq, Skv, causal))
     assert (bm.B, bm.H, bm.Sq, bm.Skv, bm.causal, bm.mask_mod) == (B, H, Sq, Skv, causal,
                                                                    mask_mod)
@@ -528,3 +554,47 @@ def test_ranges_of_the_wrong_shape_are_refused():
         with pytest.raises(ValueError, match="expected the block mask's ranges to be int32"):
             wrong.check_call(2, 1, 130, 96, False)
     bm.check_call(2, 1, 130, 96, False)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_holes_change_nothing_on_the_cpu(causal):
+    # A six-column table (sinks and a window): the hole is a promise the
+    # kernel walks around; the CPU call and the reference read columns 0
+    # and 1 only, so the result is that of the mask.
+    q, k, v = inputs(30, sq=260, skv=260)
+    bm = fa_t.block_mask(sinks_window, B, None, 260, 260, causal=causal, device="cpu")
+    assert bm.ranges.shape == (B, 5, 6)
+    assert bm.ranges[0, 4, 4:].tolist() == [3, 157]      # rows 256..259: keys 3..156 unseen
+    assert bm.density() < mods.BlockMask(bm.ranges[..., :4].contiguous(), B, None, 260, 260,
+                                         causal, sinks_window).density()
+    o = fa_t.attention(q, k, v, causal=causal, block_mask=bm)
+    ref, _ = attention_reference(q, k, v, causal=causal, mask_mod=sinks_window)
+    assert torch.allclose(o, ref, atol=1e-10)
+
+
+def test_a_broken_hole_is_refused():
+    q, k, v = inputs(31, sq=260, skv=260)
+    bm = fa_t.block_mask(sinks_window, B, None, 260, 260, causal=True, device="cpu")
+    ranges = bm.ranges.clone()
+    ranges[1, 4, 5] = 170                                 # row 256 sees key 157
+    broken = dataclasses.replace(bm, ranges=ranges)
+    with pytest.raises(ValueError, match=r"the block mask's hole \[3, 170\) of group 4 "
+                                         r"\(batch entry 1\) covers key 157 that row 256 sees; "
+                                         r"the kernel would skip it: build it with "
+                                         r"fa_t.block_mask"):
+        fa_t.attention(q, k, v, causal=True, block_mask=broken)
+    ranges = bm.ranges.clone()
+    ranges[0, 3, 4:] = torch.tensor([100, 300])           # past the range's end
+    with pytest.raises(ValueError, match=r"the block mask's hole \[100, 300\) of group 3 "
+                                         r"\(batch entry 0\) is neither empty nor inside its "
+                                         r"range"):
+        fa_t.attention(q, k, v, causal=True, block_mask=dataclasses.replace(bm, ranges=ranges))
+    # Without a mask_mod only causal hides keys: a hole inside the range is
+    # seen by some row.
+    none = fa_t.block_mask(None, B, None, 260, 260, causal=True, device="cpu")
+    six = torch.cat([none.ranges, torch.tensor([0, 0]).expand(B, 5, 2).int()], -1)
+    six[0, 2, 4:] = torch.tensor([10, 20])
+    with pytest.raises(ValueError, match=r"hole \[10, 20\) of group 2 \(batch entry 0\) covers "
+                                         r"key 10 that row 128 sees"):
+        fa_t.attention(q, k, v, causal=True,
+                       block_mask=mods.BlockMask(six.contiguous(), B, None, 260, 260, True, None))

@@ -94,7 +94,7 @@ struct ConvertFatToNVVMPass
 
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
-                        KeyBlockRangeOp, FullKeyBlockOp,
+                        KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp,
                         WgmmaWaitOp, ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);

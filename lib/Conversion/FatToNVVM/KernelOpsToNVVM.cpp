@@ -281,6 +281,50 @@ struct KeyBlockRangeLowering : OpConversionPattern<KeyBlockRangeOp> {
   }
 };
 
+/// fat.key_block_hole → per 64-row group of the tile four loads, the
+/// intersection [max r4, min r5) of the holes of the groups that see keys,
+/// then its whole blocks clamped into [lo, hi] (the op's formula).
+struct KeyBlockHoleLowering : OpConversionPattern<KeyBlockHoleOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KeyBlockHoleOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    Value first, end;
+    for (int64_t r = 0; r < static_cast<int64_t>(op.getBlockM()); r += 64) {
+      Value row = arith::MinUIOp::create(b, t.add(adaptor.getRowFirst(), t.c32(r)),
+                                         adaptor.getRowLast());
+      Value at = t.rowIndex(adaptor.getBatch(), row);
+      // A group that sees no key hides every key.
+      Value seen = t.cmp(arith::CmpIPredicate::sgt, t.load(at, 1), t.load(at, 0));
+      Value f = arith::SelectOp::create(b, seen, t.load(at, 4), t.c32(0));
+      Value e = arith::SelectOp::create(b, seen, t.load(at, 5), t.c32(INT32_MAX));
+      first = first ? arith::MaxSIOp::create(b, first, f) : f;
+      end = end ? arith::MinSIOp::create(b, end, e) : e;
+    }
+    // ⌈first / N⌉ and ⌊end / N⌋ of keys clamped to be non-negative; the
+    // +N−1 cannot overflow for first ≤ 2^31 − N.
+    int64_t n = op.getBlockN();
+    Value zero = t.c32(0);
+    first = arith::DivSIOp::create(
+        b,
+        t.add(arith::MinSIOp::create(b, arith::MaxSIOp::create(b, first, zero),
+                                     t.c32(INT32_MAX - n)),
+              t.c32(n - 1)),
+        t.c32(n));
+    end = arith::DivSIOp::create(b, arith::MaxSIOp::create(b, end, zero),
+                                 t.c32(n));
+    Value lo = adaptor.getLo(), hi = adaptor.getHi();
+    Value holeFirst =
+        arith::MinSIOp::create(b, arith::MaxSIOp::create(b, first, lo), hi);
+    Value holeEnd = arith::MaxSIOp::create(
+        b, arith::MinSIOp::create(b, end, hi), holeFirst);
+    rewriter.replaceOp(op, {holeFirst, holeEnd});
+    return success();
+  }
+};
+
 /// fat.full_key_block → four loads of the warpgroup's table row and the
 /// op's two compares.
 struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
@@ -316,6 +360,7 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
-               KeyBlockRangeLowering, FullKeyBlockLowering>(
+               KeyBlockRangeLowering, KeyBlockHoleLowering,
+               FullKeyBlockLowering>(
       converter, patterns.getContext());
 }

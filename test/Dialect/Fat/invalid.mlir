@@ -795,7 +795,7 @@ func.func @kv_ranges_index(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
 
 func.func @kv_ranges_type(%q: tensor<1x1x64x64xf16>, %o: tensor<1x1x64x64xf16>,
                           %r: tensor<1x1x3xi32>) -> tensor<1x1x64x64xf16> {
-  // expected-error @+1 {{expected the kv_ranges capture to be a tensor<B x G x 2 x i32> or tensor<B x G x 4 x i32> (per batch and 64 query rows: [first key, end key), then [first, end) of keys the mask is promised to keep), got 'tensor<1x1x3xi32>'}}
+  // expected-error @+1 {{expected the kv_ranges capture to be a tensor<B x G x C x i32> with C = 2, 4 or 6 (per batch and 64 query rows: [first key, end key), then [first, end) of keys the mask is promised to keep, then [first, end) of keys promised hidden from every row), got 'tensor<1x1x3xi32>'}}
   %0 = fat.attention ins(%q, %q, %q : tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>, tensor<1x1x64x64xf16>)
                      outs(%o : tensor<1x1x64x64xf16>) captures(%r : tensor<1x1x3xi32>) mask {
                      ^bb0(%b: index, %h: index, %i: index, %j: index, %t: tensor<1x1x3xi32>):
@@ -865,7 +865,7 @@ func.func @mask_mod_kv_ranges(%s: tensor<64x64xf32>, %i: index, %r: tensor<1x1x2
 // -----
 
 func.func @key_block_range_table(%x: i32, %t: !llvm.ptr<1>) {
-  // expected-error @+1 {{table must be the kv_ranges shape [B, G, 2 or 4] with B, G >= 1}}
+  // expected-error @+1 {{table must be the kv_ranges shape [B, G, 2, 4 or 6] with B, G >= 1}}
   %l, %h = fat.key_block_range %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 128, block_n = 128, table = array<i64: 2, 3, 3>}
   return
 }
@@ -889,8 +889,24 @@ func.func @key_block_range_address(%x: i32, %t: tensor<2x3x2xi32>) {
 // -----
 
 func.func @full_key_block_columns(%x: i32, %t: !llvm.ptr<1>) {
-  // expected-error @+1 {{needs a four-column table (the full range is columns 2 and 3)}}
+  // expected-error @+1 {{needs a table of 4 columns (the full range is columns 2 and 3)}}
   %f = fat.full_key_block %x row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_n = 128, table = array<i64: 2, 3, 2>}
+  return
+}
+
+// -----
+
+func.func @key_block_hole_columns(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{needs a table of 6 columns (the hole is columns 4 and 5)}}
+  %a, %b = fat.key_block_hole %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 128, block_n = 128, table = array<i64: 2, 3, 4>}
+  return
+}
+
+// -----
+
+func.func @key_block_hole_block_m(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{block_m must be a positive multiple of 64 (the table's group) and block_n positive}}
+  %a, %b = fat.key_block_hole %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 128, block_n = 0, table = array<i64: 2, 3, 6>}
   return
 }
 

@@ -263,3 +263,13 @@ func.func @key_block_ops(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i1, 
       {block_n = 160, table = array<i64: 2, 3, 4>}
   return %f, %g : i1, i1
 }
+
+// A six-column table's hole: the blocks no row of the tile sees.
+// CHECK-LABEL: func.func @key_block_hole
+// CHECK:         %[[A:.+]], %[[B:.+]] = fat.key_block_hole %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 1, 64, 6>}
+// CHECK-NEXT:    return %[[A]], %[[B]] : i32, i32
+func.func @key_block_hole(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i32, i32) {
+  %h0, %h1 = fat.key_block_hole %lo, %hi rows(%lo, %hi) batch(%b) ranges(%t : !llvm.ptr<1>)
+      {block_m = 128, block_n = 128, table = array<i64: 1, 64, 6>}
+  return %h0, %h1 : i32, i32
+}

@@ -169,29 +169,39 @@ LogicalResult WgmmaAsyncOp::verify() {
 }
 
 /// The kv_ranges table of the kernel's block-sparsity ops: the address of
-/// a [B, G, C] i32 array, C = 2 or 4 (4 where the full range is read).
+/// a [B, G, C] i32 array, C = 2, 4 or 6, at least `columns` (4 where the
+/// full range is read, 6 where the hole is).
 static LogicalResult verifyRangeTable(Operation *op, Value ranges,
                                       ArrayRef<int64_t> table,
-                                      bool needsFull) {
+                                      int64_t columns) {
   if (!isa<LLVM::LLVMPointerType>(ranges.getType()))
     return op->emitOpError("ranges must be the table's address (!llvm.ptr), got ")
            << ranges.getType();
   if (table.size() != 3 || table[0] < 1 || table[1] < 1 ||
-      (table[2] != 2 && table[2] != 4))
-    return op->emitOpError("table must be the kv_ranges shape [B, G, 2 or 4] "
-                           "with B, G >= 1");
-  if (needsFull && table[2] != 4)
-    return op->emitOpError("needs a four-column table (the full range is "
-                           "columns 2 and 3)");
+      (table[2] != 2 && table[2] != 4 && table[2] != 6))
+    return op->emitOpError("table must be the kv_ranges shape [B, G, 2, 4 or "
+                           "6] with B, G >= 1");
+  if (table[2] < columns)
+    return op->emitOpError()
+           << "needs a table of " << columns << " columns (the "
+           << (columns == 4 ? "full range is columns 2 and 3"
+                            : "hole is columns 4 and 5")
+           << ")";
   return success();
 }
 
-LogicalResult KeyBlockRangeOp::verify() {
-  if (getBlockN() < 1 || getBlockM() < 64 || getBlockM() % 64 != 0)
-    return emitOpError("block_m must be a positive multiple of 64 (the "
-                       "table's group) and block_n positive");
-  return verifyRangeTable(*this, getRanges(), getTable(), false);
+/// The tile-level range ops' blocks: block_m whole 64-row groups.
+template <typename RangeOp>
+static LogicalResult verifyTileRangeOp(RangeOp op, int64_t columns) {
+  if (op.getBlockN() < 1 || op.getBlockM() < 64 || op.getBlockM() % 64 != 0)
+    return op.emitOpError("block_m must be a positive multiple of 64 (the "
+                          "table's group) and block_n positive");
+  return verifyRangeTable(op, op.getRanges(), op.getTable(), columns);
 }
+
+LogicalResult KeyBlockRangeOp::verify() { return verifyTileRangeOp(*this, 2); }
+
+LogicalResult KeyBlockHoleOp::verify() { return verifyTileRangeOp(*this, 6); }
 
 LogicalResult FullKeyBlockOp::verify() {
   if (getBlockN() < 1)
@@ -199,5 +209,5 @@ LogicalResult FullKeyBlockOp::verify() {
   if (static_cast<bool>(getDiag()) != getRight().has_value())
     return emitOpError("edge(diag) and right go together (the key edge row + "
                        "diag + right)");
-  return verifyRangeTable(*this, getRanges(), getTable(), true);
+  return verifyRangeTable(*this, getRanges(), getTable(), 4);
 }

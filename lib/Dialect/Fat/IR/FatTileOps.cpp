@@ -176,13 +176,15 @@ LogicalResult mlir::fat::detail::verifyKeyRanges(Operation *op,
                              << " captures";
   auto table = dyn_cast<RankedTensorType>(captureTypes[*ranges]);
   if (!table || table.getRank() != 3 ||
-      (table.getDimSize(2) != 2 && table.getDimSize(2) != 4) ||
+      (table.getDimSize(2) != 2 && table.getDimSize(2) != 4 &&
+       table.getDimSize(2) != 6) ||
       !table.getElementType().isInteger(32))
     return op->emitOpError()
-           << "expected the kv_ranges capture to be a tensor<B x G x 2 x i32> "
-              "or tensor<B x G x 4 x i32> (per batch and 64 query rows: "
-              "[first key, end key), then [first, end) of keys the mask is "
-              "promised to keep), got "
+           << "expected the kv_ranges capture to be a tensor<B x G x C x i32> "
+              "with C = 2, 4 or 6 (per batch and 64 query rows: [first key, "
+              "end key), then [first, end) of keys the mask is promised to "
+              "keep, then [first, end) of keys promised hidden from every "
+              "row), got "
            << captureTypes[*ranges];
   return success();
 }

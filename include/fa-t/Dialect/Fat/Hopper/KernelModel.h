@@ -282,6 +282,9 @@ struct AttentionKernelConfig {
   /// Whether a key block inside its warpgroup's full key range (a
   /// four-column kv_ranges table) skips the mask region.
   bool skipsFullKeyBlocks() const;
+  /// Whether the tile's key walk skips the blocks inside its groups' common
+  /// hole (a six-column kv_ranges table: keys no row of a group sees).
+  bool skipsKeyHoles() const;
   int64_t elementBytes() const { return 2; }
 
   /// Shared-memory layout (byte offsets from a 1024-byte aligned base):

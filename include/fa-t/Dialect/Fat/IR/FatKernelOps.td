@@ -283,7 +283,7 @@ def Fat_KeyBlockRangeOp : Fat_Op<"key_block_range", [Pure]> {
   let description = [{
     Block sparsity in the kernel (fat.attention's `kv_ranges`). `ranges` is
     the address of the row-major i32 table `r` of shape `table` = [B, G, C]
-    (C = 2 or 4): key range [r0, r1) per batch entry and 64 query rows. The
+    (C = 2, 4 or 6): key range [r0, r1) per batch entry and 64 query rows. The
     tile's rows [row_first, row_last] span the groups of rows row_first +
     64t (t < block_m / 64, each clamped to row_last); the union of their
     ranges lies in [first, end) with first the least r0 and end the greatest
@@ -350,6 +350,46 @@ def Fat_FullKeyBlockOp : Fat_Op<"full_key_block", [Pure]> {
     $block `row` `(` $row `)` `batch` `(` $batch `)`
     `ranges` `(` $ranges `:` type($ranges) `)` (`edge` `(` $diag^ `)`)?
     attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_KeyBlockHoleOp : Fat_Op<"key_block_hole", [Pure]> {
+  let summary = "the key blocks no row of a tile sees, inside its key range";
+  let description = [{
+    The six-column table `r` of fat.key_block_range (C = 6) adds per
+    batch entry and 64 query rows a hole [r4, r5): keys that no row of the
+    group sees (the caller's promise, as the full range is; a sliding
+    window with attention sinks has one between the sinks and the window).
+    Over the tile's groups (rows row_first + 64t, clamped to row_last; a
+    group with r1 ≤ r0 sees nothing and does not narrow the hole), the keys
+    no row sees include [max r4, min r5), so the whole key blocks of N =
+    block_n keys
+
+    ```
+    hole_first = min(max(⌈max r4 / N⌉, lo), hi)
+    hole_end   = max(min(⌊min r5 / N⌋, hi), hole_first)
+    ```
+
+    are invisible to every row of the tile and the kernel walks
+    [lo, hole_first) then [hole_end, hi) (both roles, so the producer
+    loads the blocks the consumers compute). An empty hole (r5 ≤ r4 in
+    some group) gives hole_end = hole_first. [lo, hi) is the tile's range
+    from fat.key_block_range.
+
+    ```mlir
+    %h0, %h1 = fat.key_block_hole %lo, %hi rows(%first, %last)
+        batch(%b) ranges(%r : !llvm.ptr<1>)
+        {block_m = 128, block_n = 128, table = array<i64: 1, 256, 6>}
+    ```
+  }];
+  let arguments = (ins I32:$lo, I32:$hi, I32:$row_first, I32:$row_last,
+                   I32:$batch, AnyType:$ranges, I64Attr:$block_m,
+                   I64Attr:$block_n, DenseI64ArrayAttr:$table);
+  let results = (outs I32:$hole_first, I32:$hole_end);
+  let assemblyFormat = [{
+    $lo `,` $hi `rows` `(` $row_first `,` $row_last `)` `batch` `(` $batch `)`
+    `ranges` `(` $ranges `:` type($ranges) `)` attr-dict
   }];
   let hasVerifier = 1;
 }

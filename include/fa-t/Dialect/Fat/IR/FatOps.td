@@ -84,8 +84,8 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     reads them by address, each index clamped into the shape).
 
     **Key ranges** (block sparsity, FlexAttention's block mask):
-    `{kv_ranges = n}` names capture n, a `tensor<B × G × 2 × i32>` or
-    `tensor<B × G × 4 × i32>` with G = ⌈Sq/64⌉. With r = its row
+    `{kv_ranges = n}` names capture n, a `tensor<B × G × C × i32>` with
+    C = 2, 4 or 6 and G = ⌈Sq/64⌉. With r = its row
     `[b, ⌊i/64⌋]`, row i of batch b sees key j iff
 
     ```
@@ -100,8 +100,12 @@ def Fat_AttentionOp : Fat_Op<"attention", [
     column [r2, r3) are the caller's promise that the mask holds on those
     keys for every row of the group and head (FlexAttention's full
     blocks): the kernel may then skip the region on a block inside a
-    warpgroup's [r2, r3) ∩ [r0, r1). Where the promise is broken the keys
-    seen there are unspecified (fa_t checks a table it did not build).
+    warpgroup's [r2, r3) ∩ [r0, r1). A fifth and sixth column [r4, r5)
+    promise the opposite: no row of the group sees those keys (the gap
+    between attention sinks and a sliding window), so the kernel walks
+    around the key blocks inside every group's hole of its tile. Where a
+    promise is broken the keys seen there are unspecified (fa_t checks a
+    table it did not build).
 
     ```
     s'_ij = score(scale · Σ_d q_id k_jd, b, h, i, j, captures…)

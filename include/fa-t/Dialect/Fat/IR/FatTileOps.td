@@ -271,7 +271,9 @@ def Fat_MaskModOp : Fat_TileOp<"mask_mod",
     64-row group's key range [r0, r1) and, with four columns, its full
     range [r2, r3) where the body is promised true: the kernel skips key
     blocks outside the first and may skip this op on a block inside both
-    for the warpgroup's rows. The range test is part of the op, not of the
+    for the warpgroup's rows. A six-column table's hole [r4, r5), keys
+    promised hidden from every row, is not part of this op either: only
+    the kernel's key walk reads it (fat.key_block_hole). The range test is part of the op, not of the
     body, so each lowering places it: the CPU decomposition per element,
     the kernel once per key — a fragment tile (`#fat.wgmma_fragment`) is a
     warpgroup's 64 rows from a `q_start` that is a multiple of 64, so its

@@ -64,8 +64,12 @@ struct KernelValues {
   Value tid, warpgroup, warp, lane;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
   Value smem, smemAddr;
-  // Tile coordinates and its KV block range [kvLo, kvHi).
+  // Tile coordinates and its KV block range [kvLo, kvHi): the loops count
+  // blocks (ring positions); with a hole (holeLen, a six-column kv_ranges
+  // table) the physical blocks skip [holeFirst, holeFirst + holeLen), and
+  // kvHi counts the blocks walked (keyBlock maps one to the other).
   Value mBlock, head, kvHead, batch, rowFirst, rowLast, kvLo, kvHi;
+  Value holeFirst, holeLen;
   // Ring blocks of the CTA's earlier tiles (0 without persistence) and the
   // tile's index among the CTA's tiles (the Q barriers' phase).
   Value ringBase, tileIndex;
@@ -146,6 +150,12 @@ private:
   /// [lo, hi) of the tile's key blocks narrowed to its rows' key ranges
   /// (cfg.kvRanges): fat.key_block_range.
   std::pair<Value, Value> buildKeyRangeBlocks(Value lo, Value hi);
+  /// The key block walked `j`-th from kvLo: j, or j + holeLen at and past
+  /// the tile's hole (fat.key_block_hole).
+  Value keyBlock(Value j);
+  /// The inverse for a block bound p: the first walked index whose block
+  /// is ≥ p (a bound inside the hole maps to the hole's start).
+  Value walkIndex(Value p);
   /// Whether key block `kvBlock` lies inside the full key range of the
   /// warpgroup's rows (a four-column kv_ranges table), where no mask
   /// region runs: fat.full_key_block.

@@ -216,7 +216,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
   if (!cfg.splitMaskedTail())
     return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
                             v.kvHi, /*mayMask=*/true);
-  Value firstMasked = buildFirstMaskedBlock();
+  Value firstMasked = walkIndex(buildFirstMaskedBlock());
   Value mid = arith::MaxSIOp::create(
       b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
   SmallVector<Value> unmasked = buildSteadyRange(

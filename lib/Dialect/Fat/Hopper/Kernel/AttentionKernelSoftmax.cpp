@@ -279,6 +279,7 @@ AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
+  kvBlock = keyBlock(kvBlock);
   s = buildModifications(s, kvBlock, wgRow);
   if (mayMask)
     s = buildMaskIfNeeded(s, kvBlock, wgRow);

@@ -175,6 +175,33 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
     std::tie(lo, hi) = buildKeyRangeBlocks(lo, hi);
   v.kvLo = lo;
   v.kvHi = arith::MaxSIOp::create(b, hi, lo);
+  v.holeFirst = v.holeLen = Value();
+  if (cfg.skipsKeyHoles()) {
+    // Blocks no row of the tile sees between two visible runs (attention
+    // sinks and a window): both roles walk around them.
+    auto hole = KeyBlockHoleOp::create(
+        b, lo, hi, v.rowFirst, v.rowLast, v.batch, v.captures[*cfg.kvRanges],
+        cfg.blockM, cfg.blockN, cfg.captureTypes[*cfg.kvRanges].getShape());
+    v.holeFirst = hole.getHoleFirst();
+    v.holeLen = sub(hole.getHoleEnd(), hole.getHoleFirst());
+    v.kvHi = sub(v.kvHi, v.holeLen);
+  }
+}
+
+Value AttentionKernelBuilder::keyBlock(Value j) {
+  if (!v.holeLen)
+    return j;
+  return add(j, arith::SelectOp::create(
+                    b, cmp(arith::CmpIPredicate::sge, j, v.holeFirst),
+                    v.holeLen, c32(0)));
+}
+
+Value AttentionKernelBuilder::walkIndex(Value p) {
+  if (!v.holeLen)
+    return p;
+  return arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::sge, p, v.holeFirst),
+      arith::MaxSIOp::create(b, sub(p, v.holeLen), v.holeFirst), p);
 }
 
 std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
@@ -254,7 +281,7 @@ void AttentionKernelBuilder::buildProducerTile() {
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
   auto [stage, parity] = ringSlot(kvBlock);
-  Value kvRow = mul(kvBlock, c32(cfg.blockN));
+  Value kvRow = mul(keyBlock(kvBlock), c32(cfg.blockN));
   for (bool isV : {false, true}) {
     buildMBarrierWait(b, emptyBarrier(stage, isV),
                       arith::XOrIOp::create(b, parity, c32(1)));

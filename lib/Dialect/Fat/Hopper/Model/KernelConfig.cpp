@@ -636,7 +636,11 @@ bool AttentionKernelConfig::maskByRowLimits() const {
 // document mask, and a two-column table by 1.3-1.7x for prefix-LM).
 bool AttentionKernelConfig::skipsFullKeyBlocks() const {
   return isa_and_nonnull<MaskModOp>(maskMod) && kvRanges &&
-         captureTypes[*kvRanges].getDimSize(2) == 4;
+         captureTypes[*kvRanges].getDimSize(2) >= 4;
+}
+
+bool AttentionKernelConfig::skipsKeyHoles() const {
+  return kvRanges && captureTypes[*kvRanges].getDimSize(2) == 6;
 }
 
 std::string AttentionKernelConfig::kernelName() const {
