@@ -452,13 +452,16 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         buildKernel(top, loop, *config, manifests);
     if (failed(kernel))
       return failure();
-    // The score region's leading constant joins the kernel's scale.
+    // The score region's leading constant joins the kernel's scale; its
+    // arithmetic may contract, its tanh be approximate (bf16).
     SmallVector<Operation *> mods;
     SymbolTable::lookupNearestSymbolFrom(top, *kernel)->walk(
         [&](ScoreModOp mod) { mods.push_back(mod); });
     if (!mods.empty()) {
       RewritePatternSet patterns(&getContext());
       populateScoreInputScalePatterns(patterns);
+      populateModificationFastMathPatterns(patterns,
+                                           /*approximateTanh=*/!config->isF16);
       if (failed(applyOpPatternsGreedily(
               mods, std::move(patterns),
               GreedyRewriteConfig().setStrictness(

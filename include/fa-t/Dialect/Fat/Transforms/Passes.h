@@ -101,6 +101,12 @@ void foldScoreOutputScale(Operation *scope);
 /// forms fat-pipeline replaces the op's scale by the kernel's.
 void populateScoreInputScalePatterns(RewritePatternSet &patterns);
 
+/// fat.score_mod in a Hopper kernel: `contract` on the multiply scaling its
+/// tile and on the region's arithmetic, `afn` on its math.tanh when
+/// `approximateTanh` (bf16 kernels).
+void populateModificationFastMathPatterns(RewritePatternSet &patterns,
+                                          bool approximateTanh);
+
 /// fat tile ops -> linalg.generic with arith/math bodies.
 void populateFatDecomposePatterns(RewritePatternSet &patterns);
 

@@ -12,7 +12,6 @@
 
 #include "AttentionKernelBuilder.h"
 
-#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -148,32 +147,13 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
                 index(v.seqKV)};
   IRMapping none;
   if (auto tmpl = cast_or_null<ScoreModOp>(cfg.scoreMod)) {
-    // The scaled score and the region's arithmetic may contract into FMAs
-    // (ALiBi's scale·s − slope·d, a bias table's scale·s + t: one FFMA
-    // each): a fused op rounds once, within ½ ulp of f32, far below the
-    // 2^−8 / 2^−11 of the bf16 / f16 P it feeds.
-    auto contract = arith::FastMathFlags::contract;
+    // Its fast-math flags are fat-pipeline's (ModificationFastMath.cpp).
     Value scale = tensor::SplatOp::create(b, v.scoreScale, s.getType());
     auto mod = ScoreModOp::create(b, s.getType(),
-                                  arith::MulFOp::create(b, s, scale, contract),
-                                  at[0],
+                                  arith::MulFOp::create(b, s, scale), at[0],
                                   at[1], at[2], at[3], at[4], at[5],
                                   v.captures, b.getF32FloatAttr(1.0));
     tmpl.getBody().cloneInto(&mod.getBody(), none);
-    mod.getBody().walk([&](arith::ArithFastMathInterface op) {
-      op->setAttr(op.getFastMathAttrName(),
-                  arith::FastMathFlagsAttr::get(
-                      b.getContext(),
-                      op.getFastMathFlagsAttr().getValue() | contract));
-    });
-    // A bf16 kernel's tanh may be MUFU's tanh.approx (relative error
-    // 2^−11, below the 2^−8 of the bf16 P it feeds; perf log run 76): the
-    // afn flag says so to convert-fat-to-nvvm. f16 (2^−11) keeps the
-    // precise one.
-    if (!cfg.isF16)
-      mod.getBody().walk([](math::TanhOp tanh) {
-        tanh.setFastmath(tanh.getFastmath() | arith::FastMathFlags::afn);
-      });
     s = mod.getResult();
   }
   auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod);
