@@ -96,6 +96,7 @@ def modifications(device="cpu"):
         "document-runs": (False, None, fa_t.document_mask(docs, runs=True)),
         "document-runs-causal-blocks": (True, None, fa_t.document_mask(docs, runs=True)),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
+        "sliding-sink": (True, None, sliding_sink),
         "sliding-sink-blocks": (True, None, sliding_sink),
         "relative-bias": (False, relative_bias, None),
     }
