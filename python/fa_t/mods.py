@@ -291,10 +291,11 @@ def attention_regions(score_mod: Optional[Callable] = None,
     tensor<…>, …``; the caller passes them in ``captures(...)``, see
     :func:`fa_t.jit.jit_input_mlir`), and the captured tensors in order.
 
-    ``kv_ranges`` (a :class:`BlockMask`'s ``ranges``, int32 [B, G, 2 or 4]:
-    key j of a row in group g is visible iff ``first <= j < end`` and the
-    mask region holds; [full_first, full_end) only promises the region true
-    there, so the kernel may skip it) is captured last and named by the op's
+    ``kv_ranges`` (a :class:`BlockMask`'s ``ranges``, int32 [B, G, 2, 4 or
+    6]: key j of a row in group g is visible iff ``first <= j < end`` and
+    the mask region holds; [full_first, full_end) only promises the region
+    true there, so the kernel may skip it, and [hole_first, hole_end) that no
+    row sees those keys, so the kernel may skip their blocks) is captured last and named by the op's
     ``{kv_ranges = N : i64}`` attribute, written after the regions; a mask
     region is then always present (one that keeps every key when
     ``mask_mod`` is None)."""
@@ -348,9 +349,10 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
     tensors (the functions see b [B,1,1,1], h [1,H,1,1], q_idx [1,1,Sq,1],
     kv_idx [1,1,1,Skv]); with ``kv_ranges`` (a :class:`BlockMask`'s
     ranges) also −inf outside each query group's key range [first, end).
-    The full range [full_first, full_end) plays no part: it is a promise
-    that ``mask_mod`` holds there (:meth:`BlockMask.check_full_ranges`),
-    which lets the kernel skip evaluating it, not a change of the result."""
+    The full range [full_first, full_end) and a hole play no part: they are
+    promises that ``mask_mod`` holds there, or that no row sees those keys
+    (:meth:`BlockMask.check_full_ranges`), which let the kernel skip work,
+    not changes of the result."""
     B, H, Sq, Skv = scores.shape
     dev = scores.device
     b = torch.arange(B, device=dev).view(B, 1, 1, 1)
