@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -54,11 +54,17 @@ case $steps in *" docs "*) bench docs 320 --kernels .kernels-mods-docs --reps 8 
 # four-column table that walks it (sliding-sink-blocks4), .kernels-mods-hole.
 case $steps in *" hole "*) bench hole 300 --kernels .kernels-mods-hole --reps 8 \
   --shapes 0 2 1 --only sliding-sink sliding-sink-blocks sliding-sink-blocks4 ;; esac
-# Run 93: the block-sparse kernels' tiles — non-persistent (np), 64 query
+# The block-sparse kernels' tiles — non-persistent (np), 64 query
 # rows (m64), 64 keys (n64) — beside the defaults (.kernels-mods-table).
 case $steps in *" tiles "*) bench tiles 300 --kernels .kernels-mods-table --reps 8 --no-checks \
   --shapes 0 2 1 --only document-causal-runs-blocks sliding-sink-blocks \
   --variant np=.kernels-mods-np m64=.kernels-mods-m64 n64=.kernels-mods-n64 ;; esac
+# Run 93: the steady loop's first copy without the mask region on a
+# warpgroup's full key blocks (.kernels-mods-split) beside the kernels
+# before (.kernels-mods-table), float64 checks included.
+case $steps in *" split "*) bench split 300 --kernels .kernels-mods-split --reps 8 \
+  --shapes 0 2 1 --only prefix-lm-blocks document-causal-runs-blocks document-causal-blocks \
+  sliding-sink-blocks --variant before=.kernels-mods-table ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1

@@ -123,6 +123,21 @@
 // PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE:         } {kv_ranges = 0 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:         } {fat.stage = "mask_mod"}
+// This kernel splits its steady loop (ping-pong, no lazy rescale): the first
+// copy runs while the blocks are the warpgroup's full ones — it starts at a
+// full block and ends at fat.full_key_blocks' end (or the ragged tail's
+// block) — without the mask region; the second has the full-block branch.
+// PIPE:         %[[F0:[a-z0-9_]+]], %[[F1:[a-z0-9_]+]] = fat.full_key_blocks row(%{{[0-9]+}}) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
+// PIPE-NEXT:    %[[FROMFULL:[0-9]+]] = arith.cmpi sge, %[[LO:[0-9]+]], %[[F0]] : i32
+// PIPE-NEXT:    %[[END:[0-9]+]] = arith.minsi %{{[0-9]+}}, %[[F1]] : i32
+// PIPE-NEXT:    %[[SPLIT:[0-9]+]] = arith.select %[[FROMFULL]], %[[END]], %[[LO]] : i32
+// PIPE:         %[[MID:[0-9]+]] = arith.maxsi %[[LO]], %{{[0-9]+}} : i32
+// PIPE:         scf.for %{{.+}} = %[[LO]] to %[[MID]]
+// PIPE-NOT:       fat.mask_mod
+// PIPE:         } {fat.order = {{.+}}, fat.stage = "mainloop"}
+// PIPE:         scf.for %{{.+}} = %[[MID]] to
+// PIPE:           fat.full_key_block
+// PIPE:           fat.mask_mod
 // NVVM-LABEL:   llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_mod
 // NVVM-NOT:     %c63_i32
 // NVVM:         arith.cmpi sle

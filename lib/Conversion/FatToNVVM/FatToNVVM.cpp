@@ -94,7 +94,7 @@ struct ConvertFatToNVVMPass
 
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
-                        KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp,
+                        KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
                         WgmmaWaitOp, ScheduleFenceOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);

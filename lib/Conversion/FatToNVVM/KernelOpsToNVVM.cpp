@@ -325,8 +325,29 @@ struct KeyBlockHoleLowering : OpConversionPattern<KeyBlockHoleOp> {
   }
 };
 
-/// fat.full_key_block → four loads of the warpgroup's table row and the
-/// op's two compares.
+/// The keys [max(r0, r2), min(r1', r3)) of a warpgroup's full range (four
+/// loads of its table row; r1' ignores an end at or past the warpgroup's
+/// last edge), shared by fat.full_key_block and fat.full_key_blocks.
+template <typename FullOp>
+static std::pair<Value, Value> fullKeyBounds(RangeTable &t, FullOp op,
+                                             Value row, Value batch,
+                                             Value diag) {
+  ImplicitLocOpBuilder &b = t.b;
+  Value at = t.rowIndex(batch, row);
+  Value end = t.load(at, 1);
+  if (std::optional<uint64_t> right = op.getRight()) {
+    Value edge = t.add(t.add(t.add(row, t.c32(63)), diag),
+                       t.c32(static_cast<int64_t>(*right) + 1));
+    end = arith::SelectOp::create(
+        b, t.cmp(arith::CmpIPredicate::sge, end, edge), t.c32(INT32_MAX), end);
+  }
+  Value lo = arith::MaxSIOp::create(b, t.load(at, 0), t.load(at, 2));
+  Value hi = arith::MinSIOp::create(b, end, t.load(at, 3));
+  return {lo, hi};
+}
+
+/// fat.full_key_block → the warpgroup's full keys and the op's two
+/// compares.
 struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -334,17 +355,8 @@ struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RangeTable t{b, adaptor.getRanges(), op.getTable()};
-    Value row = adaptor.getRow();
-    Value at = t.rowIndex(adaptor.getBatch(), row);
-    Value end = t.load(at, 1);
-    if (std::optional<uint64_t> right = op.getRight()) {
-      Value edge = t.add(t.add(t.add(row, t.c32(63)), adaptor.getDiag()),
-                         t.c32(static_cast<int64_t>(*right) + 1));
-      end = arith::SelectOp::create(
-          b, t.cmp(arith::CmpIPredicate::sge, end, edge), t.c32(INT32_MAX), end);
-    }
-    Value lo = arith::MaxSIOp::create(b, t.load(at, 0), t.load(at, 2));
-    Value hi = arith::MinSIOp::create(b, end, t.load(at, 3));
+    auto [lo, hi] = fullKeyBounds(t, op, adaptor.getRow(), adaptor.getBatch(),
+                                  adaptor.getDiag());
     int64_t n = op.getBlockN();
     Value keyFirst = t.mul(adaptor.getBlock(), t.c32(n));
     rewriter.replaceOp(
@@ -354,6 +366,35 @@ struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
     return success();
   }
 };
+/// fat.full_key_blocks → the warpgroup's full keys, then ⌈lo / N⌉ and
+/// max(⌊hi / N⌋, that) (the op's formula; lo clamped into [0, 2^31 − N] so
+/// lo + N − 1 cannot overflow, hi to ≥ 0).
+struct FullKeyBlocksLowering : OpConversionPattern<FullKeyBlocksOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FullKeyBlocksOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    auto [lo, hi] = fullKeyBounds(t, op, adaptor.getRow(), adaptor.getBatch(),
+                                  adaptor.getDiag());
+    int64_t n = op.getBlockN();
+    Value zero = t.c32(0);
+    Value first = arith::DivSIOp::create(
+        b,
+        t.add(arith::MinSIOp::create(b, arith::MaxSIOp::create(b, lo, zero),
+                                     t.c32(INT32_MAX - n)),
+              t.c32(n - 1)),
+        t.c32(n));
+    Value end = arith::MaxSIOp::create(
+        b,
+        arith::DivSIOp::create(b, arith::MaxSIOp::create(b, hi, zero), t.c32(n)),
+        first);
+    rewriter.replaceOp(op, {first, end});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fat::populateFatKernelToNVVMPatterns(
@@ -361,6 +402,6 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
                KeyBlockRangeLowering, KeyBlockHoleLowering,
-               FullKeyBlockLowering>(
+               FullKeyBlockLowering, FullKeyBlocksLowering>(
       converter, patterns.getContext());
 }

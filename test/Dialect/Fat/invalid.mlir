@@ -896,6 +896,22 @@ func.func @full_key_block_columns(%x: i32, %t: !llvm.ptr<1>) {
 
 // -----
 
+func.func @full_key_blocks_columns(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{needs a table of 4 columns (the full range is columns 2 and 3)}}
+  %a, %b = fat.full_key_blocks row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_n = 128, table = array<i64: 2, 3, 2>}
+  return
+}
+
+// -----
+
+func.func @full_key_blocks_edge(%x: i32, %t: !llvm.ptr<1>) {
+  // expected-error @+1 {{edge(diag) and right go together (the key edge row + diag + right)}}
+  %a, %b = fat.full_key_blocks row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_n = 128, right = 0, table = array<i64: 2, 3, 4>}
+  return
+}
+
+// -----
+
 func.func @key_block_hole_columns(%x: i32, %t: !llvm.ptr<1>) {
   // expected-error @+1 {{needs a table of 6 columns (the hole is columns 4 and 5)}}
   %a, %b = fat.key_block_hole %x, %x rows(%x, %x) batch(%x) ranges(%t : !llvm.ptr<1>) {block_m = 128, block_n = 128, table = array<i64: 2, 3, 4>}

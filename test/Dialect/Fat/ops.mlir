@@ -264,6 +264,15 @@ func.func @key_block_ops(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i1, 
   return %f, %g : i1, i1
 }
 
+// A warpgroup's full blocks at once.
+// CHECK-LABEL: func.func @full_key_blocks
+// CHECK:         fat.full_key_blocks row(%{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) edge(%{{.+}}) {block_n = 128 : i64, right = 0 : i64, table = array<i64: 2, 3, 4>}
+func.func @full_key_blocks(%r: i32, %b: i32, %t: !llvm.ptr<1>) -> (i32, i32) {
+  %f0, %f1 = fat.full_key_blocks row(%r) batch(%b) ranges(%t : !llvm.ptr<1>) edge(%r)
+      {block_n = 128, right = 0, table = array<i64: 2, 3, 4>}
+  return %f0, %f1 : i32, i32
+}
+
 // A six-column table's hole: the blocks no row of the tile sees.
 // CHECK-LABEL: func.func @key_block_hole
 // CHECK:         %[[A:.+]], %[[B:.+]] = fat.key_block_hole %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 1, 64, 6>}

@@ -203,11 +203,17 @@ LogicalResult KeyBlockRangeOp::verify() { return verifyTileRangeOp(*this, 2); }
 
 LogicalResult KeyBlockHoleOp::verify() { return verifyTileRangeOp(*this, 6); }
 
-LogicalResult FullKeyBlockOp::verify() {
-  if (getBlockN() < 1)
-    return emitOpError("block_n must be positive");
-  if (static_cast<bool>(getDiag()) != getRight().has_value())
-    return emitOpError("edge(diag) and right go together (the key edge row + "
-                       "diag + right)");
-  return verifyRangeTable(*this, getRanges(), getTable(), 4);
+/// The full-range ops: a positive block, the edge given whole.
+template <typename FullOp>
+static LogicalResult verifyFullRangeOp(FullOp op) {
+  if (op.getBlockN() < 1)
+    return op.emitOpError("block_n must be positive");
+  if (static_cast<bool>(op.getDiag()) != op.getRight().has_value())
+    return op.emitOpError("edge(diag) and right go together (the key edge "
+                          "row + diag + right)");
+  return verifyRangeTable(op, op.getRanges(), op.getTable(), 4);
 }
+
+LogicalResult FullKeyBlockOp::verify() { return verifyFullRangeOp(*this); }
+
+LogicalResult FullKeyBlocksOp::verify() { return verifyFullRangeOp(*this); }

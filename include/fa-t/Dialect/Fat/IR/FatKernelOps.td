@@ -354,6 +354,40 @@ def Fat_FullKeyBlockOp : Fat_Op<"full_key_block", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Fat_FullKeyBlocksOp : Fat_Op<"full_key_blocks", [Pure]> {
+  let summary = "the key blocks of a warpgroup's full key range";
+  let description = [{
+    fat.full_key_block's blocks at once: with the same table, group and
+    edge, the blocks [first, end) of N = block_n keys that lie inside
+    [max(r0, r2), min(r1', r3)):
+
+    ```
+    first = ⌈max(r0, r2) / N⌉,   end = max(⌊min(r1', r3) / N⌋, first)
+    ```
+
+    so fat.full_key_block holds for block j exactly when first ≤ j < end.
+    The consumer's steady loop runs its copy without the mask region on the
+    full blocks that follow its first block (per warpgroup: each has its own
+    group). Uniform over the warpgroup.
+
+    ```mlir
+    %first, %end = fat.full_key_blocks row(%wg_row) batch(%b)
+        ranges(%r : !llvm.ptr<1>) edge(%diag)
+        {block_n = 128, right = 0 : i64, table = array<i64: 4, 64, 4>}
+    ```
+  }];
+  let arguments = (ins I32:$row, I32:$batch, AnyType:$ranges,
+                   Optional<I32>:$diag, I64Attr:$block_n,
+                   OptionalAttr<I64Attr>:$right, DenseI64ArrayAttr:$table);
+  let results = (outs I32:$first_block, I32:$end_block);
+  let assemblyFormat = [{
+    `row` `(` $row `)` `batch` `(` $batch `)`
+    `ranges` `(` $ranges `:` type($ranges) `)` (`edge` `(` $diag^ `)`)?
+    attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_KeyBlockHoleOp : Fat_Op<"key_block_hole", [Pure]> {
   let summary = "the key blocks no row of a tile sees, inside its key range";
   let description = [{

@@ -160,6 +160,8 @@ private:
   /// warpgroup's rows (a four-column kv_ranges table), where no mask
   /// region runs: fat.full_key_block.
   Value buildFullKeyBlock(Value kvBlock, Value wgRow);
+  /// The warpgroup's full key blocks [first, end): fat.full_key_blocks.
+  std::pair<Value, Value> buildFullKeyBlocks(Value wgRow);
   /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();
   /// Persistent: runs `body` on each of this CTA's tiles (coordinates,
@@ -228,7 +230,7 @@ private:
   /// the tensorized loop's fat.score_mod / fat.mask_mod (cfg.scoreMod,
   /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
   /// block kvBlock).
-  Value buildModifications(Value s, Value kvBlock, Value wgRow);
+  Value buildModifications(Value s, Value kvBlock, Value wgRow, bool full);
   /// Issues O += P·V_s with P the 16-bit tile in registers (N/16 register-A
   /// wgmma k-steps) as one commit group; the caller waits. With
   /// `accumulate` (i32) zero at run time the result is P·V_s alone (O's
@@ -254,10 +256,11 @@ private:
   }
   SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
   /// After the wait for S_j: release K_j, mask, softmax (S → P).
-  /// `mayMask` false: the caller knows block kvBlock needs no mask.
+  /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
+  /// that it lies in the warpgroup's full key range (no mask region).
   SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value stage,
                              Value wgRow, Value mOld, Value lOld,
-                             bool mayMask = true);
+                             bool mayMask = true, bool full = false);
   /// The first key block from which every block may need a mask (the
   /// ragged tail, the causal diagonal or the right window edge), so
   /// blocks below it need none (no left window edge: splitMaskedTail).
@@ -280,10 +283,12 @@ private:
   /// tile's).
   SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
-  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
+  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop); `full`:
+  /// all inside the warpgroup's full key range.
   SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,
                                       ValueRange init, bool overwriteFirst,
-                                      Value lo, Value hi, bool mayMask);
+                                      Value lo, Value hi, bool mayMask,
+                                      bool full = false);
   /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
   /// one tile, and the final P·V after the last tile.
   void buildOverlappedTiles();

@@ -217,10 +217,23 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
                             v.kvHi, /*mayMask=*/true);
   Value firstMasked = walkIndex(buildFirstMaskedBlock());
+  bool full = cfg.skipsFullKeyBlocks();
+  if (full) {
+    // With full key ranges the first copy also skips the mask region: it
+    // ends at the warpgroup's last full block, and is empty unless its
+    // first block is full (perf log run 93).
+    auto blocks = buildFullKeyBlocks(wgRow);
+    Value fromFull =
+        cmp(arith::CmpIPredicate::sge, keyBlock(lo), blocks.first);
+    firstMasked = arith::SelectOp::create(
+        b, fromFull,
+        arith::MinSIOp::create(b, firstMasked, walkIndex(blocks.second)), lo);
+  }
   Value mid = arith::MaxSIOp::create(
       b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
-  SmallVector<Value> unmasked = buildSteadyRange(
-      consumer, wgRow, init, overwriteFirst, lo, mid, /*mayMask=*/false);
+  SmallVector<Value> unmasked =
+      buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo, mid,
+                       /*mayMask=*/false, full);
   // Pinned between the loops: otherwise ptxas may join them with copies of
   // the carried P and O that it counts as redefining wgmma operands inside
   // a pipeline stage, and serializes every wgmma (C7513).
@@ -231,7 +244,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
 
 SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     Value consumer, Value wgRow, ValueRange init, bool overwriteFirst,
-    Value lo, Value hi, bool mayMask) {
+    Value lo, Value hi, bool mayMask, bool full) {
   auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
   tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
                                                   : "mainloop");
@@ -264,7 +277,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     // P_{j−1}·V_{j−1} may still run under the softmax below.
     s = buildWgmmaWait(b, 1, s)[0];
     SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow, carried[1],
-                                      carried[2], mayMask);
+                                      carried[2], mayMask, full);
     // latePVWait: P_j is packed after the wait, into registers P_{j−1}
     // leaves, and the fence keeps ptxas from lifting the wait (and with it
     // the rest of the softmax) above the exponentials.

@@ -131,7 +131,7 @@ Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
 }
 
 Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
-                                                Value wgRow) {
+                                                Value wgRow, bool full) {
   // The tiled form's modifications, moved onto this warpgroup's tile: the
   // same regions at the kernel's coordinates (batch, query head, the
   // warpgroup's first row, the block's first key; Sq, Skv). The kernel's
@@ -157,7 +157,7 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
     s = mod.getResult();
   }
   auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod);
-  if (!tmpl)
+  if (!tmpl || full)
     return s;
   auto buildMask = [&](ImplicitLocOpBuilder &nb, Value scores) -> Value {
     auto mod = MaskModOp::create(nb, scores.getType(), scores, at[0], at[1],
@@ -254,13 +254,13 @@ AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
     Value &s, Value kvBlock, Value stage, Value wgRow, Value mOld, Value lOld,
-    bool mayMask) {
+    bool mayMask, bool full) {
   // S_j is complete (the caller's fat.wgmma_wait returned it): release
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
   buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
   kvBlock = keyBlock(kvBlock);
-  s = buildModifications(s, kvBlock, wgRow);
+  s = buildModifications(s, kvBlock, wgRow, full);
   if (mayMask)
     s = buildMaskIfNeeded(s, kvBlock, wgRow);
   return buildSoftmax(s, mOld, lOld);

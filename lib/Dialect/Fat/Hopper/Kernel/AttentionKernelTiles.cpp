@@ -224,6 +224,15 @@ Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
       cfg.captureTypes[*cfg.kvRanges].getShape());
 }
 
+std::pair<Value, Value> AttentionKernelBuilder::buildFullKeyBlocks(Value wgRow) {
+  std::optional<int64_t> right = cfg.rightEdge();
+  auto blocks = FullKeyBlocksOp::create(
+      b, wgRow, v.batch, v.captures[*cfg.kvRanges], right ? v.diag : Value(),
+      cfg.blockN, right ? b.getI64IntegerAttr(*right) : IntegerAttr(),
+      cfg.captureTypes[*cfg.kvRanges].getShape());
+  return {blocks.getFirstBlock(), blocks.getEndBlock()};
+}
+
 void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {
   if (cfg.schedule.persistent && !stagedInQ)
     buildMBarrierArrive(b, qEmptyBarrier(qSlot()));
