@@ -70,8 +70,9 @@ case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-benc
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1
 tail -5 "$out/pytest.log" ;; esac
 # The modifications table (README, bench/plot_mods.py): each modification in
-# its fast form, with the defaults of this tree's compiler (.kernels-mods-table).
-case $steps in *" table "*) bench table 480 --kernels .kernels-mods-table --reps 5 \
+# its fast form, with the defaults of this tree's compiler (.kernels-mods-table,
+# or TABLE_KERNELS).
+case $steps in *" table "*) bench table 480 --kernels "${TABLE_KERNELS:-.kernels-mods-table}" --reps 5 \
   --shapes 0 2 1 --only softcap alibi-causal alibi-slopes relative-bias \
   document-causal-blocks document-causal-runs-blocks prefix-lm-blocks sliding-sink-blocks ;; esac
 exit 0
