@@ -93,7 +93,7 @@ def modifications(device="cpu"):
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "document-causal-blocks": (True, None, fa_t.document_mask(docs)),
         # The same packings as each query's run of keys (two bounds per row).
-        "document-runs": (False, None, fa_t.document_mask(docs, runs=True)),
+        "document-runs-causal": (True, None, fa_t.document_mask(docs, runs=True)),
         "document-runs-causal-blocks": (True, None, fa_t.document_mask(docs, runs=True)),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
         "sliding-sink": (True, None, sliding_sink),
