@@ -240,6 +240,15 @@ struct RangeTable {
   Value load(Value index, int64_t column) {
     return buildKeyRangeLoad(b, ranges, index, column);
   }
+  /// fn(at) for each 64-row group of a tile of `blockM` rows from
+  /// `rowFirst` (each clamped to `rowLast`): `at` its row of the table.
+  template <typename Fn>
+  void forEachGroup(int64_t blockM, Value rowFirst, Value rowLast,
+                    Value batch, Fn fn) {
+    for (int64_t r = 0; r < blockM; r += 64)
+      fn(rowIndex(batch, arith::MinUIOp::create(b, add(rowFirst, c32(r)),
+                                                rowLast)));
+  }
 };
 
 /// fat.key_block_range → per 64-row group of the tile two loads, the
@@ -253,10 +262,8 @@ struct KeyBlockRangeLowering : OpConversionPattern<KeyBlockRangeOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RangeTable t{b, adaptor.getRanges(), op.getTable()};
     Value first, end;
-    for (int64_t r = 0; r < static_cast<int64_t>(op.getBlockM()); r += 64) {
-      Value row = arith::MinUIOp::create(b, t.add(adaptor.getRowFirst(), t.c32(r)),
-                                         adaptor.getRowLast());
-      Value at = t.rowIndex(adaptor.getBatch(), row);
+    t.forEachGroup(op.getBlockM(), adaptor.getRowFirst(), adaptor.getRowLast(),
+                   adaptor.getBatch(), [&](Value at) {
       Value f = t.load(at, 0), e = t.load(at, 1);
       // A group that sees no key must not widen the union.
       Value seen = t.cmp(arith::CmpIPredicate::sgt, e, f);
@@ -264,7 +271,7 @@ struct KeyBlockRangeLowering : OpConversionPattern<KeyBlockRangeOp> {
       e = arith::SelectOp::create(b, seen, e, t.c32(0));
       first = first ? arith::MinSIOp::create(b, first, f) : f;
       end = end ? arith::MaxSIOp::create(b, end, e) : e;
-    }
+    });
     int64_t n = op.getBlockN();
     first = arith::DivSIOp::create(
         b, arith::MaxSIOp::create(b, first, t.c32(0)), t.c32(n));
@@ -292,17 +299,19 @@ struct KeyBlockHoleLowering : OpConversionPattern<KeyBlockHoleOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RangeTable t{b, adaptor.getRanges(), op.getTable()};
     Value first, end;
-    for (int64_t r = 0; r < static_cast<int64_t>(op.getBlockM()); r += 64) {
-      Value row = arith::MinUIOp::create(b, t.add(adaptor.getRowFirst(), t.c32(r)),
-                                         adaptor.getRowLast());
-      Value at = t.rowIndex(adaptor.getBatch(), row);
+    t.forEachGroup(op.getBlockM(), adaptor.getRowFirst(), adaptor.getRowLast(),
+                   adaptor.getBatch(), [&](Value at) {
       // A group that sees no key hides every key.
-      Value seen = t.cmp(arith::CmpIPredicate::sgt, t.load(at, 1), t.load(at, 0));
-      Value f = arith::SelectOp::create(b, seen, t.load(at, 4), t.c32(0));
-      Value e = arith::SelectOp::create(b, seen, t.load(at, 5), t.c32(INT32_MAX));
+      Value r1 = t.load(at, 1);
+      Value r0 = t.load(at, 0);
+      Value seen = t.cmp(arith::CmpIPredicate::sgt, r1, r0);
+      Value r4 = t.load(at, 4);
+      Value f = arith::SelectOp::create(b, seen, r4, t.c32(0));
+      Value r5 = t.load(at, 5);
+      Value e = arith::SelectOp::create(b, seen, r5, t.c32(INT32_MAX));
       first = first ? arith::MaxSIOp::create(b, first, f) : f;
       end = end ? arith::MinSIOp::create(b, end, e) : e;
-    }
+    });
     // ⌈first / N⌉ and ⌊end / N⌋ of keys clamped to be non-negative; the
     // +N−1 cannot overflow for first ≤ 2^31 − N.
     int64_t n = op.getBlockN();
