@@ -234,6 +234,123 @@ struct TruncFFragmentLowering : OpConversionPattern<arith::TruncFOp> {
   }
 };
 
+/// fat.convert_layout of a partial row vector: each register r of the
+/// thread plus the quad's other three (butterfly shuffles xor 1, 2).
+struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(ConvertLayoutOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> rows;
+    for (Value share : adaptor.getInput())
+      rows.push_back(buildQuadReduce(b, share, /*isMax=*/false));
+    rewriter.replaceOpWithMultiple(op, {rows});
+    return success();
+  }
+};
+
+/// Where to form a register of fat.finalize's results that `user` reads:
+/// right before it or, when it sits in a branch nested inside a branch of
+/// `op`'s block (the LSE's first-lane store inside a row's), before that
+/// inner branch. The epilogue is register-bound at D = 256: formed all at
+/// once, O / l would hold Dv/2 more registers across the staging rounds.
+static Operation *formingPoint(Operation *op, Operation *user) {
+  Operation *at = user;
+  while (at && at->getBlock() != op->getBlock()) {
+    Operation *parent = at->getParentOp();
+    if (parent && parent->getBlock() == op->getBlock())
+      return at;
+    at = parent;
+  }
+  return at;
+}
+
+/// fat.finalize on fragments. Per row r of the thread: l (the operand's
+/// register r, summed over the quad when it is partial, or register
+/// 4·Dv/8 + 2r of acc, the first ones column this thread holds — all of
+/// them hold the sum), l > 0 and 1 / l (0 for an empty row). Then register 2i + r of the
+/// 16-bit output is the pair o · (1 / l) of acc registers 4i + 2r + e,
+/// and register r of the LSE ln 2 · (c·m + log2 l) (−inf when empty),
+/// each formed where it is stored (formingPoint); a result nobody reads is
+/// not formed.
+struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(FinalizeOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto outType = cast<RankedTensorType>(op.getOutput().getType());
+    if (!WgmmaFragmentAttr::isFragment(outType) || !op.getExp2Scale())
+      return rewriter.notifyMatchFailure(
+          op, "a fragment fat.finalize takes a run-time exp2_scale");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    SmallVector<Value> o(adaptor.getAcc()), m(adaptor.getMax());
+    SmallVector<Value> l(adaptor.getSum());
+    Value c = adaptor.getExp2Scale().front();
+    int64_t dv = outType.getDimSize(1);
+    bool partialSum = op.getSum() && WgmmaFragmentAttr::isPartial(op.getSum().getType());
+    Value zero = f32Const(b, 0.0);
+    Value one = f32Const(b, 1.0);
+    Value sum[2], nonEmpty[2], inv[2];
+    for (int r = 0; r < 2; ++r) {
+      sum[r] = l.empty()   ? o[4 * (dv / 8) + 2 * r]
+               : partialSum ? buildQuadReduce(b, l[r], /*isMax=*/false)
+                            : l[r];
+      nonEmpty[r] =
+          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum[r], zero);
+      inv[r] = arith::SelectOp::create(
+          b, nonEmpty[r], arith::DivFOp::create(b, one, sum[r]), zero);
+    }
+    // Register k of `result` at the op that stores it, when a cast to the
+    // thread's registers hands it to exactly one op.
+    auto formAt = [&](Value result, size_t k) {
+      b.setInsertionPoint(op);
+      for (Operation *user : result.getUsers())
+        if (auto cast = dyn_cast<UnrealizedConversionCastOp>(user);
+            cast && k < cast.getNumResults() && cast.getResult(k).hasOneUse())
+          if (Operation *at =
+                  formingPoint(op, *cast.getResult(k).getUsers().begin()))
+            b.setInsertionPoint(at);
+    };
+    bool isF16 = outType.getElementType().isF16();
+    SmallVector<Value> out, lse;
+    for (int64_t i = 0; !op.getOutput().use_empty() && i < dv / 8; ++i) {
+      for (int r = 0; r < 2; ++r) {
+        formAt(op.getOutput(), out.size());
+        Value lo = arith::MulFOp::create(b, o[4 * i + 2 * r], inv[r]);
+        Value hi = arith::MulFOp::create(b, o[4 * i + 2 * r + 1], inv[r]);
+        out.push_back(buildPackPair(b, lo, hi, isF16));
+      }
+    }
+    for (int r = 0; r < 2 && !op.getLse().use_empty(); ++r) {
+      // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
+      formAt(op.getLse(), r);
+      Value value = arith::MulFOp::create(
+          b,
+          arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], c),
+                                buildLog2(b, sum[r])),
+          f32Const(b, M_LN2));
+      lse.push_back(arith::SelectOp::create(
+          b, nonEmpty[r], value,
+          f32Const(b, -std::numeric_limits<double>::infinity())));
+    }
+    // Unread results still need values of their shape; none is emitted.
+    auto placeholders = [&](Value result, SmallVector<Value> &regs) {
+      if (!regs.empty())
+        return;
+      auto type = cast<RankedTensorType>(result.getType());
+      b.setInsertionPoint(op);
+      Value poison = LLVM::PoisonOp::create(
+          b, WgmmaFragmentAttr::getRegisterType(type));
+      regs.assign(WgmmaFragmentAttr::getRegisterCount(type), poison);
+    };
+    placeholders(op.getOutput(), out);
+    placeholders(op.getLse(), lse);
+    rewriter.replaceOpWithMultiple(op, {out, lse});
+    return success();
+  }
+};
+
 /// arith.constant of a fragment tile with one value everywhere (the online
 /// softmax's start: O = 0, m = −inf, l = 0, and P = 0): every register of
 /// the thread holds it — f32 as it is, 16-bit elements as the i32 of the
@@ -853,11 +970,11 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
 } // namespace
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
-  target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp>();
+  target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp, ConvertLayoutOp>();
   target.addDynamicallyLegalOp<math::TanhOp, math::ExpOp, math::AbsFOp>(
       [](Operation *op) { return !op->getResult(0).getType().isF32(); });
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
-                               arith::TruncFOp, arith::ConstantOp,
+                               FinalizeOp, arith::TruncFOp, arith::ConstantOp,
                                arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
       [](Operation *op) {
     return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
@@ -872,6 +989,7 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
                UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
                                                           patterns.getContext());
   patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
+               ConvertLayoutLowering, FinalizeFragmentLowering,
                TruncFFragmentLowering,
                RescaleFragmentLowering, MaskFragmentLowering,
                ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,

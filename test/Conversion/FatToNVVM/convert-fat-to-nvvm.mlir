@@ -26,11 +26,16 @@
 // PIPE:            nvvm.wgmma.commit.group.sync.aligned
 // PIPE-NEXT:       %{{[0-9]+}} = fat.wgmma_wait pending(0) (%{{[0-9]+}}) : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:            %[[P:[0-9]+]] = arith.truncf %{{[a-z0-9_]+}} : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
-// PIPE:            scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %[[O0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[PREV:[a-z0-9_]+]] = %[[P]]) -> (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>)
+// PIPE:            scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %[[O0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[PREV:[a-z0-9_]+]] = %[[P]]) -> (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64x128xbf16, #fat.wgmma_fragment>)
 // PIPE:              fat.wgmma_async a_regs(%[[PREV]][0] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}}) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) transpose_b shape [64, 128, 16] bf16
 // PIPE-COUNT-7:      fat.wgmma_async a_regs(%[[PREV]][{{16|32|48|64|80|96|112}}]
 // PIPE:              fat.wgmma_wait pending(1)
 // PIPE:              fat.wgmma_wait pending(0) (%{{[0-9]+}}, %[[PREV]]) : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>
+// The epilogue is a tile op too: fat.finalize of O, l (the quad's shares
+// of the vector row sum) and m with the kernel's run-time c; the stores
+// read its results as the thread's registers.
+// PIPE:            %[[OUT:[a-z0-9_]+]], %{{[a-z0-9_]+}} = fat.finalize %{{[0-9]+}}#0, %{{[0-9]+}}#2, %{{[0-9]+}}#1 exp2_scale %{{.+}} : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64xf32, #fat.wgmma_fragment> -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+// PIPE-NEXT:       builtin.unrealized_conversion_cast %[[OUT]] : tensor<64x128xbf16, #fat.wgmma_fragment> to i32
 // PIPE:          llvm.return
 // convert-fat-to-nvvm lowers each of those ops, one pattern each: the
 // split becomes a branch on warpgroup 0 with setmaxnreg on each side, the

@@ -209,4 +209,104 @@ func.func @mask_by_key(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i3
   %mr:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
   return %mr#0, %mr#1, %mr#2, %mr#3 : f32, f32, f32, f32
 }
+
+// The epilogue's tile ops. fat.convert_layout sums a row's quad shares
+// (butterfly shuffles xor 1, 2). fat.finalize on a partial l does the same,
+// then per row l > 0, 1 / l (0 when empty); each output register (the
+// 16-bit pair o·(1/l) of acc registers 4i + 2r + e) is formed right before
+// the op that stores it, the LSE ln 2·(c·m + log2 l) before the branch
+// around its store, and an unread result is not formed at all.
+// CHECK-LABEL: func.func @finalize_partial
+// CHECK-SAME:    (%[[O0:[a-z0-9]+]]: f32, %[[O1:[a-z0-9]+]]: f32, %[[O2:[a-z0-9]+]]: f32, %[[O3:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[L0:[a-z0-9]+]]: f32, %[[L1:[a-z0-9]+]]: f32, %[[M0:[a-z0-9]+]]: f32, %[[M1:[a-z0-9]+]]: f32, %[[C:[a-z0-9]+]]: f32, %[[P:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: i1)
+// CHECK-NOT:     unrealized_conversion_cast
+// CHECK:         %[[SH0:[0-9]+]] = nvvm.shfl.sync bfly %{{.+}}, %[[L0]], %c1_i32
+// CHECK-NEXT:    %[[H0:[0-9]+]] = arith.addf %[[L0]], %[[SH0]] : f32
+// CHECK:         %[[SH1:[0-9]+]] = nvvm.shfl.sync bfly %{{.+}}, %[[H0]], %c2_i32
+// CHECK-NEXT:    %[[SUM0:[0-9]+]] = arith.addf %[[H0]], %[[SH1]] : f32
+// CHECK-NEXT:    %[[NE0:[0-9]+]] = arith.cmpf ogt, %[[SUM0]], %{{.+}} : f32
+// CHECK-NEXT:    %[[RCP0:[0-9]+]] = arith.divf %{{.+}}, %[[SUM0]] : f32
+// CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
+// CHECK:         nvvm.shfl.sync bfly %{{.+}}, %[[L1]], %c1_i32
+// CHECK:         %[[INV1:[0-9]+]] = arith.select
+// Registers nobody stores are formed at the op.
+// CHECK-COUNT-2: cvt.rn.bf16x2.f32
+// CHECK:         llvm.store %[[C]], %[[P]]
+// CHECK-NEXT:    %[[A:[0-9]+]] = arith.mulf %[[O0]], %[[INV0]] : f32
+// CHECK-NEXT:    %[[Bv:[0-9]+]] = arith.mulf %[[O1]], %[[INV0]] : f32
+// CHECK-NEXT:    %[[PK:[0-9]+]] = llvm.inline_asm asm_dialect = att "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f" %[[Bv]], %[[A]]
+// CHECK-NEXT:    llvm.store %[[PK]], %[[P]]
+// CHECK-NEXT:    %[[A1:[0-9]+]] = arith.mulf %[[O2]], %[[INV1]] : f32
+// CHECK-NEXT:    arith.mulf %[[O3]], %[[INV1]] : f32
+// CHECK:         scf.if %[[B]] {
+// CHECK-NEXT:      %[[CM:[0-9]+]] = arith.mulf %[[M0]], %[[C]] : f32
+// CHECK-NEXT:      %[[LG:[0-9]+]] = llvm.inline_asm asm_dialect = att "lg2.approx.ftz.f32 $0, $1;", "=f,f" %[[SUM0]]
+// CHECK-NEXT:      %[[ADD:[0-9]+]] = arith.addf %[[CM]], %[[LG]] : f32
+// CHECK:           %[[LN:[0-9]+]] = arith.mulf %[[ADD]], %{{.+}} : f32
+// CHECK:           %[[LSE:[0-9]+]] = arith.select %[[NE0]], %[[LN]], %{{.+}} : f32
+// CHECK-NEXT:      scf.if %[[B]] {
+// CHECK-NEXT:        llvm.store %[[LSE]], %[[P]]
+func.func @finalize_partial(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %o4: f32, %o5: f32,
+                            %o6: f32, %o7: f32, %l0: f32, %l1: f32, %m0: f32, %m1: f32,
+                            %c: f32, %p: !llvm.ptr, %b: i1) {
+  %o = builtin.unrealized_conversion_cast %o0, %o1, %o2, %o3, %o4, %o5, %o6, %o7
+      : f32, f32, f32, f32, f32, f32, f32, f32 to tensor<64x16xf32, #frag>
+  %l = builtin.unrealized_conversion_cast %l0, %l1
+      : f32, f32 to tensor<64xf32, #fat.wgmma_fragment<partial>>
+  %m = builtin.unrealized_conversion_cast %m0, %m1 : f32, f32 to tensor<64xf32, #frag>
+  %out, %lse = fat.finalize %o, %l, %m exp2_scale %c
+      : tensor<64x16xf32, #frag>, tensor<64xf32, #fat.wgmma_fragment<partial>>,
+        tensor<64xf32, #frag> -> tensor<64x16xbf16, #frag>, tensor<64xf32, #frag>
+  %r:4 = builtin.unrealized_conversion_cast %out : tensor<64x16xbf16, #frag> to i32, i32, i32, i32
+  %x:2 = builtin.unrealized_conversion_cast %lse : tensor<64xf32, #frag> to f32, f32
+  llvm.store %c, %p : f32, !llvm.ptr
+  llvm.store %r#0, %p : i32, !llvm.ptr
+  llvm.store %r#1, %p : i32, !llvm.ptr
+  scf.if %b {
+    scf.if %b {
+      llvm.store %x#0, %p : f32, !llvm.ptr
+    }
+  }
+  return
+}
+
+// Without a sum operand (rowsum=mma) l is this thread's register of acc's
+// first ones column (4·Dv/8 + 2r); an unread LSE is not formed. A full
+// row vector converts by the quad's sum.
+// CHECK-LABEL: func.func @finalize_ones
+// CHECK-SAME:    (%[[Q0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[ONES:[a-z0-9]+]]: f32,
+// CHECK:         %[[NE:[0-9]+]] = arith.cmpf ogt, %[[ONES]], %{{.+}} : f32
+// CHECK-NEXT:    %[[RCP:[0-9]+]] = arith.divf %{{.+}}, %[[ONES]] : f32
+// CHECK-NEXT:    %[[INV:[0-9]+]] = arith.select %[[NE]], %[[RCP]], %{{.+}} : f32
+// CHECK:         arith.mulf %[[Q0]], %[[INV]] : f32
+// CHECK-NOT:     lg2.approx
+// CHECK:         return
+// CHECK-LABEL: func.func @convert_layout
+// CHECK:         nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c1_i32
+// CHECK:         nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c2_i32
+// CHECK:         nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c1_i32
+// CHECK:         nvvm.shfl.sync bfly %{{.+}}, %{{.+}}, %c2_i32
+// CHECK-NEXT:    %[[R1:[0-9]+]] = arith.addf
+// CHECK-NEXT:    return %{{[0-9]+}}, %[[R1]] : f32, f32
+func.func @finalize_ones(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %o4: f32, %o5: f32,
+                         %o6: f32, %o7: f32, %o8: f32, %o9: f32, %o10: f32, %o11: f32,
+                         %m0: f32, %m1: f32, %c: f32) -> (i32, i32) {
+  %o = builtin.unrealized_conversion_cast %o0, %o1, %o2, %o3, %o4, %o5, %o6, %o7,
+      %o8, %o9, %o10, %o11
+      : f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32
+        to tensor<64x24xf32, #frag>
+  %m = builtin.unrealized_conversion_cast %m0, %m1 : f32, f32 to tensor<64xf32, #frag>
+  %out, %lse = fat.finalize %o, ones_columns, %m exp2_scale %c
+      : tensor<64x24xf32, #frag>, tensor<64xf32, #frag>
+        -> tensor<64x16xbf16, #frag>, tensor<64xf32, #frag>
+  %r:4 = builtin.unrealized_conversion_cast %out : tensor<64x16xbf16, #frag> to i32, i32, i32, i32
+  return %r#0, %r#1 : i32, i32
+}
+func.func @convert_layout(%l0: f32, %l1: f32) -> (f32, f32) {
+  %l = builtin.unrealized_conversion_cast %l0, %l1
+      : f32, f32 to tensor<64xf32, #fat.wgmma_fragment<partial>>
+  %f = fat.convert_layout %l : tensor<64xf32, #fat.wgmma_fragment<partial>>
+      -> tensor<64xf32, #frag>
+  %r:2 = builtin.unrealized_conversion_cast %f : tensor<64xf32, #frag> to f32, f32
+  return %r#0, %r#1 : f32, f32
+}
 }

@@ -93,3 +93,20 @@ func.func @step(%q: tensor<64x128xbf16>, %k: tensor<32x128xbf16>, %v: tensor<32x
   %out, %lse = fat.finalize %o2, %l2, %m1 scale 0.25 : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
   return %out, %lse : tensor<64x128xbf16>, tensor<64xf32>
 }
+
+// fat.finalize with a run-time c and the ones columns (the kernel's form)
+// runs on the CPU too: l is acc's column Dv, LSE = ln 2·(c·m + log2 l).
+// CHECK-LABEL: func.func @finalize_kernel_form
+// CHECK:         %[[L:.+]] = tensor.extract_slice %[[ACC:[a-z0-9]+]][0, 128] [64, 1] [1, 1] : tensor<64x136xf32> to tensor<64xf32>
+// CHECK:         %[[O:.+]] = tensor.extract_slice %[[ACC]][0, 0] [64, 128] [1, 1] : tensor<64x136xf32> to tensor<64x128xf32>
+// CHECK:         linalg.generic
+// CHECK-SAME:      ins(%[[O]], %[[L]], %{{.+}} : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>)
+// CHECK:           arith.divf
+// CHECK:           math.log2
+// CHECK:           arith.mulf %{{.+}}, %cst{{.*}} : f32
+func.func @finalize_kernel_form(%acc: tensor<64x136xf32>, %m: tensor<64xf32>, %c: f32)
+    -> (tensor<64x128xbf16>, tensor<64xf32>) {
+  %out, %lse = fat.finalize %acc, ones_columns, %m exp2_scale %c
+      : tensor<64x136xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+  return %out, %lse : tensor<64x128xbf16>, tensor<64xf32>
+}

@@ -933,3 +933,41 @@ func.func @full_key_block_edge(%x: i32, %t: !llvm.ptr<1>) {
   %f = fat.full_key_block %x row(%x) batch(%x) ranges(%t : !llvm.ptr<1>) edge(%x) {block_n = 128, table = array<i64: 2, 3, 4>}
   return
 }
+
+// -----
+
+func.func @finalize_two_scales(%o: tensor<64x128xf32>, %l: tensor<64xf32>, %m: tensor<64xf32>, %c: f32) {
+  // expected-error @+1 {{expected either a constant scale or a run-time exp2_scale}}
+  %r:2 = fat.finalize %o, %l, %m scale 1.0 exp2_scale %c : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @finalize_ones_columns_shape(%o: tensor<64x128xf32>, %m: tensor<64xf32>) {
+  // expected-error @+1 {{expected output shape to match acc but for acc's ones columns, got 'tensor<64x128xbf16>' and 'tensor<64x128xf32>'}}
+  %r:2 = fat.finalize %o, ones_columns, %m scale 1.0 : tensor<64x128xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @convert_layout_plain(%l: tensor<64xf32, #fat.wgmma_fragment>) {
+  // expected-error @+1 {{converts a #fat.wgmma_fragment<partial> row vector to the same row vector in #fat.wgmma_fragment}}
+  %r = fat.convert_layout %l : tensor<64xf32, #fat.wgmma_fragment> -> tensor<64xf32, #fat.wgmma_fragment>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#fat.wgmma_fragment<partial> expects a row vector}}
+func.func @partial_tile(%t: tensor<64x16xf32, #fat.wgmma_fragment<partial>>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{#fat.wgmma_fragment expects no parameter or <partial>}}
+func.func @fragment_parameter(%t: tensor<64xf32, #fat.wgmma_fragment<whole>>) {
+  return
+}

@@ -282,3 +282,25 @@ func.func @key_block_hole(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i32
       {block_m = 128, block_n = 128, table = array<i64: 1, 64, 6>}
   return %h0, %h1 : i32, i32
 }
+
+// The kernel's epilogue: l as the quad's shares, converted once; fat.finalize
+// with a run-time c = scale·log2 e, from a sum or from acc's ones columns.
+// CHECK-LABEL: func.func @epilogue_tiles
+// CHECK:         %[[L:.+]] = fat.convert_layout %{{.+}} : tensor<64xf32, #fat.wgmma_fragment<partial>> -> tensor<64xf32, #fat.wgmma_fragment>
+// CHECK:         fat.finalize %{{.+}}, %[[L]], %{{.+}} exp2_scale %{{.+}} : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment> -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+// CHECK:         fat.finalize %{{.+}}, ones_columns, %{{.+}} exp2_scale %{{.+}} : tensor<64x136xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment> -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+func.func @epilogue_tiles(%o: tensor<64x128xf32, #fat.wgmma_fragment>,
+                          %ones: tensor<64x136xf32, #fat.wgmma_fragment>,
+                          %lp: tensor<64xf32, #fat.wgmma_fragment<partial>>,
+                          %m: tensor<64xf32, #fat.wgmma_fragment>, %c: f32) {
+  %l = fat.convert_layout %lp : tensor<64xf32, #fat.wgmma_fragment<partial>>
+      -> tensor<64xf32, #fat.wgmma_fragment>
+  %o1, %lse1 = fat.finalize %o, %l, %m exp2_scale %c
+      : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>,
+        tensor<64xf32, #fat.wgmma_fragment>
+        -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+  %o2, %lse2 = fat.finalize %ones, ones_columns, %m exp2_scale %c
+      : tensor<64x136xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+        -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+  return
+}

@@ -13,6 +13,24 @@ using namespace mlir::fat;
 #define GET_ATTRDEF_CLASSES
 #include "fa-t/Dialect/Fat/IR/FatAttrs.cpp.inc"
 
+// `#fat.wgmma_fragment` or `#fat.wgmma_fragment<partial>`.
+Attribute WgmmaFragmentAttr::parse(AsmParser &parser, Type) {
+  if (failed(parser.parseOptionalLess()))
+    return get(parser.getContext());
+  if (failed(parser.parseOptionalKeyword("partial")) ||
+      failed(parser.parseOptionalGreater())) {
+    parser.emitError(parser.getCurrentLocation(),
+                     "#fat.wgmma_fragment expects no parameter or <partial>");
+    return {};
+  }
+  return get(parser.getContext(), /*partial=*/true);
+}
+
+void WgmmaFragmentAttr::print(AsmPrinter &printer) const {
+  if (getPartial())
+    printer << "<partial>";
+}
+
 LogicalResult WgmmaFragmentAttr::verifyEncoding(
     ArrayRef<int64_t> shape, Type elementType,
     function_ref<InFlightDiagnostic()> emitError) const {
@@ -38,7 +56,24 @@ LogicalResult WgmmaFragmentAttr::verifyEncoding(
     return emitError() << "#fat.wgmma_fragment expects the columns to be a "
                           "positive multiple of "
                        << (is16 ? 16 : 8) << ", got " << shape[1];
+  if (getPartial() && shape.size() != 1)
+    return emitError() << "#fat.wgmma_fragment<partial> expects a row vector "
+                          "(a quad's shares of one value per row), got shape ["
+                       << llvm::make_range(shape.begin(), shape.end()) << "]";
   return success();
+}
+
+bool WgmmaFragmentAttr::isPartial(Type type) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  auto attr = t ? dyn_cast_or_null<WgmmaFragmentAttr>(t.getEncoding())
+                : WgmmaFragmentAttr();
+  return attr && attr.getPartial();
+}
+
+RankedTensorType WgmmaFragmentAttr::withPartial(RankedTensorType type,
+                                                bool partial) {
+  return RankedTensorType::get(type.getShape(), type.getElementType(),
+                               get(type.getContext(), partial));
 }
 
 bool WgmmaFragmentAttr::isFragment(Type type) {

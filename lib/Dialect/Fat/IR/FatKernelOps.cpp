@@ -199,6 +199,18 @@ static LogicalResult verifyTileRangeOp(RangeOp op, int64_t columns) {
   return verifyRangeTable(op, op.getRanges(), op.getTable(), columns);
 }
 
+LogicalResult ConvertLayoutOp::verify() {
+  auto in = cast<RankedTensorType>(getInput().getType());
+  auto out = cast<RankedTensorType>(getResult().getType());
+  if (!WgmmaFragmentAttr::isPartial(in) || WgmmaFragmentAttr::isPartial(out) ||
+      WgmmaFragmentAttr::withPartial(in, false) != out)
+    return emitOpError() << "converts a #fat.wgmma_fragment<partial> row "
+                            "vector to the same row vector in "
+                            "#fat.wgmma_fragment, got "
+                         << in << " -> " << out;
+  return success();
+}
+
 LogicalResult KeyBlockRangeOp::verify() { return verifyTileRangeOp(*this, 2); }
 
 LogicalResult KeyBlockHoleOp::verify() { return verifyTileRangeOp(*this, 6); }

@@ -23,6 +23,11 @@ using namespace mlir::fat;
 
 #include "fa-t/Dialect/Fat/IR/FatEnums.cpp.inc"
 
+using mlir::fat::detail::parseRowSum;
+using mlir::fat::detail::printRowSum;
+using mlir::fat::detail::parseRowSumType;
+using mlir::fat::detail::printRowSumType;
+
 #define GET_OP_CLASSES
 #include "fa-t/Dialect/Fat/IR/FatOps.cpp.inc"
 

@@ -106,11 +106,17 @@ LogicalResult SoftmaxExpOp::verify() {
   if (hasSum != hasAlpha || hasSum != hasNewSum)
     return emitOpError() << "expected rowsum(sum, alpha) and the new_sum "
                             "result together, or none of them";
-  if (hasSum && (getSum().getType() != m || getAlpha().getType() != m ||
-                 getNewSum().getType() != m))
-    return emitOpError() << "expected sum, alpha and new_sum to have the type "
-                            "of max, "
-                         << m;
+  // On fragments the sums may be the quad's shares of l (FatAttrs.td).
+  auto isSumType = [&](Type t) {
+    return t == m || (WgmmaFragmentAttr::isFragment(m) &&
+                      t == WgmmaFragmentAttr::withPartial(
+                               cast<RankedTensorType>(m), true));
+  };
+  if (hasSum && (!isSumType(getSum().getType()) || getAlpha().getType() != m ||
+                 getNewSum().getType() != getSum().getType()))
+    return emitOpError() << "expected alpha to have the type of max, " << m
+                         << ", and sum and new_sum that type or its "
+                            "#fat.wgmma_fragment<partial> form";
   return success();
 }
 

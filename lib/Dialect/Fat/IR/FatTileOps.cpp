@@ -87,15 +87,65 @@ LogicalResult PVOp::verify() {
 
 LogicalResult FinalizeOp::verify() {
   Type acc = getAcc().getType(), out = getOutput().getType();
-  if (failed(verifyTileAndRows(*this, "acc", acc, "sum", getSum().getType())) ||
+  // A fragment's sum may be the quad's shares (FatAttrs.td).
+  Type sum = getSum() ? getSum().getType() : Type();
+  if (sum && WgmmaFragmentAttr::isPartial(sum))
+    sum = WgmmaFragmentAttr::withPartial(cast<RankedTensorType>(sum), false);
+  if ((sum && failed(verifyTileAndRows(*this, "acc", acc, "sum", sum))) ||
       failed(verifyTileAndRows(*this, "acc", acc, "max", getMax().getType())) ||
       failed(verifyTile(*this, "output", out, 2, false)) ||
-      failed(verifyTileAndRows(*this, "acc", acc, "lse", getLse().getType())))
+      failed(verifyTileAndRows(*this, "acc", acc, "lse", getLse().getType())) ||
+      failed(verifySameEncoding(*this, "acc", acc, "output", out)))
     return failure();
-  if (cast<ShapedType>(acc).getShape() != cast<ShapedType>(out).getShape())
-    return emitOpError() << "expected output shape to match acc, got " << out
-                         << " and " << acc;
+  if (bool(getScaleAttr()) == bool(getExp2Scale()))
+    return emitOpError() << "expected either a constant scale or a run-time "
+                            "exp2_scale";
+  // With the sum, O is acc; without it acc also holds the ones columns.
+  ArrayRef<int64_t> accShape = cast<ShapedType>(acc).getShape(),
+                    outShape = cast<ShapedType>(out).getShape();
+  if (getSum() ? accShape != outShape
+               : (accShape[0] != outShape[0] || ShapedType::isDynamic(accShape[1]) ||
+                  ShapedType::isDynamic(outShape[1]) || accShape[1] <= outShape[1]))
+    return emitOpError() << "expected output shape to match acc"
+                         << (getSum() ? "" : " but for acc's ones columns")
+                         << ", got " << out << " and " << acc;
   return success();
+}
+
+ParseResult mlir::fat::detail::parseRowSum(
+    OpAsmParser &parser, std::optional<OpAsmParser::UnresolvedOperand> &sum) {
+  if (succeeded(parser.parseOptionalKeyword("ones_columns")))
+    return success();
+  OpAsmParser::UnresolvedOperand operand;
+  if (parser.parseOperand(operand))
+    return failure();
+  sum = operand;
+  return success();
+}
+
+ParseResult mlir::fat::detail::parseRowSumType(
+    OpAsmParser &parser, Type &accType,
+    const std::optional<OpAsmParser::UnresolvedOperand> &sum, Type &type) {
+  if (parser.parseType(accType))
+    return failure();
+  if (!sum)
+    return success();
+  return failure(parser.parseComma() || parser.parseType(type));
+}
+
+void mlir::fat::detail::printRowSumType(OpAsmPrinter &printer, Operation *,
+                                        Type accType, Value sum, Type type) {
+  printer << accType;
+  if (sum)
+    printer << ", " << type;
+}
+
+void mlir::fat::detail::printRowSum(OpAsmPrinter &printer, Operation *,
+                                    Value sum) {
+  if (sum)
+    printer << sum;
+  else
+    printer << "ones_columns";
 }
 
 LogicalResult mlir::fat::detail::verifyModRegion(Operation *op, Region &region,

@@ -10,6 +10,7 @@
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 
+#include "mlir/IR/OpImplementation.h"
 #include "mlir/IR/TypeUtilities.h"
 
 namespace mlir::fat::detail {
@@ -69,6 +70,18 @@ inline LogicalResult verifyTileAndRows(Operation *op, StringRef tileName,
     return failure();
   return verifyDimsMatch(op, tileName, tile, 0, rowName, rows, 0);
 }
+
+/// fat.finalize's row sum: an operand, or `ones_columns` when there is none.
+ParseResult parseRowSum(OpAsmParser &parser,
+                        std::optional<OpAsmParser::UnresolvedOperand> &sum);
+void printRowSum(OpAsmPrinter &printer, Operation *op, Value sum);
+/// acc's type, then the sum's when there is the operand.
+ParseResult
+parseRowSumType(OpAsmParser &parser, Type &accType,
+                const std::optional<OpAsmParser::UnresolvedOperand> &sum,
+                Type &type);
+void printRowSumType(OpAsmPrinter &printer, Operation *op, Type accType,
+                     Value sum, Type type);
 
 /// Checks a score (`isScore`) or mask region of fat.attention /
 /// fat.score_mod / fat.mask_mod: empty (when `optional`), or one block

@@ -281,17 +281,32 @@ struct DecomposePV : OpRewritePattern<PVOp> {
 };
 
 /// fat.finalize: O_i = l_i > 0 ? o_i / l_i : 0,
-///               LSE_i = l_i > 0 ? scale · m_i + ln l_i : −inf.
+///               LSE_i = l_i > 0 ? scale · m_i + ln l_i : −inf
+/// (with a run-time c = scale · log2 e: ln 2 · (c · m_i + log2 l_i); without
+/// a sum operand, l is acc's column Dv, the first ones column).
 struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(FinalizeOp op, PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     Type outElt = getElementTypeOrSelf(op.getOutput().getType());
-    double scale = op.getScale().convertToDouble();
+    Value acc = op.getAcc(), sum = op.getSum(), c = op.getExp2Scale();
+    if (!sum) {
+      // The output's columns of acc, and the row sums beside them.
+      auto accType = cast<RankedTensorType>(acc.getType());
+      int64_t dv = cast<ShapedType>(op.getOutput().getType()).getDimSize(1);
+      SmallVector<OpFoldResult> rows{tensor::getMixedSize(rewriter, loc, acc, 0)};
+      OpFoldResult zero = rewriter.getIndexAttr(0), one = rewriter.getIndexAttr(1);
+      sum = tensor::ExtractSliceOp::create(
+          rewriter, loc,
+          RankedTensorType::get({accType.getDimSize(0)}, accType.getElementType()),
+          acc, {zero, rewriter.getIndexAttr(dv)}, {rows[0], one}, {one, one});
+      acc = tensor::ExtractSliceOp::create(
+          rewriter, loc, acc, {zero, zero}, {rows[0], rewriter.getIndexAttr(dv)},
+          {one, one});
+    }
     // O is shaped like acc; LSE has acc's rows, whatever the type of l says.
-    SmallVector<OpFoldResult> accSizes =
-        tensor::getMixedSizes(rewriter, loc, op.getAcc());
+    SmallVector<OpFoldResult> accSizes = tensor::getMixedSizes(rewriter, loc, acc);
     Value outInit =
         emptyOfType(rewriter, loc, op.getOutput().getType(), accSizes);
     Value lseInit = emptyOfType(rewriter, loc, op.getLse().getType(),
@@ -301,8 +316,7 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
     // row Dv times; every visit writes the same value.
     auto generic = linalg::GenericOp::create(
         rewriter, loc, TypeRange{op.getOutput().getType(), op.getLse().getType()},
-        ValueRange{op.getAcc(), op.getSum(), op.getMax()},
-        ValueRange{outInit, lseInit},
+        ValueRange{acc, sum, op.getMax()}, ValueRange{outInit, lseInit},
         ArrayRef<AffineMap>{tile, rows, rows, tile, rows},
         ArrayRef<IteratorType>{kPar, kPar},
         [&](OpBuilder &b, Location loc, ValueRange a) {
@@ -314,9 +328,20 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
               b, loc, nonEmpty, arith::DivFOp::create(b, loc, o, l), zero);
           if (!outElt.isF32())
             out = arith::TruncFOp::create(b, loc, outElt, out);
-          Value lse = arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, m, f32Const(b, loc, scale)),
-              math::LogOp::create(b, loc, l));
+          Value lse =
+              c ? arith::MulFOp::create(
+                      b, loc,
+                      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, m, c),
+                                            math::Log2Op::create(b, loc, l)),
+                      f32Const(b, loc, M_LN2))
+                      .getResult()
+                : arith::AddFOp::create(
+                      b, loc,
+                      arith::MulFOp::create(
+                          b, loc, m,
+                          f32Const(b, loc, op.getScaleAttr().getValueAsDouble())),
+                      math::LogOp::create(b, loc, l))
+                      .getResult();
           lse = arith::SelectOp::create(b, loc, nonEmpty, lse,
                                         f32Const(b, loc, -INFINITY));
           linalg::YieldOp::create(b, loc, ValueRange{out, lse});

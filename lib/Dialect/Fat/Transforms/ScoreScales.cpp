@@ -117,7 +117,8 @@ void mlir::fat::foldScoreOutputScale(Operation *scope) {
   }
   SmallVector<FinalizeOp> finalizes;
   scope->walk([&](FinalizeOp op) { finalizes.push_back(op); });
-  if (finalizes.size() != 1 || constants.empty() ||
+  if (finalizes.size() != 1 || !finalizes.front().getScaleAttr() ||
+      constants.empty() ||
       !llvm::all_of(constants, [](OpOperand *c) {
         return matchPattern(c->get(), m_Constant());
       }))
@@ -147,7 +148,7 @@ void mlir::fat::foldScoreOutputScale(Operation *scope) {
   }
   FinalizeOp fin = finalizes.front();
   fin.setScaleAttr(rewriter.getF32FloatAttr(
-      float(fin.getScale().convertToDouble() * *a)));
+      float(fin.getScaleAttr().getValueAsDouble() * *a)));
   for (auto [mod, tail] : llvm::zip_equal(mods, tails)) {
     rewriter.replaceOp(tail.mul, tail.t);
     eraseDeadConstants(rewriter, mod.getBody().front());

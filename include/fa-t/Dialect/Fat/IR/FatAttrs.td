@@ -41,6 +41,13 @@ def Fat_WgmmaFragmentAttr : AttrDef<Fat_Dialect, "WgmmaFragment",
     4kk .. 4kk+3): rounding an f32 accumulator tile to a 16-bit one moves no
     data between threads, which is why P can feed O += P·V from registers.
 
+    `partial` (row vectors only) holds a row's value split over its quad:
+    the row's value is the sum of the quad's four registers r. The vector
+    row sum l of the online softmax is kept that way through the KV loop
+    (l' = fma(l, α, Σ_thread p) is linear in l, so each thread updates its
+    share) and reduced once at the end: `fat.convert_layout` to the plain
+    encoding is two shuffles.
+
     ```mlir
     %s = builtin.unrealized_conversion_cast %r0, ... to
         tensor<64x128xf32, #fat.wgmma_fragment>
@@ -49,6 +56,9 @@ def Fat_WgmmaFragmentAttr : AttrDef<Fat_Dialect, "WgmmaFragment",
           tensor<64xf32, #fat.wgmma_fragment>
     ```
   }];
+  let parameters = (ins DefaultValuedParameter<"bool", "false">:$partial);
+  let hasCustomAssemblyFormat = 1;
+  let builders = [AttrBuilder<(ins), [{ return $_get($_ctxt, false); }]>];
   let extraClassDeclaration = [{
     /// Registers of one thread holding `type` (a 64-row tile or row vector
     /// with this encoding): N/2 f32, N/4 i32 (16-bit pairs), or 2 f32.
@@ -58,6 +68,12 @@ def Fat_WgmmaFragmentAttr : AttrDef<Fat_Dialect, "WgmmaFragment",
     static ::mlir::Type getRegisterType(::mlir::RankedTensorType type);
     /// Whether `type` is a tile or row vector with this encoding.
     static bool isFragment(::mlir::Type type);
+    /// Whether `type` is a row vector with the `partial` encoding.
+    static bool isPartial(::mlir::Type type);
+    /// `type` (a fragment row vector) with the `partial` flag set to
+    /// `partial`.
+    static ::mlir::RankedTensorType withPartial(::mlir::RankedTensorType type,
+                                                bool partial);
   }];
 }
 

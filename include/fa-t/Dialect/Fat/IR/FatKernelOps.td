@@ -252,6 +252,38 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
   let hasVerifier = 1;
 }
 
+def Fat_ConvertLayoutOp : Fat_Op<"convert_layout", [Pure]> {
+  let summary = "a row vector's quad shares summed into the plain layout";
+  let description = [{
+    The same row vector in another distribution: from
+    `#fat.wgmma_fragment<partial>` (each row's value is the sum of the
+    registers its quad of four threads holds) to `#fat.wgmma_fragment`
+    (every thread of the quad holds the value):
+
+    ```
+    x_i = Σ_{λ mod 4} share_i(λ)      two butterfly shuffles (xor 1, 2)
+    ```
+
+    The online softmax keeps its vector row sum l partial through the KV
+    loop (`fat.softmax_exp` adds each thread's own probabilities) and
+    converts it once, where `fat.finalize` needs the full l. As Triton's
+    `convert_layout`, it is the only op that changes a fragment's
+    distribution; on a tile (the CPU's view) it is the identity.
+
+    ```mlir
+    %l = fat.convert_layout %lp
+        : tensor<64xf32, #fat.wgmma_fragment<partial>>
+          -> tensor<64xf32, #fat.wgmma_fragment>
+    ```
+  }];
+  let arguments = (ins Fat_FragmentTile:$input);
+  let results = (outs Fat_FragmentTile:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_ScheduleFenceOp : Fat_Op<"schedule_fence",
     [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "a basic-block boundary ptxas keeps";

@@ -139,6 +139,10 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
                                              wgmma's ones columns sum P)
     ```
 
+    On `#fat.wgmma_fragment` tiles the sums may be `partial` (each thread
+    adds its own p_ij into its share of l; `fat.convert_layout` sums the
+    quad's shares once, after the loop).
+
     `poly` is 2^x = p(x − ⌊x⌋)·2^⌊x⌋ with p a degree-3 minimax polynomial
     (relative error ≤ 8.6e-5, below 16-bit rounding) evaluated in f32
     Horner form on x clamped to ≥ −127, the exponent added as an integer.

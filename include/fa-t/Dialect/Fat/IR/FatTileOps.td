@@ -187,7 +187,7 @@ def Fat_PVOp : Fat_TileOp<"pv", [AllTypesMatch<["init", "result"]>]> {
   }];
 }
 
-def Fat_FinalizeOp : Fat_TileOp<"finalize"> {
+def Fat_FinalizeOp : Fat_TileOp<"finalize", [AttrSizedOperandSegments]> {
   let summary = "normalize the output and form the log-sum-exp";
   let description = [{
     ```
@@ -199,19 +199,42 @@ def Fat_FinalizeOp : Fat_TileOp<"finalize"> {
     log Σ_j exp(scale · s_ij) = scale · m + ln l (natural log, as PyTorch
     reports LSE). The output is rounded to its element type.
 
+    The scale is a constant (`scale`), or in a kernel the run-time
+    `exp2_scale` c = scale · log2 e of the softmax ops, with LSE_i =
+    ln 2 · (c · m_i + log2 l_i). Without `sum` (`ones_columns`), l is
+    `acc`'s first column past the output's: the P·[V | 1] wgmma's ones
+    columns, each of which holds the row sum. On `#fat.wgmma_fragment`
+    tiles a thread computes 1 / l once per row and O as o · (1 / l),
+    within an ulp of the division, and each output register is formed
+    where it is stored (see its lowering).
+
     ```mlir
     %o, %lse = fat.finalize %acc, %l, %m scale 0.0883883
         : tensor<64x128xf32>, tensor<64xf32>, tensor<64xf32>
         -> tensor<64x128xbf16>, tensor<64xf32>
+    %o2, %lse2 = fat.finalize %acc_ones, ones_columns, %m exp2_scale %c
+        : tensor<64x136xf32, #fat.wgmma_fragment>,
+          tensor<64xf32, #fat.wgmma_fragment>
+        -> tensor<64x128xbf16, #fat.wgmma_fragment>,
+           tensor<64xf32, #fat.wgmma_fragment>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$acc, AnyRankedTensor:$sum,
-                   AnyRankedTensor:$max, F32Attr:$scale);
+  let arguments = (ins AnyRankedTensor:$acc, Optional<AnyRankedTensor>:$sum,
+                   AnyRankedTensor:$max, OptionalAttr<F32Attr>:$scale,
+                   Optional<F32>:$exp2_scale);
   let results = (outs AnyRankedTensor:$output, AnyRankedTensor:$lse);
   let assemblyFormat = [{
-    $acc `,` $sum `,` $max `scale` $scale attr-dict `:` type($acc) `,`
-    type($sum) `,` type($max) `->` type($output) `,` type($lse)
+    $acc `,` custom<RowSum>($sum) `,` $max (`scale` $scale^)?
+    (`exp2_scale` $exp2_scale^)? attr-dict `:`
+    custom<RowSumType>(type($acc), ref($sum), type($sum)) `,` type($max) `->`
+    type($output) `,` type($lse)
   }];
+  let builders = [
+    OpBuilder<(ins "Type":$output, "Type":$lse, "Value":$acc, "Value":$sum,
+                   "Value":$max, "FloatAttr":$scale), [{
+      build($_builder, $_state, output, lse, acc, sum, max, scale, Value());
+    }]>
+  ];
 }
 
 def Fat_ScoreModOp : Fat_TileOp<"score_mod",

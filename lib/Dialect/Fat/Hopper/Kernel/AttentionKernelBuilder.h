@@ -246,6 +246,10 @@ private:
   /// and this thread's registers of it: the consumer works on tiles, the
   /// epilogue still on registers.
   RankedTensorType fragmentType(int64_t cols, Type elt);
+  /// The running row sum l: the quad's shares (`#fat.wgmma_fragment
+  /// <partial>`) under rowsum=vector; under rowsum=mma a plain row vector
+  /// the loop carries unchanged (the ones columns of O sum P).
+  RankedTensorType sumType();
   Value toFragment(ValueRange regs, RankedTensorType type);
   SmallVector<Value> toRegisters(Value tile);
   /// A tile of `type` holding `value` everywhere.
@@ -314,13 +318,11 @@ private:
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
   /// Writes O / l (and the LSE) of this thread's two rows of (batch, head),
-  /// from the accumulator tile `o` and the row vectors `m`, `l`.
-  /// The parts: `storeO`, `storeLse` (only where the kernel writes one);
-  /// `lIsSum`: `l` holds the rows' full sums already (else the ones columns
-  /// of `o` or the quad's partials do).
+  /// from the accumulator tile `o` and the row vectors `m`, `l` (ignored
+  /// under rowsum=mma: the ones columns of `o` hold the sums).
+  /// The parts: `storeO`, `storeLse` (only where the kernel writes one).
   void buildEpilogue(Value o, Value m, Value l, Value rowBase, Value batch,
-                     Value head, bool storeO = true, bool storeLse = true,
-                     bool lIsSum = false);
+                     Value head, bool storeO = true, bool storeLse = true);
   /// Element offset of O[batch, head, row, 0] (i64).
   Value buildORowOffset(Value batch, Value head, Value row);
   /// The epilogue's O stores with cfg.stageO: `packed(i, r)` builds this

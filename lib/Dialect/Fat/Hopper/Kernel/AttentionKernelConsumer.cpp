@@ -118,7 +118,7 @@ SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
   RankedTensorType rows = fragmentType(0, b.getF32Type());
   return {fragmentSplat(accType(), 0.0),
           fragmentSplat(rows, -std::numeric_limits<double>::infinity()),
-          fragmentSplat(rows, 0.0)};
+          fragmentSplat(sumType(), 0.0)};
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
@@ -314,6 +314,8 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   Value consumer = sub(v.warpgroup, c32(1));
   // Nothing pending yet: the empty state, P = 0 and tile id 0.
   SmallVector<Value> nothing = buildEmptyState();
+  // A pending tile's sums are complete (see buildOverlappedTile).
+  nothing[2] = fragmentSplat(fragmentType(0, b.getF32Type()), 0.0);
   Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
   nothing.append({fragmentSplat(fragmentType(cfg.blockN, elt), 0.0), c32(0)});
   PendingTile none = PendingTile::unpack(nothing);
@@ -403,12 +405,10 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
     // The vector row sums and the row max are final before the last P·V:
     // finish the sums and write the LSE now, so that only the two sums
     // wait in registers through the next tile's first block.
-    SmallVector<Value> sums = toRegisters(next.l);
-    for (Value &sum : sums)
-      sum = buildQuadReduce(b, sum, /*isMax=*/false);
-    next.l = toFragment(sums, cast<RankedTensorType>(next.l.getType()));
+    next.l = ConvertLayoutOp::create(
+        b, fragmentType(0, b.getF32Type()), next.l);
     buildEpilogue(next.o, next.m, next.l, rowBase, v.batch, v.head,
-                  /*storeO=*/false, /*storeLse=*/true, /*lIsSum=*/true);
+                  /*storeO=*/false, /*storeLse=*/true);
     next.m = empty[1];
   }
   // Bit 31: more than one block, so its last P·V adds to O.
@@ -449,7 +449,7 @@ void AttentionKernelBuilder::buildStorePending(Value consumer,
   buildEpilogue(o, pending.m, pending.l, buildRowBase(consumer, rowFirst),
                 arith::DivUIOp::create(b, rest, heads),
                 arith::RemUIOp::create(b, rest, heads), /*storeO=*/true,
-                /*storeLse=*/!vectorSums, /*lIsSum=*/vectorSums);
+                /*storeLse=*/!vectorSums);
 }
 
 void AttentionKernelBuilder::buildDrainPending(Value consumer,

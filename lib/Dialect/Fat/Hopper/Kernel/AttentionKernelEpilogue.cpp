@@ -8,9 +8,6 @@
 
 #include "AttentionKernelBuilder.h"
 
-#include <cmath>
-#include <limits>
-
 using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
@@ -28,43 +25,30 @@ Value AttentionKernelBuilder::buildORowOffset(Value batch, Value head,
 void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
                                            Value lTile, Value rowBase,
                                            Value batch, Value head,
-                                           bool storeO, bool storeLse,
-                                           bool lIsSum) {
-  // The epilogue works on this thread's registers of the tiles (register
-  // 4i + 2r + e of O is row r, columns 8i + 2t + e; register r of m, l).
-  SmallVector<Value> o = toRegisters(oTile), m = toRegisters(mTile),
-                     l = toRegisters(lTile);
+                                           bool storeO, bool storeLse) {
   Value quadLane = arith::RemUIOp::create(b, v.lane, c32(4));
-  Value zero = f32Const(b, 0.0);
-  Value one = f32Const(b, 1.0);
-  Value ln2 = f32Const(b, M_LN2);
-  Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
-  Value sum[2], nonEmpty[2], inv[2];
-  for (int r = 0; r < 2; ++r) {
-    // rowsum=mma: every ones column of the accumulator holds the full row
-    // sum; rowsum=vector: l was a per-thread partial, finish it on the quad.
-    sum[r] = lIsSum ? l[r]
-             : cfg.schedule.rowsumMma
-                 ? o[4 * (cfg.headDimV / 8) + 2 * r]
-                 : buildQuadReduce(b, l[r], /*isMax=*/false);
-    nonEmpty[r] =
-        arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum[r], zero);
-    // An empty row (no visible key) has l = 0: O = 0, LSE = −inf.
-    inv[r] = arith::SelectOp::create(
-        b, nonEmpty[r], arith::DivFOp::create(b, one, sum[r]), zero);
-  }
-  // O / l of chunk i in row r, packed to 16 bits where it is stored (all
-  // of them at once would keep Dv/2 more registers live at D = 256).
-  auto packed = [&](int64_t i, int r) {
-    return buildPackPair(b, arith::MulFOp::create(b, o[4 * i + 2 * r], inv[r]),
-                         arith::MulFOp::create(b, o[4 * i + 2 * r + 1], inv[r]),
-                         cfg.isF16);
-  };
+  // O / l and the LSE as tiles (fat.finalize); l is the ones columns of O
+  // under rowsum=mma, else the vector sums (the quad's shares until the
+  // last block, FatAttrs.td).
+  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  auto fin = FinalizeOp::create(
+      b, fragmentType(cfg.headDimV, elt), fragmentType(0, b.getF32Type()),
+      oTile, cfg.schedule.rowsumMma ? Value() : lTile, mTile, FloatAttr(),
+      v.softmaxScale);
+  bool direct = storeO && !cfg.stageO;
+  bool lse = cfg.lse && storeLse;
+  // The stores work on this thread's registers of the results: register
+  // 2i + r of O is the pair (row r, columns 8i + 2t, +1), r of the LSE row
+  // r. convert-fat-to-nvvm forms each where it is stored.
+  SmallVector<Value> o, lseRegs;
+  if (storeO)
+    o = toRegisters(fin.getOutput());
+  if (lse)
+    lseRegs = toRegisters(fin.getLse());
+  auto packed = [&](int64_t i, int r) { return o[2 * i + r]; };
   if (storeO && cfg.stageO)
     buildStoreOStaged(packed, rowBase, batch, head);
 
-  bool direct = storeO && !cfg.stageO;
-  bool lse = cfg.lse && storeLse;
   for (int r = 0; r < 2 && (direct || lse); ++r) {
     Value row = add(rowBase, c32(8 * r));
     Value inRange = cmp(arith::CmpIPredicate::slt, row, v.seqQ);
@@ -85,13 +69,6 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
     }
     if (!lse)
       continue;
-    // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
-    Value lseValue = arith::MulFOp::create(
-        b,
-        arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], v.softmaxScale),
-                              buildLog2(b, sum[r])),
-        ln2);
-    lseValue = arith::SelectOp::create(b, nonEmpty[r], lseValue, negInf);
     Value firstOfQuad = cmp(arith::CmpIPredicate::eq, quadLane, c32(0));
     auto ifLane = scf::IfOp::create(b, firstOfQuad, /*withElseRegion=*/false);
     b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
@@ -103,7 +80,7 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
         ext64(row));
     Value ptr = LLVM::GEPOp::create(b, v.lsePtr.getType(), b.getF32Type(),
                                     v.lsePtr, ValueRange{index});
-    LLVM::StoreOp::create(b, lseValue, ptr, /*alignment=*/4);
+    LLVM::StoreOp::create(b, lseRegs[r], ptr, /*alignment=*/4);
   }
 }
 

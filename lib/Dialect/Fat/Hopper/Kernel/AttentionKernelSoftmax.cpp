@@ -209,6 +209,11 @@ RankedTensorType AttentionKernelBuilder::fragmentType(int64_t cols,
                                WgmmaFragmentAttr::get(b.getContext()));
 }
 
+RankedTensorType AttentionKernelBuilder::sumType() {
+  return WgmmaFragmentAttr::withPartial(fragmentType(0, b.getF32Type()),
+                                        !cfg.schedule.rowsumMma);
+}
+
 Value AttentionKernelBuilder::toFragment(ValueRange regs,
                                          RankedTensorType type) {
   return UnrealizedConversionCastOp::create(b, type, regs).getResult(0);
@@ -242,7 +247,7 @@ AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
   auto max = SoftmaxMaxOp::create(b, rows, rows, s, mOld, v.softmaxScale, tau);
   SmallVector<Type> types{s.getType()};
   if (vectorSum)
-    types.push_back(rows);
+    types.push_back(sumType());
   auto exp = SoftmaxExpOp::create(
       b, types, s, max.getNewMax(), v.softmaxScale,
       vectorSum ? lOld : Value(), vectorSum ? max.getAlpha() : Value(),
