@@ -143,6 +143,7 @@ struct ConvertFatToNVVMPass
                           "fat.wgmma_wait, fat.operand_fence, fat.mask, "
                           "fat.score_mod, fat.mask_mod, "
                           "fat.softmax_max, fat.softmax_exp, fat.rescale, "
+                          "fat.finalize, fat.convert_layout, "
                           "arith.truncf, arith.constant), scf loops and "
                           "branches, and casts to registers may read: "
                           "convert-fat-to-nvvm has no per-thread form for it");

@@ -242,15 +242,14 @@ private:
     Value m, l, alpha;
   };
   /// The warpgroup tile of `cols` columns (a row vector for cols = 0) of
-  /// `elt` in the wgmma fragment layout, and the casts between such a tile
-  /// and this thread's registers of it: the consumer works on tiles, the
-  /// epilogue still on registers.
+  /// `elt` in the wgmma fragment layout.
   RankedTensorType fragmentType(int64_t cols, Type elt);
   /// The running row sum l: the quad's shares (`#fat.wgmma_fragment
   /// <partial>`) under rowsum=vector; under rowsum=mma a plain row vector
   /// the loop carries unchanged (the ones columns of O sum P).
   RankedTensorType sumType();
-  Value toFragment(ValueRange regs, RankedTensorType type);
+  /// This thread's registers of a tile (a cast convert-fat-to-nvvm folds):
+  /// the consumer works on tiles, only the epilogue's stores on registers.
   SmallVector<Value> toRegisters(Value tile);
   /// A tile of `type` holding `value` everywhere.
   Value fragmentSplat(RankedTensorType type, double value);

@@ -214,11 +214,6 @@ RankedTensorType AttentionKernelBuilder::sumType() {
                                         !cfg.schedule.rowsumMma);
 }
 
-Value AttentionKernelBuilder::toFragment(ValueRange regs,
-                                         RankedTensorType type) {
-  return UnrealizedConversionCastOp::create(b, type, regs).getResult(0);
-}
-
 Value AttentionKernelBuilder::fragmentSplat(RankedTensorType type,
                                             double value) {
   auto elt = cast<FloatType>(type.getElementType());
