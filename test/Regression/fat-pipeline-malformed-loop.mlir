@@ -17,7 +17,7 @@ func.func @not_a_dictionary(%o: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 func.func @no_kv_loop(%o: tensor<1x1x64x64xbf16>) -> tensor<1x1x64x64xbf16> {
-  // expected-error @+1 {{fat-pipeline: expected the tensorized KV loop of one attention (the Q·Kᵀ and P·V fat.wgmma, fat.finalize) in this fat.tile loop}}
+  // expected-error @+1 {{fat-pipeline: expected the tensorized KV loop of one attention (the Q·Kᵀ and P·V fat.wgmma, fat.softmax_max, fat.softmax_exp, fat.rescale of O, fat.finalize) in this fat.tile loop}}
   %r = scf.forall (%b, %h, %i) in (1, 1, 1) shared_outs(%a = %o) -> (tensor<1x1x64x64xbf16>) {
     scf.forall.in_parallel {
     }

@@ -111,6 +111,11 @@ struct TensorizedAttention {
   /// are the same in each).
   ScoreModOp scoreMod;
   MaskModOp maskMod;
+  /// The online softmax's ops and O's rescale (one KV loop's), which the
+  /// consumer moves onto its tiles.
+  SoftmaxMaxOp softmaxMax;
+  SoftmaxExpOp softmaxExp;
+  RescaleOp rescale;
   /// The softmax constant after a score region (the f32 constant of its
   /// fat.softmax_max): log2 e times any output factor moved out of it.
   double modSoftmaxScale = M_LOG2E;
@@ -176,6 +181,7 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     if (auto mma = dyn_cast<WgmmaOp>(op)) {
       (mma.getTransposeB() ? qk : pv) = mma;
     } else if (auto max = dyn_cast<SoftmaxMaxOp>(op)) {
+      t.softmaxMax = max;
       FloatAttr c;
       if (matchPattern(max.getScale(), m_Constant(&c)))
         t.modSoftmaxScale = c.getValueAsDouble();
@@ -184,7 +190,11 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
         t.rescaleThreshold = tau->convertToDouble();
       }
     } else if (auto exp = dyn_cast<SoftmaxExpOp>(op)) {
+      t.softmaxExp = exp;
       t.exp2Poly = exp.getExp2Poly().convertToDouble();
+    } else if (auto rescale = dyn_cast<RescaleOp>(op);
+               rescale && cast<ShapedType>(rescale.getType()).getRank() == 2) {
+      t.rescale = rescale;
     } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
       t.scale = fin.getScaleAttr();
     } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
@@ -226,9 +236,10 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
                   "outside the tiled loop (the kernel takes them whole)");
     t.sig.captureTypes.push_back(capture.getType());
   }
-  if (!qk || !pv || !t.scale)
+  if (!qk || !pv || !t.scale || !t.softmaxMax || !t.softmaxExp || !t.rescale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
-                "and P·V fat.wgmma, fat.finalize) in this fat.tile loop");
+                "and P·V fat.wgmma, fat.softmax_max, fat.softmax_exp, "
+                "fat.rescale of O, fat.finalize) in this fat.tile loop");
   if (t.scoreMod)
     t.scale = t.scoreMod.getScaleAttr();
   auto scores = cast<ShapedType>(qk.getResult().getType());
@@ -443,6 +454,9 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         loop, t->sig, loop->getAttr(kScheduleAttrName), options);
     if (failed(config))
       return failure();
+    config->softmaxMax = t->softmaxMax;
+    config->softmaxExp = t->softmaxExp;
+    config->rescale = t->rescale;
     config->scoreMod = t->scoreMod;
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;

@@ -256,6 +256,10 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
+  /// The tensorized loop's fat.softmax_max, fat.softmax_exp and O's
+  /// fat.rescale: the consumer moves them onto its tiles (their attributes
+  /// are fat-tensorize's choices: the lazy threshold, exp2_poly).
+  Operation *softmaxMax = nullptr, *softmaxExp = nullptr, *rescale = nullptr;
   /// The softmax constant c after a score region (its scores are already
   /// scaled): log2 e, times the region's output factor where fat-tensorize
   /// moved one out of it (foldScoreOutputScale).

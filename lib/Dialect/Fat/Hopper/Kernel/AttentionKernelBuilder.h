@@ -257,6 +257,10 @@ private:
   RankedTensorType accType() {
     return fragmentType(cfg.pvColumns(), b.getF32Type());
   }
+  /// `tmpl` (an op of the tensorized loop: cfg.softmaxMax, ...) moved onto
+  /// the warpgroup's tiles: its name and attributes with `operands` and
+  /// result `types` (the fragment tiles) in their place.
+  Operation *moveTileOp(Operation *tmpl, ValueRange operands, TypeRange types);
   SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
   /// After the wait for S_j: release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:

@@ -228,25 +228,42 @@ SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
   return UnrealizedConversionCastOp::create(b, types, tile).getResults();
 }
 
+Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
+                                              ValueRange operands,
+                                              TypeRange types) {
+  // The op as fat-tensorize wrote it (name, attributes: its choices) on
+  // this warpgroup's tiles instead of the loop's tensors.
+  OperationState state(b.getLoc(), tmpl->getName());
+  state.addOperands(operands);
+  state.addTypes(types);
+  state.addAttributes(tmpl->getDiscardableAttrDictionary().getValue());
+  state.propertiesAttr = tmpl->getPropertiesAsAttribute();
+  return b.create(state);
+}
+
 AttentionKernelBuilder::SoftmaxStep
 AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
-  // The tensorized level's softmax ops on this warpgroup's tile of S
-  // (FatTensorOps.td has the math and the lazy-rescale numerics);
-  // convert-fat-to-nvvm distributes them to the thread's two rows.
+  // The tensorized loop's softmax ops (FatTensorOps.td has the math and
+  // the lazy-rescale numerics) moved onto this warpgroup's tile of S, with
+  // the kernel's run-time c; convert-fat-to-nvvm distributes them to the
+  // thread's two rows. rowsum=mma: the P·V wgmma's ones columns sum P, l is
+  // carried unchanged.
   RankedTensorType rows = fragmentType(0, b.getF32Type());
-  FloatAttr tau = cfg.schedule.lazyRescale
-                      ? b.getF32FloatAttr(cfg.schedule.rescaleThreshold)
-                      : FloatAttr();
-  // rowsum=mma: the P·V wgmma's ones columns sum P; l is carried unchanged.
+  auto max = cast<SoftmaxMaxOp>(
+      moveTileOp(cfg.softmaxMax, {s, mOld, v.softmaxScale}, {rows, rows}));
+  // fat-pipeline keeps fat-tensorize's lazy rescale only where its P·V wait
+  // allows the vote's branch (KernelConfig.cpp: the eager rescale under
+  // pv-wait=early, recorded as rescale = "always" in fat.schedule).
+  if (!cfg.schedule.lazyRescale)
+    max.removeThresholdAttr();
   bool vectorSum = !cfg.schedule.rowsumMma;
-  auto max = SoftmaxMaxOp::create(b, rows, rows, s, mOld, v.softmaxScale, tau);
+  SmallVector<Value> operands{s, max.getNewMax(), v.softmaxScale};
   SmallVector<Type> types{s.getType()};
-  if (vectorSum)
+  if (vectorSum) {
+    operands.append({lOld, max.getAlpha()});
     types.push_back(sumType());
-  auto exp = SoftmaxExpOp::create(
-      b, types, s, max.getNewMax(), v.softmaxScale,
-      vectorSum ? lOld : Value(), vectorSum ? max.getAlpha() : Value(),
-      b.getF64FloatAttr(cfg.schedule.exp2Poly));
+  }
+  auto exp = cast<SoftmaxExpOp>(moveTileOp(cfg.softmaxExp, operands, types));
   s = exp.getProbs();
   return {max.getNewMax(), vectorSum ? exp.getNewSum() : lOld,
           max.getAlpha()};
@@ -279,6 +296,8 @@ void AttentionKernelBuilder::buildRescale(Value &o, const SoftmaxStep &step) {
   // wait that branch makes ptxas serialize every wgmma of the kernel
   // (C7513; bisected with ptxas, perf log), so the cost model pairs the
   // lazy rescale there with the late wait (KernelConfig.cpp).
-  o = RescaleOp::create(b, o.getType(), o, step.alpha,
-                        /*warp_vote=*/cfg.schedule.lazyRescale);
+  auto rescale = cast<RescaleOp>(
+      moveTileOp(cfg.rescale, {o, step.alpha}, {o.getType()}));
+  rescale.setWarpVote(cfg.schedule.lazyRescale);
+  o = rescale.getResult();
 }
