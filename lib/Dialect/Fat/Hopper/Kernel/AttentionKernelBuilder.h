@@ -257,6 +257,13 @@ private:
   RankedTensorType accType() {
     return fragmentType(cfg.pvColumns(), b.getF32Type());
   }
+  /// The block mask's key-range table (the kv_ranges capture): its address
+  /// and its static shape [B, groups, columns], the operands of every
+  /// fat.key_block_* op.
+  Value rangeTable() { return v.captures[*cfg.kvRanges]; }
+  ArrayRef<int64_t> rangeTableShape() {
+    return cfg.captureTypes[*cfg.kvRanges].getShape();
+  }
   /// `tmpl` (an op of the tensorized loop: cfg.softmaxMax, ...) moved onto
   /// the warpgroup's tiles: its name and attributes with `operands` and
   /// result `types` (the fragment tiles) in their place.

@@ -180,8 +180,8 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
     // Blocks no row of the tile sees between two visible runs (attention
     // sinks and a window): both roles walk around them.
     auto hole = KeyBlockHoleOp::create(
-        b, lo, hi, v.rowFirst, v.rowLast, v.batch, v.captures[*cfg.kvRanges],
-        cfg.blockM, cfg.blockN, cfg.captureTypes[*cfg.kvRanges].getShape());
+        b, lo, hi, v.rowFirst, v.rowLast, v.batch, rangeTable(),
+        cfg.blockM, cfg.blockN, rangeTableShape());
     v.holeFirst = hole.getHoleFirst();
     v.holeLen = sub(hole.getHoleEnd(), hole.getHoleFirst());
     v.kvHi = sub(v.kvHi, v.holeLen);
@@ -209,27 +209,27 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyRangeBlocks(Value lo,
   // Both roles narrow the tile's blocks, so the producer loads the blocks
   // the consumers compute.
   auto range = KeyBlockRangeOp::create(
-      b, lo, hi, v.rowFirst, v.rowLast, v.batch, v.captures[*cfg.kvRanges],
+      b, lo, hi, v.rowFirst, v.rowLast, v.batch, rangeTable(),
       cfg.blockM, cfg.blockN,
-      cfg.captureTypes[*cfg.kvRanges].getShape());
+      rangeTableShape());
   return {range.getFirstBlock(), range.getEndBlock()};
 }
 
 Value AttentionKernelBuilder::buildFullKeyBlock(Value kvBlock, Value wgRow) {
   std::optional<int64_t> right = cfg.rightEdge();
   return FullKeyBlockOp::create(
-      b, kvBlock, wgRow, v.batch, v.captures[*cfg.kvRanges],
+      b, kvBlock, wgRow, v.batch, rangeTable(),
       right ? v.diag : Value(), cfg.blockN,
       right ? b.getI64IntegerAttr(*right) : IntegerAttr(),
-      cfg.captureTypes[*cfg.kvRanges].getShape());
+      rangeTableShape());
 }
 
 std::pair<Value, Value> AttentionKernelBuilder::buildFullKeyBlocks(Value wgRow) {
   std::optional<int64_t> right = cfg.rightEdge();
   auto blocks = FullKeyBlocksOp::create(
-      b, wgRow, v.batch, v.captures[*cfg.kvRanges], right ? v.diag : Value(),
+      b, wgRow, v.batch, rangeTable(), right ? v.diag : Value(),
       cfg.blockN, right ? b.getI64IntegerAttr(*right) : IntegerAttr(),
-      cfg.captureTypes[*cfg.kvRanges].getShape());
+      rangeTableShape());
   return {blocks.getFirstBlock(), blocks.getEndBlock()};
 }
 
