@@ -815,10 +815,19 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                                   c32(2)));
     Value lastRow = arith::SubIOp::create(b, asI32(b, op.getQLen()), c32(1));
     Value lastKey = arith::SubIOp::create(b, asI32(b, op.getKvLen()), c32(1));
+    // rows_at_origin: every row is the tile's first (the op's semantics).
+    bool atOrigin = false;
+    if constexpr (isScore)
+      atOrigin = op.getRowsAtOrigin();
+    Value origin =
+        atOrigin ? Value(arith::MinSIOp::create(b, asI32(b, op.getQStart()),
+                                                lastRow))
+                 : Value();
     Value rows[2];
     for (int r = 0; r < 2; ++r)
-      rows[r] = index(arith::MinSIOp::create(b, add(rowBase, c32(8 * r)),
-                                             lastRow));
+      rows[r] = index(atOrigin ? origin
+                               : Value(arith::MinSIOp::create(
+                                     b, add(rowBase, c32(8 * r)), lastRow)));
     Value scale, negInf;
     if constexpr (isScore)
       scale = f32Const(b, op.getScale().convertToDouble());
@@ -888,7 +897,12 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     llvm::SmallPtrSet<Operation *, 4> negated =
         negatedDifferences(body, positions);
     Value floatRows[2], floatColBase;
-    if (splits) {
+    if (splits && atOrigin) {
+      // Keys relative to the one row: float(j − i') per key, the row 0.
+      floatRows[0] = floatRows[1] = f32Const(b, 0.0);
+      floatColBase = arith::SIToFPOp::create(
+          b, b.getF32Type(), arith::SubIOp::create(b, colBase, origin));
+    } else if (splits) {
       for (int r = 0; r < 2; ++r)
         floatRows[r] = arith::SIToFPOp::create(
             b, b.getF32Type(),

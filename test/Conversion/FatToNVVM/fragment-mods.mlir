@@ -136,6 +136,26 @@
 // CHECK-NEXT:    %[[FJ1:[0-9]+]] = arith.addf %[[FK]], %[[K1]] : f32
 // CHECK:         arith.subf %[[FJ1]], %[[FI0]] : f32
 
+// rows_at_origin: both rows are the tile's first, clamped (min(q0, Sq − 1)),
+// and a key's float is relative to it, float(j − i'): the element's
+// difference is that per-key value (the row's float is 0), no FSUB per
+// element; the same FFMA follows.
+// CHECK-LABEL: func.func @alibi_at_origin
+// CHECK:         %[[ORIGIN:[0-9]+]] = arith.minsi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK:         %[[ROW:[0-9]+]] = arith.index_cast %[[ORIGIN]] : i32 to index
+// CHECK-NEXT:    %[[ROWB:[0-9]+]] = arith.index_cast %[[ORIGIN]] : i32 to index
+// CHECK:         %[[REL:[0-9]+]] = arith.subi %{{[0-9]+}}, %[[ORIGIN]] : i32
+// CHECK-NEXT:    %[[FK:[0-9]+]] = arith.sitofp %[[REL]] : i32 to f32
+// CHECK:         %[[FJ0:[0-9]+]] = arith.addf %[[FK]], %{{.+}} : f32
+// CHECK-NEXT:    %[[X0:[0-9]+]] = arith.mulf %arg0, %{{.+}} : f32
+// CHECK:         %[[D0:[0-9]+]] = arith.subf %[[FJ0]], %[[ZERO:.+]] : f32
+// CHECK-NEXT:    %[[B0:[0-9]+]] = arith.mulf %{{.+}}, %[[D0]] : f32
+// CHECK-NEXT:    arith.addf %[[X0]], %[[B0]] : f32
+// CHECK-NOT:     arith.sitofp
+// CHECK:         return
+// The pattern fat-pipeline runs on a kernel without LSE marks ALiBi's form
+// (fa-t-opt has no flag for it alone: test/PTX/modifications.mlir).
+
 // Only positions split: another difference (here batch − head, which could
 // wrap in 32 bits) is converted as it is.
 // CHECK-LABEL: func.func @other_difference
@@ -221,6 +241,24 @@ gpu.module @k {
     %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
         : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
     %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+      %slope = arith.constant 0.25 : f32
+      %d = arith.subi %i, %j : index
+      %d64 = arith.index_cast %d : index to i64
+      %df = arith.sitofp %d64 : i64 to f32
+      %bias = arith.mulf %slope, %df : f32
+      %y = arith.subf %x, %bias : f32
+      fat.yield %y : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @alibi_at_origin(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                             %q0: index, %k0: index, %sq: index, %skv: index)
+      -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 rows_at_origin {
     ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
       %slope = arith.constant 0.25 : f32
       %d = arith.subi %i, %j : index

@@ -110,3 +110,26 @@ func.func @finalize_kernel_form(%acc: tensor<64x136xf32>, %m: tensor<64xf32>, %c
       : tensor<64x136xf32>, tensor<64xf32> -> tensor<64x128xbf16>, tensor<64xf32>
   return %out, %lse : tensor<64x128xbf16>, tensor<64xf32>
 }
+
+// rows_at_origin: every row at the tile's first, min(q_start, q_len − 1);
+// the key still per column.
+// CHECK-LABEL: func.func @score_mod_rows_at_origin
+// CHECK-SAME:    (%{{.+}}: tensor<4x8xf32>, %{{.+}}: index, %{{.+}}: index, %[[Q0:.+]]: index, %[[K0:.+]]: index, %[[SQ:.+]]: index, %[[SKV:.+]]: index)
+// CHECK:         linalg.generic
+// CHECK-NOT:       linalg.index 0
+// CHECK:           %[[J:.+]] = linalg.index 1 : index
+// CHECK:           %[[K:.+]] = arith.addi %[[K0]], %[[J]] : index
+// CHECK:           %[[LASTROW:.+]] = arith.subi %[[SQ]], %{{.+}} : index
+// CHECK:           arith.minsi %[[Q0]], %[[LASTROW]] : index
+func.func @score_mod_rows_at_origin(%s: tensor<4x8xf32>, %b: index, %h: index, %q0: index,
+                                    %k0: index, %sq: index, %skv: index) -> tensor<4x8xf32> {
+  %r = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 1.0 rows_at_origin {
+  ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
+    %d = arith.subi %i, %j : index
+    %d64 = arith.index_cast %d : index to i64
+    %df = arith.sitofp %d64 : i64 to f32
+    %y = arith.subf %x, %df : f32
+    fat.yield %y : f32
+  } : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}

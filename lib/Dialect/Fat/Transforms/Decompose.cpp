@@ -356,9 +356,12 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
 /// the last real ones (their results are masked or dropped), so a region
 /// indexing a capture stays in range.
 template <typename ModOp>
-std::pair<Value, Value> clampedPosition(OpBuilder &b, Location loc, ModOp op) {
-  Value i = arith::AddIOp::create(b, loc, op.getQStart(),
-                                  linalg::IndexOp::create(b, loc, 0));
+std::pair<Value, Value> clampedPosition(OpBuilder &b, Location loc, ModOp op,
+                                        bool rowsAtOrigin = false) {
+  Value i = rowsAtOrigin ? op.getQStart()
+                         : Value(arith::AddIOp::create(
+                               b, loc, op.getQStart(),
+                               linalg::IndexOp::create(b, loc, 0)));
   Value j = arith::AddIOp::create(b, loc, op.getKvStart(),
                                   linalg::IndexOp::create(b, loc, 1));
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -388,7 +391,8 @@ Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score,
   return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
 }
 
-/// fat.score_mod: s'_ij = body(scale · s_ij, b, h, i', j', captures).
+/// fat.score_mod: s'_ij = body(scale · s_ij, b, h, i', j', captures) (i'
+/// the clamped q_start for every row with rows_at_origin).
 struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoreModOp op, PatternRewriter &rewriter) const override {
@@ -397,8 +401,9 @@ struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
                        [&](OpBuilder &b, Location loc, Value s) {
                          Value scaled =
                              arith::MulFOp::create(b, loc, s, f32Const(b, loc, scale));
-                         return cloneModBody(b, loc, op, scaled,
-                                             clampedPosition(b, loc, op));
+                         return cloneModBody(
+                             b, loc, op, scaled,
+                             clampedPosition(b, loc, op, op.getRowsAtOrigin()));
                        });
     return success();
   }

@@ -474,6 +474,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (!mods.empty()) {
       RewritePatternSet patterns(&getContext());
       populateScoreInputScalePatterns(patterns);
+      if (!config->lse)
+        populateScoreRowsAtOriginPatterns(patterns);
       populateModificationFastMathPatterns(patterns,
                                            /*approximateTanh=*/!config->isF16);
       if (failed(applyOpPatternsGreedily(

@@ -208,8 +208,70 @@ struct ScoreInputScaleIntoTile : OpRewritePattern<ScoreModOp> {
   }
 };
 
+/// Whether `v` (a value of a region's body) is computed without `args`.
+static bool independentOf(Value v, ValueRange args) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (llvm::is_contained(args, x))
+      return false;
+    if (Operation *def = x.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return true;
+}
+
+/// fat.score_mod whose body's row i enters only through the yielded sum
+/// y = a ± B·float(i − j) (or j − i), B computed without the score, the
+/// row or the key (ALiBi: `score − slopes[h]·(i − j)`): then body(i) −
+/// body(i') = ∓B·(i − i') for every key, one constant per row, and the op
+/// may evaluate every row at the tile's first (rows_at_origin).
+struct ScoreRowsAtOrigin : OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getRowsAtOrigin())
+      return rewriter.notifyMatchFailure(op, "already at the origin");
+    Block &body = op.getBody().front();
+    Value score = body.getArgument(0), row = body.getArgument(3),
+          key = body.getArgument(4);
+    // The row's one use: i − j or j − i, used once, converted to f32.
+    if (!row.hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the row is read more than once");
+    auto diff = dyn_cast<arith::SubIOp>(*row.getUsers().begin());
+    if (!diff || !llvm::is_contained(diff->getOperands(), key) ||
+        diff.getLhs() == diff.getRhs() || !diff->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the row is not in i − j");
+    Operation *conv = *diff->getUsers().begin();
+    if (isa<arith::IndexCastOp>(conv) && conv->hasOneUse())
+      conv = *conv->getUsers().begin();
+    if (!isa<arith::SIToFPOp>(conv) || !conv->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "i − j is not converted to f32");
+    // B·float(i − j), used once, added to or subtracted from the yield.
+    auto mul = dyn_cast<arith::MulFOp>(*conv->getUsers().begin());
+    if (!mul || !mul->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "float(i − j) is not scaled");
+    Value factor = mul.getLhs() == conv->getResult(0) ? mul.getRhs() : mul.getLhs();
+    if (!independentOf(factor, {score, row, key}))
+      return rewriter.notifyMatchFailure(op, "the factor reads a position");
+    Operation *sum = *mul->getUsers().begin();
+    if (!isa<arith::AddFOp, arith::SubFOp>(sum) ||
+        body.getTerminator()->getOperand(0) != sum->getResult(0))
+      return rewriter.notifyMatchFailure(op, "the term is not added last");
+    rewriter.modifyOpInPlace(op, [&] { op.setRowsAtOrigin(true); });
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fat::populateScoreInputScalePatterns(RewritePatternSet &patterns) {
   patterns.add<ScoreInputScaleIntoTile>(patterns.getContext());
+}
+
+void mlir::fat::populateScoreRowsAtOriginPatterns(RewritePatternSet &patterns) {
+  patterns.add<ScoreRowsAtOrigin>(patterns.getContext());
 }

@@ -255,6 +255,15 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
     tile's padding rows and keys, whose values `fat.mask` (kv_len) hides or
     the write-back drops.
 
+    `rows_at_origin` evaluates the body with every row at the tile's first,
+    i' = min(q_start, q_len − 1). `--fat-pipeline` sets it in a kernel that
+    writes no LSE when the body's row enters only as an added term
+    ±B·float(i − j) with B independent of the score, row and key (ALiBi):
+    each row's scores then shift by one constant, −B·(i − i'), which the
+    softmax ignores (O is unchanged; the LSE would not be), and the kernel
+    computes float(j − i') once per key instead of float(j) − float(i) per
+    element.
+
     ```mlir
     %s1 = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
     ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
@@ -266,12 +275,13 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
   let arguments = (ins AnyRankedTensor:$scores, Index:$batch, Index:$head,
                    Index:$q_start, Index:$kv_start, Index:$q_len,
                    Index:$kv_len, Variadic<AnyType>:$captures,
-                   F32Attr:$scale);
+                   F32Attr:$scale, UnitAttr:$rows_at_origin);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     $scores `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)`
     `len` `(` $q_len `,` $kv_len `)` `scale` $scale
+    (`rows_at_origin` $rows_at_origin^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
     `:` type($scores)
   }];

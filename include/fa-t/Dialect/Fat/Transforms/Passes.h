@@ -101,6 +101,12 @@ void foldScoreOutputScale(Operation *scope);
 /// forms fat-pipeline replaces the op's scale by the kernel's.
 void populateScoreInputScalePatterns(RewritePatternSet &patterns);
 
+/// fat.score_mod whose region adds ±B·float(i − j) last, with B free of
+/// the score and the positions (ALiBi): rows_at_origin. Only for a kernel
+/// that writes no LSE (each row's scores shift by a constant, which O does
+/// not see and the LSE would).
+void populateScoreRowsAtOriginPatterns(RewritePatternSet &patterns);
+
 /// fat.score_mod in a Hopper kernel: `contract` on the multiply scaling its
 /// tile and on the region's arithmetic, `afn` on its math.tanh when
 /// `approximateTanh` (bf16 kernels).
