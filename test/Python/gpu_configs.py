@@ -8,6 +8,7 @@ ahead-of-time build of its kernels reads ``all_configs`` from here::
 so the kernel folder carried to the GPU machine always covers the tests.
 """
 
+import dataclasses
 import itertools
 import sys
 from pathlib import Path
@@ -48,6 +49,9 @@ MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
 BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-causal-blocks",
                 "sliding-sink-blocks")
+#: Score regions whose row enters only as an added term (ALiBi): in a kernel
+#: without LSE fat-pipeline evaluates them at each tile's first row.
+ROW_SEPARABLE = ("alibi-causal", "alibi-slopes")
 
 
 def modifications(device="cpu"):
@@ -125,6 +129,11 @@ def mods_entries():
         regions, _ = mods.attention_regions(score_mod, mask_mod,
                                             None if bm is None else bm.ranges)
         out.append((config, jit.default_tuning(config, MODS_SHAPE[3]), regions))
+        if name in ROW_SEPARABLE:
+            # The kernel without LSE evaluates these at each tile's first
+            # row (rows_at_origin): test_gpu_mods checks it too.
+            nolse = dataclasses.replace(config, lse=False)
+            out.append((nolse, jit.default_tuning(nolse, MODS_SHAPE[3]), regions))
     return out
 
 

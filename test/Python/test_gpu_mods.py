@@ -22,7 +22,8 @@ torch = require_hopper()
 import fa_t  # noqa: E402
 from fa_t import api, mods  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from gpu_configs import MODS_HEAD_DIMS, MODS_SHAPE, block_mask_of, modifications  # noqa: E402
+from gpu_configs import (MODS_HEAD_DIMS, MODS_SHAPE, ROW_SEPARABLE, block_mask_of,  # noqa: E402
+                         modifications)
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
@@ -81,6 +82,33 @@ def test_modification_matches_float64(dtype, d, name):
         dense, _ = fa_t.attention(q, k, v, causal=causal, scale=scale, mask_mod=mask_mod,
                                   return_lse=True)  # the LSE kernel gpu_configs builds
         assert o_error(dense, o.double()) <= O_ATOL[t]
+
+
+@pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
+@pytest.mark.parametrize("name", ROW_SEPARABLE)
+def test_row_separable_score_without_lse(dtype, d, name):
+    # Without LSE the kernel evaluates ALiBi with every row of a tile at its
+    # first (rows_at_origin): each row's scores shift by a constant the
+    # softmax ignores, so O matches float64 and the LSE kernel's O.
+    causal, score_mod, _ = modifications("cuda")[name]
+    b, h, sq, skv = MODS_SHAPE
+    t = DTYPES[dtype]
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
+    k = torch.randn(b, h, skv, d, device="cuda", dtype=t) * 2
+    v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
+    scale = d ** -0.5
+    regions, captures = mods.attention_regions(score_mod, None, None)
+    out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
+    o, _ = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
+                        want_lse=False, out=out, regions=regions, captures=captures)
+    torch.cuda.synchronize()
+    ref_o, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod)
+    assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
+    err = o_error(o, ref_o)
+    assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+    with_lse, _ = fa_t.attention(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
+                                 return_lse=True)
+    assert o_error(with_lse, o.double()) <= O_ATOL[t]
 
 
 def test_captured_tensors_are_read_per_call():
