@@ -108,7 +108,9 @@ PY
 
 # UBSan and ASan reports end the process (the build uses
 # -fno-sanitize-recover); leaks are checked (libFuzzer's -detect_leaks).
-export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
+# allow_user_poisoning=0 as in scripts/sanitize.sh (LLVM's allocator
+# annotations in our instrumented code against Debian's uninstrumented MLIR).
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:allow_user_poisoning=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 echo "fuzz: running each harness for ${seconds}s"
 # The text harness grows its inputs from the seeds, with fat's words as a
