@@ -1,8 +1,9 @@
 //===- AttentionKernelEpilogue.cpp - O, l and the LSE to memory -----------===//
 //
-// The end of a tile: O / l (0 for a row without visible keys) stored
-// directly or staged through shared memory (stmatrix, then 16-byte rows),
-// and LSE = ln 2·(c·m + log2 l), −inf for an empty row.
+// The end of a tile: fat.finalize on the warpgroup's tiles gives O / l (0
+// for a row without visible keys) and LSE = ln 2·(c·m + log2 l) (−inf for
+// an empty row); this file stores them, O directly or staged through shared
+// memory (stmatrix, then 16-byte rows), the LSE by each quad's first lane.
 //
 //===----------------------------------------------------------------------===//
 
