@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -75,6 +75,14 @@ case $steps in *" bound "*) bench bound 300 --kernels .kernels-mods-bound --reps
 # kernels before (.kernels-mods-table), float64 checks included.
 case $steps in *" origin "*) bench origin 300 --kernels .kernels-mods-origin --reps 8 \
   --shapes 0 2 1 --only alibi-causal alibi-slopes --variant before=.kernels-mods-table ;; esac
+# Run 99: reads of captured tensors whose index moves with the key (a
+# relative bias table, document ids) unclamped where the tile's index range
+# lies in the tensor, one address per row and a constant offset per element
+# (.kernels-mods-reads) beside the kernels before (.kernels-mods-base),
+# float64 checks included.
+case $steps in *" reads "*) bench reads 330 --kernels .kernels-mods-reads --reps 8 \
+  --shapes 0 2 1 --only relative-bias document-causal document-causal-blocks \
+  --variant before=.kernels-mods-base ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1

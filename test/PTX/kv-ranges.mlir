@@ -41,7 +41,9 @@
 // The kernel: fat.key_block_range lowered (per group two loads of the table,
 // four per role; the union's blocks min(first)/N .. ⌈max(end)/N⌉), then in
 // the mask region the warpgroup group's bounds loaded once, the test once
-// per key and conjoined with the region of each of its two rows.
+// per key and conjoined with the region of each of its two rows (here the
+// version whose document reads lie in bounds, its keys not clamped:
+// fragment-mods.mlir).
 // NVVM-LABEL: llvm.func @fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod
 // NVVM-COUNT-4: llvm.load %{{[0-9]+}} invariant {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // NVVM:         arith.divsi %{{[0-9]+}}, %c128_i32{{[_0-9]*}} : i32
@@ -56,10 +58,9 @@
 // NVVM-NEXT:    %[[KEEP1:[0-9]+]] = arith.andi %[[SAME1]], %[[IN]] : i1
 // NVVM-NEXT:    arith.select %[[KEEP1]]
 // NVVM-NEXT:    %{{.+}} = arith.constant 1 : i32
-// NVVM-NEXT:    %[[K1:[0-9]+]] = arith.addi
-// NVVM-NEXT:    %{{.+}} = arith.minsi %[[K1]]
-// NVVM-NEXT:    %{{.+}} = arith.index_cast
-// NVVM-NEXT:    arith.cmpi sge, %{{[0-9]+}}, %[[LO]] : i32
+// NVVM-NEXT:    %[[K1:[0-9]+]] = arith.addi %{{.+}} overflow<nsw> : i32
+// NVVM-NEXT:    %{{.+}} = arith.index_cast %[[K1]]
+// NVVM-NEXT:    arith.cmpi sge, %[[K1]], %[[LO]] : i32
 // NVVM-NEXT:    arith.cmpi slt, %{{[0-9]+}}, %[[HI]] : i32
 
 // Both roles narrow the tile's key blocks with fat.key_block_range (block-m

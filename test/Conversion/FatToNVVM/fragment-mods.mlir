@@ -86,29 +86,92 @@
 
 // A document mask reading a captured tensor: in the kernel the capture is
 // the tensor's address, and each tensor.extract an invariant load of the
-// row-major element, every index clamped into the static shape 2x100.
+// row-major element. The read d[b, j] moves with the key, so the tile is
+// versioned on a uniform test: where every read's indices lie in the
+// static shape 2x100 over the whole tile (b ∈ [0, 1]; the tile's rows
+// min(q0, Sq − 1) .. min(q0 + 63, Sq − 1) and keys k0 .. k0 + 7 in
+// [0, 99]), each row's reads are one address computed per row and an
+// element's read is a constant offset from it (a key further: one i32
+// further), no index clamped; the key itself is not clamped there either
+// (a padding key is −inf after fat.mask). An empty asm with effects ends
+// that version (LLVM would otherwise merge the versions' loads behind a φ
+// of addresses per register). The other version clamps every index.
 // CHECK-LABEL: func.func @document
 // CHECK-SAME:    (%[[D0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[B:[a-z0-9]+]]: index,
+// CHECK-SAME:    %{{[a-z0-9]+}}: index, %[[Q0:[a-z0-9]+]]: index, %[[K0:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
 // CHECK-SAME:    %[[DOC:[a-z0-9]+]]: !llvm.ptr<1>)
 // CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
 // CHECK:         arith.index_cast %{{[0-9]+}} : i32 to index
-// CHECK:         %[[KEY0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
-// CHECK:         %[[RLO:[0-9]+]] = arith.maxsi %[[ROW0]], %{{.+}} : index
-// CHECK-NEXT:    %[[C99:.+]] = arith.constant 99 : index
-// CHECK-NEXT:    %[[R:[0-9]+]] = arith.minsi %[[RLO]], %[[C99]] : index
-// CHECK:         %[[BLO:[0-9]+]] = arith.maxsi %[[B]], %{{.+}} : index
-// CHECK-NEXT:    %[[C1:.+]] = arith.constant 1 : index
-// CHECK-NEXT:    %[[BB:[0-9]+]] = arith.minsi %[[BLO]], %[[C1]] : index
-// CHECK-NEXT:    %[[C100:.+]] = arith.constant 100 : index
-// CHECK-NEXT:    %[[OFF:[0-9]+]] = arith.muli %[[BB]], %[[C100]] : index
-// CHECK-NEXT:    %[[LIN:[0-9]+]] = arith.addi %[[R]], %[[OFF]] : index
-// CHECK-NEXT:    %[[LIN32:[0-9]+]] = arith.index_cast %[[LIN]] : index to i32
-// CHECK-NEXT:    %[[ADDR:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LIN32]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
-// CHECK-NEXT:    %[[DI:[0-9]+]] = llvm.load %[[ADDR]] invariant : !llvm.ptr<1> -> i32
-// CHECK:         arith.maxsi %[[KEY0]], %{{.+}} : index
-// CHECK:         %[[DJ:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
-// CHECK-NEXT:    %[[SAME:[0-9]+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
-// CHECK-NEXT:    arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
+// CHECK:         %[[FIRST:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK-NEXT:    %[[LAST:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[KLAST:[0-9]+]] = arith.addi %[[K0]], %c7 : index
+// CHECK:         arith.cmpi sge, %[[B]], %{{.+}} : index
+// CHECK:         arith.cmpi sle, %[[B]], %c1 : index
+// CHECK:         arith.cmpi sge, %[[FIRST]], %{{.+}} : index
+// CHECK:         arith.cmpi sle, %[[LAST]], %c99 : index
+// CHECK:         arith.cmpi sge, %[[K0]], %{{.+}} : index
+// CHECK:         arith.cmpi sle, %[[KLAST]], %{{.+}} : index
+// CHECK:         %{{[0-9]+}}:4 = scf.if %{{[0-9]+}} -> (f32, f32, f32, f32) {
+// CHECK:           %[[OFFI:[0-9]+]] = arith.addi %[[ROW0]], %{{[0-9]+}} overflow<nsw> : index
+// CHECK-NEXT:      %[[LINI:[0-9]+]] = arith.index_cast %[[OFFI]] : index to i64
+// CHECK-NEXT:      %[[ADDRI:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LINI]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK:           %[[ADDRJ:[0-9]+]] = llvm.getelementptr %[[DOC]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK-NOT:       arith.maxsi
+// CHECK-NOT:       arith.minsi
+// CHECK:           %[[AI:[0-9]+]] = llvm.getelementptr %[[ADDRI]][%c0_i64{{[_0-9]*}}]
+// CHECK-NEXT:      %[[DI:[0-9]+]] = llvm.load %[[AI]] invariant : !llvm.ptr<1> -> i32
+// CHECK:           %[[AJ:[0-9]+]] = llvm.getelementptr %[[ADDRJ]][%c0_i64{{[_0-9]*}}]
+// CHECK-NEXT:      %[[DJ:[0-9]+]] = llvm.load %[[AJ]] invariant : !llvm.ptr<1> -> i32
+// CHECK-NEXT:      %[[SAME:[0-9]+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
+// CHECK-NEXT:      arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
+// CHECK:           llvm.getelementptr %[[ADDRJ]][%c1_i64{{[_0-9]*}}]
+// CHECK:           llvm.inline_asm has_side_effects asm_dialect = att "", ""  : () -> ()
+// CHECK-NEXT:      scf.yield
+// CHECK-NEXT:    } else {
+// CHECK:           %[[RLO:[0-9]+]] = arith.maxsi %[[ROW0]], %{{.+}} : index
+// CHECK-NEXT:      %[[C99:.+]] = arith.constant 99 : index
+// CHECK-NEXT:      %[[R:[0-9]+]] = arith.minsi %[[RLO]], %[[C99]] : index
+// CHECK:           %[[BLO:[0-9]+]] = arith.maxsi %[[B]], %{{.+}} : index
+// CHECK-NEXT:      %[[C1:.+]] = arith.constant 1 : index
+// CHECK-NEXT:      %[[BB:[0-9]+]] = arith.minsi %[[BLO]], %[[C1]] : index
+// CHECK-NEXT:      %[[C100:.+]] = arith.constant 100 : index
+// CHECK-NEXT:      %[[OFF:[0-9]+]] = arith.muli %[[BB]], %[[C100]] : index
+// CHECK-NEXT:      %[[LIN:[0-9]+]] = arith.addi %[[R]], %[[OFF]] : index
+// CHECK-NEXT:      %[[LIN32:[0-9]+]] = arith.index_cast %[[LIN]] : index to i32
+// CHECK-NEXT:      %[[ADDR:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LIN32]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+// CHECK-NEXT:      %[[CDI:[0-9]+]] = llvm.load %[[ADDR]] invariant : !llvm.ptr<1> -> i32
+// CHECK:           arith.maxsi %{{[0-9]+}}, %{{.+}} : index
+// CHECK:           %[[CDJ:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK-NEXT:      %[[CSAME:[0-9]+]] = arith.cmpi eq, %[[CDI]], %[[CDJ]] : i32
+// CHECK-NEXT:      arith.select %[[CSAME]], %[[D0]], %{{.+}} : f32
+
+// A relative bias table read at [h, j − i + 127]: its key coefficient is 1,
+// so an element's read is its row's address plus 8i + e elements; the
+// range test bounds j − i + 127 by (k0 − last row + 127, k0 + 7 − first
+// row + 127).
+// CHECK-LABEL: func.func @relative_bias
+// CHECK-SAME:    (%{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: index, %[[H:[a-z0-9]+]]: index,
+// CHECK-SAME:    %{{[a-z0-9]+}}: index, %[[K0:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
+// CHECK-SAME:    %[[TABLE:[a-z0-9]+]]: !llvm.ptr<1>)
+// CHECK:         arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[FIRST:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK-NEXT:    %[[LAST:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:         %[[KLAST:[0-9]+]] = arith.addi %[[K0]], %c7 : index
+// CHECK:         arith.cmpi sle, %[[H]], %c3 : index
+// CHECK:         %[[LO:[0-9]+]] = arith.subi %[[K0]], %[[LAST]] overflow<nsw> : index
+// CHECK-NEXT:    %[[HI:[0-9]+]] = arith.subi %[[KLAST]], %[[FIRST]] overflow<nsw> : index
+// CHECK-NEXT:    %[[C:.+]] = arith.constant 127 : index
+// CHECK-NEXT:    %[[LOC:[0-9]+]] = arith.addi %[[LO]], %[[C]] overflow<nsw> : index
+// CHECK-NEXT:    %[[HIC:[0-9]+]] = arith.addi %[[HI]], %[[C]] overflow<nsw> : index
+// CHECK:         arith.cmpi sge, %[[LOC]], %{{.+}} : index
+// CHECK:         arith.cmpi sle, %[[HIC]], %c254 : index
+// CHECK:         scf.if
+// CHECK:           %[[ROWADDR:[0-9]+]] = llvm.getelementptr %[[TABLE]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK:           llvm.getelementptr %[[ROWADDR]][%c0_i64{{[_0-9]*}}]
+// CHECK:           llvm.getelementptr %[[ROWADDR]][%c1_i64{{[_0-9]*}}]
+// CHECK:         } else {
+// CHECK:           arith.minsi %{{[0-9]+}}, %c254{{[_0-9]*}} : index
 
 // ALiBi, s − slope·float(i − j): the difference of positions converted as
 // float(i) − float(j) (exact below 2^24): a row's float once per row, a
@@ -232,6 +295,24 @@ gpu.module @k {
       %dj = tensor.extract %d[%bb, %j] : tensor<2x100xi32>
       %v = arith.cmpi eq, %di, %dj : i32
       fat.yield %v : i1
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @relative_bias(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                           %q0: index, %k0: index, %sq: index, %skv: index,
+                           %table: !llvm.ptr<1>) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 1.0
+        captures(%table : !llvm.ptr<1>) {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index, %t: tensor<4x255xf32>):
+      %d = arith.subi %j, %i : index
+      %c = arith.constant 127 : index
+      %at = arith.addi %d, %c : index
+      %bias = tensor.extract %t[%hh, %at] : tensor<4x255xf32>
+      %y = arith.addf %x, %bias : f32
+      fat.yield %y : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32

@@ -253,7 +253,9 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
     The result holds *scaled* scores, so the softmax after it uses
     c = log2 e. Clamping the indices keeps the body's reads in range on a
     tile's padding rows and keys, whose values `fat.mask` (kv_len) hides or
-    the write-back drops.
+    the write-back drops: a lowering may give padding keys other values (the
+    kernel's does, without the clamp, where every read of the tile is known
+    to lie in its tensor).
 
     `rows_at_origin` evaluates the body with every row at the tile's first,
     i' = min(q_start, q_len − 1). `--fat-pipeline` sets it in a kernel that
