@@ -454,6 +454,12 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         loop, t->sig, loop->getAttr(kScheduleAttrName), options);
     if (failed(config))
       return failure();
+    // The kernel's one override of fat-tensorize: under the early P·V wait
+    // the rescale is eager (KernelConfig.cpp; the vote's branch would make
+    // ptxas serialize the wgmmas), so the loop's max loses its threshold
+    // before it moves (fat.schedule records rescale = "always").
+    if (!config->schedule.lazyRescale)
+      loop.walk([](SoftmaxMaxOp max) { max.removeThresholdAttr(); });
     config->softmaxMax = t->softmaxMax;
     config->softmaxExp = t->softmaxExp;
     config->rescale = t->rescale;

@@ -251,11 +251,6 @@ AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
   RankedTensorType rows = fragmentType(0, b.getF32Type());
   auto max = cast<SoftmaxMaxOp>(
       moveTileOp(cfg.softmaxMax, {s, mOld, v.softmaxScale}, {rows, rows}));
-  // fat-pipeline keeps fat-tensorize's lazy rescale only where its P·V wait
-  // allows the vote's branch (KernelConfig.cpp: the eager rescale under
-  // pv-wait=early, recorded as rescale = "always" in fat.schedule).
-  if (!cfg.schedule.lazyRescale)
-    max.removeThresholdAttr();
   bool vectorSum = !cfg.schedule.rowsumMma;
   SmallVector<Value> operands{s, max.getNewMax(), v.softmaxScale};
   SmallVector<Type> types{s.getType()};
