@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -83,6 +83,12 @@ case $steps in *" origin "*) bench origin 300 --kernels .kernels-mods-origin --r
 case $steps in *" reads "*) bench reads 330 --kernels .kernels-mods-reads --reps 8 \
   --shapes 0 2 1 --only relative-bias document-causal document-causal-blocks \
   --variant before=.kernels-mods-base ;; esac
+# Run 100: a thread's reads at one address (a row's offset constant too, so
+# a bias table's second row reuses the first row's loads;
+# .kernels-mods-reads2) beside run 99's (.kernels-mods-reads) and before.
+case $steps in *" reads2 "*) bench reads2 330 --kernels .kernels-mods-reads2 --reps 8 \
+  --shapes 0 2 1 --only relative-bias document-causal document-causal-blocks \
+  --variant reads=.kernels-mods-reads before=.kernels-mods-base ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1

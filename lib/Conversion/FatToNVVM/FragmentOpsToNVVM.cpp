@@ -816,38 +816,38 @@ public:
                         [&](Value x) { return dependsOnKey(x); });
   }
 
-  /// d index / d key of a value isBounded accepts: how far its value moves
-  /// per key (a compile-time constant, the value being affine).
-  int64_t keyCoefficient(Value v) {
-    if (v == positions[1])
+  /// d v / d position (the row: 0, the key: 1) of a value isBounded
+  /// accepts: a compile-time constant, the value being affine.
+  int64_t coefficient(Value v, unsigned position) {
+    if (v == positions[position])
       return 1;
     Operation *def = v.getDefiningOp();
     if (!def || matchPattern(v, m_Constant()))
       return 0;
     if (isa<arith::AddIOp>(def))
-      return keyCoefficient(def->getOperand(0)) +
-             keyCoefficient(def->getOperand(1));
+      return coefficient(def->getOperand(0), position) +
+             coefficient(def->getOperand(1), position);
     if (isa<arith::SubIOp>(def))
-      return keyCoefficient(def->getOperand(0)) -
-             keyCoefficient(def->getOperand(1));
+      return coefficient(def->getOperand(0), position) -
+             coefficient(def->getOperand(1), position);
     if (auto mul = dyn_cast<arith::MulIOp>(def)) {
       if (std::optional<int64_t> c = smallConstant(mul.getRhs()))
-        return *c * keyCoefficient(mul.getLhs());
-      return *smallConstant(mul.getLhs()) * keyCoefficient(mul.getRhs());
+        return *c * coefficient(mul.getLhs(), position);
+      return *smallConstant(mul.getLhs()) * coefficient(mul.getRhs(), position);
     }
-    return keyCoefficient(def->getOperand(0));
+    return coefficient(def->getOperand(0), position);
   }
 
   /// The same for the row-major linear index of a read.
-  int64_t keyCoefficient(tensor::ExtractOp extract) {
+  int64_t coefficient(tensor::ExtractOp extract, unsigned position) {
     ArrayRef<int64_t> shape =
         cast<RankedTensorType>(extract.getTensor().getType()).getShape();
-    int64_t coefficient = 0, stride = 1;
+    int64_t sum = 0, stride = 1;
     for (int64_t d = shape.size() - 1; d >= 0; --d) {
-      coefficient += keyCoefficient(extract.getIndices()[d]) * stride;
+      sum += coefficient(extract.getIndices()[d], position) * stride;
       stride *= shape[d];
     }
-    return coefficient;
+    return sum;
   }
 
   /// [lo, hi] of a value isBounded accepts, computed at `b`.
@@ -1130,16 +1130,13 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                    (extract && unclamped.contains(extract));
           }))
         addressOnly.insert(&inner);
+    // The rows as the reads see them there: not clamped either (a padding
+    // row is never written), so that a thread's two rows are 8 apart.
     if (!unclamped.empty()) {
       int64_t tileRows = type.getDimSize(0), tileKeys = type.getDimSize(1);
-      Value first = atOrigin ? origin
-                             : Value(arith::MinSIOp::create(
-                                   b, asI32(b, op.getQStart()), lastRow));
+      Value first = atOrigin ? origin : asI32(b, op.getQStart());
       Value last =
-          atOrigin ? origin
-                   : Value(arith::MinSIOp::create(
-                         b, add(asI32(b, op.getQStart()), c32(tileRows - 1)),
-                         lastRow));
+          atOrigin ? origin : add(asI32(b, op.getQStart()), c32(tileRows - 1));
       ranges.seed({index(first), index(last)},
                   {op.getKvStart(),
                    arith::AddIOp::create(
@@ -1168,31 +1165,34 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     }
 
     // The elements, with the reads of `unclamped` in bounds where
-    // `inBounds`. Their index is affine in the key (TileIndexRanges), so
-    // each row's reads lie at a fixed address (the row's element at the
-    // thread's first key, computed once) plus a constant per register: the
-    // load's immediate offset. (Per-element addresses let LLVM's loop
-    // strength reduction keep one 64-bit pointer per register across the
-    // key loop, and the kernel spilled.)
+    // `inBounds`. Their index is affine in the row and key
+    // (TileIndexRanges), so a thread's reads lie at one address (its first
+    // row's element at its first key, computed once) plus a constant per
+    // register, the load's immediate offset: a·8r + b·(8i + e) elements for
+    // a read moving a per row and b per key. Where two registers read the
+    // same element (a relative bias table, a = −1, b = 1: row r + 1's keys
+    // 8(i + 1) + e are row r's 8i + e) the offsets are equal and LLVM loads
+    // it once. (Per-element addresses let LLVM's loop strength reduction
+    // keep one 64-bit pointer per register across the key loop, and the
+    // kernel spilled.)
     auto elements = [&](bool inBounds) {
-      DenseMap<std::pair<Operation *, int>, Value> rowAddress;
+      DenseMap<Operation *, Value> threadAddress;
       if (inBounds) {
-        for (int r = 0; r < 2; ++r) {
-          IRMapping mapping;
-          mapping.map(body.getArguments().slice(isScore ? 1 : 0, 4),
-                      ValueRange{op.getBatch(), op.getHead(), rows[r],
-                                 index(colBase)});
-          for (Operation &inner : body.without_terminator())
-            if (indexOps.contains(&inner))
-              b.clone(inner, mapping);
-          for (tensor::ExtractOp extract : unclamped)
-            rowAddress[{extract, r}] = LLVM::GEPOp::create(
-                b, address(extract).getType(), storedType(extract),
-                address(extract),
-                ValueRange{arith::IndexCastOp::create(
-                    b, b.getI64Type(),
-                    linearIndex(extract, mapping, /*inBounds=*/true))});
-        }
+        IRMapping mapping;
+        mapping.map(body.getArguments().slice(isScore ? 1 : 0, 4),
+                    ValueRange{op.getBatch(), op.getHead(),
+                               atOrigin ? rows[0] : index(rowBase),
+                               index(colBase)});
+        for (Operation &inner : body.without_terminator())
+          if (indexOps.contains(&inner))
+            b.clone(inner, mapping);
+        for (tensor::ExtractOp extract : unclamped)
+          threadAddress[extract] = LLVM::GEPOp::create(
+              b, address(extract).getType(), storedType(extract),
+              address(extract),
+              ValueRange{arith::IndexCastOp::create(
+                  b, b.getI64Type(),
+                  linearIndex(extract, mapping, /*inBounds=*/true))});
       }
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
@@ -1230,9 +1230,13 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                                                 extract.getTensor())) {
                 Value value;
                 if (inBounds && unclamped.contains(extract))
-                  value = loadAt(extract, rowAddress[{extract, r}],
-                                 i64Const(b, ranges.keyCoefficient(extract) *
-                                                 int64_t(8 * i + e)));
+                  value = loadAt(
+                      extract, threadAddress[extract],
+                      i64Const(b, (atOrigin ? 0
+                                            : ranges.coefficient(extract, 0) *
+                                                  8 * r) +
+                                      ranges.coefficient(extract, 1) *
+                                          int64_t(8 * i + e)));
                 else
                   value = load(extract, mapping);
                 mapping.map(extract.getResult(), value);

@@ -89,11 +89,12 @@
 // row-major element. The read d[b, j] moves with the key, so the tile is
 // versioned on a uniform test: where every read's indices lie in the
 // static shape 2x100 over the whole tile (b ∈ [0, 1]; the tile's rows
-// min(q0, Sq − 1) .. min(q0 + 63, Sq − 1) and keys k0 .. k0 + 7 in
-// [0, 99]), each row's reads are one address computed per row and an
-// element's read is a constant offset from it (a key further: one i32
-// further), no index clamped; the key itself is not clamped there either
-// (a padding key is −inf after fat.mask). An empty asm with effects ends
+// q0 .. q0 + 63 and keys k0 .. k0 + 7 in [0, 99]), a thread's reads are
+// one address each, computed once at its first row and key, and an
+// element's read a constant offset from it (the second row: d[b, i] 8 ids
+// further; a key further: d[b, j] one further), no index clamped; rows and
+// keys are not clamped there either (a padding key is −inf after fat.mask,
+// a padding row never written). An empty asm with effects ends
 // that version (LLVM would otherwise merge the versions' loads behind a φ
 // of addresses per register). The other version clamps every index.
 // CHECK-LABEL: func.func @document
@@ -112,10 +113,14 @@
 // CHECK:         arith.cmpi sge, %[[K0]], %{{.+}} : index
 // CHECK:         arith.cmpi sle, %[[KLAST]], %{{.+}} : index
 // CHECK:         %{{[0-9]+}}:4 = scf.if %{{[0-9]+}} -> (f32, f32, f32, f32) {
-// CHECK:           %[[OFFI:[0-9]+]] = arith.addi %[[ROW0]], %{{[0-9]+}} overflow<nsw> : index
+// CHECK-NEXT:      %[[ROW:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK-NEXT:      %[[KEY:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
+// CHECK:           %[[OFFI:[0-9]+]] = arith.addi %[[ROW]], %{{[0-9]+}} overflow<nsw> : index
 // CHECK-NEXT:      %[[LINI:[0-9]+]] = arith.index_cast %[[OFFI]] : index to i64
 // CHECK-NEXT:      %[[ADDRI:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LINI]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
-// CHECK:           %[[ADDRJ:[0-9]+]] = llvm.getelementptr %[[DOC]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// CHECK:           %[[OFFJ:[0-9]+]] = arith.addi %[[KEY]], %{{[0-9]+}} overflow<nsw> : index
+// CHECK-NEXT:      %[[LINJ:[0-9]+]] = arith.index_cast %[[OFFJ]] : index to i64
+// CHECK-NEXT:      %[[ADDRJ:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LINJ]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
 // CHECK-NOT:       arith.maxsi
 // CHECK-NOT:       arith.minsi
 // CHECK:           %[[AI:[0-9]+]] = llvm.getelementptr %[[ADDRI]][%c0_i64{{[_0-9]*}}]
@@ -124,6 +129,7 @@
 // CHECK-NEXT:      %[[DJ:[0-9]+]] = llvm.load %[[AJ]] invariant : !llvm.ptr<1> -> i32
 // CHECK-NEXT:      %[[SAME:[0-9]+]] = arith.cmpi eq, %[[DI]], %[[DJ]] : i32
 // CHECK-NEXT:      arith.select %[[SAME]], %[[D0]], %{{.+}} : f32
+// CHECK:           llvm.getelementptr %[[ADDRI]][%c8_i64{{[_0-9]*}}]
 // CHECK:           llvm.getelementptr %[[ADDRJ]][%c1_i64{{[_0-9]*}}]
 // CHECK:           llvm.inline_asm has_side_effects asm_dialect = att "", ""  : () -> ()
 // CHECK-NEXT:      scf.yield
@@ -145,10 +151,11 @@
 // CHECK-NEXT:      %[[CSAME:[0-9]+]] = arith.cmpi eq, %[[CDI]], %[[CDJ]] : i32
 // CHECK-NEXT:      arith.select %[[CSAME]], %[[D0]], %{{.+}} : f32
 
-// A relative bias table read at [h, j − i + 127]: its key coefficient is 1,
-// so an element's read is its row's address plus 8i + e elements; the
-// range test bounds j − i + 127 by (k0 − last row + 127, k0 + 7 − first
-// row + 127).
+// A relative bias table read at [h, j − i + 127] moves −1 per row and +1
+// per key, so an element's read is the thread's address plus 8i + e − 8r
+// elements (row 1 at key k reads row 0's key k − 8: LLVM loads it once);
+// the range test bounds j − i + 127 by (k0 − (q0 + 63) + 127,
+// k0 + 7 − q0 + 127).
 // CHECK-LABEL: func.func @relative_bias
 // CHECK-SAME:    (%{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: index, %[[H:[a-z0-9]+]]: index,
 // CHECK-SAME:    %{{[a-z0-9]+}}: index, %[[K0:[a-z0-9]+]]: index, %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index,
@@ -167,9 +174,11 @@
 // CHECK:         arith.cmpi sge, %[[LOC]], %{{.+}} : index
 // CHECK:         arith.cmpi sle, %[[HIC]], %c254 : index
 // CHECK:         scf.if
-// CHECK:           %[[ROWADDR:[0-9]+]] = llvm.getelementptr %[[TABLE]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
-// CHECK:           llvm.getelementptr %[[ROWADDR]][%c0_i64{{[_0-9]*}}]
-// CHECK:           llvm.getelementptr %[[ROWADDR]][%c1_i64{{[_0-9]*}}]
+// CHECK:           %[[ADDR:[0-9]+]] = llvm.getelementptr %[[TABLE]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// CHECK:           llvm.getelementptr %[[ADDR]][%c0_i64{{[_0-9]*}}]
+// CHECK:           llvm.getelementptr %[[ADDR]][%c-8_i64{{[_0-9]*}}]
+// CHECK:           llvm.getelementptr %[[ADDR]][%c1_i64{{[_0-9]*}}]
+// CHECK:           llvm.getelementptr %[[ADDR]][%c-7_i64{{[_0-9]*}}]
 // CHECK:         } else {
 // CHECK:           arith.minsi %{{[0-9]+}}, %c254{{[_0-9]*}} : index
 
