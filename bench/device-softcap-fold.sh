@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -89,6 +89,14 @@ case $steps in *" reads "*) bench reads 330 --kernels .kernels-mods-reads --reps
 case $steps in *" reads2 "*) bench reads2 330 --kernels .kernels-mods-reads2 --reps 8 \
   --shapes 0 2 1 --only relative-bias document-causal document-causal-blocks \
   --variant reads=.kernels-mods-reads before=.kernels-mods-base ;; esac
+# Run 101: captured ALiBi slopes (slopes[h]) loaded once per tile before
+# its first Q·Kᵀ (.kernels-mods-slopes) beside the load after the S wait
+# (.kernels-mods-reads2); run 100's document kernels again beside run 99's.
+case $steps in *" slopes "*) bench slopes 200 --kernels .kernels-mods-slopes --reps 8 \
+  --shapes 0 2 1 --only alibi-slopes --variant before=.kernels-mods-reads2 ;; esac
+case $steps in *" docsab "*) bench docsab 200 --kernels .kernels-mods-reads2 --reps 8 --no-checks \
+  --shapes 0 2 1 --only document-causal document-causal-blocks \
+  --variant reads=.kernels-mods-reads ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1
