@@ -90,8 +90,9 @@ case $steps in *" reads2 "*) bench reads2 330 --kernels .kernels-mods-reads2 --r
   --shapes 0 2 1 --only relative-bias document-causal document-causal-blocks \
   --variant reads=.kernels-mods-reads before=.kernels-mods-base ;; esac
 # Run 101: captured ALiBi slopes (slopes[h]) loaded once per tile before
-# its first Q·Kᵀ (.kernels-mods-slopes) beside the load after the S wait
-# (.kernels-mods-reads2); run 100's document kernels again beside run 99's.
+# its first Q·Kᵀ (.kernels-mods-slopes, an experiment's build, reverted)
+# beside the load after the S wait (.kernels-mods-reads2); run 100's
+# document kernels again beside run 99's.
 case $steps in *" slopes "*) bench slopes 200 --kernels .kernels-mods-slopes --reps 8 \
   --shapes 0 2 1 --only alibi-slopes --variant before=.kernels-mods-reads2 ;; esac
 case $steps in *" docsab "*) bench docsab 200 --kernels .kernels-mods-reads2 --reps 8 --no-checks \

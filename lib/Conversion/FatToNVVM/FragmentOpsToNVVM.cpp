@@ -1045,65 +1045,6 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                         b, b.getI32Type(),
                         linearIndex(extract, mapping, /*inBounds=*/false)));
     };
-    // Reads whose indices come from the batch, head and constants alone
-    // (ALiBi's slopes[h]) are one value per tile: loaded once, as soon as
-    // the batch and head are known. In a tile's first key block that is
-    // before its Q·Kᵀ is issued, so the load's latency hides under the
-    // GEMM; after the S wait every element of the block waited for it
-    // (perf log run 101).
-    ValueRange tileArgs = body.getArguments().slice(isScore ? 1 : 0, 2);
-    std::function<bool(Value)> perTile = [&](Value v) {
-      if (auto arg = dyn_cast<BlockArgument>(v))
-        return llvm::is_contained(tileArgs, arg);
-      Operation *def = v.getDefiningOp();
-      return isPure(def) && def->getNumRegions() == 0 &&
-             llvm::all_of(def->getOperands(), perTile);
-    };
-    SmallVector<tensor::ExtractOp> perTileReads;
-    for (Operation &inner : body.without_terminator())
-      if (auto extract = dyn_cast<tensor::ExtractOp>(inner);
-          extract && llvm::is_contained(captureArgs, extract.getTensor()) &&
-          llvm::all_of(extract.getIndices(), perTile))
-        perTileReads.push_back(extract);
-    IRMapping tileReads;
-    if (!perTileReads.empty()) {
-      // The batch and head as the kernel computed them (the op's operands
-      // are index casts of them, made where the op was built).
-      auto source = [](Value v) {
-        auto cast = v.getDefiningOp<arith::IndexCastOp>();
-        return cast ? cast.getIn() : v;
-      };
-      Value batch = source(op.getBatch()), head = source(op.getHead());
-      // Out of the regions around the op (the first key block's guard, the
-      // key loop) up to the block that computes them.
-      Operation *at = op;
-      auto definedIn = [&](Block *block) {
-        return batch.getParentBlock() == block ||
-               head.getParentBlock() == block;
-      };
-      while (!definedIn(at->getBlock()) && at->getParentOp() &&
-             !isa<FunctionOpInterface>(at->getParentOp()))
-        at = at->getParentOp();
-      OpBuilder::InsertionGuard guard(b);
-      setInsertionPointAfterLast(b, at, {batch, head});
-      auto asIndex = [&](Value v) {
-        return v.getType().isIndex() ? v : index(v);
-      };
-      IRMapping mapping;
-      mapping.map(tileArgs, ValueRange{asIndex(batch), asIndex(head)});
-      std::function<void(Value)> cloneInto = [&](Value v) {
-        if (mapping.contains(v))
-          return;
-        for (Value x : v.getDefiningOp()->getOperands())
-          cloneInto(x);
-        b.clone(*v.getDefiningOp(), mapping);
-      };
-      for (tensor::ExtractOp extract : perTileReads) {
-        for (Value x : extract.getIndices())
-          cloneInto(x);
-        tileReads.map(extract.getResult(), load(extract, mapping));
-      }
-    }
     // A mask's key range (kv_ranges = n): r0 ≤ j' < r1 of row i''s group
     // ⌊i'/64⌋ in the table r (capture n). A fragment tile is one
     // warpgroup's 64 rows from a multiple of 64 (fat-pipeline's warpgroup
@@ -1287,10 +1228,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               auto extract = dyn_cast<tensor::ExtractOp>(inner);
               if (extract && llvm::is_contained(captureArgs,
                                                 extract.getTensor())) {
-                Value value = tileReads.lookupOrNull(extract.getResult());
-                if (value)
-                  ;
-                else if (inBounds && unclamped.contains(extract))
+                Value value;
+                if (inBounds && unclamped.contains(extract))
                   value = loadAt(
                       extract, threadAddress[extract],
                       i64Const(b, (atOrigin ? 0

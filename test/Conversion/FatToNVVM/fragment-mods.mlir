@@ -182,24 +182,6 @@
 // CHECK:         } else {
 // CHECK:           arith.minsi %{{[0-9]+}}, %c254{{[_0-9]*}} : index
 
-// A read whose indices come from b and h alone (captured ALiBi slopes,
-// slopes[h]) is one load per tile, placed where the batch and head are
-// computed — here before the scf.if around the op, in a kernel before the
-// tile's first Q·Kᵀ — and every element adds that value.
-// CHECK-LABEL: func.func @slope_per_tile
-// CHECK-SAME:    %{{[a-z0-9]+}}: i32, %[[H32:[a-z0-9]+]]: i32,
-// CHECK:         arith.index_cast %[[H32]] : i32 to index
-// CHECK:         %[[H:[0-9]+]] = arith.index_cast %[[H32]] : i32 to index
-// CHECK-NEXT:    %{{.+}} = arith.constant 0 : index
-// CHECK-NEXT:    %[[HLO:[0-9]+]] = arith.maxsi %[[H]], %{{.+}} : index
-// CHECK:         %[[SLOPE:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> f32
-// CHECK-NEXT:    %{{[0-9]+}}:4 = scf.if
-// CHECK-NOT:       llvm.load
-// CHECK:           arith.addf %{{[0-9]+}}, %[[SLOPE]] : f32
-// CHECK-NOT:       llvm.load
-// CHECK:           arith.addf %{{[0-9]+}}, %[[SLOPE]] : f32
-// CHECK:         } else {
-
 // ALiBi, s − slope·float(i − j): the difference of positions converted as
 // float(i) − float(j) (exact below 2^24): a row's float once per row, a
 // key's as the tile's float base plus a constant (not clamped: a padding
@@ -342,28 +324,6 @@ gpu.module @k {
       fat.yield %y : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
-    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
-  }
-  func.func @slope_per_tile(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b32: i32, %h32: i32,
-                            %q0: index, %k0: index, %sq: index, %skv: index, %first: i1,
-                            %slopes: !llvm.ptr<1>) -> (f32, f32, f32, f32) {
-    %b = arith.index_cast %b32 : i32 to index
-    %h = arith.index_cast %h32 : i32 to index
-    %r:4 = scf.if %first -> (f32, f32, f32, f32) {
-      %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
-          : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
-      %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 1.0
-          captures(%slopes : !llvm.ptr<1>) {
-      ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index, %t: tensor<16xf32>):
-        %slope = tensor.extract %t[%hh] : tensor<16xf32>
-        %y = arith.addf %x, %slope : f32
-        fat.yield %y : f32
-      } : tensor<64x8xf32, #frag>
-      %v:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
-      scf.yield %v#0, %v#1, %v#2, %v#3 : f32, f32, f32, f32
-    } else {
-      scf.yield %s0, %s1, %s2, %s3 : f32, f32, f32, f32
-    }
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
   }
   func.func @alibi(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
