@@ -793,8 +793,8 @@ public:
       return llvm::is_contained(positions, arg) ||
              llvm::is_contained(uniform, arg);
     Operation *def = v.getDefiningOp();
-    if (matchPattern(v, m_Constant()) && isa<IntegerAttr>(constantOf(v)))
-      return true;
+    if (matchPattern(v, m_Constant()))
+      return smallConstant(v).has_value();
     if (!isWide(v.getType()))
       return false;
     if (isa<arith::AddIOp, arith::SubIOp>(def))
@@ -902,11 +902,6 @@ private:
   }
   static bool isWide(Type t) {
     return t.isIndex() || (t.isSignlessInteger() && width(t) >= 64);
-  }
-  static Attribute constantOf(Value v) {
-    Attribute a;
-    matchPattern(v, m_Constant(&a));
-    return a;
   }
   /// The value of a constant below 2^31 in magnitude.
   static std::optional<int64_t> smallConstant(Value v) {

@@ -182,6 +182,13 @@
 // CHECK:         } else {
 // CHECK:           arith.minsi %{{[0-9]+}}, %c254{{[_0-9]*}} : index
 
+// An index with a constant of 2^31 or more in magnitude has no range the
+// test may compute without wrapping: only the clamped form.
+// CHECK-LABEL: func.func @huge_offset
+// CHECK-NOT:     scf.if
+// CHECK:         arith.maxsi
+// CHECK:         return
+
 // ALiBi, s − slope·float(i − j): the difference of positions converted as
 // float(i) − float(j) (exact below 2^24): a row's float once per row, a
 // key's as the tile's float base plus a constant (not clamped: a padding
@@ -319,6 +326,23 @@ gpu.module @k {
       %d = arith.subi %j, %i : index
       %c = arith.constant 127 : index
       %at = arith.addi %d, %c : index
+      %bias = tensor.extract %t[%hh, %at] : tensor<4x255xf32>
+      %y = arith.addf %x, %bias : f32
+      fat.yield %y : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @huge_offset(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                         %q0: index, %k0: index, %sq: index, %skv: index,
+                         %table: !llvm.ptr<1>) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 1.0
+        captures(%table : !llvm.ptr<1>) {
+    ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index, %t: tensor<4x255xf32>):
+      %c = arith.constant 9223372036854775000 : index
+      %at = arith.addi %j, %c : index
       %bias = tensor.extract %t[%hh, %at] : tensor<4x255xf32>
       %y = arith.addf %x, %bias : f32
       fat.yield %y : f32
