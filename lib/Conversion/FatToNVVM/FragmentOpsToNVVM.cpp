@@ -1171,7 +1171,12 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // keep one 64-bit pointer per register across the key loop, and the
     // kernel spilled.)
     auto elements = [&](bool inBounds) {
-      DenseMap<Operation *, Value> threadAddress;
+      // Per read: the thread's address and its moves per row and per key.
+      struct ThreadRead {
+        Value address;
+        int64_t perRow, perKey;
+      };
+      DenseMap<Operation *, ThreadRead> threadReads;
       if (inBounds) {
         IRMapping mapping;
         mapping.map(body.getArguments().slice(isScore ? 1 : 0, 4),
@@ -1182,12 +1187,15 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
           if (indexOps.contains(&inner))
             b.clone(inner, mapping);
         for (tensor::ExtractOp extract : unclamped)
-          threadAddress[extract] = LLVM::GEPOp::create(
-              b, address(extract).getType(), storedType(extract),
-              address(extract),
-              ValueRange{arith::IndexCastOp::create(
-                  b, b.getI64Type(),
-                  linearIndex(extract, mapping, /*inBounds=*/true))});
+          threadReads[extract] = {
+              LLVM::GEPOp::create(
+                  b, address(extract).getType(), storedType(extract),
+                  address(extract),
+                  ValueRange{arith::IndexCastOp::create(
+                      b, b.getI64Type(),
+                      linearIndex(extract, mapping, /*inBounds=*/true))}),
+              atOrigin ? 0 : ranges.coefficient(extract, 0),
+              ranges.coefficient(extract, 1)};
       }
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
@@ -1224,16 +1232,15 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               if (extract && llvm::is_contained(captureArgs,
                                                 extract.getTensor())) {
                 Value value;
-                if (inBounds && unclamped.contains(extract))
-                  value = loadAt(
-                      extract, threadAddress[extract],
-                      i64Const(b, (atOrigin ? 0
-                                            : ranges.coefficient(extract, 0) *
-                                                  8 * r) +
-                                      ranges.coefficient(extract, 1) *
-                                          int64_t(8 * i + e)));
-                else
+                if (inBounds && unclamped.contains(extract)) {
+                  const ThreadRead &read = threadReads[extract];
+                  value = loadAt(extract, read.address,
+                                 i64Const(b, read.perRow * 8 * r +
+                                                 read.perKey *
+                                                     int64_t(8 * i + e)));
+                } else {
                   value = load(extract, mapping);
+                }
                 mapping.map(extract.getResult(), value);
                 continue;
               }
