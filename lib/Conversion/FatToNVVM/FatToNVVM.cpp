@@ -95,7 +95,8 @@ struct ConvertFatToNVVMPass
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
                         KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
-                        WgmmaWaitOp, ScheduleFenceOp>();
+                        WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
+                        StageOutputOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);
     TypeConverter fragments;
@@ -144,6 +145,7 @@ struct ConvertFatToNVVMPass
                           "fat.score_mod, fat.mask_mod, "
                           "fat.softmax_max, fat.softmax_exp, fat.rescale, "
                           "fat.finalize, fat.convert_layout, "
+                          "fat.store_output, fat.stage_output, "
                           "arith.truncf, arith.constant), scf loops and "
                           "branches, and casts to registers may read: "
                           "convert-fat-to-nvvm has no per-thread form for it");

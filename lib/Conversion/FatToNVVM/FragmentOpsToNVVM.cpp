@@ -250,29 +250,14 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
   }
 };
 
-/// Where to form a register of fat.finalize's results that `user` reads:
-/// right before it or, when it sits in a branch nested inside a branch of
-/// `op`'s block (the LSE's first-lane store inside a row's), before that
-/// inner branch. The epilogue is register-bound at D = 256: formed all at
-/// once, O / l would hold Dv/2 more registers across the staging rounds.
-static Operation *formingPoint(Operation *op, Operation *user) {
-  Operation *at = user;
-  while (at && at->getBlock() != op->getBlock()) {
-    Operation *parent = at->getParentOp();
-    if (parent && parent->getBlock() == op->getBlock())
-      return at;
-    at = parent;
-  }
-  return at;
-}
-
 /// fat.finalize on fragments. Per row r of the thread: l (the operand's
 /// register r, summed over the quad when it is partial, or register
 /// 4·Dv/8 + 2r of acc, the first ones column this thread holds — all of
-/// them hold the sum), l > 0 and 1 / l (0 for an empty row). Then register 2i + r of the
-/// 16-bit output is the pair o · (1 / l) of acc registers 4i + 2r + e,
-/// and register r of the LSE ln 2 · (c·m + log2 l) (−inf when empty),
-/// each formed where it is stored (formingPoint); a result nobody reads is
+/// them hold the sum), l > 0 and 1 / l (0 for an empty row). Then register
+/// 2i + r of the 16-bit output is the pair o · (1 / l) of acc registers
+/// 4i + 2r + e, and register r of the LSE ln 2 · (c·m + log2 l) (−inf when
+/// empty), each its own chain of ops, which fat.store_output and
+/// fat.stage_output move next to their stores; a result nobody reads is
 /// not formed.
 struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -301,22 +286,10 @@ struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
       inv[r] = arith::SelectOp::create(
           b, nonEmpty[r], arith::DivFOp::create(b, one, sum[r]), zero);
     }
-    // Register k of `result` at the op that stores it, when a cast to the
-    // thread's registers hands it to exactly one op.
-    auto formAt = [&](Value result, size_t k) {
-      b.setInsertionPoint(op);
-      for (Operation *user : result.getUsers())
-        if (auto cast = dyn_cast<UnrealizedConversionCastOp>(user);
-            cast && k < cast.getNumResults() && cast.getResult(k).hasOneUse())
-          if (Operation *at =
-                  formingPoint(op, *cast.getResult(k).getUsers().begin()))
-            b.setInsertionPoint(at);
-    };
     bool isF16 = outType.getElementType().isF16();
     SmallVector<Value> out, lse;
     for (int64_t i = 0; !op.getOutput().use_empty() && i < dv / 8; ++i) {
       for (int r = 0; r < 2; ++r) {
-        formAt(op.getOutput(), out.size());
         Value lo = arith::MulFOp::create(b, o[4 * i + 2 * r], inv[r]);
         Value hi = arith::MulFOp::create(b, o[4 * i + 2 * r + 1], inv[r]);
         out.push_back(buildPackPair(b, lo, hi, isF16));
@@ -324,7 +297,6 @@ struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
     }
     for (int r = 0; r < 2 && !op.getLse().use_empty(); ++r) {
       // LSE = ln Σ exp(scale·s) = (c·m + log2 l)·ln 2 with c = scale·log2 e.
-      formAt(op.getLse(), r);
       Value value = arith::MulFOp::create(
           b,
           arith::AddFOp::create(b, arith::MulFOp::create(b, m[r], c),
@@ -339,7 +311,6 @@ struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
       if (!regs.empty())
         return;
       auto type = cast<RankedTensorType>(result.getType());
-      b.setInsertionPoint(op);
       Value poison = LLVM::PoisonOp::create(
           b, WgmmaFragmentAttr::getRegisterType(type));
       regs.assign(WgmmaFragmentAttr::getRegisterCount(type), poison);

@@ -404,6 +404,276 @@ struct FullKeyBlocksLowering : OpConversionPattern<FullKeyBlocksOp> {
   }
 };
 
+/// The ops in `block` that compute `value` for its one user alone (pure,
+/// one use each): fat.finalize's form of one register of its results.
+static void collectChain(Value value, Block *block,
+                         SmallVectorImpl<Operation *> &chain) {
+  Operation *def = value.getDefiningOp();
+  if (!def || def->getBlock() != block || !def->hasOneUse() ||
+      !isMemoryEffectFree(def) || llvm::is_contained(chain, def))
+    return;
+  for (Value operand : def->getOperands())
+    collectChain(operand, block, chain);
+  chain.push_back(def);
+}
+
+/// Moves `value`'s chain (collectChain) to right before `point`, in the
+/// order it had. The epilogue is register-bound at D = 256: formed all at
+/// once, O / l would hold Dv/2 more registers across the staging rounds.
+static void sinkInto(ConversionPatternRewriter &rewriter, Value value,
+                     Operation *point, Block *block) {
+  SmallVector<Operation *> chain;
+  collectChain(value, block, chain);
+  llvm::sort(chain, [](Operation *x, Operation *y) {
+    return x->isBeforeInBlock(y);
+  });
+  for (Operation *op : chain)
+    rewriter.moveOpBefore(op, point);
+}
+
+/// Names the stage of a loop or branch the epilogue's lowering makes, as
+/// the kernel's own are named (`fat.stage`: the schedule stays readable in
+/// the lowered IR).
+static void tagEpilogue(Operation *op) {
+  op->setAttr("fat.stage", StringAttr::get(op->getContext(), "epilogue"));
+}
+
+/// The i32 / i64 arithmetic of the epilogue stores.
+struct EpilogueMath {
+  ImplicitLocOpBuilder &b;
+
+  Value c32(int64_t v) { return i32Const(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divu(Value x, int64_t y) { return arith::DivUIOp::create(b, x, c32(y)); }
+  Value remu(Value x, int64_t y) { return arith::RemUIOp::create(b, x, c32(y)); }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+  /// Thread t's first row in the fragment layout: row + 16w + λ/4.
+  Value threadRow(Value row, Value warp, Value lane) {
+    Value g = divu(lane, 4);
+    return add(row, add(mul(warp, c32(16)), g));
+  }
+  /// The element offset b·sb + h·sh + row·ss of a row of O.
+  Value rowOffset(ValueRange strides, Value batch, Value head, Value row) {
+    return add(add(mul(ext64(batch), strides[0]), mul(ext64(head), strides[1])),
+               mul(ext64(row), strides[2]));
+  }
+};
+
+/// fat.store_output → per row r of the thread (row + 16w + λ/4 + 8r) a
+/// branch on row < num_rows holding its O registers 2i + r, each one
+/// 32-bit store at column 8i + 2(λ%4), and the LSE register r stored by
+/// the quad's first lane; fat.finalize's forms of those registers move
+/// into the branch, next to their stores.
+struct StoreOutputLowering : OpConversionPattern<StoreOutputOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StoreOutputOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    EpilogueMath e{b};
+    Block *home = op->getBlock();
+    SmallVector<Value> o(adaptor.getOutput()), lse(adaptor.getLse());
+    SmallVector<Value> os = flatten(adaptor.getOStrides());
+    SmallVector<Value> ls = flatten(adaptor.getLseStrides());
+    Value row = adaptor.getRow().front(), numRows = adaptor.getNumRows().front();
+    Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front();
+    Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+    Value warp = e.remu(e.divu(tid, 32), 4);
+    Value lane = e.remu(tid, 32);
+    Value quadLane = e.remu(lane, 4);
+    Value rowBase = e.threadRow(row, warp, lane);
+    int64_t pairs = o.size() / 2;
+    for (int r = 0; r < 2; ++r) {
+      Value thisRow = e.add(rowBase, e.c32(8 * r));
+      auto ifRow = scf::IfOp::create(
+          b, e.cmp(arith::CmpIPredicate::slt, thisRow, numRows),
+          /*withElseRegion=*/false);
+      tagEpilogue(ifRow);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+      // O[b, h, row, 8i + 2t + {0, 1}] as one 32-bit store per pair.
+      Value colBase = e.mul(quadLane, e.c32(2));
+      if (!o.empty()) {
+        Value rowOffset = e.rowOffset(os, batch, head, thisRow);
+        for (int64_t i = 0; i < pairs; ++i) {
+          Value index = e.add(rowOffset, e.ext64(e.add(colBase, e.c32(8 * i))));
+          Value ptr = LLVM::GEPOp::create(b, adaptor.getOPtr().front().getType(),
+                                          b.getI16Type(),
+                                          adaptor.getOPtr().front(),
+                                          ValueRange{index});
+          auto store = LLVM::StoreOp::create(b, o[2 * i + r], ptr,
+                                             /*alignment=*/4);
+          sinkInto(rewriter, o[2 * i + r], store, home);
+        }
+      }
+      if (lse.empty())
+        continue;
+      auto ifLane = scf::IfOp::create(
+          b, e.cmp(arith::CmpIPredicate::eq, quadLane, e.c32(0)),
+          /*withElseRegion=*/false);
+      b.setInsertionPoint(ifLane.thenBlock()->getTerminator());
+      Value index = e.add(
+          e.add(e.mul(e.ext64(batch), ls[0]), e.mul(e.ext64(head), ls[1])),
+          e.ext64(thisRow));
+      Value ptr = LLVM::GEPOp::create(b, adaptor.getLsePtr().front().getType(),
+                                      b.getF32Type(),
+                                      adaptor.getLsePtr().front(),
+                                      ValueRange{index});
+      LLVM::StoreOp::create(b, lse[r], ptr, /*alignment=*/4);
+      // The LSE is formed before the lane's branch, as the row's O is.
+      sinkInto(rewriter, lse[r], ifLane, home);
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// fat.stage_output → the op's rounds: stmatrix .x4 of the warp's
+/// accumulator pairs into its swizzled region, bar.warp.sync, 16-byte
+/// rows read back and stored (a loop over the warp's 16 rows), then
+/// fence.proxy.async for the producer's next TMA.
+struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(StageOutputOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    EpilogueMath e{b};
+    Block *home = op->getBlock();
+    SmallVector<Value> o(adaptor.getOutput());
+    SmallVector<Value> os = flatten(adaptor.getOStrides());
+    Value oPtr = adaptor.getOPtr().front(), smem = adaptor.getSmem().front();
+    Value numRows = adaptor.getNumRows().front();
+    Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front();
+    int64_t dv = cast<RankedTensorType>(op.getOutput().getType()).getDimSize(1);
+    int64_t cols = op.getColumns();
+    int64_t pitch = 2 * cols, chunksPerRow = cols / 8;
+    int64_t regionBytes = 16 * pitch;
+    Value tid0 = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+    Value rowBase = e.threadRow(adaptor.getRow().front(),
+                                e.remu(e.divu(tid0, 32), 4), e.remu(tid0, 32));
+    // The addresses below depend only on the thread (and the Q slot): LLVM
+    // would hoist their parts to the top of the kernel and keep them live
+    // through the main loop (36…80 bytes of spills at D = 256). Opaque
+    // copies of the thread's indices keep them here.
+    SmallVector<Value> ids =
+        buildFenceOperands(b, {tid0, adaptor.getQSlot().front()});
+    Value tid = ids[0];
+    Value lane = e.remu(tid, 32);
+    Value warp = e.remu(e.divu(tid, 32), 4);
+    Value consumer = e.sub(e.divu(tid, 128), e.c32(1));
+    Value linear = e.mul(warp, e.c32(regionBytes));
+    Value box = e.divu(linear, 8192);
+    Value within = e.remu(linear, 8192);
+    Value warpOffset = e.add(
+        e.add(e.mul(ids[1], e.c32(op.getQBytes())),
+              e.mul(box, e.c32(op.getQBoxStride()))),
+        e.add(e.mul(consumer, e.c32(64 * 128)), within));
+    if (!adaptor.getVOffset().empty()) {
+      Value inV = e.add(adaptor.getVOffset().front(),
+                        e.mul(e.add(e.mul(consumer, e.c32(4)), warp),
+                              e.c32(regionBytes)));
+      warpOffset = arith::SelectOp::create(b, adaptor.getHasKeys().front(),
+                                           inV, warpOffset);
+      ArrayRef<int64_t> barrier = *op.getBarrier();
+      buildNamedBarrierSync(b, e.c32(barrier[0]), barrier[1]);
+    }
+    auto chunkOffset = [&](Value rho, Value chunk) {
+      Value swizzled = arith::XOrIOp::create(
+          b, chunk, arith::AndIOp::create(b, rho, e.c32(7)));
+      return e.add(e.add(warpOffset, e.mul(rho, e.c32(pitch))),
+                   e.mul(swizzled, e.c32(16)));
+    };
+    auto smemAt = [&](Value offset, int64_t plus) {
+      return buildByteOffset(b, buildByteOffset(b, smem, offset), plus);
+    };
+
+    // stmatrix .x4: matrix k of the four is (chunk 2j + k/2, rows 8·(k mod 2)
+    // .. +7); its register in each lane is exactly that lane's accumulator
+    // pair (row g, columns 2t, 2t+1), and lanes 8k .. 8k+7 give its rows'
+    // addresses. (2j + k/2) ⊕ ρ only changes the low three bits, which
+    // repeat every 4 j: four base addresses, the rest immediate offsets.
+    Value lane8 = e.remu(lane, 8);
+    Value matrix = e.divu(lane, 8);
+    Value rho = e.add(lane8, e.mul(e.remu(matrix, 2), e.c32(8)));
+    Value chunkOfLane = e.divu(matrix, 2);
+    int64_t writePeriod = std::min<int64_t>(4, chunksPerRow / 2);
+    SmallVector<Value> writeBase;
+    for (int64_t j = 0; j < writePeriod; ++j)
+      writeBase.push_back(chunkOffset(rho, e.add(chunkOfLane, e.c32(2 * j))));
+
+    // Read back: load k of lane λ is chunk 32k + λ of the warp's 16·R/8,
+    // i.e. row k·rowsPerLoad + ⌊λ / (R/8)⌋, chunk λ mod R/8: one 16-byte
+    // load and store per lane covers 512 contiguous bytes of O per warp
+    // instruction (4 full 128-byte lines). A loop, not unrolled: with all
+    // loads in flight at once (Dv/4 registers) ptxas spills at D = 256.
+    int64_t rowsPerLoad = 32 / chunksPerRow;
+    Value laneRow = e.divu(lane, chunksPerRow);
+    Value chunk = e.remu(lane, chunksPerRow);
+    Value warpRow0 = e.sub(rowBase, e.divu(lane, 4));
+    Value firstRow = e.add(warpRow0, laneRow);
+    Value firstIndex = e.add(e.rowOffset(os, batch, head, firstRow),
+                             e.ext64(e.mul(chunk, e.c32(8))));
+    auto vecType = VectorType::get({4}, b.getI32Type());
+    auto *ctx = b.getContext();
+    for (int64_t round = 0; round < dv / cols; ++round) {
+      // bar.warp.sync orders the warp's shared-memory accesses: the
+      // previous round's reads before these writes, these writes before
+      // the reads.
+      if (round > 0)
+        NVVM::SyncWarpOp::create(b, e.c32(-1));
+      int64_t firstChunk = round * chunksPerRow;
+      for (int64_t j = 0; j < chunksPerRow / 2; ++j) {
+        int64_t i = firstChunk + 2 * j;
+        SmallVector<Value> regs{o[2 * i], o[2 * i + 1], o[2 * i + 2],
+                                o[2 * i + 3]};
+        auto st = NVVM::StMatrixOp::create(
+            b, smemAt(writeBase[j % writePeriod], 16 * 8 * (j / writePeriod)),
+            regs, NVVM::MMALayout::row,
+            NVVM::LdStMatrixShapeAttr::get(ctx, 8, 8),
+            NVVM::LdStMatrixEltType::B16);
+        for (Value reg : regs)
+          sinkInto(rewriter, reg, st, home);
+      }
+      NVVM::SyncWarpOp::create(b, e.c32(-1));
+
+      auto loop = scf::ForOp::create(b, e.c32(0), e.c32(16), e.c32(rowsPerLoad));
+      tagEpilogue(loop);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value step = loop.getInductionVar();
+      Value data = LLVM::LoadOp::create(
+          b, vecType, smemAt(chunkOffset(e.add(laneRow, step), chunk), 0),
+          /*alignment=*/16);
+      Value thisRow = e.add(firstRow, step);
+      auto ifRow = scf::IfOp::create(
+          b, e.cmp(arith::CmpIPredicate::slt, thisRow, numRows),
+          /*withElseRegion=*/false);
+      b.setInsertionPoint(ifRow.thenBlock()->getTerminator());
+      Value index = e.add(
+          firstIndex, e.add(e.mul(os[2], e.ext64(step)),
+                            i64Const(b, round * cols)));
+      Value ptr = LLVM::GEPOp::create(b, oPtr.getType(), b.getI16Type(), oPtr,
+                                      ValueRange{index});
+      LLVM::StoreOp::create(b, data, ptr, /*alignment=*/16);
+      b.setInsertionPointAfter(loop);
+    }
+    // The producer's TMA (async proxy) overwrites these bytes with a later
+    // tile's Q or V once they are released: order this warp's
+    // generic-proxy accesses before that.
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::fat::populateFatKernelToNVVMPatterns(
@@ -411,6 +681,7 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
                KeyBlockRangeLowering, KeyBlockHoleLowering,
-               FullKeyBlockLowering, FullKeyBlocksLowering>(
+               FullKeyBlockLowering, FullKeyBlocksLowering,
+               StoreOutputLowering, StageOutputLowering>(
       converter, patterns.getContext());
 }

@@ -11,7 +11,7 @@ gpu.module @k {
         : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
     %m = builtin.unrealized_conversion_cast %s0, %s1 : f32, f32 to tensor<64xf32, #frag>
     %mn, %a = fat.softmax_max %s, %m scale %c : tensor<64x8xf32, #frag>, tensor<64xf32, #frag>
-    // expected-error @+1 {{'func.return' op reads a #fat.wgmma_fragment tile, which only the kernel's tile ops (fat.wgmma_async, fat.wgmma_wait, fat.operand_fence, fat.mask, fat.score_mod, fat.mask_mod, fat.softmax_max, fat.softmax_exp, fat.rescale, fat.finalize, fat.convert_layout, arith.truncf, arith.constant), scf loops and branches, and casts to registers may read: convert-fat-to-nvvm has no per-thread form for it}}
+    // expected-error @+1 {{'func.return' op reads a #fat.wgmma_fragment tile, which only the kernel's tile ops (fat.wgmma_async, fat.wgmma_wait, fat.operand_fence, fat.mask, fat.score_mod, fat.mask_mod, fat.softmax_max, fat.softmax_exp, fat.rescale, fat.finalize, fat.convert_layout, fat.store_output, fat.stage_output, arith.truncf, arith.constant), scf loops and branches, and casts to registers may read: convert-fat-to-nvvm has no per-thread form for it}}
     return %mn : tensor<64xf32, #frag>
   }
 }

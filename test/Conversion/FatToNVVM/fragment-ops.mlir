@@ -213,9 +213,10 @@ func.func @mask_by_key(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i3
 // The epilogue's tile ops. fat.convert_layout sums a row's quad shares
 // (butterfly shuffles xor 1, 2). fat.finalize on a partial l does the same,
 // then per row l > 0, 1 / l (0 when empty); each output register (the
-// 16-bit pair o·(1/l) of acc registers 4i + 2r + e) is formed right before
-// the op that stores it, the LSE ln 2·(c·m + log2 l) before the branch
-// around its store, and an unread result is not formed at all.
+// 16-bit pair o·(1/l) of acc registers 4i + 2r + e) and each LSE register
+// ln 2·(c·m + log2 l) is a chain of its own at the op (fat.store_output
+// moves them next to their stores: epilogue-ops.mlir), and an unread
+// result is not formed at all.
 // CHECK-LABEL: func.func @finalize_partial
 // CHECK-SAME:    (%[[O0:[a-z0-9]+]]: f32, %[[O1:[a-z0-9]+]]: f32, %[[O2:[a-z0-9]+]]: f32, %[[O3:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[L0:[a-z0-9]+]]: f32, %[[L1:[a-z0-9]+]]: f32, %[[M0:[a-z0-9]+]]: f32, %[[M1:[a-z0-9]+]]: f32, %[[C:[a-z0-9]+]]: f32, %[[P:[a-z0-9]+]]: !llvm.ptr, %[[B:[a-z0-9]+]]: i1)
 // CHECK-NOT:     unrealized_conversion_cast
@@ -228,21 +229,20 @@ func.func @mask_by_key(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i3
 // CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
 // CHECK:         nvvm.shfl.sync bfly %{{.+}}, %[[L1]], %c1_i32
 // CHECK:         %[[INV1:[0-9]+]] = arith.select
-// Registers nobody stores are formed at the op.
-// CHECK-COUNT-2: cvt.rn.bf16x2.f32
-// CHECK:         llvm.store %[[C]], %[[P]]
 // CHECK-NEXT:    %[[A:[0-9]+]] = arith.mulf %[[O0]], %[[INV0]] : f32
 // CHECK-NEXT:    %[[Bv:[0-9]+]] = arith.mulf %[[O1]], %[[INV0]] : f32
 // CHECK-NEXT:    %[[PK:[0-9]+]] = llvm.inline_asm asm_dialect = att "cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f" %[[Bv]], %[[A]]
-// CHECK-NEXT:    llvm.store %[[PK]], %[[P]]
-// CHECK-NEXT:    %[[A1:[0-9]+]] = arith.mulf %[[O2]], %[[INV1]] : f32
+// CHECK-NEXT:    arith.mulf %[[O2]], %[[INV1]] : f32
 // CHECK-NEXT:    arith.mulf %[[O3]], %[[INV1]] : f32
+// CHECK-COUNT-3: cvt.rn.bf16x2.f32
+// CHECK-NEXT:    %[[CM:[0-9]+]] = arith.mulf %[[M0]], %[[C]] : f32
+// CHECK-NEXT:    %[[LG:[0-9]+]] = llvm.inline_asm asm_dialect = att "lg2.approx.ftz.f32 $0, $1;", "=f,f" %[[SUM0]]
+// CHECK-NEXT:    %[[ADD:[0-9]+]] = arith.addf %[[CM]], %[[LG]] : f32
+// CHECK:         %[[LN:[0-9]+]] = arith.mulf %[[ADD]], %{{.+}} : f32
+// CHECK:         %[[LSE:[0-9]+]] = arith.select %[[NE0]], %[[LN]], %{{.+}} : f32
+// CHECK:         llvm.store %[[C]], %[[P]]
+// CHECK-NEXT:    llvm.store %[[PK]], %[[P]]
 // CHECK:         scf.if %[[B]] {
-// CHECK-NEXT:      %[[CM:[0-9]+]] = arith.mulf %[[M0]], %[[C]] : f32
-// CHECK-NEXT:      %[[LG:[0-9]+]] = llvm.inline_asm asm_dialect = att "lg2.approx.ftz.f32 $0, $1;", "=f,f" %[[SUM0]]
-// CHECK-NEXT:      %[[ADD:[0-9]+]] = arith.addf %[[CM]], %[[LG]] : f32
-// CHECK:           %[[LN:[0-9]+]] = arith.mulf %[[ADD]], %{{.+}} : f32
-// CHECK:           %[[LSE:[0-9]+]] = arith.select %[[NE0]], %[[LN]], %{{.+}} : f32
 // CHECK-NEXT:      scf.if %[[B]] {
 // CHECK-NEXT:        llvm.store %[[LSE]], %[[P]]
 func.func @finalize_partial(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %o4: f32, %o5: f32,

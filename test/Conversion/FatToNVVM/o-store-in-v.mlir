@@ -24,10 +24,12 @@
 // CHECK:         %[[S:[0-9]+]] = arith.remui %{{[0-9]+}}, %c2_i32{{.*}} : i32
 // CHECK:         %[[VS:[0-9]+]] = arith.muli %[[S]], %c40960_i32 : i32
 // CHECK:         %[[VBASE:[0-9]+]] = arith.addi %c147456_i32{{.*}}, %[[VS]] : i32
-// CHECK:         %[[REGION:[0-9]+]] = arith.muli %{{[0-9]+}}, %c4096_i32{{.*}} : i32
-// CHECK:         %[[INV:[0-9]+]] = arith.addi %[[VBASE]], %[[REGION]] : i32
 // CHECK:         %[[WORK:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
-// CHECK:         %[[OFF:[0-9]+]] = arith.select %[[WORK]], %[[INV]], %{{[0-9]+}} : i32
+// CHECK:         %[[K4:[0-9]+]] = arith.muli %{{[0-9]+}}, %c4_i32{{.*}} : i32
+// CHECK-NEXT:    %[[KW:[0-9]+]] = arith.addi %[[K4]], %{{[0-9]+}} : i32
+// CHECK:         %[[REGION:[0-9]+]] = arith.muli %[[KW]], %c4096_i32{{.*}} : i32
+// CHECK-NEXT:    %[[INV:[0-9]+]] = arith.addi %[[VBASE]], %[[REGION]] : i32
+// CHECK-NEXT:    %[[OFF:[0-9]+]] = arith.select %[[WORK]], %[[INV]], %{{[0-9]+}} : i32
 // CHECK:         nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
 // Round 1: columns 0..127 (8 stmatrix.x4), read back and stored; round 2
 // after the warp's barrier: columns 128..255 (column offset 128).

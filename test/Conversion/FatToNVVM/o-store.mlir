@@ -12,8 +12,7 @@
 // warpgroup's 64 rows) + c·8192 + w·4096 mod 8192.
 // STAGED-LABEL:  llvm.func @fat_attention_fwd_bf16_d128_h8_8_bhsd_m128n128s2q2_opt132(
 // STAGED-SAME:     %[[OPTR:arg3]]: !llvm.ptr<1>, %[[SB:arg4]]: i64, %[[SH:arg5]]: i64, %[[SS:arg6]]: i64, %[[SQ:arg7]]: i32
-// STAGED:          %[[TIDX:[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
-// STAGED:          %[[TID:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %[[TIDX]] : (i32) -> i32
+// STAGED:          %[[TID:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %{{[0-9]+}} : (i32) -> i32
 // STAGED:          %[[SLOT:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0"
 // STAGED:          %[[LANE:[0-9]+]] = arith.remui %[[TID]], %c32_i32{{.*}} : i32
 // STAGED:          %[[LINEAR:[0-9]+]] = arith.muli %[[WARP:[0-9]+]], %c4096_i32 : i32

@@ -971,3 +971,67 @@ func.func @partial_tile(%t: tensor<64x16xf32, #fat.wgmma_fragment<partial>>) {
 func.func @fragment_parameter(%t: tensor<64xf32, #fat.wgmma_fragment<whole>>) {
   return
 }
+
+// -----
+
+func.func @store_output_nothing(%x: i32) {
+  // expected-error @+1 {{stores nothing: it needs an output tile, an LSE or both}}
+  fat.store_output rows(%x, %x) batch(%x) head(%x)
+  return
+}
+
+// -----
+
+func.func @store_output_f32(%o: tensor<64x64xf32, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %s: i64, %x: i32) {
+  // expected-error @+1 {{output must be a 16-bit (bf16 or f16) tile, got 'tensor<64x64xf32, #fat.wgmma_fragment>'}}
+  fat.store_output o %o : tensor<64x64xf32, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) rows(%x, %x) batch(%x) head(%x)
+  return
+}
+
+// -----
+
+func.func @store_output_strides(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %s: i64, %x: i32) {
+  // expected-error @+1 {{output needs 3 strides (batch, head, row), got 2}}
+  fat.store_output o %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s) rows(%x, %x) batch(%x) head(%x)
+  return
+}
+
+// -----
+
+func.func @store_output_partial_lse(%l: tensor<64xf32, #fat.wgmma_fragment<partial>>, %p: !llvm.ptr<1>, %s: i64, %x: i32) {
+  // expected-error @+1 {{lse must be an f32 row vector in the plain (not partial) layout}}
+  fat.store_output lse %l : tensor<64xf32, #fat.wgmma_fragment<partial>> to %p : !llvm.ptr<1> strides(%s, %s) rows(%x, %x) batch(%x) head(%x)
+  return
+}
+
+// -----
+
+func.func @store_output_address(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %s: i64, %x: i32) {
+  // expected-error @+1 {{output needs its address as an !llvm.ptr}}
+  fat.store_output o %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %s : i64 strides(%s, %s, %s) rows(%x, %x) batch(%x) head(%x)
+  return
+}
+
+// -----
+
+func.func @stage_output_columns(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %m: !llvm.ptr<3>, %s: i64, %x: i32) {
+  // expected-error @+1 {{columns must be a power of two in [16, 256] that divides the tile's 64, got 128}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m : !llvm.ptr<3> q(%x) rows(%x, %x) batch(%x) head(%x) {columns = 128, q_bytes = 32768, q_box_stride = 16384}
+  return
+}
+
+// -----
+
+func.func @stage_output_global(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %s: i64, %x: i32) {
+  // expected-error @+1 {{smem must be the shared-memory !llvm.ptr<3>, got '!llvm.ptr<1>'}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %p : !llvm.ptr<1> q(%x) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_bytes = 32768, q_box_stride = 16384}
+  return
+}
+
+// -----
+
+func.func @stage_output_barrier(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %m: !llvm.ptr<3>, %s: i64, %x: i32, %c: i1) {
+  // expected-error @+1 {{staging in V (v_offset) goes with barrier = [id, threads], and only with it}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m : !llvm.ptr<3> q(%x) v(%x, %c) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_bytes = 32768, q_box_stride = 16384}
+  return
+}

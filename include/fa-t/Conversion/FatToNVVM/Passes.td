@@ -43,9 +43,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     α ≠ 1), and `arith.constant` splats (each register the value). The
     `scf.for` / `scf.if` that carry tiles carry their registers instead
     (MLIR's SCF structural type conversion). A row's work is issued as
-    soon as its inputs are ready (ptxas keeps the issue order). The casts
-    between tiles and the epilogue's registers fold away; a tile read by
-    any other op is an error naming that op.
+    soon as its inputs are ready (ptxas keeps the issue order). The
+    epilogue's `fat.store_output` / `fat.stage_output` store the thread's
+    registers of O and the LSE, each formed next to its store; a tile
+    read by any other op is an error naming that op.
 
     The rest of the pipeline (`convert-scf-to-cf`, `convert-nvvm-to-llvm`,
     `convert-gpu-to-nvvm`, `--fat-to-ptx`) takes it from there. A host

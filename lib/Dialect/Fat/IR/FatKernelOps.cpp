@@ -229,3 +229,73 @@ static LogicalResult verifyFullRangeOp(FullOp op) {
 LogicalResult FullKeyBlockOp::verify() { return verifyFullRangeOp(*this); }
 
 LogicalResult FullKeyBlocksOp::verify() { return verifyFullRangeOp(*this); }
+
+/// The output tile of an epilogue store: a 64-row 16-bit fragment tile,
+/// its address an LLVM pointer and its [b, h, s] element strides.
+static LogicalResult verifyOutputTile(Operation *op, Value output, Value ptr,
+                                      ValueRange strides) {
+  auto type = cast<RankedTensorType>(output.getType());
+  if (type.getRank() != 2 || !(type.getElementType().isBF16() ||
+                               type.getElementType().isF16()))
+    return op->emitOpError("output must be a 16-bit (bf16 or f16) tile, got ")
+           << type;
+  if (!ptr || !isa<LLVM::LLVMPointerType>(ptr.getType()))
+    return op->emitOpError("output needs its address as an !llvm.ptr");
+  if (strides.size() != 3)
+    return op->emitOpError("output needs 3 strides (batch, head, row), got ")
+           << strides.size();
+  return success();
+}
+
+LogicalResult StoreOutputOp::verify() {
+  if (!getOutput() && !getLse())
+    return emitOpError("stores nothing: it needs an output tile, an LSE or "
+                       "both");
+  if (getOutput()) {
+    if (failed(verifyOutputTile(*this, getOutput(), getOPtr(),
+                                getOStrides())))
+      return failure();
+  } else if (getOPtr() || !getOStrides().empty()) {
+    return emitOpError("an output address and strides need an output tile");
+  }
+  if (!getLse())
+    return success();
+  auto lse = cast<RankedTensorType>(getLse().getType());
+  if (lse.getRank() != 1 || !lse.getElementType().isF32() ||
+      WgmmaFragmentAttr::isPartial(lse))
+    return emitOpError("lse must be an f32 row vector in the plain (not "
+                       "partial) layout, got ")
+           << lse;
+  if (!getLsePtr() || !isa<LLVM::LLVMPointerType>(getLsePtr().getType()))
+    return emitOpError("lse needs its address as an !llvm.ptr");
+  if (getLseStrides().size() != 2)
+    return emitOpError("lse needs 2 strides (batch, head), got ")
+           << getLseStrides().size();
+  return success();
+}
+
+LogicalResult StageOutputOp::verify() {
+  if (failed(verifyOutputTile(*this, getOutput(), getOPtr(), getOStrides())))
+    return failure();
+  auto smem = dyn_cast<LLVM::LLVMPointerType>(getSmem().getType());
+  if (!smem || smem.getAddressSpace() != 3)
+    return emitOpError("smem must be the shared-memory !llvm.ptr<3>, got ")
+           << getSmem().getType();
+  // A warp's region (16 rows of 2R bytes = 32R) must tile an 8 KB box, and
+  // a round covers whole stmatrix pairs of chunks: R a power of two in
+  // [16, 256] dividing the tile's columns.
+  int64_t cols = cast<RankedTensorType>(getOutput().getType()).getDimSize(1);
+  int64_t r = getColumns();
+  if (r < 16 || r > 256 || !llvm::isPowerOf2_64(r) || cols % r != 0)
+    return emitOpError("columns must be a power of two in [16, 256] that "
+                       "divides the tile's ")
+           << cols << ", got " << r;
+  if (getQBytes() <= 0 || getQBoxStride() <= 0)
+    return emitOpError("q_bytes and q_box_stride must be positive");
+  std::optional<ArrayRef<int64_t>> barrier = getBarrier();
+  if (static_cast<bool>(getVOffset()) != barrier.has_value() ||
+      (barrier && barrier->size() != 2))
+    return emitOpError("staging in V (v_offset) goes with barrier = [id, "
+                       "threads], and only with it");
+  return success();
+}

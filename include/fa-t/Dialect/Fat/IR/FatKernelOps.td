@@ -460,4 +460,105 @@ def Fat_KeyBlockHoleOp : Fat_Op<"key_block_hole", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Fat_StoreOutputOp : Fat_Op<"store_output", [AttrSizedOperandSegments]> {
+  let summary = "stores a warpgroup's output rows and their LSE to global memory";
+  let description = [{
+    The end of a tile: the warpgroup's 64 rows, starting at query row
+    `row`, of the 16-bit output tile O (`fat.finalize`'s output) and of
+    the f32 row vector LSE, each optional, stored straight from registers:
+
+    ```
+    o_ptr[b·sb + h·sh + (row + ρ)·ss + c] = O[ρ, c]   for row + ρ < num_rows
+    lse_ptr[b·lb + h·lh + row + ρ]        = LSE[ρ]    for row + ρ < num_rows
+    ```
+
+    (element strides `strides(sb, sh, ss)`, `strides(lb, lh)`). Rows at or
+    past `num_rows` (the ragged tail of the query block) are not written.
+    In the fragment layout (FatAttrs.td) thread t's row 16w + λ/4 + 8r is
+    one predicated branch: its O registers 2i + r are one 32-bit store each
+    (columns 8i + 2(λ%4), +1), and its LSE register r is stored by the
+    quad's first lane (the quad's four lanes hold the same value).
+    Unlike `vector.store` or `nvgpu` stores, the op keeps the tile in its
+    register layout, so no data moves between threads; `fat.stage_output`
+    is the coalesced alternative for O.
+
+    ```mlir
+    fat.store_output o %o : tensor<64x128xbf16, #fat.wgmma_fragment>
+        to %optr : !llvm.ptr<1> strides(%sb, %sh, %ss)
+        lse %lse : tensor<64xf32, #fat.wgmma_fragment>
+        to %lptr : !llvm.ptr<1> strides(%lb, %lh)
+        rows(%row, %seq_q) batch(%b) head(%h)
+    ```
+  }];
+  let arguments = (ins Optional<Fat_FragmentTile>:$output,
+                   Optional<AnyType>:$o_ptr, Variadic<I64>:$o_strides,
+                   Optional<Fat_FragmentTile>:$lse,
+                   Optional<AnyType>:$lse_ptr, Variadic<I64>:$lse_strides,
+                   I32:$row, I32:$num_rows, I32:$batch, I32:$head);
+  let assemblyFormat = [{
+    (`o` $output^ `:` type($output) `to` $o_ptr `:` type($o_ptr)
+     `strides` `(` $o_strides `)`)?
+    (`lse` $lse^ `:` type($lse) `to` $lse_ptr `:` type($lse_ptr)
+     `strides` `(` $lse_strides `)`)?
+    `rows` `(` $row `,` $num_rows `)` `batch` `(` $batch `)`
+    `head` `(` $head `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_StageOutputOp : Fat_Op<"stage_output", [AttrSizedOperandSegments]> {
+  let summary = "stores a warpgroup's output rows through shared memory";
+  let description = [{
+    The same rows of O as `fat.store_output` writes (same addressing, rows
+    at or past `num_rows` skipped), in 16-byte pieces: each warp w of the
+    warpgroup puts its 16 rows into shared memory by `stmatrix` (an 8×8
+    matrix per lane octet, exactly the accumulator pairs the lanes hold)
+    and reads them back as whole rows, so one warp instruction writes 512
+    contiguous bytes of O. It does so in rounds of R = `columns` columns
+    through a region of its own of 16 rows × 2R bytes, whose 16-byte chunk
+    c of row ρ lies at ρ·2R + 16·(c ⊕ (ρ mod 8)) (the eight rows of an
+    stmatrix tile on eight bank groups).
+
+    The regions lie in the tile's Q buffer, which its last Q·Kᵀ no longer
+    needs: with consumer index k = ⌊tid / 128⌋ − 1 (warpgroup 0 produces),
+    warp w's region starts at
+
+    ```
+    q_slot·q_bytes + ⌊w·32R / 8192⌋·q_box_stride + 8192·k + (w·32R mod 8192)
+    ```
+
+    bytes into `smem` — warpgroup k's 64 rows of the Q boxes (64 columns,
+    128 bytes per row, one box every `q_box_stride` bytes). With
+    `v_offset` (kernels with one Q buffer) the regions are instead at
+    v_offset + (4k + w)·32R, in the V stage the tile's last P·V read,
+    when `has_keys` (else Q as above), after the named barrier
+    `barrier = [id, threads]` has seen every consumer past its last P·V.
+    A `fence.proxy.async` ends the op: the producer's TMA may overwrite
+    the bytes next.
+
+    ```mlir
+    fat.stage_output %o : tensor<64x128xbf16, #fat.wgmma_fragment>
+        to %optr : !llvm.ptr<1> strides(%sb, %sh, %ss)
+        through %smem : !llvm.ptr<3> q(%slot)
+        rows(%row, %seq_q) batch(%b) head(%h)
+        {columns = 64 : i64, q_box_stride = 16384 : i64, q_bytes = 32768 : i64}
+    ```
+  }];
+  let arguments = (ins Fat_FragmentTile:$output, AnyType:$o_ptr,
+                   Variadic<I64>:$o_strides, AnyType:$smem, I32:$q_slot,
+                   Optional<I32>:$v_offset, Optional<I1>:$has_keys,
+                   I32:$row, I32:$num_rows, I32:$batch, I32:$head,
+                   I64Attr:$columns, I64Attr:$q_bytes, I64Attr:$q_box_stride,
+                   OptionalAttr<DenseI64ArrayAttr>:$barrier);
+  let assemblyFormat = [{
+    $output `:` type($output) `to` $o_ptr `:` type($o_ptr)
+    `strides` `(` $o_strides `)` `through` $smem `:` type($smem)
+    `q` `(` $q_slot `)`
+    (`v` `(` $v_offset^ `,` $has_keys `)`)?
+    `rows` `(` $row `,` $num_rows `)` `batch` `(` $batch `)`
+    `head` `(` $head `)` attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FAT_DIALECT_FAT_IR_FATKERNELOPS_TD

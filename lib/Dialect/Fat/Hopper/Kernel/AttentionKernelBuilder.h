@@ -248,9 +248,6 @@ private:
   /// <partial>`) under rowsum=vector; under rowsum=mma a plain row vector
   /// the loop carries unchanged (the ones columns of O sum P).
   RankedTensorType sumType();
-  /// This thread's registers of a tile (a cast convert-fat-to-nvvm folds):
-  /// the consumer works on tiles, only the epilogue's stores on registers.
-  SmallVector<Value> toRegisters(Value tile);
   /// A tile of `type` holding `value` everywhere.
   Value fragmentSplat(RankedTensorType type, double value);
   /// The accumulator tile of P·V: O, then the ones columns' l.
@@ -327,23 +324,15 @@ private:
   void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);
-  /// Writes O / l (and the LSE) of this thread's two rows of (batch, head),
-  /// from the accumulator tile `o` and the row vectors `m`, `l` (ignored
-  /// under rowsum=mma: the ones columns of `o` hold the sums).
+  /// Writes O / l (and the LSE) of the warpgroup's 64 rows from `wgRow`
+  /// of (batch, head): fat.finalize of the accumulator tile `o` and the
+  /// row vectors `m`, `l` (ignored under rowsum=mma: the ones columns of
+  /// `o` hold the sums), then fat.stage_output / fat.store_output.
   /// The parts: `storeO`, `storeLse` (only where the kernel writes one).
-  void buildEpilogue(Value o, Value m, Value l, Value rowBase, Value batch,
+  void buildEpilogue(Value o, Value m, Value l, Value wgRow, Value batch,
                      Value head, bool storeO = true, bool storeLse = true);
-  /// Element offset of O[batch, head, row, 0] (i64).
-  Value buildORowOffset(Value batch, Value head, Value row);
-  /// The epilogue's O stores with cfg.stageO: `packed(i, r)` builds this
-  /// thread's normalized pair of chunk i (columns 8i + 2t, +1) in row
-  /// rowBase + 8r.
-  void buildStoreOStaged(function_ref<Value(int64_t, int)> packed,
-                         Value rowBase, Value batch, Value head);
-  /// This thread's first row in the tile starting at row `rowFirst` (the
-  /// second is +8), see HopperBuilders.h; the first row of the consumer's
-  /// warpgroup (64 rows each).
-  Value buildRowBase(Value consumer, Value rowFirst);
+  /// The first row of the consumer's warpgroup (64 rows each) in the tile
+  /// starting at row `rowFirst`.
   Value warpgroupRow(Value consumer, Value rowFirst) {
     return add(rowFirst, mul(consumer, c32(64)));
   }

@@ -38,21 +38,15 @@ void AttentionKernelBuilder::buildConsumer() {
 
 void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
-  Value rowBase = buildRowBase(consumer, v.rowFirst);
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
 
   buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, wgRow)
                                    : buildPlainLoop(consumer, wgRow);
-  buildEpilogue(results[0], results[1], results[2], rowBase, v.batch,
+  buildEpilogue(results[0], results[1], results[2], wgRow, v.batch,
                 v.head);
   buildReleaseStaging();
-}
-
-Value AttentionKernelBuilder::buildRowBase(Value consumer, Value rowFirst) {
-  Value g = arith::DivUIOp::create(b, v.lane, c32(4));
-  return add(warpgroupRow(consumer, rowFirst), add(mul(v.warp, c32(16)), g));
 }
 
 void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
@@ -333,7 +327,6 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
                                             ValueRange pendingVals) {
   PendingTile pending = PendingTile::unpack(pendingVals);
   SmallVector<Value> empty = buildEmptyState();
-  Value rowBase = buildRowBase(consumer, v.rowFirst);
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
   // This tile's name once it is pending, taken now: the coordinates it is
   // made of then need no registers through the tile.
@@ -354,7 +347,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // stays pending.
   b.setInsertionPointToStart(work.elseBlock());
   buildReleaseQ(/*stagedInQ=*/false);
-  buildEpilogue(empty[0], empty[1], empty[2], rowBase, v.batch, v.head);
+  buildEpilogue(empty[0], empty[1], empty[2], wgRow, v.batch, v.head);
   scf::YieldOp::create(b, pendingVals);
 
   b.setInsertionPointToStart(work.thenBlock());
@@ -407,7 +400,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
     // wait in registers through the next tile's first block.
     next.l = ConvertLayoutOp::create(
         b, fragmentType(0, b.getF32Type()), next.l);
-    buildEpilogue(next.o, next.m, next.l, rowBase, v.batch, v.head,
+    buildEpilogue(next.o, next.m, next.l, wgRow, v.batch, v.head,
                   /*storeO=*/false, /*storeLse=*/true);
     next.m = empty[1];
   }
@@ -446,7 +439,7 @@ void AttentionKernelBuilder::buildStorePending(Value consumer,
       mul(arith::RemUIOp::create(b, tile, v.numM), c32(cfg.blockM));
   // rowsum=vector: the sums are final and the LSE written (tile end).
   bool vectorSums = !cfg.schedule.rowsumMma;
-  buildEpilogue(o, pending.m, pending.l, buildRowBase(consumer, rowFirst),
+  buildEpilogue(o, pending.m, pending.l, warpgroupRow(consumer, rowFirst),
                 arith::DivUIOp::create(b, rest, heads),
                 arith::RemUIOp::create(b, rest, heads), /*storeO=*/true,
                 /*storeLse=*/!vectorSums);

@@ -221,13 +221,6 @@ Value AttentionKernelBuilder::fragmentSplat(RankedTensorType type,
       b, type, DenseElementsAttr::get(type, b.getFloatAttr(elt, value)));
 }
 
-SmallVector<Value> AttentionKernelBuilder::toRegisters(Value tile) {
-  auto type = cast<RankedTensorType>(tile.getType());
-  SmallVector<Type> types(WgmmaFragmentAttr::getRegisterCount(type),
-                          WgmmaFragmentAttr::getRegisterType(type));
-  return UnrealizedConversionCastOp::create(b, types, tile).getResults();
-}
-
 Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
                                               ValueRange operands,
                                               TypeRange types) {
