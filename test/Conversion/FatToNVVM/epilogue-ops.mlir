@@ -15,19 +15,22 @@ gpu.module @k {
 // first lane stores it at LSE[b, h, R].
 // CHECK-LABEL: func.func @store
 // CHECK-SAME:    (%[[O0:[a-z0-9]+]]: f32, %[[O1:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[O4:[a-z0-9]+]]: f32, %[[O5:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[L0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %[[M0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %[[C:[a-z0-9]+]]: f32, %[[OP:[a-z0-9]+]]: !llvm.ptr<1>, %[[LP:[a-z0-9]+]]: !llvm.ptr<1>, %[[SB:[a-z0-9]+]]: i64, %[[SH:[a-z0-9]+]]: i64, %[[SS:[a-z0-9]+]]: i64, %[[LB:[a-z0-9]+]]: i64, %[[LH:[a-z0-9]+]]: i64, %[[ROW:[a-z0-9]+]]: i32, %[[N:[a-z0-9]+]]: i32, %[[B:[a-z0-9]+]]: i32, %[[H:[a-z0-9]+]]: i32)
-// CHECK:         %[[NE0:[0-9]+]] = arith.cmpf ogt, %[[L0]], %{{.+}} : f32
-// CHECK-NEXT:    %[[RCP0:[0-9]+]] = arith.divf %{{.+}}, %[[L0]] : f32
-// CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
-// CHECK-NOT:     arith.mulf
+// The thread's row where `row` is defined (here the function's start).
 // CHECK:         %[[TID:[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
 // CHECK:         %[[W:[0-9]+]] = arith.divui %[[TID]], %c32_i32{{[_0-9]*}} : i32
 // CHECK:         %[[WARP:[0-9]+]] = arith.remui %[[W]], %c4_i32{{[_0-9]*}} : i32
 // CHECK:         %[[LANE:[0-9]+]] = arith.remui %[[TID]], %c32_i32{{[_0-9]*}} : i32
-// CHECK:         %[[QUAD:[0-9]+]] = arith.remui %[[LANE]], %c4_i32{{[_0-9]*}} : i32
 // CHECK:         %[[G:[0-9]+]] = arith.divui %[[LANE]], %c4_i32{{[_0-9]*}} : i32
 // CHECK:         %[[W16:[0-9]+]] = arith.muli %[[WARP]], %c16_i32 : i32
 // CHECK-NEXT:    %[[WG:[0-9]+]] = arith.addi %[[W16]], %[[G]] : i32
 // CHECK-NEXT:    %[[R:[0-9]+]] = arith.addi %[[ROW]], %[[WG]] : i32
+// CHECK:         %[[NE0:[0-9]+]] = arith.cmpf ogt, %[[L0]], %{{.+}} : f32
+// CHECK-NEXT:    %[[RCP0:[0-9]+]] = arith.divf %{{.+}}, %[[L0]] : f32
+// CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
+// CHECK-NOT:     arith.mulf
+// CHECK:         %[[TID2:[0-9]+]] = nvvm.read.ptx.sreg.tid.x : i32
+// CHECK:         %[[LANE2:[0-9]+]] = arith.remui %[[TID2]], %c32_i32{{[_0-9]*}} : i32
+// CHECK:         %[[QUAD:[0-9]+]] = arith.remui %[[LANE2]], %c4_i32{{[_0-9]*}} : i32
 // CHECK:         %[[R0:[0-9]+]] = arith.addi %[[R]], %c0_i32 : i32
 // CHECK-NEXT:    %[[IN0:[0-9]+]] = arith.cmpi slt, %[[R0]], %[[N]] : i32
 // CHECK-NEXT:    scf.if %[[IN0]] {
