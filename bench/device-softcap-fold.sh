@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -98,6 +98,12 @@ case $steps in *" slopes "*) bench slopes 200 --kernels .kernels-mods-slopes --r
 case $steps in *" docsab "*) bench docsab 200 --kernels .kernels-mods-reads2 --reps 8 --no-checks \
   --shapes 0 2 1 --only document-causal document-causal-blocks \
   --variant reads=.kernels-mods-reads ;; esac
+# Run 104: the epilogue as fat.store_output / fat.stage_output (a few
+# prologue instructions move; .kernels-mods-epilogue) beside the kernels
+# before (.kernels-mods-base2), D64 4k where the tile-overlap kernels changed.
+case $steps in *" epilogue "*) bench epilogue 300 --kernels .kernels-mods-epilogue --reps 5 \
+  --no-checks --shapes 1 --only softcap alibi-causal alibi-slopes relative-bias \
+  document-causal-blocks prefix-lm-blocks sliding-sink-blocks --variant before=.kernels-mods-base2 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1
