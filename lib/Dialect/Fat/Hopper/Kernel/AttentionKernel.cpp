@@ -194,9 +194,6 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   // warp-uniform for ptxas.
   v.warpgroup =
       buildWarpBroadcast(b, arith::DivUIOp::create(b, v.tid, c32(128)));
-  v.warp = arith::RemUIOp::create(
-      b, arith::DivUIOp::create(b, v.tid, c32(32)), c32(4));
-  v.lane = arith::RemUIOp::create(b, v.tid, c32(32));
 
   buildSharedMemoryAndBarriers(dynamicSmem);
   if (!cfg.schedule.persistent)

@@ -61,7 +61,7 @@ struct KernelValues {
   // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
   Value batchCount, numM;
   // Thread coordinates.
-  Value tid, warpgroup, warp, lane;
+  Value tid, warpgroup;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
   Value smem, smemAddr;
   // Tile coordinates and its KV block range [kvLo, kvHi): the loops count
