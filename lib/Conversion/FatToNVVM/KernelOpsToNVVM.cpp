@@ -446,8 +446,12 @@ struct EpilogueMath {
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
   Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value divu(Value x, int64_t y) { return arith::DivUIOp::create(b, x, c32(y)); }
-  Value remu(Value x, int64_t y) { return arith::RemUIOp::create(b, x, c32(y)); }
+  Value divu(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, x, c32(y));
+  }
+  Value remu(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, x, c32(y));
+  }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   }
@@ -492,7 +496,8 @@ struct StoreOutputLowering : OpConversionPattern<StoreOutputOp> {
     SmallVector<Value> o(adaptor.getOutput()), lse(adaptor.getLse());
     SmallVector<Value> os = flatten(adaptor.getOStrides());
     SmallVector<Value> ls = flatten(adaptor.getLseStrides());
-    Value row = adaptor.getRow().front(), numRows = adaptor.getNumRows().front();
+    Value row = adaptor.getRow().front();
+    Value numRows = adaptor.getNumRows().front();
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front();
     Value rowBase = e.threadRowAt(row);
     Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
@@ -512,10 +517,9 @@ struct StoreOutputLowering : OpConversionPattern<StoreOutputOp> {
         Value rowOffset = e.rowOffset(os, batch, head, thisRow);
         for (int64_t i = 0; i < pairs; ++i) {
           Value index = e.add(rowOffset, e.ext64(e.add(colBase, e.c32(8 * i))));
-          Value ptr = LLVM::GEPOp::create(b, adaptor.getOPtr().front().getType(),
-                                          b.getI16Type(),
-                                          adaptor.getOPtr().front(),
-                                          ValueRange{index});
+          Value oPtr = adaptor.getOPtr().front();
+          Value ptr = LLVM::GEPOp::create(b, oPtr.getType(), b.getI16Type(),
+                                          oPtr, ValueRange{index});
           auto store = LLVM::StoreOp::create(b, o[2 * i + r], ptr,
                                              /*alignment=*/4);
           sinkInto(rewriter, o[2 * i + r], store, home);
@@ -651,7 +655,8 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
       }
       NVVM::SyncWarpOp::create(b, e.c32(-1));
 
-      auto loop = scf::ForOp::create(b, e.c32(0), e.c32(16), e.c32(rowsPerLoad));
+      auto loop =
+          scf::ForOp::create(b, e.c32(0), e.c32(16), e.c32(rowsPerLoad));
       tagEpilogue(loop);
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(loop.getBody());

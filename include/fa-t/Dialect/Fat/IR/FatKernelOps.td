@@ -461,7 +461,7 @@ def Fat_KeyBlockHoleOp : Fat_Op<"key_block_hole", [Pure]> {
 }
 
 def Fat_StoreOutputOp : Fat_Op<"store_output", [AttrSizedOperandSegments]> {
-  let summary = "stores a warpgroup's output rows and their LSE to global memory";
+  let summary = "stores a warpgroup's output rows and their LSE";
   let description = [{
     The end of a tile: the warpgroup's 64 rows, starting at query row
     `row`, of the 16-bit output tile O (`fat.finalize`'s output) and of
