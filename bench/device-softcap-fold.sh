@@ -98,11 +98,12 @@ case $steps in *" slopes "*) bench slopes 200 --kernels .kernels-mods-slopes --r
 case $steps in *" docsab "*) bench docsab 200 --kernels .kernels-mods-reads2 --reps 8 --no-checks \
   --shapes 0 2 1 --only document-causal document-causal-blocks \
   --variant reads=.kernels-mods-reads ;; esac
-# Run 104: the epilogue as fat.store_output / fat.stage_output (a few
+# Runs 104–105: the epilogue as fat.store_output / fat.stage_output (a few
 # prologue instructions move; .kernels-mods-epilogue) beside the kernels
-# before (.kernels-mods-base2), D64 4k where the tile-overlap kernels changed.
+# before (.kernels-mods-base2); EPILOGUE_SHAPE 1 = D128 16k (run 104),
+# 2 = D64 4k, where the tile-overlap kernels changed most (run 105).
 case $steps in *" epilogue "*) bench epilogue 300 --kernels .kernels-mods-epilogue --reps 5 \
-  --no-checks --shapes 1 --only softcap alibi-causal alibi-slopes relative-bias \
+  --no-checks --shapes "${EPILOGUE_SHAPE:-2}" --only softcap alibi-causal alibi-slopes relative-bias \
   document-causal-blocks prefix-lm-blocks sliding-sink-blocks --variant before=.kernels-mods-base2 ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
