@@ -464,7 +464,7 @@ struct EpilogueMath {
   /// threadRow where `row` is defined: a tile's rows are known at its
   /// start, and the kernel computes its per-thread row values there, once
   /// per tile (at the stores, in the tile's epilogue, the code around it
-  /// moved and causal kernels lost 1–4%: perf log run 103).
+  /// moved and causal kernels lost 1–5%: perf log run 103).
   Value threadRowAt(Value row) {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointAfterValue(row);
