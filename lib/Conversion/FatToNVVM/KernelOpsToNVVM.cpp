@@ -221,19 +221,32 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
   }
 };
 
-/// A [B, G, C] kv_ranges table at `ranges` (buildKeyRangeRow /
-/// buildKeyRangeLoad) and the i32 arithmetic of the two ops below.
-struct RangeTable {
+/// The i32 (and widening) arithmetic of the kernel ops' lowerings.
+struct I32Math {
   ImplicitLocOpBuilder &b;
-  Value ranges;
-  ArrayRef<int64_t> shape;
 
   Value c32(int64_t v) { return i32Const(b, v); }
   Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divu(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, x, c32(y));
+  }
+  Value remu(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, x, c32(y));
+  }
   Value cmp(arith::CmpIPredicate p, Value x, Value y) {
     return arith::CmpIOp::create(b, p, x, y);
   }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+};
+
+/// A [B, G, C] kv_ranges table at `ranges` (buildKeyRangeRow /
+/// buildKeyRangeLoad) for the two ops below.
+struct RangeTable : I32Math {
+  Value ranges;
+  ArrayRef<int64_t> shape;
+
   Value rowIndex(Value batch, Value row) {
     return buildKeyRangeRow(b, shape, batch, row);
   }
@@ -260,7 +273,7 @@ struct KeyBlockRangeLowering : OpConversionPattern<KeyBlockRangeOp> {
   matchAndRewrite(KeyBlockRangeOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    RangeTable t{{b}, adaptor.getRanges(), op.getTable()};
     Value first, end;
     t.forEachGroup(op.getBlockM(), adaptor.getRowFirst(), adaptor.getRowLast(),
                    adaptor.getBatch(), [&](Value at) {
@@ -297,7 +310,7 @@ struct KeyBlockHoleLowering : OpConversionPattern<KeyBlockHoleOp> {
   matchAndRewrite(KeyBlockHoleOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    RangeTable t{{b}, adaptor.getRanges(), op.getTable()};
     Value first, end;
     t.forEachGroup(op.getBlockM(), adaptor.getRowFirst(), adaptor.getRowLast(),
                    adaptor.getBatch(), [&](Value at) {
@@ -363,7 +376,7 @@ struct FullKeyBlockLowering : OpConversionPattern<FullKeyBlockOp> {
   matchAndRewrite(FullKeyBlockOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    RangeTable t{{b}, adaptor.getRanges(), op.getTable()};
     auto [lo, hi] = fullKeyBounds(t, op, adaptor.getRow(), adaptor.getBatch(),
                                   adaptor.getDiag());
     int64_t n = op.getBlockN();
@@ -384,7 +397,7 @@ struct FullKeyBlocksLowering : OpConversionPattern<FullKeyBlocksOp> {
   matchAndRewrite(FullKeyBlocksOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RangeTable t{b, adaptor.getRanges(), op.getTable()};
+    RangeTable t{{b}, adaptor.getRanges(), op.getTable()};
     auto [lo, hi] = fullKeyBounds(t, op, adaptor.getRow(), adaptor.getBatch(),
                                   adaptor.getDiag());
     int64_t n = op.getBlockN();
@@ -438,24 +451,8 @@ static void tagEpilogue(Operation *op) {
   op->setAttr("fat.stage", StringAttr::get(op->getContext(), "epilogue"));
 }
 
-/// The i32 / i64 arithmetic of the epilogue stores.
-struct EpilogueMath {
-  ImplicitLocOpBuilder &b;
-
-  Value c32(int64_t v) { return i32Const(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value divu(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, c32(y));
-  }
-  Value remu(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, x, c32(y));
-  }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+/// The thread rows and O offsets of the epilogue stores.
+struct EpilogueMath : I32Math {
   /// Thread t's first row in the fragment layout: row + 16w + λ/4.
   Value threadRow(Value row, Value warp, Value lane) {
     Value g = divu(lane, 4);
@@ -491,7 +488,7 @@ struct StoreOutputLowering : OpConversionPattern<StoreOutputOp> {
   matchAndRewrite(StoreOutputOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    EpilogueMath e{b};
+    EpilogueMath e{{b}};
     Block *home = op->getBlock();
     SmallVector<Value> o(adaptor.getOutput()), lse(adaptor.getLse());
     SmallVector<Value> os = flatten(adaptor.getOStrides());
@@ -557,7 +554,7 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
   matchAndRewrite(StageOutputOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    EpilogueMath e{b};
+    EpilogueMath e{{b}};
     Block *home = op->getBlock();
     SmallVector<Value> o(adaptor.getOutput());
     SmallVector<Value> os = flatten(adaptor.getOStrides());
