@@ -22,7 +22,7 @@
 // CHECK:       IR Dump After FatPipeline (fat-pipeline)
 // CHECK-NOT:     scf.forall
 // CHECK:       IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
-// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence|softmax_max|softmax_exp|mask|rescale) |#fat.wgmma_fragment}}
+// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence|softmax_max|softmax_exp|mask|rescale|finalize|store_output|stage_output) |#fat.wgmma_fragment}}
 // CHECK:       IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
 // CHECK:       IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
 // CHECK:       IR Dump After FatEmitKernels (fat-emit-kernels)
@@ -52,4 +52,7 @@
 // PIPELINED:         fat.softmax_exp
 // PIPELINED:         arith.truncf %{{.+}} : tensor<64x160xf32, #fat.wgmma_fragment> to tensor<64x160xbf16, #fat.wgmma_fragment>
 // PIPELINED:         fat.rescale %{{.+}} warp_vote : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
+// PIPELINED:         %[[OUT:[a-z0-9_]+]], %[[LSE:[a-z0-9_]+]] = fat.finalize
+// PIPELINED:         fat.stage_output %[[OUT]] : tensor<64x128xbf16, #fat.wgmma_fragment> to
+// PIPELINED:         fat.store_output lse %[[LSE]] : tensor<64xf32, #fat.wgmma_fragment> to
 // PIPELINED:   IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
