@@ -2,8 +2,10 @@
 //
 // The end of a tile: fat.finalize on the warpgroup's tiles gives O / l (0
 // for a row without visible keys) and LSE = ln 2·(c·m + log2 l) (−inf for
-// an empty row); this file stores them, O directly or staged through shared
-// memory (stmatrix, then 16-byte rows), the LSE by each quad's first lane.
+// an empty row); fat.store_output and fat.stage_output (FatKernelOps.td)
+// store them: O directly or staged through shared memory, the LSE by each
+// quad's first lane. This file only chooses which and passes the kernel's
+// addresses, strides and staging area.
 //
 //===----------------------------------------------------------------------===//
 
