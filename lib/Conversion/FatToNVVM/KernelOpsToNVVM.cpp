@@ -74,14 +74,15 @@ static void replaceByRegisters(ConversionPatternRewriter &rewriter,
 }
 
 namespace {
-/// fat.wgmma_async → `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>`
-/// in inline asm, scale-d as a predicate set from an i32 (a constant 1, 0
-/// without `acc`, or the op's run-time `scale_d`). The N/2 accumulator
-/// registers of the thread are `=f` outputs and, when accumulating, tied to
-/// the inputs, so they stay the accumulator's across the chain of k-steps;
-/// A from registers is the four i32 registers a_column/4 .. +3 of the
-/// 16-bit tile (a0 = rows g, columns 2t, 2t+1; a1 = g+8; a2, a3 = the same
-/// rows 8 columns on).
+/// fat.wgmma_async → wgmma.fence; K/16 steps of
+/// `wgmma.mma_async.sync.aligned.m64n<N>k16.f32.<t>.<t>` in inline asm;
+/// wgmma.commit_group. Each step's scale-d is a predicate set from an i32:
+/// the first step's is 0 without `acc` (1 with it, or the op's run-time
+/// `scale_d`), every later step's 1. The N/2 accumulator registers of the
+/// thread are `=f` outputs and, once accumulating, tied to the inputs, so
+/// they stay the accumulator's across the chain. A from registers: step s
+/// reads the four i32 registers 4s .. 4s + 3 of the 16-bit tile (a0 = rows
+/// g, columns 2t, 2t+1; a1 = g+8; a2, a3 = the same rows 8 columns on).
 struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -91,45 +92,71 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
     int64_t n = op.getShape()[1];
     int64_t regs = n / 2;
     std::string t = op.getElt().isF16() ? "f16" : "bf16";
-    ValueRange acc = adaptor.getAcc();
     SmallVector<Type> types(regs, b.getF32Type());
-    SmallVector<Value> results;
-    if (!adaptor.getADesc().empty()) {
-      // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d,
-      // then (when accumulating) the tied accumulator inputs.
+    // Descriptors: 8-row groups 1024 bytes apart; an MN-major B's leading
+    // stride is the step between its 64-column boxes of N (a K-major
+    // operand's is unused with the 128-byte swizzle: 16 by convention).
+    bool fromSmem = !adaptor.getAAddr().empty();
+    int64_t atom = WgmmaAsyncOp::kSwizzleAtomBytes;
+    Value aDesc =
+        fromSmem ? buildWgmmaDescriptor(b, adaptor.getAAddr().front(), 16, atom)
+                 : Value();
+    Value bDesc = buildWgmmaDescriptor(b, adaptor.getBAddr().front(),
+                                       fromSmem ? 16 : op.getBBoxStride(),
+                                       atom);
+    // Step s of a K-major operand: 64-column box s / 4, 32 bytes per k16
+    // inside its 128-byte rows (the hardware swizzles the final address);
+    // of an MN-major one: 16 rows of 128 bytes. The address field holds
+    // addr >> 4 and cannot carry out: shared memory lies below 228 KB.
+    auto advance = [&](Value desc, int64_t bytes) -> Value {
+      if (bytes == 0)
+        return desc;
+      return arith::AddIOp::create(b, desc, i64Const(b, bytes >> 4));
+    };
+    auto kMajorStep = [](int64_t boxStride, int64_t s) {
+      return s / 4 * boxStride + s % 4 * 32;
+    };
+    NVVM::WgmmaFenceAlignedOp::create(b);
+    SmallVector<Value> acc(adaptor.getAcc());
+    for (int64_t s = 0, e = op.getK() / WgmmaOp::kInstrK; s < e; ++s) {
       bool accumulate = !acc.empty();
-      std::string text = llvm::formatv(
-          "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
-          "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, "
-          "${5}, p, 1, 1, 0, 0;\n}",
-          regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
-      SmallVector<Value> operands{adaptor.getADesc().front(),
-                                  adaptor.getBDesc().front(),
-                                  i32Const(b, accumulate ? 1 : 0)};
-      llvm::append_range(operands, acc);
-      results = buildInlineAsm(b, types, operands, text,
-                               wgmmaConstraints(regs, "l,l,r", accumulate),
-                               /*sideEffects=*/true);
-    } else {
-      // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, tied
-      // inputs.
+      if (fromSmem) {
+        // Operands: $0..$regs-1 accumulators, then descA, descB, scale-d,
+        // then (when accumulating) the tied accumulator inputs.
+        Value a = advance(aDesc, kMajorStep(*op.getABoxStride(), s));
+        Value bStep = advance(bDesc, kMajorStep(op.getBBoxStride(), s));
+        std::string text = llvm::formatv(
+            "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+            "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, ${4}, "
+            "${5}, p, 1, 1, 0, 0;\n}",
+            regs + 2, n, t, asmRegList(0, regs), regs, regs + 1);
+        SmallVector<Value> operands{a, bStep, i32Const(b, accumulate ? 1 : 0)};
+        llvm::append_range(operands, acc);
+        acc = buildInlineAsm(b, types, operands, text,
+                             wgmmaConstraints(regs, "l,l,r", accumulate),
+                             /*sideEffects=*/true);
+        continue;
+      }
+      // Operands: $0..$regs-1 accumulators, a0..a3, descB, scale-d, then
+      // the tied inputs.
       std::string text = llvm::formatv(
           "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
           "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, "
           "${5}, p, 1, 1, 1;\n}",
           regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
       SmallVector<Value> operands(
-          adaptor.getARegs().drop_front(*op.getAColumn() / 4).take_front(4));
-      operands.push_back(adaptor.getBDesc().front());
+          adaptor.getARegs().drop_front(4 * s).take_front(4));
+      operands.push_back(advance(bDesc, 2048 * s));
       ValueRange scaleD = adaptor.getScaleD();
-      operands.push_back(scaleD.empty() ? i32Const(b, 1) : scaleD.front());
+      operands.push_back(s == 0 && !scaleD.empty() ? scaleD.front()
+                                                   : i32Const(b, accumulate));
       llvm::append_range(operands, acc);
-      results = buildInlineAsm(
-          b, types, operands, text,
-          wgmmaConstraints(regs, "r,r,r,r,l,r", /*tied=*/true),
-          /*sideEffects=*/true);
+      acc = buildInlineAsm(b, types, operands, text,
+                           wgmmaConstraints(regs, "r,r,r,r,l,r", accumulate),
+                           /*sideEffects=*/true);
     }
-    rewriter.replaceOpWithMultiple(op, {results});
+    NVVM::WgmmaGroupSyncAlignedOp::create(b);
+    rewriter.replaceOpWithMultiple(op, {acc});
     return success();
   }
 };

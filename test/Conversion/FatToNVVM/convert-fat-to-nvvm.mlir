@@ -10,26 +10,24 @@
 // fat-pipeline alone writes the pipelined form: the role split is a
 // fat.warp_specialize on the warp-uniform warpgroup index, its producer
 // region issues the TMA loads, its consumer region works on the
-// warpgroup's #fat.wgmma_fragment tiles: each GEMM is a chain of
-// fat.wgmma_async k-steps (D/16 for S = Q·Kᵀ) whose tile is read through the
-// fat.wgmma_wait that retires the group, and the loop carries O, m and l as
-// tiles.
+// warpgroup's #fat.wgmma_fragment tiles: each GEMM is one fat.wgmma_async
+// (one commit group: K = D = 128 for S = Q·Kᵀ from Q's and the stage's
+// [128][64] boxes, 16 KB apart; K = block-n = 128 for O += P·V with P in
+// registers) whose tile is read through the fat.wgmma_wait that retires the
+// group, and the loop carries O, m and l as tiles.
 // PIPE-LABEL:  gpu.module @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2
 // PIPE:          %[[WG:[0-9]+]] = nvvm.shfl.sync  idx %{{.+}}, %{{.+}}, %c0_i32, %c31_i32
 // PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
 // PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PIPE:          } consumer {
 // PIPE:            %[[O0:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #fat.wgmma_fragment>
-// PIPE:            nvvm.wgmma.fence.aligned
-// PIPE-NEXT:       %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}}) b(%{{[0-9]+}}) shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>
-// PIPE-COUNT-7:    fat.wgmma_async a_smem(%{{[0-9]+}}) b(%{{[0-9]+}}) acc(%{{[0-9]+}} : tensor<64x128xf32, #fat.wgmma_fragment>) shape [64, 128, 16] bf16
-// PIPE:            nvvm.wgmma.commit.group.sync.aligned
-// PIPE-NEXT:       %{{[0-9]+}} = fat.wgmma_wait pending(0) (%{{[0-9]+}}) : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE:            %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 16384) k 128 shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NEXT:       %{{[0-9]+}} = fat.wgmma_wait pending(0) (%[[S0]]) : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:            %[[P:[0-9]+]] = arith.truncf %{{[a-z0-9_]+}} : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
 // PIPE:            scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %[[O0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[PREV:[a-z0-9_]+]] = %[[P]]) -> (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64x128xbf16, #fat.wgmma_fragment>)
-// PIPE:              fat.wgmma_async a_regs(%[[PREV]][0] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}}) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) transpose_b shape [64, 128, 16] bf16
-// PIPE-COUNT-7:      fat.wgmma_async a_regs(%[[PREV]][{{16|32|48|64|80|96|112}}]
-// PIPE:              fat.wgmma_wait pending(1)
+// PIPE:              %[[SJ:[0-9]+]] = fat.wgmma_async a_smem
+// PIPE:              %[[PV:[0-9]+]] = fat.wgmma_async a_regs(%[[PREV]] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}} box_stride 16384) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) transpose_b k 128 shape [64, 128, 16] bf16
+// PIPE-NEXT:         fat.wgmma_wait pending(1) (%[[SJ]])
 // PIPE:              fat.wgmma_wait pending(0) (%{{[0-9]+}}, %[[PREV]]) : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>
 // The epilogue is tile ops too: fat.finalize of O, l (the quad's shares
 // of the vector row sum) and m with the kernel's run-time c, then O

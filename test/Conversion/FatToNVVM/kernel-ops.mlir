@@ -34,18 +34,42 @@
 // CHECK-NEXT:    llvm.fadd %[[WA]], %[[WA]] : f32
 // CHECK-NEXT:    llvm.fadd %[[W0]], %[[W1]] : f32
 
-// One wgmma step per op: A from shared memory (B K-major) starting from 0,
-// and A from registers (B MN-major) with a run-time scale-d; the
-// accumulator registers are the asm's outputs, tied to its inputs when it
-// adds. a_regs(%p[16]) reads columns 16..31 of P: its i32 registers 4..7.
+// One commit group per op, one wgmma step per 16 of K. The descriptors:
+// address bits 4..17, 128B swizzle (bit 62), 8-row groups 1024 bytes
+// apart (64 << 32), the leading stride 16 (1 << 16) for a K-major operand
+// and the box stride for an MN-major B (3072 = 192 << 16 more: 191 <<
+// 16). Step s of a K-major operand adds (s / 4)·box_stride + 32·(s mod 4)
+// bytes (>> 4: 2, 4, 6, then 4096 → 256 and 2048 → 128); of an MN-major B
+// 2048·s (128). A from shared memory starts from 0 (scale-d 0, no tied
+// inputs), then accumulates; A from registers takes the run-time scale-d on
+// its first step only, and step s reads P's i32 registers 4s .. 4s + 3.
 // CHECK-LABEL: llvm.func @mma
-// CHECK-SAME:    (%[[DA:[a-z0-9]+]]: i64, %[[DB:[a-z0-9]+]]: i64, %[[SD:[a-z0-9]+]]: i32, %[[R0:[a-z0-9]+]]: i32, %[[R1:[a-z0-9]+]]: i32, %[[R2:[a-z0-9]+]]: i32, %[[R3:[a-z0-9]+]]: i32, %[[R4:[a-z0-9]+]]: i32, %[[R5:[a-z0-9]+]]: i32, %[[R6:[a-z0-9]+]]: i32, %[[R7:[a-z0-9]+]]: i32)
-// CHECK:         %[[S:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $6, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $4, $5, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,l,l,r" %[[DA]], %[[DB]], %c0_i32 : (i64, i64, i32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK-NEXT:    %[[S0:[0-9]+]] = llvm.extractvalue %[[S]][0]
-// CHECK-NEXT:    %[[S1:[0-9]+]] = llvm.extractvalue %[[S]][1]
-// CHECK-NEXT:    %[[S2:[0-9]+]] = llvm.extractvalue %[[S]][2]
-// CHECK-NEXT:    %[[S3:[0-9]+]] = llvm.extractvalue %[[S]][3]
-// CHECK:         llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $9, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3" %[[R4]], %[[R5]], %[[R6]], %[[R7]], %[[DB]], %[[SD]], %[[S0]], %[[S1]], %[[S2]], %[[S3]] :
+// CHECK-SAME:    (%[[QA:[a-z0-9]+]]: i64, %[[VA:[a-z0-9]+]]: i64, %[[SD:[a-z0-9]+]]: i32, %[[R0:[a-z0-9]+]]: i32, %[[R1:[a-z0-9]+]]: i32, %[[R2:[a-z0-9]+]]: i32, %[[R3:[a-z0-9]+]]: i32, %[[R4:[a-z0-9]+]]: i32, %[[R5:[a-z0-9]+]]: i32, %[[R6:[a-z0-9]+]]: i32, %[[R7:[a-z0-9]+]]: i32)
+// CHECK:         %[[QLO:[0-9]+]] = arith.andi %[[QA]], %c262143_i64{{[_0-9]*}}
+// CHECK:         %[[QSH:[0-9]+]] = arith.shrui %[[QLO]], %c4_i64{{[_0-9]*}}
+// CHECK:         %[[QD:[0-9]+]] = arith.ori %[[QSH]], %c4611686293305360384_i64{{[_0-9]*}}
+// CHECK:         arith.andi %[[VA]]
+// CHECK:         %[[KD:[0-9]+]] = arith.ori %{{[0-9]+}}, %c4611686293305360384_i64{{[_0-9]*}}
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK:         %[[S:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $6, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {$0, $1, $2, $3}, $4, $5, p, 1, 1, 0, 0;\0A}", "=f,=f,=f,=f,l,l,r" %[[QD]], %[[KD]], %c0_i32{{[_0-9]*}} : (i64, i64, i32) -> !llvm.struct<(f32, f32, f32, f32)>
+// CHECK:         %[[A1:[0-9]+]] = arith.addi %[[QD]], %c2_i64{{[_0-9]*}}
+// CHECK:         %[[B1:[0-9]+]] = arith.addi %[[KD]], %c2_i64{{[_0-9]*}}
+// CHECK:         llvm.inline_asm {{.+}}"=f,=f,=f,=f,l,l,r,0,1,2,3" %[[A1]], %[[B1]], %c1_i32{{[_0-9]*}}
+// CHECK:         arith.addi %[[QD]], %c4_i64{{[_0-9]*}}
+// CHECK:         arith.addi %[[QD]], %c6_i64{{[_0-9]*}}
+// CHECK:         %[[A4:[0-9]+]] = arith.addi %[[QD]], %c256_i64{{[_0-9]*}}
+// CHECK:         %[[B4:[0-9]+]] = arith.addi %[[KD]], %c128_i64{{[_0-9]*}}
+// CHECK:         llvm.inline_asm {{.+}} %[[A4]], %[[B4]], %{{.+}}, %[[S0:[0-9]+]], %[[S1:[0-9]+]], %[[S2:[0-9]+]], %[[S3:[0-9]+]] :
+// CHECK-NOT:     wgmma.mma_async
+// CHECK:         nvvm.wgmma.commit.group.sync.aligned
+// CHECK:         arith.andi %[[VA]]
+// CHECK:         %[[VD:[0-9]+]] = arith.ori %{{[0-9]+}}, %c4611686293317877760_i64
+// CHECK:         nvvm.wgmma.fence.aligned
+// CHECK:         %[[O:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "{\0A.reg .pred p;\0Asetp.ne.b32 p, $9, 0;\0Awgmma.mma_async.sync.aligned.m64n8k16.f32.f16.f16 {$0, $1, $2, $3}, {$4, $5, $6, $7}, $8, p, 1, 1, 1;\0A}", "=f,=f,=f,=f,r,r,r,r,l,r,0,1,2,3" %[[R0]], %[[R1]], %[[R2]], %[[R3]], %[[VD]], %[[SD]], %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}} :
+// CHECK:         %[[V1:[0-9]+]] = arith.addi %[[VD]], %c128_i64{{[_0-9]*}}
+// CHECK:         llvm.inline_asm {{.+}} %[[R4]], %[[R5]], %[[R6]], %[[R7]], %[[V1]], %c1_i32{{[_0-9]*}},
+// CHECK:         llvm.extractvalue
+// CHECK:         nvvm.wgmma.commit.group.sync.aligned
 // Without register counts (one consumer warpgroup keeps every register) no
 // setmaxnreg; an empty role is an empty branch.
 // CHECK-LABEL: llvm.func @no_split
@@ -125,16 +149,17 @@ module attributes {gpu.container_module} {
       %u = llvm.fadd %r#0, %r#1 : f32
       llvm.return
     }
-    llvm.func @mma(%da: i64, %db: i64, %sd: i32, %r0: i32, %r1: i32, %r2: i32,
+    llvm.func @mma(%qa: i64, %va: i64, %sd: i32, %r0: i32, %r1: i32, %r2: i32,
                    %r3: i32, %r4: i32, %r5: i32, %r6: i32, %r7: i32) {
       %p = builtin.unrealized_conversion_cast %r0, %r1, %r2, %r3, %r4, %r5,
           %r6, %r7 : i32, i32, i32, i32, i32, i32, i32, i32
           to tensor<64x32xf16, #fat.wgmma_fragment>
-      %s = fat.wgmma_async a_smem(%da) b(%db) shape [64, 8, 16] bf16
+      %s = fat.wgmma_async a_smem(%qa box_stride 4096) b(%va box_stride 2048)
+          k 80 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+      %o = fat.wgmma_async a_regs(%p : tensor<64x32xf16, #fat.wgmma_fragment>)
+          b(%va box_stride 3072) acc(%s : tensor<64x8xf32, #fat.wgmma_fragment>)
+          scale_d(%sd) transpose_b k 32 shape [64, 8, 16] f16
           -> tensor<64x8xf32, #fat.wgmma_fragment>
-      %o = fat.wgmma_async a_regs(%p[16] : tensor<64x32xf16, #fat.wgmma_fragment>)
-          b(%db) acc(%s : tensor<64x8xf32, #fat.wgmma_fragment>) scale_d(%sd)
-          transpose_b shape [64, 8, 16] f16 -> tensor<64x8xf32, #fat.wgmma_fragment>
       %regs:4 = builtin.unrealized_conversion_cast %o
           : tensor<64x8xf32, #fat.wgmma_fragment> to f32, f32, f32, f32
       %sum = llvm.fadd %regs#0, %regs#3 : f32

@@ -15,10 +15,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.warp_specialize` → `scf.if` on warpgroup 0 (tagged `fat.role =
       ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
       increase at the start of each branch;
-    - `fat.wgmma_async` → one `wgmma.mma_async` m64nNk16 instruction in
-      `llvm.inline_asm` (A from a descriptor or the four registers of 16
-      columns of a 16-bit tile, scale-d a predicate set at run time, the
-      accumulator tile's registers tied through);
+    - `fat.wgmma_async` → `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16
+      instructions in `llvm.inline_asm` and `wgmma.commit_group` (the
+      shared-memory descriptors derived from the operands' addresses and
+      box strides, each step's K advance from their layout; A from
+      registers four i32 registers per step; scale-d a predicate set at
+      run time; the accumulator tile's registers tied through);
     - `fat.wgmma_wait` → `nvvm.wgmma.wait.group.sync.aligned N`, then an
       empty volatile `llvm.inline_asm` per register of the returned
       values with a tied operand (the accumulators the retired groups

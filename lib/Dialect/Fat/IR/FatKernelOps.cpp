@@ -129,6 +129,11 @@ LogicalResult WgmmaAsyncOp::verify() {
     return emitOpError("shape must be [64, N, 16] with N a multiple of 8 "
                        "up to 256 (m64nNk16), got [")
            << llvm::make_range(shape.begin(), shape.end()) << "]";
+  int64_t k = getK();
+  if (k % WgmmaOp::kInstrK != 0)
+    return emitOpError("k must be a multiple of 16 (one k16 step each), "
+                       "got ")
+           << k;
   Type elt = getElt();
   if (!elt.isBF16() && !elt.isF16())
     return emitOpError("operands must be bf16 or f16, got ") << elt;
@@ -140,24 +145,30 @@ LogicalResult WgmmaAsyncOp::verify() {
   if (getAcc() && getAcc().getType() != result)
     return emitOpError("acc must have the result's type ")
            << result << ", got " << getAcc().getType();
-  bool fromSmem = static_cast<bool>(getADesc());
+  bool fromSmem = static_cast<bool>(getAAddr());
   if (fromSmem == static_cast<bool>(getARegs()))
     return emitOpError("needs A from exactly one place: a_smem (a "
-                       "descriptor) or a_regs (a 16-bit tile in registers)");
+                       "shared-memory address) or a_regs (a 16-bit tile in "
+                       "registers)");
+  if (fromSmem != getABoxStride().has_value())
+    return emitOpError("a_box_stride gives the layout of A in shared "
+                       "memory: it goes with a_smem, and only with it");
   if (Value a = getARegs()) {
     auto type = cast<RankedTensorType>(a.getType());
-    if (type.getRank() != 2 || type.getElementType() != elt)
-      return emitOpError("a_regs must be a 2-D tile of ")
-             << elt << " (the instruction's A type), got " << type;
-    std::optional<uint64_t> column = getAColumn();
-    if (!column || *column % WgmmaOp::kInstrK != 0 ||
-        static_cast<int64_t>(*column) + WgmmaOp::kInstrK > type.getDimSize(1))
-      return emitOpError("a_regs reads 16 columns [c, c + 16) of its tile: "
-                         "c must be a multiple of 16 inside its ")
-             << type.getDimSize(1) << " columns";
+    if (type.getRank() != 2 || type.getElementType() != elt ||
+        type.getDimSize(1) != k)
+      return emitOpError("a_regs must be the 2-D tile of ")
+             << elt << " (the instruction's A type) with k = " << k
+             << " columns, got " << type;
   }
-  if (!getARegs() && getAColumn())
-    return emitOpError("a_column selects columns of a_regs: it needs a_regs");
+  // The descriptors assume base offset 0: every box starts on a swizzle
+  // atom.
+  for (std::optional<uint64_t> stride : {getABoxStride(), std::optional<
+                                             uint64_t>(getBBoxStride())})
+    if (stride && *stride % kSwizzleAtomBytes != 0)
+      return emitOpError("box strides must be multiples of ")
+             << kSwizzleAtomBytes
+             << " bytes (the 128-byte swizzle's atom), got " << *stride;
   // The two forms the PTX of this op spells: A from shared memory with a
   // K-major B, A from registers with an MN-major B.
   if (getTransposeB() == fromSmem)

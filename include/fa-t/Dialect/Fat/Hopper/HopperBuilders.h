@@ -1,8 +1,7 @@
 //===- HopperBuilders.h - NVVM/LLVM building blocks for sm_90a --*- C++ -*-===//
 //
 // Small builders the attention kernel is written with: integer and float
-// constants, wgmma shared-memory descriptors, the two wgmma forms (both
-// operands in shared memory; A in registers), mbarriers, TMA loads, quad
+// constants, wgmma shared-memory descriptors, mbarriers, TMA loads, quad
 // reductions on the accumulator layout and the MUFU exp2/log2.
 //
 // Fragment layout of a wgmma m64nNk16 accumulator (f32), as seen by the
@@ -76,25 +75,6 @@ Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, int64_t byteOffset);
 Value buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                            int64_t leadingByteOffset, int64_t strideByteOffset);
 
-/// `fat.wgmma_async` (m64nNk16) with both operands given by descriptors, A
-/// K-major, B K-major (trans-b = 0), into the f32 fragment tile `type` (64 ×
-/// N). With a null `acc` the accumulator starts from zero (scale-d = 0).
-Value buildWgmmaSS(ImplicitLocOpBuilder &b, RankedTensorType type, Value acc,
-                   Value descA, Value descB, bool isF16);
-
-/// `fat.wgmma_async` (m64nNk16) with A the columns [aColumn, aColumn + 16)
-/// of the 16-bit fragment tile `a` (in registers) and B an MN-major
-/// descriptor (trans-b = 1). Accumulates into the tile `acc` when `scaleD`
-/// (an i32, null = 1) is nonzero; with 0 the result is A·B alone and
-/// `acc`'s values are ignored (whatever they hold, NaN included): the
-/// run-time scale-d predicate of wgmma.
-Value buildWgmmaRS(ImplicitLocOpBuilder &b, Value acc, Value a,
-                   int64_t aColumn, Value descB, bool isF16,
-                   Value scaleD = {});
-
-/// wgmma.fence / commit_group.
-void buildWgmmaFence(ImplicitLocOpBuilder &b);
-void buildWgmmaCommit(ImplicitLocOpBuilder &b);
 /// `fat.wgmma_wait pending(N)` on `vals`, the tiles (or registers) the
 /// retired groups wrote and any to keep live to here; returns them as valid
 /// after it.

@@ -194,62 +194,85 @@ def Fat_WgmmaWaitOp : Fat_Op<"wgmma_wait",
 
 def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
     [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
-  let summary = "one wgmma.mma_async instruction on a warpgroup's tiles";
+  let summary = "one warpgroup GEMM issued as one wgmma commit group";
   let description = [{
-    One m64nNk16 step of `fat.wgmma` (`shape = [64, N, 16]`) as the
-    pipelined kernel issues it: the warpgroup computes
+    `fat.wgmma` (`shape = [64, N, 16]`, K = `k`) as the pipelined kernel
+    issues it: one warpgroup computes
 
     ```
-    D = scale_d · C + A · B          (D, C: 64 × N f32, A: 64 × 16, B: 16 × N)
+    D = scale_d · C + A · B          (D, C: 64 × N f32, A: 64 × K, B: K × N)
     ```
 
     with C = `acc` (0 without it) and D the result, both
     `#fat.wgmma_fragment` tiles (thread t holds rows 16·(t/32) + (t%32)/4
-    + 8r, columns 8i + 2·(t%4) + e in its register 4i + 2r + e). A comes
-    from a shared-memory descriptor (`a_smem`; B then K-major: S = Q·Kᵀ)
-    or from registers (`a_regs(%p[c])`: columns [c, c + 16) of a 16-bit
-    fragment tile, i.e. its i32 registers c/4 .. c/4 + 3 — the fragment
-    layout of a 16-bit tile is the instruction's A layout, so P rounded in
-    place feeds it; B then MN-major, `transpose_b`: O += P·V). B is always
-    a descriptor; the descriptors are i64 values the kernel computes (the
-    operands' shared-memory addresses, swizzle and strides). With
+    + 8r, columns 8i + 2·(t%4) + e in its register 4i + 2r + e). With
     `scale_d(%x)` the accumulator is ignored where %x = 0 at run time
     (tile overlap starts a tile's O on its first P·V that way).
 
-    The instruction is asynchronous: issue it between `nvvm.wgmma.fence`
-    and `nvvm.wgmma.commit.group`, and read its result only through the
-    `fat.wgmma_wait` that retires the group.
+    Operands in shared memory are given by their address (i64, in the
+    shared window) and the layout TMA wrote them in: 128-byte-swizzled
+    boxes of 64 16-bit columns, one 128-byte row per matrix row, the boxes
+    `box_stride` bytes apart (1024-byte aligned: the swizzle's atom, so the
+    descriptors' base offset is 0). A comes from shared memory (`a_smem`;
+    B then K-major: S = Q·Kᵀ, K stored [key][d]) or from registers
+    (`a_regs(%p)`: the 16-bit fragment tile of K columns — the fragment
+    layout of a 16-bit tile is the instruction's A layout, so P rounded in
+    place feeds it; B then MN-major, `transpose_b`: O += P·V, V stored
+    [key][d]).
+
+    The op lowers to `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16 steps
+    and `wgmma.commit_group`. Step s reads A's columns [16s, 16s + 16):
+    from a K-major operand at byte (s / 4)·box_stride + 32·(s mod 4) of its
+    first row (the swizzle is applied by the hardware on the final
+    address), from an MN-major B at byte 2048·s (16 rows), from registers
+    as the tile's i32 registers 4s .. 4s + 3. The descriptors are derived
+    here: stride between 8-row groups 1024 bytes; for an MN-major B, the
+    leading stride (between 64-column boxes of N) is its box stride.
+
+    The group is asynchronous: read the result only through the
+    `fat.wgmma_wait` that retires it (two groups may be in flight: the
+    overlapped loop issues S_j and O += P_{j−1}·V_{j−1} back to back).
 
     Why not `nvgpu.warpgroup.mma` / `nvvm.wgmma.mma_async`: both take A
     from shared memory only (P·V needs A in registers, to keep P out of
-    shared memory), fix scale-d at compile time, and nvgpu's op wraps each
-    GEMM in its own fence / commit / wait (the overlapped loop keeps two
-    groups in flight). The op lowers to the PTX instruction in
+    shared memory), fix scale-d at compile time, and nvgpu's op waits for
+    its own group (the overlapped loop keeps two groups in flight); and
+    `nvgpu.warpgroup.generate.descriptor` steps a K-major B by 2048 bytes
+    per k16 where 32 are needed. Each step is the PTX instruction in
     `llvm.inline_asm`, its accumulator registers tied to the result's.
 
     ```mlir
-    %s = fat.wgmma_async a_smem(%qdesc) b(%kdesc) shape [64, 128, 16] bf16
+    %s = fat.wgmma_async a_smem(%qa box_stride 16384)
+        b(%ka box_stride 16384) k 128 shape [64, 128, 16] bf16
         -> tensor<64x128xf32, #fat.wgmma_fragment>
-    %o = fat.wgmma_async a_regs(%p[16] : tensor<64x128xbf16, #fat.wgmma_fragment>)
-        b(%vdesc) acc(%o0 : tensor<64x128xf32, #fat.wgmma_fragment>)
-        transpose_b shape [64, 128, 16] bf16
+    %o = fat.wgmma_async a_regs(%p : tensor<64x128xbf16, #fat.wgmma_fragment>)
+        b(%va box_stride 16384) acc(%o0 : tensor<64x128xf32, #fat.wgmma_fragment>)
+        transpose_b k 128 shape [64, 128, 16] bf16
         -> tensor<64x128xf32, #fat.wgmma_fragment>
     ```
   }];
-  let arguments = (ins Optional<I64>:$a_desc, Optional<Fat_FragmentTile>:$a_regs,
-                   OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$a_column,
-                   I64:$b_desc, Optional<Fat_FragmentTile>:$acc,
+  let arguments = (ins Optional<I64>:$a_addr,
+                   OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$a_box_stride,
+                   Optional<Fat_FragmentTile>:$a_regs, I64:$b_addr,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$b_box_stride,
+                   Optional<Fat_FragmentTile>:$acc,
                    Optional<I32>:$scale_d, UnitAttr:$transpose_b,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$k,
                    DenseI64ArrayAttr:$shape, TypeAttr:$elt);
   let results = (outs Fat_FragmentTile:$result);
   let assemblyFormat = [{
-    (`a_smem` `(` $a_desc^ `)`)?
-    (`a_regs` `(` $a_regs^ `[` $a_column `]` `:` type($a_regs) `)`)?
-    `b` `(` $b_desc `)` (`acc` `(` $acc^ `:` type($acc) `)`)?
+    (`a_smem` `(` $a_addr^ `box_stride` $a_box_stride `)`)?
+    (`a_regs` `(` $a_regs^ `:` type($a_regs) `)`)?
+    `b` `(` $b_addr `box_stride` $b_box_stride `)`
+    (`acc` `(` $acc^ `:` type($acc) `)`)?
     (`scale_d` `(` $scale_d^ `)`)? (`transpose_b` $transpose_b^)?
-    `shape` $shape $elt attr-dict `->` type($result)
+    `k` $k `shape` $shape $elt attr-dict `->` type($result)
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of one swizzle atom: 8 rows of 128 bytes.
+    static constexpr int64_t kSwizzleAtomBytes = 1024;
+  }];
 }
 
 def Fat_ConvertLayoutOp : Fat_Op<"convert_layout", [Pure]> {

@@ -327,8 +327,8 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
     `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
-    consumer on the warpgroup's `#fat.wgmma_fragment` tiles — each wgmma
-    step as `fat.wgmma_async`, the wait groups as `fat.wgmma_wait` (which
+    consumer on the warpgroup's `#fat.wgmma_fragment` tiles — each GEMM
+    as one `fat.wgmma_async` on its shared-memory operands, the wait groups as `fat.wgmma_wait` (which
     returns the tiles the retired groups wrote: the async token), the
     softmax as the tensorized level's ops, the loops carrying O, m, l and
     P as tiles — and the scheduling facts ptxas needs as ops

@@ -217,8 +217,8 @@ private:
   void buildConsumer();
   void buildConsumerTile();
 
-  /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (D/16 wgmma k-steps)
-  /// as one commit group; the caller waits. S is an f32 fragment tile.
+  /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (one fat.wgmma_async,
+  /// a commit group); the caller waits. S is an f32 fragment tile.
   Value buildQK(Value consumer, Value stage);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
@@ -231,8 +231,8 @@ private:
   /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
   /// block kvBlock).
   Value buildModifications(Value s, Value kvBlock, Value wgRow, bool full);
-  /// Issues O += P·V_s with P the 16-bit tile in registers (N/16 register-A
-  /// wgmma k-steps) as one commit group; the caller waits. With
+  /// Issues O += P·V_s with P the 16-bit tile in registers (one
+  /// fat.wgmma_async, a commit group); the caller waits. With
   /// `accumulate` (i32) zero at run time the result is P·V_s alone (O's
   /// values are ignored).
   Value buildPV(Value o, Value p, Value stage, Value accumulate = {});
@@ -253,6 +253,14 @@ private:
   /// The accumulator tile of P·V: O, then the ones columns' l.
   RankedTensorType accType() {
     return fragmentType(cfg.pvColumns(), b.getF32Type());
+  }
+  /// The 16-bit input type (Q, K, V, P's rounding, O).
+  Type inputType() {
+    return cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  }
+  /// The m64nNk16 instruction shape of a wgmma with N = `n`.
+  DenseI64ArrayAttr wgmmaShape(int64_t n) {
+    return b.getDenseI64ArrayAttr({64, n, 16});
   }
   /// The block mask's key-range table (the kv_ranges capture): its address
   /// and its static shape [B, groups, columns], the operands of every

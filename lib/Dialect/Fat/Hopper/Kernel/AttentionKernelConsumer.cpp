@@ -310,7 +310,7 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   SmallVector<Value> nothing = buildEmptyState();
   // A pending tile's sums are complete (see buildOverlappedTile).
   nothing[2] = fragmentSplat(fragmentType(0, b.getF32Type()), 0.0);
-  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Type elt = inputType();
   nothing.append({fragmentSplat(fragmentType(cfg.blockN, elt), 0.0), c32(0)});
   PendingTile none = PendingTile::unpack(nothing);
   buildOpenGame(consumer);

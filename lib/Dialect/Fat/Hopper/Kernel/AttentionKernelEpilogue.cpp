@@ -22,7 +22,7 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
   // O / l and the LSE as tiles (fat.finalize); l is the ones columns of O
   // under rowsum=mma, else the vector sums (the quad's shares until the
   // last block, FatAttrs.td).
-  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Type elt = inputType();
   auto fin = FinalizeOp::create(
       b, fragmentType(cfg.headDimV, elt), fragmentType(0, b.getF32Type()),
       oTile, cfg.schedule.rowsumMma ? Value() : lTile, mTile, FloatAttr(),

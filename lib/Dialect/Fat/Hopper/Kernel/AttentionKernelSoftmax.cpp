@@ -23,59 +23,33 @@ using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
 Value AttentionKernelBuilder::buildQK(Value consumer, Value stage) {
-  // Q chunk c of this warpgroup: rows [64·consumer, +64) of the
-  // [blockM][64] box c; K chunk c: the [blockN][64] box c of the stage. Both
-  // K-major with 128-byte rows; a k16 step advances 32 bytes inside a row
-  // (the swizzle is applied by the hardware on the final address).
+  // Q: this warpgroup's rows [64·consumer, +64) of the [blockM][64] boxes
+  // of its buffer; K: the [blockN][64] boxes of the stage. Both K-major.
   Value qAddr = arith::AddIOp::create(
       b, v.smemAddr,
       ext64(add(mul(qSlot(), c32(cfg.qBytes())), mul(consumer, c32(64 * 128)))));
   Value kAddr =
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, false)));
-  Value qDesc = buildWgmmaDescriptor(b, qAddr, 16, 1024);
-  Value kDesc = buildWgmmaDescriptor(b, kAddr, 16, 1024);
-  auto advance = [&](Value desc, int64_t bytes) -> Value {
-    if (bytes == 0)
-      return desc;
-    // The address field holds addr >> 4 and cannot carry out: every tile
-    // lies below 228 KB.
-    return arith::AddIOp::create(b, desc, i64Const(b, bytes >> 4));
-  };
-  buildWgmmaFence(b);
-  RankedTensorType type = fragmentType(cfg.blockN, b.getF32Type());
-  Value s;
-  for (int64_t c = 0; c < cfg.headDim / 64; ++c) {
-    for (int64_t kk = 0; kk < 4; ++kk) {
-      Value a = advance(qDesc, c * cfg.blockM * 128 + kk * 32);
-      Value bDesc = advance(kDesc, c * cfg.blockN * 128 + kk * 32);
-      s = buildWgmmaSS(b, type, s, a, bDesc, cfg.isF16);
-    }
-  }
-  buildWgmmaCommit(b);
-  return s;
+  return WgmmaAsyncOp::create(
+      b, fragmentType(cfg.blockN, b.getF32Type()), qAddr,
+      b.getI64IntegerAttr(cfg.blockM * 128), /*a_regs=*/Value(), kAddr,
+      cfg.blockN * 128, /*acc=*/Value(), /*scale_d=*/Value(),
+      /*transpose_b=*/false, cfg.headDim, wgmmaShape(cfg.blockN),
+      inputType());
 }
 
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value stage,
                                      Value accumulate) {
   // V_s is MN-major for this GEMM: box c holds columns [64c, 64c+64) of the
-  // blockN key rows, one 128-byte row per key. A k16 step covers 16 key rows
-  // = 2048 bytes; SBO = 1024 (8 key rows), LBO = blockN·128 (the next 64
-  // output columns).
+  // blockN key rows, one 128-byte row per key.
   Value vAddr =
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, true)));
-  Value vDesc = buildWgmmaDescriptor(b, vAddr, cfg.blockN * 128, 1024);
-  buildWgmmaFence(b);
-  Value acc = o;
-  for (int64_t kk = 0; kk < cfg.blockN / 16; ++kk) {
-    Value desc = kk == 0 ? vDesc
-                         : Value(arith::AddIOp::create(
-                               b, vDesc, i64Const(b, (kk * 2048) >> 4)));
-    // Only the first k-step may start over; the others add to it.
-    acc = buildWgmmaRS(b, acc, p, 16 * kk, desc, cfg.isF16,
-                       kk == 0 ? accumulate : Value());
-  }
-  buildWgmmaCommit(b);
-  return acc;
+  auto type = cast<RankedTensorType>(o.getType());
+  return WgmmaAsyncOp::create(b, type, /*a_addr=*/Value(), IntegerAttr(), p,
+                              vAddr, cfg.blockN * 128, o, accumulate,
+                              /*transpose_b=*/true, cfg.blockN,
+                              wgmmaShape(type.getDimSize(1)),
+                              inputType());
 }
 
 Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
@@ -273,7 +247,7 @@ AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
 
 Value AttentionKernelBuilder::buildPackP(Value s) {
   // P rounded to the input type: the A operand of P·V in registers.
-  Type elt = cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
+  Type elt = inputType();
   return arith::TruncFOp::create(b, fragmentType(cfg.blockN, elt), s);
 }
 

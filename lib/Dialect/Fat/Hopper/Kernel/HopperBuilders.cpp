@@ -80,36 +80,6 @@ Value hopper::buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                               i64Const(b, static_cast<int64_t>(fixed)));
 }
 
-Value hopper::buildWgmmaSS(ImplicitLocOpBuilder &b, RankedTensorType type,
-                           Value acc, Value descA, Value descB, bool isF16) {
-  Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  int64_t n = type.getDimSize(1);
-  return WgmmaAsyncOp::create(b, type, descA, /*a_regs=*/Value(),
-                              /*a_column=*/IntegerAttr(), descB, acc,
-                              /*scale_d=*/Value(), /*transpose_b=*/false,
-                              b.getDenseI64ArrayAttr({64, n, 16}), elt);
-}
-
-Value hopper::buildWgmmaRS(ImplicitLocOpBuilder &b, Value acc, Value a,
-                           int64_t aColumn, Value descB, bool isF16,
-                           Value scaleD) {
-  Type elt = isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
-  auto type = cast<RankedTensorType>(acc.getType());
-  int64_t n = type.getDimSize(1);
-  return WgmmaAsyncOp::create(b, type, /*a_desc=*/Value(), a,
-                              b.getI64IntegerAttr(aColumn), descB, acc, scaleD,
-                              /*transpose_b=*/true,
-                              b.getDenseI64ArrayAttr({64, n, 16}), elt);
-}
-
-void hopper::buildWgmmaFence(ImplicitLocOpBuilder &b) {
-  NVVM::WgmmaFenceAlignedOp::create(b);
-}
-
-void hopper::buildWgmmaCommit(ImplicitLocOpBuilder &b) {
-  NVVM::WgmmaGroupSyncAlignedOp::create(b);
-}
-
 SmallVector<Value> hopper::buildWgmmaWait(ImplicitLocOpBuilder &b,
                                           int64_t pending, ValueRange vals) {
   auto wait = WgmmaWaitOp::create(b, pending, vals);
