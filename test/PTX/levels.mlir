@@ -44,7 +44,7 @@
 // PIPELINED:         nvvm.mbarrier.try_wait.parity
 // Each tensorized fat.wgmma is one fat.wgmma_async of the same instruction
 // shape, its operands now the shared-memory boxes TMA filled:
-// PIPELINED:         %[[S:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 20480) k 128 shape [64, 160, 16] bf16
+// PIPELINED:         %[[S:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 20480) transpose_b k 128 shape [64, 160, 16] bf16
 // PIPELINED:         fat.wgmma_wait pending(0) (%[[S]])
 // The consumer's softmax keeps the tensorized level's ops, on one
 // warpgroup's tile in the wgmma fragment layout (the causal edge blocks

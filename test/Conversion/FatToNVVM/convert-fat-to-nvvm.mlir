@@ -21,12 +21,12 @@
 // PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
 // PIPE:          } consumer {
 // PIPE:            %[[O0:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #fat.wgmma_fragment>
-// PIPE:            %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 16384) k 128 shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE:            %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 16384) transpose_b k 128 shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NEXT:       %{{[0-9]+}} = fat.wgmma_wait pending(0) (%[[S0]]) : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:            %[[P:[0-9]+]] = arith.truncf %{{[a-z0-9_]+}} : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
 // PIPE:            scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %[[O0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[PREV:[a-z0-9_]+]] = %[[P]]) -> (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64x128xbf16, #fat.wgmma_fragment>)
 // PIPE:              %[[SJ:[0-9]+]] = fat.wgmma_async a_smem
-// PIPE:              %[[PV:[0-9]+]] = fat.wgmma_async a_regs(%[[PREV]] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}} box_stride 16384) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) transpose_b k 128 shape [64, 128, 16] bf16
+// PIPE:              %[[PV:[0-9]+]] = fat.wgmma_async a_regs(%[[PREV]] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}} box_stride 16384) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) k 128 shape [64, 128, 16] bf16
 // PIPE-NEXT:         fat.wgmma_wait pending(1) (%[[SJ]])
 // PIPE:              fat.wgmma_wait pending(0) (%{{[0-9]+}}, %[[PREV]]) : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>
 // The epilogue is tile ops too: fat.finalize of O, l (the quad's shares

@@ -155,10 +155,10 @@ module attributes {gpu.container_module} {
           %r6, %r7 : i32, i32, i32, i32, i32, i32, i32, i32
           to tensor<64x32xf16, #fat.wgmma_fragment>
       %s = fat.wgmma_async a_smem(%qa box_stride 4096) b(%va box_stride 2048)
-          k 80 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+          transpose_b k 80 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
       %o = fat.wgmma_async a_regs(%p : tensor<64x32xf16, #fat.wgmma_fragment>)
           b(%va box_stride 3072) acc(%s : tensor<64x8xf32, #fat.wgmma_fragment>)
-          scale_d(%sd) transpose_b k 32 shape [64, 8, 16] f16
+          scale_d(%sd) k 32 shape [64, 8, 16] f16
           -> tensor<64x8xf32, #fat.wgmma_fragment>
       %regs:4 = builtin.unrealized_conversion_cast %o
           : tensor<64x8xf32, #fat.wgmma_fragment> to f32, f32, f32, f32

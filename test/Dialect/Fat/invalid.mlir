@@ -616,7 +616,7 @@ func.func @operand_fence_empty() {
 
 func.func @wgmma_async_shape(%d: i64) {
   // expected-error @+1 {{shape must be [64, N, 16] with N a multiple of 8 up to 256 (m64nNk16), got [64, 12, 16]}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 16 shape [64, 12, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 16 shape [64, 12, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -624,7 +624,7 @@ func.func @wgmma_async_shape(%d: i64) {
 
 func.func @wgmma_async_k(%d: i64) {
   // expected-error @+1 {{k must be a multiple of 16 (one k16 step each), got 24}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 24 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 24 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -632,7 +632,7 @@ func.func @wgmma_async_k(%d: i64) {
 
 func.func @wgmma_async_f32(%d: i64) {
   // expected-error @+1 {{operands must be bf16 or f16, got 'f32'}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 16 shape [64, 8, 16] f32 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 16 shape [64, 8, 16] f32 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -640,7 +640,7 @@ func.func @wgmma_async_f32(%d: i64) {
 
 func.func @wgmma_async_result(%d: i64) {
   // expected-error @+1 {{result must be the f32 tile of the accumulator, 64 x N = 64 x 16, got 'tensor<64x8xf32, #fat.wgmma_fragment>'}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 16 shape [64, 16, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 16 shape [64, 16, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -648,7 +648,7 @@ func.func @wgmma_async_result(%d: i64) {
 
 func.func @wgmma_async_not_fragment(%d: i64) {
   // expected-error @+1 {{result #0 must be a #fat.wgmma_fragment tile or row vector, but got 'tensor<64x8xf32>'}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32>
   return
 }
 
@@ -656,7 +656,7 @@ func.func @wgmma_async_not_fragment(%d: i64) {
 
 func.func @wgmma_async_no_a(%d: i64) {
   // expected-error @+1 {{needs A from exactly one place: a_smem (a shared-memory address) or a_regs (a 16-bit tile in registers)}}
-  %s = fat.wgmma_async b(%d box_stride 1024) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async b(%d box_stride 1024) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -664,7 +664,7 @@ func.func @wgmma_async_no_a(%d: i64) {
 
 func.func @wgmma_async_box_without_smem(%d: i64, %a: tensor<64x16xbf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{a_box_stride gives the layout of A in shared memory: it goes with a_smem, and only with it}}
-  %s = "fat.wgmma_async"(%a, %d) <{a_box_stride = 1024 : i64, b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, transpose_b, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0>}> : (tensor<64x16xbf16, #fat.wgmma_fragment>, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = "fat.wgmma_async"(%a, %d) <{a_box_stride = 1024 : i64, b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0>}> : (tensor<64x16xbf16, #fat.wgmma_fragment>, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -680,7 +680,7 @@ func.func @wgmma_async_smem_without_box(%d: i64) {
 
 func.func @wgmma_async_box_stride(%d: i64) {
   // expected-error @+1 {{box strides must be multiples of 1024 bytes (the 128-byte swizzle's atom), got 1536}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1536) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1536) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -688,7 +688,7 @@ func.func @wgmma_async_box_stride(%d: i64) {
 
 func.func @wgmma_async_box_stride_zero(%d: i64) {
   // expected-error @+1 {{attribute 'b_box_stride' failed to satisfy constraint: 64-bit signless integer attribute whose value is positive}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 0) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 0) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -696,7 +696,7 @@ func.func @wgmma_async_box_stride_zero(%d: i64) {
 
 func.func @wgmma_async_a_type(%d: i64, %a: tensor<64x32xf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{a_regs must be the 2-D tile of 'bf16' (the instruction's A type) with k = 32 columns, got 'tensor<64x32xf16, #fat.wgmma_fragment>'}}
-  %s = fat.wgmma_async a_regs(%a : tensor<64x32xf16, #fat.wgmma_fragment>) b(%d box_stride 1024) transpose_b k 32 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_regs(%a : tensor<64x32xf16, #fat.wgmma_fragment>) b(%d box_stride 1024) k 32 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -704,15 +704,15 @@ func.func @wgmma_async_a_type(%d: i64, %a: tensor<64x32xf16, #fat.wgmma_fragment
 
 func.func @wgmma_async_a_columns(%d: i64, %a: tensor<64x32xbf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{a_regs must be the 2-D tile of 'bf16' (the instruction's A type) with k = 16 columns, got 'tensor<64x32xbf16, #fat.wgmma_fragment>'}}
-  %s = fat.wgmma_async a_regs(%a : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d box_stride 1024) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_regs(%a : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d box_stride 1024) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
 // -----
 
 func.func @wgmma_async_transpose(%d: i64) {
-  // expected-error @+1 {{transpose_b (an MN-major B) goes with a_regs, a K-major B with a_smem}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  // expected-error @+1 {{transpose_b (B stored N x K: K-major) goes with a_smem, B stored K x N (MN-major) with a_regs}}
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -720,7 +720,7 @@ func.func @wgmma_async_transpose(%d: i64) {
 
 func.func @wgmma_async_acc(%d: i64, %x: tensor<64x16xf32, #fat.wgmma_fragment>) {
   // expected-error @+1 {{acc must have the result's type 'tensor<64x8xf32, #fat.wgmma_fragment>', got 'tensor<64x16xf32, #fat.wgmma_fragment>'}}
-  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) acc(%x : tensor<64x16xf32, #fat.wgmma_fragment>) k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_smem(%d box_stride 1024) b(%d box_stride 1024) acc(%x : tensor<64x16xf32, #fat.wgmma_fragment>) transpose_b k 16 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -728,7 +728,7 @@ func.func @wgmma_async_acc(%d: i64, %x: tensor<64x16xf32, #fat.wgmma_fragment>) 
 
 func.func @wgmma_async_scale_d(%d: i64, %r: i32, %a: tensor<64x32xbf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{scale_d chooses between acc and 0: it needs acc}}
-  %s = fat.wgmma_async a_regs(%a : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d box_stride 1024) scale_d(%r) transpose_b k 32 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = fat.wgmma_async a_regs(%a : tensor<64x32xbf16, #fat.wgmma_fragment>) b(%d box_stride 1024) scale_d(%r) k 32 shape [64, 8, 16] bf16 -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 

@@ -173,9 +173,9 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
 // CHECK-NEXT:      fat.wgmma_wait pending(0) ()
 // CHECK-NEXT:    }
 // CHECK:         fat.warp_specialize %[[WG]] producer {
-// CHECK:         %[[S:.+]] = fat.wgmma_async a_smem(%[[D:[a-z0-9_]+]] box_stride 8192) b(%[[D]] box_stride 2048) k 128 shape [64, 16, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
+// CHECK:         %[[S:.+]] = fat.wgmma_async a_smem(%[[D:[a-z0-9_]+]] box_stride 8192) b(%[[D]] box_stride 2048) transpose_b k 128 shape [64, 16, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
 // CHECK-NEXT:    %[[P:.+]] = arith.truncf %[[S]] : tensor<64x16xf32, #fat.wgmma_fragment> to tensor<64x16xf16, #fat.wgmma_fragment>
-// CHECK-NEXT:    fat.wgmma_async a_regs(%[[P]] : tensor<64x16xf16, #fat.wgmma_fragment>) b(%[[D]] box_stride 1024) acc(%[[S]] : tensor<64x16xf32, #fat.wgmma_fragment>) scale_d(%[[N]]) transpose_b k 16 shape [64, 16, 16] f16 -> tensor<64x16xf32, #fat.wgmma_fragment>
+// CHECK-NEXT:    fat.wgmma_async a_regs(%[[P]] : tensor<64x16xf16, #fat.wgmma_fragment>) b(%[[D]] box_stride 1024) acc(%[[S]] : tensor<64x16xf32, #fat.wgmma_fragment>) scale_d(%[[N]]) k 16 shape [64, 16, 16] f16 -> tensor<64x16xf32, #fat.wgmma_fragment>
 func.func @kernel_ops(%wg: i32, %x: f32, %n: i32,
                       %t: tensor<64x16xf32, #fat.wgmma_fragment>) {
   fat.warp_specialize %wg registers(24, 240) producer {
@@ -193,13 +193,14 @@ func.func @kernel_ops(%wg: i32, %x: f32, %n: i32,
     fat.schedule_fence %n : i32
   }
   %d = arith.constant 0 : i64
-  %s = fat.wgmma_async a_smem(%d box_stride 8192) b(%d box_stride 2048) k 128
+  %s = fat.wgmma_async a_smem(%d box_stride 8192) b(%d box_stride 2048)
+      transpose_b k 128
       shape [64, 16, 16] bf16 -> tensor<64x16xf32, #fat.wgmma_fragment>
   %p = arith.truncf %s : tensor<64x16xf32, #fat.wgmma_fragment>
       to tensor<64x16xf16, #fat.wgmma_fragment>
   %o = fat.wgmma_async a_regs(%p : tensor<64x16xf16, #fat.wgmma_fragment>)
       b(%d box_stride 1024) acc(%s : tensor<64x16xf32, #fat.wgmma_fragment>)
-      scale_d(%n) transpose_b k 16 shape [64, 16, 16] f16
+      scale_d(%n) k 16 shape [64, 16, 16] f16
       -> tensor<64x16xf32, #fat.wgmma_fragment>
   return
 }

@@ -171,9 +171,9 @@ LogicalResult WgmmaAsyncOp::verify() {
              << " bytes (the 128-byte swizzle's atom), got " << *stride;
   // The two forms the PTX of this op spells: A from shared memory with a
   // K-major B, A from registers with an MN-major B.
-  if (getTransposeB() == fromSmem)
-    return emitOpError("transpose_b (an MN-major B) goes with a_regs, a "
-                       "K-major B with a_smem");
+  if (getTransposeB() != fromSmem)
+    return emitOpError("transpose_b (B stored N x K: K-major) goes with "
+                       "a_smem, B stored K x N (MN-major) with a_regs");
   if (!getAcc() && getScaleD())
     return emitOpError("scale_d chooses between acc and 0: it needs acc");
   return success();

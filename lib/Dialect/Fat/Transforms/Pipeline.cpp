@@ -116,6 +116,8 @@ struct TensorizedAttention {
   SoftmaxMaxOp softmaxMax;
   SoftmaxExpOp softmaxExp;
   RescaleOp rescale;
+  /// S = Q·Kᵀ and O += P·V, which the consumer issues on shared memory.
+  WgmmaOp scoreGemm, outputGemm;
   /// The softmax constant after a score region (the f32 constant of its
   /// fat.softmax_max): log2 e times any output factor moved out of it.
   double modSoftmaxScale = M_LOG2E;
@@ -236,6 +238,8 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
                   "outside the tiled loop (the kernel takes them whole)");
     t.sig.captureTypes.push_back(capture.getType());
   }
+  t.scoreGemm = qk;
+  t.outputGemm = pv;
   if (!qk || !pv || !t.scale || !t.softmaxMax || !t.softmaxExp || !t.rescale)
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.softmax_max, fat.softmax_exp, "
@@ -463,6 +467,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->softmaxMax = t->softmaxMax;
     config->softmaxExp = t->softmaxExp;
     config->rescale = t->rescale;
+    config->scoreGemm = t->scoreGemm;
+    config->outputGemm = t->outputGemm;
     config->scoreMod = t->scoreMod;
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;

@@ -260,6 +260,9 @@ struct AttentionKernelConfig {
   /// fat.rescale: the consumer moves them onto its tiles (their attributes
   /// are fat-tensorize's choices: the lazy threshold, exp2_poly).
   Operation *softmaxMax = nullptr, *softmaxExp = nullptr, *rescale = nullptr;
+  /// The tensorized loop's two fat.wgmma, S = Q·Kᵀ and O += P·V: each
+  /// becomes the consumer's fat.wgmma_async on the ring's boxes.
+  Operation *scoreGemm = nullptr, *outputGemm = nullptr;
   /// The softmax constant c after a score region (its scores are already
   /// scaled): log2 e, times the region's output factor where fat-tensorize
   /// moved one out of it (foldScoreOutputScale).

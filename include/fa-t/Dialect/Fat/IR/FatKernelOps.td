@@ -214,11 +214,14 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
     boxes of 64 16-bit columns, one 128-byte row per matrix row, the boxes
     `box_stride` bytes apart (1024-byte aligned: the swizzle's atom, so the
     descriptors' base offset is 0). A comes from shared memory (`a_smem`;
-    B then K-major: S = Q·Kᵀ, K stored [key][d]) or from registers
-    (`a_regs(%p)`: the 16-bit fragment tile of K columns — the fragment
-    layout of a 16-bit tile is the instruction's A layout, so P rounded in
-    place feeds it; B then MN-major, `transpose_b`: O += P·V, V stored
-    [key][d]).
+    B then stored N × K and read as Bᵀ, `transpose_b`, i.e. K-major: S =
+    Q·Kᵀ, K stored [key][d]) or from registers (`a_regs(%p)`: the 16-bit
+    fragment tile of K columns — the fragment layout of a 16-bit tile is
+    the instruction's A layout, so P rounded in place feeds it; B then
+    stored K × N, MN-major: O += P·V, V stored [key][d]). `transpose_b`
+    means what it means on `fat.wgmma` (the math's Bᵀ), so the tensorized
+    op's attributes carry over unchanged; PTX's imm-trans-b is its
+    negation.
 
     The op lowers to `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16 steps
     and `wgmma.commit_group`. Step s reads A's columns [16s, 16s + 16):
@@ -243,11 +246,11 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
 
     ```mlir
     %s = fat.wgmma_async a_smem(%qa box_stride 16384)
-        b(%ka box_stride 16384) k 128 shape [64, 128, 16] bf16
+        b(%ka box_stride 16384) transpose_b k 128 shape [64, 128, 16] bf16
         -> tensor<64x128xf32, #fat.wgmma_fragment>
     %o = fat.wgmma_async a_regs(%p : tensor<64x128xbf16, #fat.wgmma_fragment>)
         b(%va box_stride 16384) acc(%o0 : tensor<64x128xf32, #fat.wgmma_fragment>)
-        transpose_b k 128 shape [64, 128, 16] bf16
+        k 128 shape [64, 128, 16] bf16
         -> tensor<64x128xf32, #fat.wgmma_fragment>
     ```
   }];

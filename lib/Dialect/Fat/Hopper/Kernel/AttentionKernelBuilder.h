@@ -258,10 +258,6 @@ private:
   Type inputType() {
     return cfg.isF16 ? Type(b.getF16Type()) : Type(b.getBF16Type());
   }
-  /// The m64nNk16 instruction shape of a wgmma with N = `n`.
-  DenseI64ArrayAttr wgmmaShape(int64_t n) {
-    return b.getDenseI64ArrayAttr({64, n, 16});
-  }
   /// The block mask's key-range table (the kv_ranges capture): its address
   /// and its static shape [B, groups, columns], the operands of every
   /// fat.key_block_* op.
@@ -273,6 +269,13 @@ private:
   /// the warpgroup's tiles: its name and attributes with `operands` and
   /// result `types` (the fragment tiles) in their place.
   Operation *moveTileOp(Operation *tmpl, ValueRange operands, TypeRange types);
+  /// The tensorized loop's fat.wgmma `tmpl` as this warpgroup's
+  /// fat.wgmma_async: A `a` (a shared-memory address or P's tile, as its
+  /// a_from says), B at address `bAddr`, the box strides of the operands
+  /// in shared memory (A's first), the accumulator and run-time scale-d.
+  Value moveGemm(Operation *tmpl, Value a, Value bAddr,
+                 ArrayRef<int64_t> boxStrides, Value acc = {},
+                 Value scaleD = {});
   SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
   /// After the wait for S_j: release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:

@@ -22,34 +22,45 @@ using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
+Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a,
+                                       Value bAddr,
+                                       ArrayRef<int64_t> boxStrides,
+                                       Value acc, Value scaleD) {
+  // The tensorized GEMM (its instruction shape, transpose_b, A's source and
+  // type; K its A's columns) issued on this warpgroup's operands: A's rows
+  // [64·consumer, +64), from shared memory (an address) or registers (P's
+  // tile), B the stage's boxes.
+  auto gemm = cast<WgmmaOp>(tmpl);
+  auto aType = cast<RankedTensorType>(gemm.getA().getType());
+  bool fromSmem = gemm.getAFrom() == OperandSource::Smem;
+  ArrayRef<int64_t> shape = gemm.getShape();
+  return WgmmaAsyncOp::create(
+      b, fragmentType(shape[1], b.getF32Type()), fromSmem ? a : Value(),
+      fromSmem ? b.getI64IntegerAttr(boxStrides[0]) : IntegerAttr(),
+      fromSmem ? Value() : a, bAddr, boxStrides.back(), acc, scaleD,
+      gemm.getTransposeB(), aType.getDimSize(1), shape,
+      aType.getElementType());
+}
+
 Value AttentionKernelBuilder::buildQK(Value consumer, Value stage) {
-  // Q: this warpgroup's rows [64·consumer, +64) of the [blockM][64] boxes
-  // of its buffer; K: the [blockN][64] boxes of the stage. Both K-major.
+  // Q: this warpgroup's rows of the [blockM][64] boxes of its buffer; K:
+  // the [blockN][64] boxes of the stage.
   Value qAddr = arith::AddIOp::create(
       b, v.smemAddr,
       ext64(add(mul(qSlot(), c32(cfg.qBytes())), mul(consumer, c32(64 * 128)))));
   Value kAddr =
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, false)));
-  return WgmmaAsyncOp::create(
-      b, fragmentType(cfg.blockN, b.getF32Type()), qAddr,
-      b.getI64IntegerAttr(cfg.blockM * 128), /*a_regs=*/Value(), kAddr,
-      cfg.blockN * 128, /*acc=*/Value(), /*scale_d=*/Value(),
-      /*transpose_b=*/false, cfg.headDim, wgmmaShape(cfg.blockN),
-      inputType());
+  return moveGemm(cfg.scoreGemm, qAddr, kAddr,
+                  {cfg.blockM * 128, cfg.blockN * 128});
 }
 
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value stage,
                                      Value accumulate) {
-  // V_s is MN-major for this GEMM: box c holds columns [64c, 64c+64) of the
-  // blockN key rows, one 128-byte row per key.
+  // V_s: box c holds columns [64c, 64c+64) of the blockN key rows.
   Value vAddr =
       arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, true)));
-  auto type = cast<RankedTensorType>(o.getType());
-  return WgmmaAsyncOp::create(b, type, /*a_addr=*/Value(), IntegerAttr(), p,
-                              vAddr, cfg.blockN * 128, o, accumulate,
-                              /*transpose_b=*/true, cfg.blockN,
-                              wgmmaShape(type.getDimSize(1)),
-                              inputType());
+  return moveGemm(cfg.outputGemm, p, vAddr, {cfg.blockN * 128}, o,
+                  accumulate);
 }
 
 Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
