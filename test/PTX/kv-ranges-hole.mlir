@@ -33,7 +33,7 @@
 // PIPE-NEXT:      %[[BLOCK:[0-9]+]] = arith.addi %[[J]], %[[SKIP]] : i32
 // PIPE-NEXT:      %{{.+}} = arith.constant 128 : i32
 // PIPE-NEXT:      %[[ROW:[0-9]+]] = arith.muli %[[BLOCK]], %{{.+}} : i32
-// PIPE:           nvvm.cp.async.bulk.tensor.shared.cluster.global %{{.+}}, %arg1, %{{.+}}, box[%{{.+}}, %[[ROW]],
+// PIPE:           fat.tma_load %arg1[%[[ROW]],
 // The consumers: the same tile range and hole; the mask region and the
 // full-block test see the block the walk maps to.
 // PIPE:         fat.key_block_hole

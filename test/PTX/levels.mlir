@@ -39,7 +39,10 @@
 // PIPELINED:     fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_lse_m128n160s2q2_opl8t132]]::@[[K]] ins(
 // PIPELINED:     gpu.module @[[K]]
 // PIPELINED:       fat.warp_specialize %{{[a-z0-9_]+}} registers(24, 240) producer {
-// PIPELINED:         nvvm.cp.async.bulk.tensor.shared.cluster.global
+// The producer copies whole tiles, in the boxes the consumer's wgmma reads
+// (K's box stride 160 rows · 128 bytes):
+// PIPELINED:         fat.tma_load %{{.+}} to(%{{[0-9]+}} box_stride 16384) columns 128 barrier(
+// PIPELINED:         fat.tma_load %{{.+}} to(%{{[0-9]+}} box_stride 20480) columns 128 barrier(
 // PIPELINED:       } consumer {
 // PIPELINED:         nvvm.mbarrier.try_wait.parity
 // Each tensorized fat.wgmma is one fat.wgmma_async of the same instruction

@@ -62,7 +62,7 @@
 // PIPELINED-SAME:    diagonal(%{{[a-z0-9_]+}}) scale 0.0883883461 {fat.schedule = {block_m = 128 : i64, block_n = 160 : i64
 // PIPELINED:     gpu.module @fat_attention_fwd_bf16_d128
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 240) producer {
-// PIPELINED:         nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PIPELINED:         fat.tma_load
 // PIPELINED:       } consumer {
 // PIPELINED:         fat.wgmma_wait pending(1)
 // PIPELINED:         fat.schedule_fence

@@ -93,7 +93,8 @@ struct ConvertFatToNVVMPass
       return signalPassFailure();
 
     ConversionTarget target(getContext());
-    target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, OperandFenceOp,
+    target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, TmaLoadOp,
+                        OperandFenceOp,
                         KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
                         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
                         StageOutputOp>();

@@ -161,6 +161,27 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
   }
 };
 
+/// fat.tma_load → one TMA copy per 64-column box: box c to dst +
+/// c·box_stride, from the map's coordinates (64c, coords…).
+struct TmaLoadLowering : OpConversionPattern<TmaLoadOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(TmaLoadOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    for (int64_t c = 0, e = op.getColumns() / TmaLoadOp::kBoxColumns; c < e;
+         ++c) {
+      Value dst = buildByteOffset(b, adaptor.getDst(), c * op.getBoxStride());
+      SmallVector<Value> coords{i32Const(b, TmaLoadOp::kBoxColumns * c)};
+      llvm::append_range(coords, adaptor.getCoords());
+      buildTmaLoad(b, dst, adaptor.getTensorMap(), coords,
+                   adaptor.getBarrier());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// fat.warp_specialize → scf.if (%warpgroup == 0) { setmaxnreg.dec;
 /// producer } else { setmaxnreg.inc; consumer }, the regions moved as they
 /// are (the consumer code reads values defined before the split).
@@ -716,7 +737,7 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
 
 void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering,
+  patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering, TmaLoadLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
                KeyBlockRangeLowering, KeyBlockHoleLowering,
                FullKeyBlockLowering, FullKeyBlocksLowering,

@@ -18,7 +18,10 @@
 // PIPE-LABEL:  gpu.module @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2
 // PIPE:          %[[WG:[0-9]+]] = nvvm.shfl.sync  idx %{{.+}}, %{{.+}}, %c0_i32, %c31_i32
 // PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
-// PIPE:            nvvm.cp.async.bulk.tensor.shared.cluster.global
+// PIPE:            fat.tma_load %arg0[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}] to(%{{[0-9]+}} box_stride 16384) columns 128 barrier(%{{[0-9]+}}) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+// PIPE:            scf.for
+// PIPE:              fat.tma_load %arg1{{.+}} box_stride 16384) columns 128
+// PIPE:              fat.tma_load %arg2{{.+}} box_stride 16384) columns 128
 // PIPE:          } consumer {
 // PIPE:            %[[O0:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:            %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 16384) transpose_b k 128 shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>

@@ -70,6 +70,23 @@
 // CHECK:         llvm.inline_asm {{.+}} %[[R4]], %[[R5]], %[[R6]], %[[R7]], %[[V1]], %c1_i32{{[_0-9]*}},
 // CHECK:         llvm.extractvalue
 // CHECK:         nvvm.wgmma.commit.group.sync.aligned
+// A TMA tile copy of 192 columns: three boxes, box c at dst + c·box_stride
+// (the first at dst itself) from column 64c, the op's other coordinates
+// after it, each completing on the same barrier.
+// CHECK-LABEL: llvm.func @tma
+// CHECK-SAME:    (%[[MAP:[a-z0-9]+]]: !llvm.ptr, %[[DST:[a-z0-9]+]]: !llvm.ptr<3>, %[[BAR:[a-z0-9]+]]: !llvm.ptr<3>, %[[ROW:[a-z0-9]+]]: i32, %[[H:[a-z0-9]+]]: i32)
+// CHECK:         %[[C0:.+]] = arith.constant 0 : i32
+// CHECK-NEXT:    %[[D0:[0-9]+]] = llvm.addrspacecast %[[DST]] : !llvm.ptr<3> to !llvm.ptr<7>
+// CHECK-NEXT:    nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D0]], %[[MAP]], %[[BAR]], box[%[[C0]], %[[ROW]], %[[H]]]
+// CHECK-NEXT:    %[[G1:[0-9]+]] = llvm.getelementptr %[[DST]][20480] : (!llvm.ptr<3>) -> !llvm.ptr<3>, i8
+// CHECK-NEXT:    %[[C64:.+]] = arith.constant 64 : i32
+// CHECK-NEXT:    %[[D1:[0-9]+]] = llvm.addrspacecast %[[G1]]
+// CHECK-NEXT:    nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D1]], %[[MAP]], %[[BAR]], box[%[[C64]], %[[ROW]], %[[H]]]
+// CHECK-NEXT:    %[[G2:[0-9]+]] = llvm.getelementptr %[[DST]][40960]
+// CHECK-NEXT:    %[[C128:.+]] = arith.constant 128 : i32
+// CHECK-NEXT:    %[[D2:[0-9]+]] = llvm.addrspacecast %[[G2]]
+// CHECK-NEXT:    nvvm.cp.async.bulk.tensor.shared.cluster.global %[[D2]], %[[MAP]], %[[BAR]], box[%[[C128]], %[[ROW]], %[[H]]]
+// CHECK-NEXT:    llvm.return
 // Without register counts (one consumer warpgroup keeps every register) no
 // setmaxnreg; an empty role is an empty branch.
 // CHECK-LABEL: llvm.func @no_split
@@ -163,6 +180,12 @@ module attributes {gpu.container_module} {
       %regs:4 = builtin.unrealized_conversion_cast %o
           : tensor<64x8xf32, #fat.wgmma_fragment> to f32, f32, f32, f32
       %sum = llvm.fadd %regs#0, %regs#3 : f32
+      llvm.return
+    }
+    llvm.func @tma(%map: !llvm.ptr, %dst: !llvm.ptr<3>, %bar: !llvm.ptr<3>,
+                   %row: i32, %h: i32) {
+      fat.tma_load %map[%row, %h] to(%dst box_stride 20480) columns 192
+          barrier(%bar) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
       llvm.return
     }
     llvm.func @no_split(%wg: i32, %n: i32) {

@@ -1059,3 +1059,51 @@ func.func @stage_output_barrier(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p:
   fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m : !llvm.ptr<3> q(%x) v(%x, %c) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_bytes = 32768, q_box_stride = 16384}
   return
 }
+
+// -----
+
+func.func @tma_load_columns(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{columns must be a multiple of 64 (whole 128-byte boxes), got 96}}
+  fat.tma_load %m[%r] to(%s box_stride 1024) columns 96 barrier(%s) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @tma_load_box_stride(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{box_stride must be a multiple of 1024 bytes (the 128-byte swizzle's atom), got 1000}}
+  fat.tma_load %m[%r] to(%s box_stride 1000) columns 64 barrier(%s) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @tma_load_coords(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{needs 1 to 4 coordinates after the column (TMA maps have up to 5 dimensions), got 5}}
+  fat.tma_load %m[%r, %r, %r, %r, %r] to(%s box_stride 1024) columns 64 barrier(%s) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @tma_load_global_dst(%m: !llvm.ptr, %g: !llvm.ptr<1>, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{dst must point to shared memory (!llvm.ptr<3>), got '!llvm.ptr<1>'}}
+  fat.tma_load %m[%r] to(%g box_stride 1024) columns 64 barrier(%s) : !llvm.ptr, !llvm.ptr<1>, !llvm.ptr<3>
+  return
+}
+
+// -----
+
+func.func @tma_load_generic_barrier(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{barrier must point to shared memory (!llvm.ptr<3>), got '!llvm.ptr'}}
+  fat.tma_load %m[%r] to(%s box_stride 1024) columns 64 barrier(%m) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr
+  return
+}
+
+// -----
+
+func.func @tma_load_map_type(%m: i64, %s: !llvm.ptr<3>, %r: i32) {
+  // expected-error @+1 {{operand #0 must be an LLVM pointer, but got 'i64'}}
+  fat.tma_load %m[%r] to(%s box_stride 1024) columns 64 barrier(%s) : i64, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}

@@ -161,6 +161,15 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
   return
 }
 
+// The producer's TMA tile copy (FatKernelOps.td).
+// CHECK-LABEL: func.func @tma_load
+// CHECK:         fat.tma_load %[[M:[a-z0-9]+]][%[[R:[a-z0-9]+]], %[[R]], %[[R]]] to(%[[S:[a-z0-9]+]] box_stride 16384) columns 128 barrier(%[[S]]) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+func.func @tma_load(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
+  fat.tma_load %m[%r, %r, %r] to(%s box_stride 16384) columns 128 barrier(%s)
+      : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}
+
 // The pipelined kernel's own ops (FatKernelOps.td), on registers and on
 // #fat.wgmma_fragment tiles.
 // CHECK-LABEL: func.func @kernel_ops

@@ -15,6 +15,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.warp_specialize` → `scf.if` on warpgroup 0 (tagged `fat.role =
       ["producer", "consumer"]`) with `nvvm.setmaxregister` decrease /
       increase at the start of each branch;
+    - `fat.tma_load` → one `nvvm.cp.async.bulk.tensor` TMA copy per
+      64-column box;
     - `fat.wgmma_async` → `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16
       instructions in `llvm.inline_asm` and `wgmma.commit_group` (the
       shared-memory descriptors derived from the operands' addresses and

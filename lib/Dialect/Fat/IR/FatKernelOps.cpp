@@ -179,6 +179,30 @@ LogicalResult WgmmaAsyncOp::verify() {
   return success();
 }
 
+LogicalResult TmaLoadOp::verify() {
+  if (getColumns() % kBoxColumns != 0)
+    return emitOpError("columns must be a multiple of ")
+           << kBoxColumns << " (whole 128-byte boxes), got " << getColumns();
+  if (getBoxStride() % WgmmaAsyncOp::kSwizzleAtomBytes != 0)
+    return emitOpError("box_stride must be a multiple of ")
+           << WgmmaAsyncOp::kSwizzleAtomBytes
+           << " bytes (the 128-byte swizzle's atom), got " << getBoxStride();
+  // TMA tensors have up to five dimensions; the op gives the box's column.
+  if (getCoords().empty() || getCoords().size() > 4)
+    return emitOpError("needs 1 to 4 coordinates after the column (TMA "
+                       "maps have up to 5 dimensions), got ")
+           << getCoords().size();
+  constexpr unsigned kSharedSpace = 3; // NVPTX's shared address space
+  for (auto [name, ptr] : {std::pair<StringRef, Value>{"dst", getDst()},
+                           {"barrier", getBarrier()}})
+    if (cast<LLVM::LLVMPointerType>(ptr.getType()).getAddressSpace() !=
+        kSharedSpace)
+      return emitOpError() << name << " must point to shared memory "
+                           << "(!llvm.ptr<" << kSharedSpace << ">), got "
+                           << ptr.getType();
+  return success();
+}
+
 /// The kv_ranges table of the kernel's block-sparsity ops: the address of
 /// a [B, G, C] i32 array, C = 2, 4 or 6, at least `columns` (4 where the
 /// full range is read, 6 where the hole is).

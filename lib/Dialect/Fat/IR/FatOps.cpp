@@ -9,6 +9,7 @@
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "TileVerifiers.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/STLExtras.h"

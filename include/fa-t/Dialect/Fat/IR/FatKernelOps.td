@@ -3,7 +3,8 @@
 // Ops of the pipelined form that `--fat-pipeline` writes into the kernel's
 // gpu.module and `--convert-fat-to-nvvm` lowers, one pattern each
 // (lib/Conversion/FatToNVVM/KernelOpsToNVVM.cpp): the warpgroup-role split,
-// the wgmma wait groups with the registers they make valid, and the
+// the TMA tile copies and wgmma GEMMs on shared memory, the wait groups
+// with the registers they make valid, and the
 // scheduling facts ptxas needs, as side-effecting ops that no
 // canonicalization moves or merges.
 //
@@ -94,7 +95,7 @@ def Fat_WarpSpecializeOp : Fat_Op<"warp_specialize",
 
     ```mlir
     fat.warp_specialize %wg registers(24, 240) producer {
-      nvvm.cp.async.bulk.tensor.shared.cluster.global ...
+      fat.tma_load ...
     } consumer {
       ...
     }
@@ -120,6 +121,62 @@ def Fat_WarpSpecializeOp : Fat_Op<"warp_specialize",
     /// The single block of a role's region (created by the builder).
     ::mlir::Block &getProducerBlock() { return getProducer().front(); }
     ::mlir::Block &getConsumerBlock() { return getConsumer().front(); }
+  }];
+}
+
+def Fat_LLVMPointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self)">,
+    "an LLVM pointer">;
+
+def Fat_TmaLoadOp : Fat_Op<"tma_load",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a tile copied from global to shared memory by TMA, 64 columns a box";
+  let description = [{
+    The producer's copy of one operand tile (Q's rows of a query block, or
+    K_j / V_j of a key block): `columns / 64` TMA boxes, box c holding the
+    tensor map's elements at coordinates (64c + x, coords…) for x < 64 and
+    the box's rows, written to `dst + c · box_stride` in the map's 128-byte
+    swizzle; every byte completes a transaction on the mbarrier `barrier`
+    (whose expected count the producer raised beforehand by arrive.expect_tx).
+
+    ```
+    smem[dst + c·box_stride + swizzle(r, x)] = T[coords…][r][64c + x]
+    ```
+
+    This is the layout `fat.wgmma_async` reads (an operand in shared memory
+    is its address and the same `box_stride`), so the producer's and the
+    consumer's sides of the ring say the same thing in the IR.
+
+    Why not `nvgpu.tma.async.load`: it copies one box into a memref of the
+    shared address space and takes `!nvgpu.tensormap.descriptor` and
+    `!nvgpu.mbarrier.group` values, while the kernel's tensor maps are
+    kernel parameters (`!llvm.ptr`, filled on the host) and its shared
+    memory one run-time-aligned byte buffer: the op would need casts both
+    ways for each box.
+
+    ```mlir
+    fat.tma_load %kmap[%row, %head, %batch]
+        to(%stage box_stride 20480) columns 128 barrier(%full)
+        : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+    ```
+
+    Lowers to one `nvvm.cp.async.bulk.tensor.shared.cluster.global` per
+    box (the destination cast to the cluster's shared space).
+  }];
+  let arguments = (ins Fat_LLVMPointer:$tensor_map, Variadic<I32>:$coords,
+                   Fat_LLVMPointer:$dst,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$box_stride,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$columns,
+                   Fat_LLVMPointer:$barrier);
+  let assemblyFormat = [{
+    $tensor_map `[` $coords `]` `to` `(` $dst `box_stride` $box_stride `)`
+    `columns` $columns `barrier` `(` $barrier `)` attr-dict `:`
+    type($tensor_map) `,` type($dst) `,` type($barrier)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Columns of one box: 128 bytes of 16-bit elements.
+    static constexpr int64_t kBoxColumns = 64;
   }];
 }
 

@@ -326,7 +326,7 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     `gpu.module` holding one `llvm.func` for
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
     specialization as `fat.warp_specialize` regions, the TMA ring as
-    `nvvm.cp.async.bulk.tensor` loads and `nvvm.mbarrier.*` ops, the
+    `fat.tma_load` tile copies and `nvvm.mbarrier.*` ops, the
     consumer on the warpgroup's `#fat.wgmma_fragment` tiles — each GEMM
     as one `fat.wgmma_async` on its shared-memory operands, the wait groups as `fat.wgmma_wait` (which
     returns the tiles the retired groups wrote: the async token), the

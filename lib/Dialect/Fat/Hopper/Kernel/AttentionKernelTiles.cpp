@@ -269,7 +269,6 @@ void AttentionKernelBuilder::buildProducerTile() {
   // barrier reports it complete); with two buffers that is tile t − 2,
   // released while tile t − 1 ran, so Q(t) loads while the consumers still
   // work on tile t − 1.
-  int64_t rowBytes = 128;
   Value slot = qSlot();
   Value qBar = qFullBarrier(slot);
   if (cfg.schedule.persistent)
@@ -277,9 +276,8 @@ void AttentionKernelBuilder::buildProducerTile() {
                       arith::XOrIOp::create(b, qParity(), c32(1)));
   buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
   Value qBase = buildByteOffset(b, v.smem, mul(slot, c32(cfg.qBytes())));
-  for (int64_t c = 0; c < cfg.headDim / 64; ++c)
-    buildTmaLoad(b, buildByteOffset(b, qBase, c * cfg.blockM * rowBytes),
-                 v.qMap, {c32(64 * c), v.rowFirst, v.head, v.batch}, qBar);
+  TmaLoadOp::create(b, v.qMap, ValueRange{v.rowFirst, v.head, v.batch},
+                    qBase, cfg.blockM * 128, cfg.headDim, qBar);
 
   // K_j and V_j into stage s once the consumers released it (each on its
   // own barriers). The first pass over the ring waits on parity 1, which a
@@ -298,10 +296,9 @@ void AttentionKernelBuilder::buildProducerTile() {
     buildMBarrierArriveExpectTx(b, full,
                                 isV ? cfg.vLoadBytes() : cfg.kStageBytes());
     Value base = buildByteOffset(b, v.smem, stageOffset(stage, isV));
-    int64_t dim = isV ? cfg.headDimV : cfg.headDim;
-    for (int64_t c = 0; c < dim / 64; ++c)
-      buildTmaLoad(b, buildByteOffset(b, base, c * cfg.blockN * rowBytes),
-                   isV ? v.vMap : v.kMap,
-                   {c32(64 * c), kvRow, v.kvHead, v.batch}, full);
+    TmaLoadOp::create(b, isV ? v.vMap : v.kMap,
+                      ValueRange{kvRow, v.kvHead, v.batch}, base,
+                      cfg.blockN * 128, isV ? cfg.headDimV : cfg.headDim,
+                      full);
   }
 }
