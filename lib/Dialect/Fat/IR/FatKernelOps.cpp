@@ -169,6 +169,22 @@ LogicalResult WgmmaAsyncOp::verify() {
       return emitOpError("box strides must be multiples of ")
              << kSwizzleAtomBytes
              << " bytes (the 128-byte swizzle's atom), got " << *stride;
+  // A descriptor addresses 2^18 bytes (14 bits of address >> 4) and so do
+  // its strides: every operand's bytes, up to the last step's, lie there
+  // (count units of `bytes` each, compared without overflow).
+  auto fits = [](int64_t count, int64_t bytes) {
+    return count <= kDescriptorWindowBytes / bytes;
+  };
+  int64_t kBoxes = llvm::divideCeil(k, 64);
+  bool inWindow =
+      fromSmem ? fits(kBoxes, *getABoxStride()) && fits(kBoxes, getBBoxStride())
+               : fits(llvm::divideCeil(shape[1], 64), getBBoxStride()) &&
+                     fits(k, 128); // MN-major B: K rows of 128 bytes a box
+  if (!inWindow)
+    return emitOpError("operands must lie within the ")
+           << kDescriptorWindowBytes
+           << " bytes a wgmma descriptor addresses, got k = " << k
+           << " with B's box stride " << getBBoxStride();
   // The two forms the PTX of this op spells: A from shared memory with a
   // K-major B, A from registers with an MN-major B.
   if (getTransposeB() != fromSmem)
@@ -187,6 +203,12 @@ LogicalResult TmaLoadOp::verify() {
     return emitOpError("box_stride must be a multiple of ")
            << WgmmaAsyncOp::kSwizzleAtomBytes
            << " bytes (the 128-byte swizzle's atom), got " << getBoxStride();
+  if (llvm::divideCeil(getColumns(), kBoxColumns) >
+      WgmmaAsyncOp::kDescriptorWindowBytes / getBoxStride())
+    return emitOpError("the tile's boxes must lie within shared memory's ")
+           << WgmmaAsyncOp::kDescriptorWindowBytes << " addressable bytes, got "
+           << getColumns() / kBoxColumns << " boxes " << getBoxStride()
+           << " bytes apart";
   // TMA tensors have up to five dimensions; the op gives the box's column.
   if (getCoords().empty() || getCoords().size() > 4)
     return emitOpError("needs 1 to 4 coordinates after the column (TMA "

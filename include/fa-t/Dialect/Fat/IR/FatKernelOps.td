@@ -332,6 +332,8 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
   let extraClassDeclaration = [{
     /// Bytes of one swizzle atom: 8 rows of 128 bytes.
     static constexpr int64_t kSwizzleAtomBytes = 1024;
+    /// Bytes a descriptor's 14-bit address (>> 4) and strides reach.
+    static constexpr int64_t kDescriptorWindowBytes = int64_t(1) << 18;
   }];
 }
 
