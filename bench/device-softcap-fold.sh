@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -105,6 +105,12 @@ case $steps in *" docsab "*) bench docsab 200 --kernels .kernels-mods-reads2 --r
 case $steps in *" epilogue "*) bench epilogue 300 --kernels .kernels-mods-epilogue --reps 5 \
   --no-checks --shapes "${EPILOGUE_SHAPE:-2}" --only softcap alibi-causal alibi-slopes relative-bias \
   document-causal-blocks prefix-lm-blocks sliding-sink-blocks --variant before=.kernels-mods-base2 ;; esac
+# Run 108: shared memory as rings (!fat.ring; barriers regrouped ring by
+# ring, a few instructions move, ptxas spills 4-12 more bytes in the D128
+# modification kernels) beside the kernels before (.kernels-mods-base).
+case $steps in *" rings "*) bench rings 420 --kernels .kernels-mods --reps 5 \
+  --no-checks --shapes 0 1 2 --only softcap alibi-causal alibi-slopes relative-bias \
+  document-causal-blocks --variant before=.kernels-mods-base ;; esac
 case $steps in *" pytest "*) FA_T_KERNEL_DIR=$PWD/.kernels-py:$PWD/.kernels-bench timeout 220 python3 -m pytest \
   -q -m gpu -p no:cacheprovider test/Python/test_gpu_mods.py \
   test/Python/test_block_mask.py > "$out/pytest.log" 2>&1

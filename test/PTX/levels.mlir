@@ -38,13 +38,20 @@
 // PIPELINED:   IR Dump After FatPipeline (fat-pipeline)
 // PIPELINED:     fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_4_bhsd_causal_lse_m128n160s2q2_opl8t132]]::@[[K]] ins(
 // PIPELINED:     gpu.module @[[K]]
+// Shared memory is three rings of buffers with their mbarriers: Q (two
+// buffers), K and V (two stages each):
+// PIPELINED:       %[[QR:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring
+// PIPELINED-NEXT:  %[[KR:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring1
+// PIPELINED-NEXT:  %[[VR:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring2
 // PIPELINED:       fat.warp_specialize %{{[a-z0-9_]+}} registers(24, 240) producer {
-// The producer copies whole tiles, in the boxes the consumer's wgmma reads
-// (K's box stride 160 rows · 128 bytes):
-// PIPELINED:         fat.tma_load %{{.+}} to(%{{[0-9]+}} box_stride 16384) columns 128 barrier(
-// PIPELINED:         fat.tma_load %{{.+}} to(%{{[0-9]+}} box_stride 20480) columns 128 barrier(
+// The producer copies whole tiles into the buffers it acquires, in the
+// boxes the consumer's wgmma reads (K's box stride 160 rows · 128 bytes):
+// PIPELINED:         %[[QB:[a-z0-9_]+]], %[[QF:[a-z0-9_]+]] = fat.ring_acquire %[[QR]]
+// PIPELINED-NEXT:    fat.tma_load %{{.+}} to(%[[QB]] box_stride 16384) columns 128 barrier(%[[QF]])
+// PIPELINED:         %[[KB:[a-z0-9_]+]], %[[KF:[a-z0-9_]+]] = fat.ring_acquire %[[KR]]
+// PIPELINED-NEXT:    fat.tma_load %{{.+}} to(%[[KB]] box_stride 20480) columns 128 barrier(%[[KF]])
 // PIPELINED:       } consumer {
-// PIPELINED:         nvvm.mbarrier.try_wait.parity
+// PIPELINED:         fat.ring_wait %[[QR]]
 // Each tensorized fat.wgmma is one fat.wgmma_async of the same instruction
 // shape, its operands now the shared-memory boxes TMA filled:
 // PIPELINED:         %[[S:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 20480) transpose_b k 128 shape [64, 160, 16] bf16

@@ -97,11 +97,14 @@ struct ConvertFatToNVVMPass
                         OperandFenceOp,
                         KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
                         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
-                        StageOutputOp>();
+                        StageOutputOp, RingCreateOp, RingInitOp,
+                        RingAcquireOp, RingWaitOp, RingReleaseOp,
+                        RingBufferOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);
     TypeConverter fragments;
     populateWgmmaFragmentTypeConversion(fragments);
+    populateRingTypeConversion(fragments);
     RewritePatternSet patterns(&getContext());
     populateFatKernelToNVVMPatterns(fragments, patterns);
     std::optional<TanhForm> form =

@@ -182,6 +182,199 @@ struct TmaLoadLowering : OpConversionPattern<TmaLoadOp> {
   }
 };
 
+/// One iteration of a ring after conversion (`base` its shared-memory
+/// base), in the type's layout: stage s = i mod stages, parity ⌊i /
+/// stages⌋ mod 2, full[s] at barrier_offset + 8s, empty[s] at
+/// barrier_offset + 8(stages + s), the buffer at buffer_offset +
+/// s · buffer_bytes. The stage and parity are computed right after the
+/// iteration where it is defined in the op's block (the loop's "wait K(j),
+/// V(j−1)" computes both slots before either wait, so V's address is
+/// ready when K's wait returns); the addresses at the op.
+class RingSlot {
+public:
+  RingSlot(ImplicitLocOpBuilder &b, Operation *op, RingType ring, Value base,
+           Value iteration)
+      : b(b), op(op), ring(ring), base(base), iteration(iteration) {}
+  /// The slot of stage `s` itself (iteration s < stages).
+  static RingSlot ofStage(ImplicitLocOpBuilder &b, RingType ring, Value base,
+                          int64_t s) {
+    RingSlot slot(b, nullptr, ring, base, Value());
+    slot.stageValue = i32Const(b, s);
+    return slot;
+  }
+
+  Value stage() {
+    if (!stageValue)
+      stageValue = atIteration(
+          [&] { return arith::RemUIOp::create(b, iteration, stages()); });
+    return stageValue;
+  }
+  Value parity() {
+    if (!parityValue)
+      parityValue = atIteration([&] {
+        return arith::AndIOp::create(
+            b, arith::DivUIOp::create(b, iteration, stages()),
+            i32Const(b, 1));
+      });
+    return parityValue;
+  }
+  Value full() { return address(ring.getBarrierOffset(), 8, stage()); }
+  Value empty() {
+    Value s = stage();
+    return address(ring.getBarrierOffset(), 8,
+                   arith::AddIOp::create(b, s, stages()));
+  }
+  Value buffer() {
+    Value s = stage();
+    return address(ring.getBufferOffset(), ring.getBufferBytes(), s);
+  }
+
+private:
+  Value stages() { return i32Const(b, ring.getStages()); }
+  /// base + offset + stride · index (index: i32).
+  Value address(int64_t offset, int64_t stride, Value index) {
+    return buildByteOffset(
+        b, base,
+        arith::AddIOp::create(
+            b, i32Const(b, offset),
+            arith::MulIOp::create(b, index, i32Const(b, stride))));
+  }
+  /// `build()` after the iteration's definition (and what was built there
+  /// before) when it is in the op's block, else at the op.
+  Value atIteration(function_ref<Value()> build) {
+    Operation *def = iteration.getDefiningOp();
+    if (!def || def->getBlock() != op->getBlock())
+      return build();
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(hoisted ? hoisted : def);
+    Value v = build();
+    hoisted = v.getDefiningOp();
+    return v;
+  }
+
+  ImplicitLocOpBuilder &b;
+  Operation *op;
+  RingType ring;
+  Value base, iteration, stageValue, parityValue;
+  Operation *hoisted = nullptr;
+};
+
+/// fat.ring → its base.
+struct RingCreateLowering : OpConversionPattern<RingCreateOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingCreateOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, adaptor.getBase());
+    return success();
+  }
+};
+
+/// fat.ring_init → mbarrier.init of full[s] (1 arrival) and empty[s]
+/// (`releases`), stage by stage.
+struct RingInitLowering : OpConversionPattern<RingInitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingInitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingType ring = op.getRingType();
+    for (int64_t s = 0; s < ring.getStages(); ++s) {
+      auto slot = RingSlot::ofStage(b, ring, adaptor.getRing(), s);
+      buildMBarrierInit(b, slot.full(), 1);
+      if (ring.getReleases() > 0)
+        buildMBarrierInit(b, slot.empty(), ring.getReleases());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// fat.ring_acquire → wait for empty[s]'s previous phase (parity ^ 1: a
+/// fresh barrier reports it complete), arrive.expect_tx on full[s]; the
+/// results are the stage's buffer and full[s].
+struct RingAcquireLowering : OpConversionPattern<RingAcquireOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingAcquireOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
+                  adaptor.getIteration());
+    slot.stage();
+    Value parity = slot.parity();
+    Value full = slot.full();
+    if (op.getRingType().getReleases() > 0)
+      buildMBarrierWait(b, slot.empty(),
+                        arith::XOrIOp::create(b, parity, i32Const(b, 1)));
+    buildMBarrierArriveExpectTx(b, full, op.getExpectTx());
+    rewriter.replaceOp(op, {slot.buffer(), full});
+    return success();
+  }
+};
+
+/// fat.ring_wait → try_wait.parity on full[s] until its phase completes
+/// (with `if (%c) else`: on the selected slot's full barrier and parity).
+struct RingWaitLowering : OpConversionPattern<RingWaitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingWaitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
+                  adaptor.getIteration());
+    slot.stage();
+    Value parity = slot.parity();
+    Value full = slot.full();
+    if (Value cond = adaptor.getCond()) {
+      RingSlot other(b, op, cast<RingType>(op.getOtherRing().getType()),
+                     adaptor.getOtherRing(), adaptor.getOtherIteration());
+      other.stage();
+      parity = arith::SelectOp::create(b, cond, parity, other.parity());
+      full = LLVM::SelectOp::create(b, cond, full, other.full());
+    }
+    buildMBarrierWait(b, full, parity);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// fat.ring_release → mbarrier.arrive on empty[s] (with `if (%c) else`: on
+/// the selected slot's).
+struct RingReleaseLowering : OpConversionPattern<RingReleaseOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingReleaseOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
+                  adaptor.getIteration());
+    Value empty = slot.empty();
+    if (Value cond = adaptor.getCond()) {
+      RingSlot other(b, op, cast<RingType>(op.getOtherRing().getType()),
+                     adaptor.getOtherRing(), adaptor.getOtherIteration());
+      empty = LLVM::SelectOp::create(b, cond, empty, other.empty());
+    }
+    buildMBarrierArrive(b, empty);
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// fat.ring_buffer → base + buffer_offset + s · buffer_bytes.
+struct RingBufferLowering : OpConversionPattern<RingBufferOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingBufferOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
+                  adaptor.getIteration());
+    rewriter.replaceOp(op, slot.buffer());
+    return success();
+  }
+};
+
 /// fat.warp_specialize → scf.if (%warpgroup == 0) { setmaxnreg.dec;
 /// producer } else { setmaxnreg.inc; consumer }, the regions moved as they
 /// are (the consumer code reads values defined before the split).
@@ -741,6 +934,14 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
                KeyBlockRangeLowering, KeyBlockHoleLowering,
                FullKeyBlockLowering, FullKeyBlocksLowering,
-               StoreOutputLowering, StageOutputLowering>(
+               StoreOutputLowering, StageOutputLowering, RingCreateLowering,
+               RingInitLowering, RingAcquireLowering, RingWaitLowering,
+               RingReleaseLowering, RingBufferLowering>(
       converter, patterns.getContext());
+}
+
+void mlir::fat::populateRingTypeConversion(TypeConverter &converter) {
+  converter.addConversion([](RingType ring) -> Type {
+    return LLVM::LLVMPointerType::get(ring.getContext(), kSharedSpace);
+  });
 }

@@ -7,27 +7,55 @@
 // RUN: fa-t-opt %s --fat-tile="block-m=128 block-n=128 stages=2" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" -split-input-file | FileCheck %s --check-prefix=PIPE
 // RUN: fa-t-opt %s --fat-tile="block-m=128 block-n=128 stages=2" --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=LOWERED
 
-// fat-pipeline alone writes the pipelined form: the role split is a
-// fat.warp_specialize on the warp-uniform warpgroup index, its producer
-// region issues the TMA loads, its consumer region works on the
-// warpgroup's #fat.wgmma_fragment tiles: each GEMM is one fat.wgmma_async
-// (one commit group: K = D = 128 for S = Q·Kᵀ from Q's and the stage's
-// [128][64] boxes, 16 KB apart; K = block-n = 128 for O += P·V with P in
-// registers) whose tile is read through the fat.wgmma_wait that retires the
-// group, and the loop carries O, m and l as tiles.
+// fat-pipeline alone writes the pipelined form. Shared memory holds three
+// rings (!fat.ring): Q (one buffer, filled once: no empty barriers), K and
+// V (two stages of [128][64]-box pairs, 32 KiB, given back by the 256
+// consumer threads), their barriers one ring after the other behind the
+// buffers. The role split is a fat.warp_specialize on the warp-uniform
+// warpgroup index; the producer acquires a ring's buffer for each TMA tile
+// copy (K and V of one key block at the same iteration); the consumer
+// region works on the warpgroup's #fat.wgmma_fragment tiles: each GEMM is
+// one fat.wgmma_async (one commit group: K = D = 128 for S = Q·Kᵀ from Q's
+// and the stage's [128][64] boxes, 16 KB apart; K = block-n = 128 for
+// O += P·V with P in registers) whose tile is read through the
+// fat.wgmma_wait that retires the group, and the loop carries O, m and l
+// as tiles.
+// PIPE:        ![[QR:ring]] = !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 32768, barrier_offset = 163840, releases = 0>
+// PIPE-NEXT:   ![[KR:ring1]] = !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 32768, barrier_offset = 163848, releases = 256>
+// PIPE-NEXT:   ![[VR:ring2]] = !fat.ring<stages = 2, buffer_offset = 98304, buffer_bytes = 32768, barrier_offset = 163880, releases = 256>
 // PIPE-LABEL:  gpu.module @fat_attention_fwd_bf16_d128_h16_4_bhsd_m128n128s2
 // PIPE:          %[[WG:[0-9]+]] = nvvm.shfl.sync  idx %{{.+}}, %{{.+}}, %c0_i32, %c31_i32
+// PIPE:          %[[Q:[0-9]+]] = fat.ring %[[SMEM:[0-9]+]] : ![[QR]]
+// PIPE-NEXT:     %[[K:[0-9]+]] = fat.ring %[[SMEM]] : ![[KR]]
+// PIPE-NEXT:     %[[V:[0-9]+]] = fat.ring %[[SMEM]] : ![[VR]]
+// PIPE:            fat.ring_init %[[Q]] : ![[QR]]
+// PIPE-NEXT:       fat.ring_init %[[K]] : ![[KR]]
+// PIPE-NEXT:       fat.ring_init %[[V]] : ![[VR]]
+// PIPE-NEXT:       nvvm.fence.mbarrier.init
 // PIPE:          fat.warp_specialize %[[WG]] registers(24, 240) producer {
-// PIPE:            fat.tma_load %arg0[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}] to(%{{[0-9]+}} box_stride 16384) columns 128 barrier(%{{[0-9]+}}) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+// PIPE:            %[[QB:[a-z0-9_]+]], %[[QF:[a-z0-9_]+]] = fat.ring_acquire %[[Q]][%c0_i32{{[_0-9]*}}] expect_tx 32768 : ![[QR]]
+// PIPE-NEXT:       fat.tma_load %arg0[%{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}] to(%[[QB]] box_stride 16384) columns 128 barrier(%[[QF]]) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
 // PIPE:            scf.for
-// PIPE:              fat.tma_load %arg1{{.+}} box_stride 16384) columns 128
-// PIPE:              fat.tma_load %arg2{{.+}} box_stride 16384) columns 128
+// PIPE:              %[[KB:[a-z0-9_]+]], %[[KF:[a-z0-9_]+]] = fat.ring_acquire %[[K]][%[[IT:[0-9]+]]] expect_tx 32768 : ![[KR]]
+// PIPE-NEXT:         fat.tma_load %arg1{{.+}} to(%[[KB]] box_stride 16384) columns 128 barrier(%[[KF]])
+// PIPE-NEXT:         %[[VB:[a-z0-9_]+]], %[[VF:[a-z0-9_]+]] = fat.ring_acquire %[[V]][%[[IT]]] expect_tx 32768 : ![[VR]]
+// PIPE-NEXT:         fat.tma_load %arg2{{.+}} to(%[[VB]] box_stride 16384) columns 128 barrier(%[[VF]])
 // PIPE:          } consumer {
-// PIPE:            %[[O0:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #fat.wgmma_fragment>
+// The consumer waits for the tile's Q, then for K_0; S_0 reads both
+// buffers; K_0 is released as soon as S_0 is complete.
+// PIPE:            fat.ring_wait %[[Q]][%c0_i32{{[_0-9]*}}] : ![[QR]]
+// PIPE-NEXT:       %[[O0:[a-z0-9_]+]] = arith.constant dense<0.000000e+00> : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE:            fat.ring_wait %[[K]][%[[I0:[0-9]+]]] : ![[KR]]
+// PIPE:            %[[QBUF:[0-9]+]] = fat.ring_buffer %[[Q]][%c0_i32{{[_0-9]*}}] : ![[QR]]
+// PIPE:            %[[KBUF:[0-9]+]] = fat.ring_buffer %[[K]][%[[I0]]] : ![[KR]]
 // PIPE:            %[[S0:[0-9]+]] = fat.wgmma_async a_smem(%{{[0-9]+}} box_stride 16384) b(%{{[0-9]+}} box_stride 16384) transpose_b k 128 shape [64, 128, 16] bf16 -> tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NEXT:       %{{[0-9]+}} = fat.wgmma_wait pending(0) (%[[S0]]) : tensor<64x128xf32, #fat.wgmma_fragment>
+// PIPE-NEXT:       fat.ring_release %[[K]][%[[I0]]] : ![[KR]]
 // PIPE:            %[[P:[0-9]+]] = arith.truncf %{{[a-z0-9_]+}} : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
 // PIPE:            scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %[[O0]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}, %[[PREV:[a-z0-9_]+]] = %[[P]]) -> (tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64x128xbf16, #fat.wgmma_fragment>)
+// Iteration j waits for K_j and V_{j−1}.
+// PIPE:              fat.ring_wait %[[K]][%[[IJ:[0-9]+]]] : ![[KR]]
+// PIPE-NEXT:         fat.ring_wait %[[V]][%[[IJ1:[0-9]+]]] : ![[VR]]
 // PIPE:              %[[SJ:[0-9]+]] = fat.wgmma_async a_smem
 // PIPE:              %[[PV:[0-9]+]] = fat.wgmma_async a_regs(%[[PREV]] : tensor<64x128xbf16, #fat.wgmma_fragment>) b(%{{[0-9]+}} box_stride 16384) acc(%[[O]] : tensor<64x128xf32, #fat.wgmma_fragment>) k 128 shape [64, 128, 16] bf16
 // PIPE-NEXT:         fat.wgmma_wait pending(1) (%[[SJ]])
@@ -73,14 +101,13 @@
 // CHECK-SAME:      %[[O:.+]]: !llvm.ptr<1>, %{{.+}}: i64, %{{.+}}: i64, %{{.+}}: i64, %[[SQ:.+]]: i32, %[[SKV:.+]]: i32, %[[DIAG:.+]]: i32, %[[C:.+]]: f32)
 // CHECK-SAME:      attributes {nvvm.kernel, nvvm.maxntid = array<i32: 384, 1, 1>, nvvm.minctasm = 1 : i32}
 
-// Barriers: q, then per stage fullK, emptyK, fullV, emptyV; full ones wait
-// for one arrival + TMA bytes, empty ones for the 256 consumer threads.
+// Barriers ring by ring, stage by stage: Q's full one, then K's and V's
+// full and empty ones; full ones wait for one arrival + TMA bytes, empty
+// ones for the 256 consumer threads.
 // CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
-// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
-// CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
-// CHECK:         nvvm.mbarrier.init %{{.+}}, %c1_i32
-// CHECK:         nvvm.mbarrier.init %{{.+}}, %c256_i32
-// CHECK:         nvvm.fence.mbarrier.init
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
+// CHECK-COUNT-4: nvvm.mbarrier.init %{{.+}}, %c{{1|256}}_i32
+// CHECK-NEXT:    nvvm.fence.mbarrier.init
 // CHECK:         nvvm.barrier
 
 // GQA: KV head = h / (16 / 4).

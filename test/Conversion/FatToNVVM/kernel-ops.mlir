@@ -73,6 +73,88 @@
 // A TMA tile copy of 192 columns: three boxes, box c at dst + c·box_stride
 // (the first at dst itself) from column 64c, the op's other coordinates
 // after it, each completing on the same barrier.
+// A ring's ops are its layout's arithmetic: stage s = i mod 2, parity
+// ⌊i/2⌋ mod 2, full[s] at 196608 + 8s, empty[s] at 196608 + 8(2 + s),
+// buffer at 32768 + 40960s. Init: full then empty, stage by stage.
+// CHECK-LABEL: llvm.func @ring(
+// CHECK-SAME:    %[[BASE:[a-z0-9]+]]: !llvm.ptr<3>, %[[I:[a-z0-9]+]]: i32)
+// CHECK:         %[[F0:[0-9]+]] = llvm.getelementptr %[[BASE]]
+// CHECK-NEXT:    %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT:    nvvm.mbarrier.init %[[F0]], %[[ONE]]
+// CHECK:         %[[E0:[0-9]+]] = llvm.getelementptr %[[BASE]]
+// CHECK-NEXT:    %[[ALL:.+]] = arith.constant 256 : i32
+// CHECK-NEXT:    nvvm.mbarrier.init %[[E0]], %[[ALL]]
+// CHECK-COUNT-2: nvvm.mbarrier.init
+// CHECK-NOT:     nvvm.mbarrier.init
+// The producer's acquire: full[s] and empty[s]; wait for empty[s] with
+// the flipped parity, then expect the bytes on full[s]; the buffer is the
+// copies' destination.
+// CHECK:         %[[S:[0-9]+]] = arith.remui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[Q:[0-9]+]] = arith.divui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[PAR:[0-9]+]] = arith.andi %[[Q]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[FB:[0-9]+]] = arith.muli %[[S]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[FO:[0-9]+]] = arith.addi %c196608_i32{{[_0-9]*}}, %[[FB]] : i32
+// CHECK-NEXT:    %[[FULL:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[FO]]]
+// CHECK:         %[[ES:[0-9]+]] = arith.addi %[[S]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[EB:[0-9]+]] = arith.muli %[[ES]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[EO:[0-9]+]] = arith.addi %c196608_i32{{[_0-9]*}}, %[[EB]] : i32
+// CHECK-NEXT:    %[[EMPTY:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[EO]]]
+// CHECK:         %[[FLIP:[0-9]+]] = arith.xori %[[PAR]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         nvvm.mbarrier.try_wait.parity %[[EMPTY]], %[[FLIP]]
+// CHECK-NEXT:    %c36864_i32 = arith.constant 36864 : i32
+// CHECK-NEXT:    nvvm.mbarrier.arrive.expect_tx %[[FULL]], %c36864_i32
+// CHECK:         %[[BB:[0-9]+]] = arith.muli %[[S]], %c40960_i32 : i32
+// CHECK-NEXT:    %[[BO:[0-9]+]] = arith.addi %c32768_i32, %[[BB]] : i32
+// CHECK-NEXT:    llvm.getelementptr %[[BASE]][%[[BO]]]
+// The consumer's wait: full[s] with the phase's parity.
+// CHECK:         %[[WS:[0-9]+]] = arith.remui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[WQ:[0-9]+]] = arith.divui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[WPAR:[0-9]+]] = arith.andi %[[WQ]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[WB:[0-9]+]] = arith.muli %[[WS]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[WO:[0-9]+]] = arith.addi %c196608_i32{{[_0-9]*}}, %[[WB]] : i32
+// CHECK-NEXT:    %[[WFULL:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[WO]]]
+// CHECK:         nvvm.mbarrier.try_wait.parity %[[WFULL]], %[[WPAR]]
+// fat.ring_buffer, read; then the release arrives on empty[s].
+// CHECK:         %[[RS:[0-9]+]] = arith.remui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[RB:[0-9]+]] = arith.muli %[[RS]], %c40960_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[RO:[0-9]+]] = arith.addi %c32768_i32{{[_0-9]*}}, %[[RB]] : i32
+// CHECK-NEXT:    %[[RBUF:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[RO]]]
+// CHECK-NEXT:    llvm.load %[[RBUF]]
+// CHECK:         %[[LS:[0-9]+]] = arith.remui %[[I]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[LE:[0-9]+]] = arith.addi %[[LS]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[LB:[0-9]+]] = arith.muli %[[LE]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[LO:[0-9]+]] = arith.addi %c196608_i32{{[_0-9]*}}, %[[LB]] : i32
+// CHECK-NEXT:    %[[LBAR:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[LO]]]
+// CHECK-NEXT:    nvvm.mbarrier.arrive %[[LBAR]]
+// CHECK-NEXT:    llvm.return
+// The `if (%c) else` forms select one of two slots' barrier (and parity)
+// and wait or arrive once, without a branch.
+// CHECK-LABEL: llvm.func @ring_select
+// CHECK-SAME:    %[[SB:[a-z0-9]+]]: !llvm.ptr<3>, %[[SI:[a-z0-9]+]]: i32, %[[SJ:[a-z0-9]+]]: i32, %[[SC:[a-z0-9]+]]: i1)
+// CHECK:         %[[VQ:[0-9]+]] = arith.divui %[[SI]]
+// CHECK:         %[[VPAR:[0-9]+]] = arith.andi %[[VQ]]
+// CHECK:         %[[VFULL:[0-9]+]] = llvm.getelementptr %[[SB]][%{{[0-9]+}}]
+// CHECK:         %[[KQ:[0-9]+]] = arith.divui %[[SJ]]
+// CHECK:         %[[KPAR:[0-9]+]] = arith.andi %[[KQ]]
+// CHECK-NEXT:    %[[SPAR:[0-9]+]] = arith.select %[[SC]], %[[VPAR]], %[[KPAR]] : i32
+// CHECK:         %[[KO:[0-9]+]] = arith.addi %c196640_i32, %{{[0-9]+}} : i32
+// CHECK-NEXT:    %[[KFULL:[0-9]+]] = llvm.getelementptr %[[SB]][%[[KO]]]
+// CHECK-NEXT:    %[[SFULL:[0-9]+]] = llvm.select %[[SC]], %[[VFULL]], %[[KFULL]] : i1, !llvm.ptr<3>
+// CHECK:         nvvm.mbarrier.try_wait.parity %[[SFULL]], %[[SPAR]]
+// CHECK:         %[[VEMPTY:[0-9]+]] = llvm.getelementptr %[[SB]][%{{[0-9]+}}]
+// CHECK:         %[[KEMPTY:[0-9]+]] = llvm.getelementptr %[[SB]][%{{[0-9]+}}]
+// CHECK-NEXT:    %[[SEMPTY:[0-9]+]] = llvm.select %[[SC]], %[[VEMPTY]], %[[KEMPTY]] : i1, !llvm.ptr<3>
+// CHECK-NEXT:    nvvm.mbarrier.arrive %[[SEMPTY]]
+// CHECK-NEXT:    llvm.return
+// A ring filled once (releases = 0) has full barriers only, and its
+// acquire does not wait.
+// CHECK-LABEL: llvm.func @ring_once
+// CHECK-COUNT-1: nvvm.mbarrier.init
+// CHECK-NOT:     nvvm.mbarrier.try_wait.parity
+// CHECK:         nvvm.mbarrier.arrive.expect_tx %{{[0-9]+}}, %c16384_i32
+// CHECK-NEXT:    %c0_i32{{[_0-9]*}} = arith.constant 0 : i32
+// CHECK-NOT:     nvvm.mbarrier
+// CHECK:         llvm.return
 // CHECK-LABEL: llvm.func @tma
 // CHECK-SAME:    (%[[MAP:[a-z0-9]+]]: !llvm.ptr, %[[DST:[a-z0-9]+]]: !llvm.ptr<3>, %[[BAR:[a-z0-9]+]]: !llvm.ptr<3>, %[[ROW:[a-z0-9]+]]: i32, %[[H:[a-z0-9]+]]: i32)
 // CHECK:         %[[C0:.+]] = arith.constant 0 : i32
@@ -180,6 +262,50 @@ module attributes {gpu.container_module} {
       %regs:4 = builtin.unrealized_conversion_cast %o
           : tensor<64x8xf32, #fat.wgmma_fragment> to f32, f32, f32, f32
       %sum = llvm.fadd %regs#0, %regs#3 : f32
+      llvm.return
+    }
+    llvm.func @ring(%base: !llvm.ptr<3>, %i: i32) {
+      %r = fat.ring %base : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      fat.ring_init %r : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      %buf, %full = fat.ring_acquire %r[%i] expect_tx 36864
+          : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                      barrier_offset = 196608, releases = 256>
+      fat.ring_wait %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      %b = fat.ring_buffer %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      %x = llvm.load %b : !llvm.ptr<3> -> i32
+      fat.ring_release %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      llvm.return
+    }
+    llvm.func @ring_select(%base: !llvm.ptr<3>, %i: i32, %j: i32, %c: i1) {
+      %v = fat.ring %base : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      %k = fat.ring %base : !fat.ring<stages = 2, buffer_offset = 114688,
+          buffer_bytes = 40960, barrier_offset = 196640, releases = 256>
+      fat.ring_wait %v[%i] if(%c) else %k[%j]
+          : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                      barrier_offset = 196608, releases = 256>,
+            !fat.ring<stages = 2, buffer_offset = 114688, buffer_bytes = 40960,
+                      barrier_offset = 196640, releases = 256>
+      fat.ring_release %v[%i] if(%c) else %k[%j]
+          : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                      barrier_offset = 196608, releases = 256>,
+            !fat.ring<stages = 2, buffer_offset = 114688, buffer_bytes = 40960,
+                      barrier_offset = 196640, releases = 256>
+      llvm.return
+    }
+    llvm.func @ring_once(%base: !llvm.ptr<3>, %i: i32) {
+      %r = fat.ring %base : !fat.ring<stages = 1, buffer_offset = 0,
+          buffer_bytes = 16384, barrier_offset = 16384, releases = 0>
+      fat.ring_init %r : !fat.ring<stages = 1, buffer_offset = 0,
+          buffer_bytes = 16384, barrier_offset = 16384, releases = 0>
+      %buf, %full = fat.ring_acquire %r[%i] expect_tx 16384
+          : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384,
+                      barrier_offset = 16384, releases = 0>
       llvm.return
     }
     llvm.func @tma(%map: !llvm.ptr, %dst: !llvm.ptr<3>, %bar: !llvm.ptr<3>,

@@ -9,9 +9,12 @@
 // 32 KB of the 40 KB stage).
 // CHECK-LABEL: llvm.func @fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132(
 // The work path releases Q after the tile's last S, before the drain's P·V
-// (barrier 9 = qEmpty), and the drain keeps its V stage.
+// (the Q ring's empty barrier: index 1 of its barriers at 229376), and the
+// drain keeps its V stage.
 // CHECK:         } {fat.order =
-// CHECK:         %[[QE:[0-9]+]] = arith.addi %c9_i32{{.*}}, %{{[0-9]+}} : i32
+// CHECK:         %[[QE:[0-9]+]] = arith.addi %{{[0-9]+}}, %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[QEB:[0-9]+]] = arith.muli %[[QE]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    arith.addi %c229376_i32{{[_0-9]*}}, %[[QEB]] : i32
 // CHECK:         nvvm.mbarrier.arrive
 // CHECK:         wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16
 // CHECK:         nvvm.wgmma.wait.group.sync.aligned 0
@@ -23,7 +26,11 @@
 // meet at named barrier 4: every warpgroup's last P·V has read the stage.
 // CHECK:         %[[S:[0-9]+]] = arith.remui %{{[0-9]+}}, %c2_i32{{.*}} : i32
 // CHECK:         %[[VS:[0-9]+]] = arith.muli %[[S]], %c40960_i32 : i32
-// CHECK:         %[[VBASE:[0-9]+]] = arith.addi %c147456_i32{{.*}}, %[[VS]] : i32
+// CHECK:         %[[VBUF:[0-9]+]] = arith.addi %c147456_i32{{.*}}, %[[VS]] : i32
+// CHECK-NEXT:    %[[VP:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[VBUF]]]
+// CHECK-NEXT:    %[[VA:[0-9]+]] = llvm.ptrtoint %[[VP]]
+// CHECK-NEXT:    %[[VOFF:[0-9]+]] = arith.subi %[[VA]], %{{[0-9]+}} : i64
+// CHECK-NEXT:    %[[VBASE:[0-9]+]] = arith.trunci %[[VOFF]] : i64 to i32
 // CHECK:         %[[WORK:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
 // CHECK:         %[[K4:[0-9]+]] = arith.muli %{{[0-9]+}}, %c4_i32{{.*}} : i32
 // CHECK-NEXT:    %[[KW:[0-9]+]] = arith.addi %[[K4]], %{{[0-9]+}} : i32
@@ -46,15 +53,25 @@
 // CHECK:           arith.addi %{{.+}}, %c128_i64 : i64
 // CHECK:           llvm.store %{{.+}}, %{{.+}} {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 // CHECK:         } {fat.stage = "epilogue"}
-// Then the stage goes back to the producer: emptyV of stage s (barrier
-// 7 + s), or Q (barrier 9) for a tile without key blocks.
+// Then the stage goes back to the producer without a branch: the arrive
+// on the V ring's empty barrier of stage s (index 2 + s of its barriers at
+// 229424) or, for a tile without key blocks, on Q's (index 1 at 229376;
+// the tile index fenced so that this address is computed here).
 // CHECK:         nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// CHECK:         %[[QBAR:[0-9]+]] = llvm.getelementptr
-// CHECK:         %[[HAS:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
-// CHECK:         %[[VI:[0-9]+]] = arith.addi %{{[0-9]+}}, %c7_i32{{.*}} : i32
-// CHECK:         %[[VBAR:[0-9]+]] = llvm.getelementptr
-// CHECK:         %[[BAR:[0-9]+]] = arith.select %[[HAS]], %[[VBAR]], %[[QBAR]] : !llvm.ptr<3>
-// CHECK:         nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3>
+// CHECK-NEXT:    %[[T:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %arg{{[0-9]+}} : (i32) -> i32
+// CHECK:         %[[QS1:[0-9]+]] = arith.remui %[[T]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[VS2:[0-9]+]] = arith.remui %{{[0-9]+}}, %c2_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[HAS:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
+// CHECK:         %[[VE:[0-9]+]] = arith.addi %[[VS2]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[VEB:[0-9]+]] = arith.muli %[[VE]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[VEO:[0-9]+]] = arith.addi %c229424_i32, %[[VEB]] : i32
+// CHECK-NEXT:    %[[VBAR:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[VEO]]]
+// CHECK:         %[[QE:[0-9]+]] = arith.addi %[[QS1]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[QEB:[0-9]+]] = arith.muli %[[QE]], %c8_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[QEO:[0-9]+]] = arith.addi %c229376_i32{{[_0-9]*}}, %[[QEB]] : i32
+// CHECK-NEXT:    %[[QBAR:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[QEO]]]
+// CHECK-NEXT:    %[[BAR:[0-9]+]] = llvm.select %[[HAS]], %[[VBAR]], %[[QBAR]] : i1, !llvm.ptr<3>
+// CHECK-NEXT:    nvvm.mbarrier.arrive %[[BAR]] : !llvm.ptr<3>
 
 // Tuned for 8k keys, a tile has ~100 key blocks and the barrier costs more
 // than the stores save without a mask: O goes straight from the registers

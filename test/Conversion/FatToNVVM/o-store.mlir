@@ -62,10 +62,16 @@
 // STAGED:              %[[GP:[0-9]+]] = llvm.getelementptr %[[OPTR]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i16
 // STAGED:              llvm.store %[[VEC]], %[[GP]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<1>
 // STAGED:            } {fat.stage = "epilogue"}
-// Only then is the tile's Q released (barrier 9 + 2·slot, after a proxy
-// fence: the producer's TMA overwrites these bytes next).
+// Only then is the tile's Q released (the Q ring's empty barrier of the
+// tile's buffer t mod 2, index 2 + t mod 2 of its barriers at 196608,
+// after a proxy fence: the producer's TMA overwrites these bytes next);
+// the tile index is fenced, so the address is computed here.
 // STAGED:          nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
-// STAGED:          %[[QE:[0-9]+]] = arith.addi %c9_i32, %{{[0-9]+}} : i32
+// STAGED-NEXT:     %[[T:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %arg{{[0-9]+}} : (i32) -> i32
+// STAGED:          %[[QS:[0-9]+]] = arith.remui %[[T]], %c2_i32{{[_0-9]*}} : i32
+// STAGED:          %[[QE:[0-9]+]] = arith.addi %[[QS]], %c2_i32{{[_0-9]*}} : i32
+// STAGED:          %[[QEB:[0-9]+]] = arith.muli %[[QE]], %c8_i32{{[_0-9]*}} : i32
+// STAGED:          arith.addi %c196608_i32{{[_0-9]*}}, %[[QEB]] : i32
 // STAGED:          nvvm.mbarrier.arrive
 // STAGED-NOT:      llvm.store %{{.+}} : i32, !llvm.ptr<1>
 

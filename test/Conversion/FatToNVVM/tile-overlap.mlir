@@ -17,8 +17,14 @@
 // CHECK:           %[[WORK:[0-9]+]]:73 = scf.if %{{.+}} -> (f32,
 // CHECK:             %[[PENDING:[0-9]+]] = arith.cmpi ugt, %[[RING]], %{{.+}} : i32
 // CHECK:             %[[LASTIT:[0-9]+]] = arith.subi %[[RING]], %{{.+}} : i32
-// CHECK:             %[[LASTST:[0-9]+]] = arith.remui %[[LASTIT]], %c2_i32
-// CHECK:             %[[STAGE:[0-9]+]] = arith.select %[[PENDING]], %[[LASTST]], %{{.+}} : i32
+// CHECK:             %[[ITER:[0-9]+]] = arith.select %[[PENDING]], %[[LASTIT]], %{{.+}} : i32
+// Only a pending tile has a V block to wait for; without one the wait is
+// on K_0's full barrier, just waited for (no branch: the barrier and the
+// parity are selected).
+// CHECK:             %[[LASTST:[0-9]+]] = arith.remui %[[ITER]], %c2_i32
+// CHECK:             %[[PAR:[0-9]+]] = arith.select %[[PENDING]], %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK:             %[[BAR:[0-9]+]] = llvm.select %[[PENDING]], %{{[0-9]+}}, %{{[0-9]+}} : i1, !llvm.ptr<3>
+// CHECK:             nvvm.mbarrier.try_wait.parity %[[BAR]], %[[PAR]]
 // One turn issues this tile's first S = Q·Kᵀ and then the pending tile's
 // P·V, whose first k-step adds to O only if the pending tile had more than
 // one block (bit 31 of its id: wgmma scale-d).

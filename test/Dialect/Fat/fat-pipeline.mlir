@@ -51,11 +51,12 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // index. Causal units are pairs of query blocks of one head, P = ⌈nM/2⌉:
 // one while loop over positions w = 2u + k from 2·blockIdx.x, block p for
 // k = 0 and nM − 1 − p for k = 1; next w + 1 (or w + 264 when the pair is
-// one block), then w + 263. Q has two buffers (q2): tile i uses buffer
-// i mod 2 — full barrier 0 or 2 + 4·stages = 10, empty barrier 9 or 11 —
-// and the producer waits on the empty one with the parity of the buffer's
-// use count ⌊i/2⌋ flipped before loading Q into buffer (i mod 2)·16 KB;
-// the K/V ring slot is (ring + j − kvLo) mod 2. (fat-tensorize chose the
+// one block), then w + 263. Q has two buffers (q2), a ring of two
+// stages: tile i uses buffer i mod 2 — full barrier i mod 2, empty barrier
+// 2 + i mod 2 of the ring's barriers at 131072 — and the producer waits on
+// the empty one with the parity of the buffer's use count ⌊i/2⌋ flipped
+// before loading Q into buffer (i mod 2)·16 KB; the K/V rings' stage is
+// (ring + j − kvLo) mod 2. (fat-tensorize chose the
 // tensor-core row sums, predicting the automatic ping-pong that this
 // fat-pipeline run then forces off: _ort132.)
 // PERSIST:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_ort132(
@@ -87,19 +88,22 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // PERSIST:          %[[NEXT:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[WG1]], %[[AFTER0]]
 // PERSIST:          %[[M:[a-z0-9_]+]] = arith.select %[[SECOND]], %[[LONG]], %[[PP]]
 // PERSIST:          arith.muli %[[M]], %c128_i32
-// PERSIST:          %[[SLOT:[a-z0-9_]+]] = arith.andi %[[IDX]], %c1_i32
-// PERSIST:          %[[FULLI:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c10_i32
-// PERSIST:          %[[QFULL:[a-z0-9_]+]] = llvm.getelementptr
-// PERSIST:          %[[EMPTY2:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c2_i32
-// PERSIST:          %[[EMPTYI:[a-z0-9_]+]] = arith.addi %c9_i32, %[[EMPTY2]]
-// PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr
-// PERSIST:          %[[USES:[a-z0-9_]+]] = arith.shrui %[[IDX]], %c1_i32
+// PERSIST:          %[[SLOT:[a-z0-9_]+]] = arith.remui %[[IDX]], %c2_i32
+// PERSIST:          %[[USES:[a-z0-9_]+]] = arith.divui %[[IDX]], %c2_i32
 // PERSIST:          %[[PAR:[a-z0-9_]+]] = arith.andi %[[USES]], %c1_i32
+// PERSIST:          %[[FULLB:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c8_i32
+// PERSIST:          %[[FULLO:[a-z0-9_]+]] = arith.addi %c131072_i32, %[[FULLB]]
+// PERSIST:          %[[QFULL:[a-z0-9_]+]] = llvm.getelementptr %{{.+}}[%[[FULLO]]]
+// PERSIST:          %[[EMPTYI:[a-z0-9_]+]] = arith.addi %[[SLOT]], %c2_i32
+// PERSIST:          %[[EMPTYB:[a-z0-9_]+]] = arith.muli %[[EMPTYI]], %c8_i32
+// PERSIST:          %[[EMPTYO:[a-z0-9_]+]] = arith.addi %c131072_i32{{[_0-9]*}}, %[[EMPTYB]]
+// PERSIST:          %[[QEMPTY:[a-z0-9_]+]] = llvm.getelementptr %{{.+}}[%[[EMPTYO]]]
 // PERSIST:          %[[FLIP:[a-z0-9_]+]] = arith.xori %[[PAR]], %c1_i32
 // PERSIST:          nvvm.mbarrier.try_wait.parity %[[QEMPTY]], %[[FLIP]]
 // PERSIST:          nvvm.mbarrier.arrive.expect_tx %[[QFULL]], %c16384_i32
 // PERSIST:          %[[QOFF:[a-z0-9_]+]] = arith.muli %[[SLOT]], %c16384_i32
-// PERSIST:          %[[QBUF:[a-z0-9_]+]] = llvm.getelementptr %{{.+}}[%[[QOFF]]]
+// PERSIST:          %[[QOFF0:[a-z0-9_]+]] = arith.addi %c0_i32{{[_0-9]*}}, %[[QOFF]]
+// PERSIST:          %[[QBUF:[a-z0-9_]+]] = llvm.getelementptr %{{.+}}[%[[QOFF0]]]
 // PERSIST:          %[[QDST:[a-z0-9_]+]] = llvm.addrspacecast %[[QBUF]]
 // PERSIST:          nvvm.cp.async.bulk.tensor.shared.cluster.global %[[QDST]], %{{.+}}, %[[QFULL]]
 // PERSIST:          scf.for %[[J:[a-z0-9_]+]] = %[[LO:[a-z0-9_]+]] to

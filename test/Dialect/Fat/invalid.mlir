@@ -1107,3 +1107,87 @@ func.func @tma_load_map_type(%m: i64, %s: !llvm.ptr<3>, %r: i32) {
   fat.tma_load %m[%r] to(%s box_stride 1024) columns 64 barrier(%s) : i64, !llvm.ptr<3>, !llvm.ptr<3>
   return
 }
+
+// -----
+
+// expected-error @+1 {{a ring needs at least one stage, got 0}}
+func.func @ring_stages(%r: !fat.ring<stages = 0, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{ring buffers must start and be sized in whole 1024-byte swizzle atoms, got buffer_offset = 512, buffer_bytes = 1024}}
+func.func @ring_buffer_alignment(%r: !fat.ring<stages = 1, buffer_offset = 512, buffer_bytes = 1024, barrier_offset = 4096, releases = 1>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{barrier_offset must be a non-negative multiple of 8 (mbarriers are 8 bytes), got 4100}}
+func.func @ring_barrier_alignment(%r: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 4100, releases = 1>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{releases must be in [0, 2^20) (0: buffers never given back), got 1048576}}
+func.func @ring_releases(%r: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 4096, releases = 1048576>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the ring's barriers [2048, 2080) overlap its buffers [0, 4096)}}
+func.func @ring_overlap(%r: !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 2048, barrier_offset = 2048, releases = 1>) {
+  return
+}
+
+// -----
+
+// expected-error @+1 {{the ring must lie within shared memory's 262144 addressable bytes, ends at 262176}}
+func.func @ring_window(%r: !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 131072, barrier_offset = 262144, releases = 256>) {
+  return
+}
+
+// -----
+
+func.func @ring_expect_tx(%r: !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 2048, releases = 1>, %i: i32) {
+  // expected-error @+1 {{expect_tx must not exceed the stage's 1024 bytes, got 2048}}
+  %b, %f = fat.ring_acquire %r[%i] expect_tx 2048 : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 2048, releases = 1>
+  return
+}
+
+// -----
+
+func.func @ring_release_once(%r: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 0>, %i: i32) {
+  // expected-error @+1 {{the ring's buffers are never given back (releases = 0): it has no empty barriers to arrive on}}
+  fat.ring_release %r[%i] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 0>
+  return
+}
+
+// -----
+
+// expected-note @+1 {{prior use here}}
+func.func @ring_global_base(%g: !llvm.ptr<1>) {
+  // The base is a shared-memory pointer by the op's form.
+  // expected-error @+1 {{use of value '%g' expects different type than prior uses: '!llvm.ptr<3>' vs '!llvm.ptr<1>'}}
+  %r = fat.ring %g : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 0>
+  return
+}
+
+// -----
+
+func.func @ring_wait_half_select(%r: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>, %i: i32, %c: i1) {
+  // expected-error @+1 {{needs a condition, another ring and its iteration together (if (%c) else %ring[%i])}}
+  "fat.ring_wait"(%r, %i, %c) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0>}> : (!fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>, i32, i1) -> ()
+  return
+}
+
+// -----
+
+func.func @ring_release_other_once(%r: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>, %q: !fat.ring<stages = 1, buffer_offset = 2048, buffer_bytes = 1024, barrier_offset = 4096, releases = 0>, %i: i32, %c: i1) {
+  // expected-error @+1 {{the ring's buffers are never given back (releases = 0): it has no empty barriers to arrive on}}
+  fat.ring_release %r[%i] if(%c) else %q[%i] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>, !fat.ring<stages = 1, buffer_offset = 2048, buffer_bytes = 1024, barrier_offset = 4096, releases = 0>
+  return
+}

@@ -6,6 +6,9 @@
 // ops. The custom form elides the defaults: layout(bhsd), no scale (then
 // 1/sqrt(D)), no diagonal (then Skv - Sq).
 
+// The ring type's alias (func.func @ring below) comes first in the output.
+// CHECK:       ![[RT:ring]] = !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+
 // CHECK-LABEL: func.func @tensor_defaults
 // CHECK-SAME:    (%[[Q:.+]]: tensor<2x16x256x128xbf16>, %[[K:.+]]: tensor<2x4x256x128xbf16>, %[[V:.+]]: tensor<2x4x256x128xbf16>, %[[O:.+]]: tensor<2x16x256x128xbf16>)
 // CHECK:         %[[R:.+]] = fat.attention ins(%[[Q]], %[[K]], %[[V]] : tensor<2x16x256x128xbf16>, tensor<2x4x256x128xbf16>, tensor<2x4x256x128xbf16>) outs(%[[O]] : tensor<2x16x256x128xbf16>) -> tensor<2x16x256x128xbf16>
@@ -167,6 +170,44 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
 func.func @tma_load(%m: !llvm.ptr, %s: !llvm.ptr<3>, %r: i32) {
   fat.tma_load %m[%r, %r, %r] to(%s box_stride 16384) columns 128 barrier(%s)
       : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+  return
+}
+
+// A ring of shared-memory buffers and its protocol (FatKernelOps.td): the
+// type prints once, as an alias at the top (checked first in this file).
+// CHECK-LABEL: func.func @ring
+// CHECK:         %[[RING:[0-9]+]] = fat.ring %[[BASE:[a-z0-9]+]] : ![[RT]]
+// CHECK-NEXT:    fat.ring_init %[[RING]] : ![[RT]]
+// CHECK-NEXT:    %[[BUF:[a-z0-9_]+]], %[[FULL:[a-z0-9_]+]] = fat.ring_acquire %[[RING]][%[[I:[a-z0-9]+]]] expect_tx 40960 : ![[RT]]
+// CHECK-NEXT:    fat.ring_wait %[[RING]][%[[I]]] : ![[RT]]
+// CHECK-NEXT:    %{{[0-9]+}} = fat.ring_buffer %[[RING]][%[[I]]] : ![[RT]]
+// CHECK-NEXT:    fat.ring_release %[[RING]][%[[I]]] : ![[RT]]
+// CHECK-NEXT:    fat.ring_wait %[[RING]][%[[I]]] if(%[[C:[a-z0-9]+]]) else %[[RING]][%[[I]]] : ![[RT]], ![[RT]]
+// CHECK-NEXT:    fat.ring_release %[[RING]][%[[I]]] if(%[[C]]) else %[[RING]][%[[I]]] : ![[RT]], ![[RT]]
+func.func @ring(%base: !llvm.ptr<3>, %i: i32, %c: i1) {
+  %r = fat.ring %base : !fat.ring<stages = 2, buffer_offset = 32768,
+      buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+  fat.ring_init %r : !fat.ring<stages = 2, buffer_offset = 32768,
+      buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+  %buf, %full = fat.ring_acquire %r[%i] expect_tx 40960
+      : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                  barrier_offset = 196608, releases = 256>
+  fat.ring_wait %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+      buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+  %b = fat.ring_buffer %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+      buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+  fat.ring_release %r[%i] : !fat.ring<stages = 2, buffer_offset = 32768,
+      buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+  fat.ring_wait %r[%i] if(%c) else %r[%i]
+      : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                  barrier_offset = 196608, releases = 256>,
+        !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                  barrier_offset = 196608, releases = 256>
+  fat.ring_release %r[%i] if(%c) else %r[%i]
+      : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                  barrier_offset = 196608, releases = 256>,
+        !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                  barrier_offset = 196608, releases = 256>
   return
 }
 

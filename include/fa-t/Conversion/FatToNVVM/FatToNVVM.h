@@ -30,6 +30,10 @@ namespace fat {
 void populateFatKernelToNVVMPatterns(const TypeConverter &converter,
                                      RewritePatternSet &patterns);
 
+/// `!fat.ring` to its value after conversion, the shared-memory base
+/// (`!llvm.ptr<3>`).
+void populateRingTypeConversion(TypeConverter &converter);
+
 /// The 1:N type conversion of `#fat.wgmma_fragment` tiles to one thread's
 /// registers (N/2 f32, N/4 i32 pairs of 16-bit values, 2 f32 for a row
 /// vector), other types unchanged; casts materialize the boundary.

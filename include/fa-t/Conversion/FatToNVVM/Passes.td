@@ -17,6 +17,14 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
       increase at the start of each branch;
     - `fat.tma_load` → one `nvvm.cp.async.bulk.tensor` TMA copy per
       64-column box;
+    - the ring ops → their layout's arithmetic (stage i mod stages,
+      parity ⌊i / stages⌋ mod 2, the stage's barrier and buffer
+      addresses) and `nvvm.mbarrier.init` (`fat.ring_init`),
+      `try_wait.parity` on the empty barrier with the parity flipped and
+      `arrive.expect_tx` on the full one (`fat.ring_acquire`),
+      `try_wait.parity` on the full one (`fat.ring_wait`), `arrive` on
+      the empty one (`fat.ring_release`); `!fat.ring` becomes its base,
+      `!llvm.ptr<3>`;
     - `fat.wgmma_async` → `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16
       instructions in `llvm.inline_asm` and `wgmma.commit_group` (the
       shared-memory descriptors derived from the operands' addresses and

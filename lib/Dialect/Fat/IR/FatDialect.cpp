@@ -13,6 +13,9 @@ using namespace mlir::fat;
 #define GET_ATTRDEF_CLASSES
 #include "fa-t/Dialect/Fat/IR/FatAttrs.cpp.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "fa-t/Dialect/Fat/IR/FatOpsTypes.cpp.inc"
+
 // `#fat.wgmma_fragment` or `#fat.wgmma_fragment<partial>`.
 Attribute WgmmaFragmentAttr::parse(AsmParser &parser, Type) {
   if (failed(parser.parseOptionalLess()))
@@ -102,5 +105,9 @@ void FatDialect::initialize() {
   addAttributes<
 #define GET_ATTRDEF_LIST
 #include "fa-t/Dialect/Fat/IR/FatAttrs.cpp.inc"
+      >();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "fa-t/Dialect/Fat/IR/FatOpsTypes.cpp.inc"
       >();
 }

@@ -225,6 +225,93 @@ LogicalResult TmaLoadOp::verify() {
   return success();
 }
 
+LogicalResult
+RingType::verify(function_ref<InFlightDiagnostic()> emitError, int64_t stages,
+                 int64_t bufferOffset, int64_t bufferBytes,
+                 int64_t barrierOffset, int64_t releases) {
+  // Buffers hold TMA boxes in the 128-byte swizzle, whose atom must start
+  // on a 1024-byte boundary (as the wgmma descriptors' base offset 0
+  // assumes); an mbarrier is 8 bytes, 8-byte aligned.
+  int64_t atom = WgmmaAsyncOp::kSwizzleAtomBytes;
+  if (stages < 1)
+    return emitError() << "a ring needs at least one stage, got " << stages;
+  if (bufferOffset < 0 || bufferOffset % atom != 0 || bufferBytes < atom ||
+      bufferBytes % atom != 0)
+    return emitError() << "ring buffers must start and be sized in whole "
+                       << atom << "-byte swizzle atoms, got buffer_offset = "
+                       << bufferOffset << ", buffer_bytes = " << bufferBytes;
+  if (barrierOffset < 0 || barrierOffset % 8 != 0)
+    return emitError() << "barrier_offset must be a non-negative multiple of "
+                          "8 (mbarriers are 8 bytes), got "
+                       << barrierOffset;
+  // mbarrier.init takes an arrival count below 2^20.
+  if (releases < 0 || releases >= (int64_t(1) << 20))
+    return emitError() << "releases must be in [0, 2^20) (0: buffers never "
+                          "given back), got "
+                       << releases;
+  // The buffers and the barriers must not overlap, and everything must lie
+  // within the descriptors' reach of shared memory.
+  int64_t buffersEnd = bufferOffset + stages * bufferBytes;
+  int64_t barriersEnd =
+      barrierOffset + 8 * stages * (releases > 0 ? 2 : 1);
+  if (barrierOffset < buffersEnd && bufferOffset < barriersEnd)
+    return emitError() << "the ring's barriers [" << barrierOffset << ", "
+                       << barriersEnd << ") overlap its buffers ["
+                       << bufferOffset << ", " << buffersEnd << ")";
+  if (std::max(buffersEnd, barriersEnd) > WgmmaAsyncOp::kDescriptorWindowBytes)
+    return emitError() << "the ring must lie within shared memory's "
+                       << WgmmaAsyncOp::kDescriptorWindowBytes
+                       << " addressable bytes, ends at "
+                       << std::max(buffersEnd, barriersEnd);
+  return success();
+}
+
+void RingAcquireOp::build(OpBuilder &b, OperationState &state, Value ring,
+                          Value iteration, int64_t expectTx) {
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext(), 3);
+  build(b, state, ptr, ptr, ring, iteration, expectTx);
+}
+
+LogicalResult RingAcquireOp::verify() {
+  if (getExpectTx() > getRingType().getBufferBytes())
+    return emitOpError("expect_tx must not exceed the stage's ")
+           << getRingType().getBufferBytes() << " bytes, got "
+           << getExpectTx();
+  return success();
+}
+
+/// The `if (%c) else %other[%j]` form: all three operands or none.
+static LogicalResult verifyOtherSlot(Operation *op, Value cond, Value ring,
+                                     Value iteration) {
+  if (bool(cond) != bool(ring) || bool(ring) != bool(iteration))
+    return op->emitOpError("needs a condition, another ring and its "
+                           "iteration together (if (%c) else %ring[%i])");
+  return success();
+}
+
+LogicalResult RingWaitOp::verify() {
+  return verifyOtherSlot(*this, getCond(), getOtherRing(),
+                         getOtherIteration());
+}
+
+LogicalResult RingReleaseOp::verify() {
+  if (failed(verifyOtherSlot(*this, getCond(), getOtherRing(),
+                             getOtherIteration())))
+    return failure();
+  for (Value ring : {getRing(), getOtherRing()})
+    if (ring && cast<RingType>(ring.getType()).getReleases() == 0)
+      return emitOpError("the ring's buffers are never given back "
+                         "(releases = 0): it has no empty barriers to "
+                         "arrive on");
+  return success();
+}
+
+void RingBufferOp::build(OpBuilder &b, OperationState &state, Value ring,
+                         Value iteration) {
+  build(b, state, LLVM::LLVMPointerType::get(b.getContext(), 3), ring,
+        iteration);
+}
+
 /// The kv_ranges table of the kernel's block-sparsity ops: the address of
 /// a [B, G, C] i32 array, C = 2, 4 or 6, at least `columns` (4 where the
 /// full range is read, 6 where the hole is).

@@ -299,12 +299,12 @@ struct AttentionKernelConfig {
   ///   [ Q buffer 0 .. qBuffers-1: D/64 chunks of blockM x 128 B each ]
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
-  ///   [ mbarriers: q, fullK[stages], fullV[stages], emptyK[stages],
-  ///     emptyV[stages], (persistent) qEmpty, (two Q buffers) qFull1,
-  ///     qEmpty1 (8 B each) ]
+  ///   [ mbarriers, 8 B each, ring by ring (!fat.ring): Q's full[qBuffers]
+  ///     (and, persistent, empty[qBuffers]), K's full[stages] and
+  ///     empty[stages], V's full[stages] and empty[stages] ]
   ///
-  /// K and V of a stage have barriers of their own: the consumers release
-  /// K_j as soon as S_j is computed, long before they are done with V_j.
+  /// K and V have rings of their own: the consumers release K_j as soon
+  /// as S_j is computed, long before they are done with V_j.
   ///
   /// Every chunk is one 128B-swizzled TMA box whose rows are 128 bytes, so
   /// each starts on a 1024-byte boundary as the swizzle and the wgmma
@@ -322,12 +322,11 @@ struct AttentionKernelConfig {
   int64_t kOffset() const { return qBuffers * qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
   int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
-  /// Persistent kernels add qEmpty (index 1 + 4·stages): the consumers
-  /// release Q when their last S = Q·Kᵀ of a tile is done, and the producer
-  /// loads the next tile's Q into it.
+  /// Persistent kernels give Q buffers back (empty barriers): the
+  /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
+  /// the producer loads a later tile's Q into it.
   int64_t numBarriers() const {
-    return 1 + 4 * stages + (schedule.persistent ? 1 : 0) +
-           (qBuffers == 2 ? 2 : 0);
+    return qBuffers * (schedule.persistent ? 2 : 1) + 4 * stages;
   }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.

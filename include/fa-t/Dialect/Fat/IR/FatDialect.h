@@ -3,6 +3,7 @@
 #define FAT_DIALECT_FAT_IR_FATDIALECT_H
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -12,5 +13,8 @@
 
 #define GET_ATTRDEF_CLASSES
 #include "fa-t/Dialect/Fat/IR/FatAttrs.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "fa-t/Dialect/Fat/IR/FatOpsTypes.h.inc"
 
 #endif // FAT_DIALECT_FAT_IR_FATDIALECT_H

@@ -30,9 +30,12 @@ def Fat_Dialect : Dialect {
     See docs/architecture.md for the levels and the GPU path.
   }];
   let useDefaultAttributePrinterParser = 1;
+  let useDefaultTypePrinterParser = 1;
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
-    "::mlir::tensor::TensorDialect"
+    "::mlir::tensor::TensorDialect",
+    // The kernel ops' shared-memory pointers are !llvm.ptr<3>.
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

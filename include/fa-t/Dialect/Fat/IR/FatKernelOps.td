@@ -13,6 +13,7 @@
 #ifndef FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
 #define FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/SymbolInterfaces.td"
 
 // A warpgroup's tile or row vector in registers (FatAttrs.td has the
@@ -178,6 +179,231 @@ def Fat_TmaLoadOp : Fat_Op<"tma_load",
     /// Columns of one box: 128 bytes of 16-bit elements.
     static constexpr int64_t kBoxColumns = 64;
   }];
+}
+
+//===----------------------------------------------------------------------===//
+// The rings: shared-memory buffers handed between producer and consumers
+//===----------------------------------------------------------------------===//
+
+def Fat_RingType : TypeDef<Fat_Dialect, "Ring"> {
+  let mnemonic = "ring";
+  let summary = "a ring of shared-memory buffers, each guarded by mbarriers";
+  let description = [{
+    `stages` buffers of `buffer_bytes` bytes in the kernel's shared memory,
+    the first at byte `buffer_offset` of its (1024-byte aligned) base, that
+    the producer fills by TMA and the consumer warpgroups read. Iteration i
+    of the ring uses stage s = i mod stages in its phase q = ⌊i / stages⌋,
+    so both sides find a buffer from the iteration alone:
+
+    ```
+    buffer(i)  = base + buffer_offset + (i mod stages) · buffer_bytes
+    full[s]    = base + barrier_offset + 8 s                1 arrival + tx
+    empty[s]   = base + barrier_offset + 8 (stages + s)     `releases` arrivals
+    parity(i)  = ⌊i / stages⌋ mod 2
+    ```
+
+    full[s] completes its phase when the producer has announced the
+    stage's bytes (arrive.expect_tx) and TMA has written them; empty[s]
+    when every one of the `releases` consumer threads is done with it. The
+    consumer waits for phase q of full[s] (parity q mod 2); the producer
+    for the previous phase of empty[s] (parity q mod 2 xor 1, which a
+    fresh barrier reports complete: the first pass does not wait).
+    `releases = 0` is a ring whose buffers are filled once and never given
+    back (a non-persistent kernel's Q): it has no empty barriers.
+
+    The value is the shared-memory base (`!llvm.ptr<3>` after
+    `--convert-fat-to-nvvm`); the layout is the type's. K and V have rings
+    of their own although they advance together: the consumers release
+    K_j right after S_j = Q·K_jᵀ, long before they are done with V_j.
+
+    ```mlir
+    !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+              barrier_offset = 196608, releases = 256>
+    ```
+  }];
+  let parameters = (ins "int64_t":$stages, "int64_t":$buffer_offset,
+                        "int64_t":$buffer_bytes, "int64_t":$barrier_offset,
+                        "int64_t":$releases);
+  let assemblyFormat = "`<` struct(params) `>`";
+  // Printed IR names each ring once, at the top: !ring, !ring1, …
+  let genMnemonicAlias = 1;
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// Bytes of the ring's mbarriers: full[stages], then empty[stages].
+    int64_t getBarrierBytes() const {
+      return 8 * getStages() * (getReleases() > 0 ? 2 : 1);
+    }
+  }];
+}
+
+// Results of the ring ops: addresses in shared memory.
+def Fat_SharedPointer : Type<
+    CPred<"::llvm::isa<::mlir::LLVM::LLVMPointerType>($_self) && "
+          "::llvm::cast<::mlir::LLVM::LLVMPointerType>($_self)"
+          ".getAddressSpace() == 3">,
+    "a shared-memory pointer (!llvm.ptr<3>)">,
+    BuildableType<"::mlir::LLVM::LLVMPointerType::get($_builder.getContext(), 3)">;
+
+class Fat_RingOp<string mnemonic, list<Trait> traits = []>
+    : Fat_Op<"ring_" # mnemonic, traits> {
+  let extraClassDeclaration = [{
+    ::mlir::fat::RingType getRingType() {
+      return ::llvm::cast<::mlir::fat::RingType>(getRing().getType());
+    }
+  }];
+}
+
+def Fat_RingCreateOp : Fat_Op<"ring", [Pure]> {
+  let summary = "the ring of a layout at a shared-memory base";
+  let description = [{
+    Names the ring whose buffers and barriers lie at the offsets of its
+    type from `base`, the kernel's 1024-byte aligned dynamic shared memory.
+    Lowers to `base` itself (the ring's value is its base).
+
+    ```mlir
+    %k = fat.ring %smem : !fat.ring<stages = 2, buffer_offset = 32768,
+        buffer_bytes = 40960, barrier_offset = 196616, releases = 256>
+    ```
+  }];
+  let arguments = (ins Fat_SharedPointer:$base);
+  let results = (outs Fat_RingType:$ring);
+  let assemblyFormat = "$base attr-dict `:` type($ring)";
+}
+
+def Fat_RingInitOp : Fat_RingOp<"init", [MemoryEffects<[MemWrite]>]> {
+  let summary = "initializes a ring's mbarriers (one thread, before any use)";
+  let description = [{
+    `mbarrier.init` of full[s] with one arrival (the producer's
+    arrive.expect_tx) and, for `releases > 0`, of empty[s] with `releases`
+    arrivals, stage by stage. One thread runs it; a proxy fence and a CTA
+    barrier must follow before either role uses the ring.
+
+    ```mlir
+    scf.if %thread0 {
+      fat.ring_init %k : !fat.ring<...>
+      nvvm.fence.mbarrier.init
+    }
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring);
+  let assemblyFormat = "$ring attr-dict `:` type($ring)";
+}
+
+def Fat_RingAcquireOp : Fat_RingOp<"acquire",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "the producer takes the ring's buffer of an iteration";
+  let description = [{
+    Waits until the consumers released the stage of iteration `i` (the
+    previous phase of empty[s]; without empty barriers it does not wait),
+    then announces `expect_tx` bytes on full[s] (one arrival) and returns
+    the stage's buffer and full[s], the destination and barrier of the TMA
+    copies that write those bytes (`fat.tma_load`).
+
+    ```mlir
+    %buf, %full = fat.ring_acquire %k[%i] expect_tx 40960 : !fat.ring<...>
+    fat.tma_load %kmap[%row, %head, %batch] to(%buf box_stride 20480)
+        columns 128 barrier(%full) : !llvm.ptr, !llvm.ptr<3>, !llvm.ptr<3>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$expect_tx);
+  let results = (outs Fat_SharedPointer:$buffer, Fat_SharedPointer:$full);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` `expect_tx` $expect_tx attr-dict `:` type($ring)
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring,
+                                 "::mlir::Value":$iteration,
+                                 "int64_t":$expectTx)>];
+}
+
+def Fat_RingWaitOp : Fat_RingOp<"wait",
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "a consumer waits until the buffer of an iteration is full";
+  let description = [{
+    Waits for phase ⌊i / stages⌋ of full[i mod stages]: the producer's
+    copies of iteration `i` have landed, and the stage's buffer
+    (`fat.ring_buffer`) may be read.
+
+    With `if (%c) else %other[%j]` it waits for the first buffer where %c
+    holds and for `%other`'s buffer j (of another ring) where it does not,
+    without a branch: one wait on the selected barrier and parity. Tile
+    overlap waits for the pending tile's V block this way, or — when no
+    tile is pending — for the K block it has just waited for (a completed
+    phase: no wait).
+
+    ```mlir
+    fat.ring_wait %k[%i] : !fat.ring<...>
+    fat.ring_wait %v[%p] if(%pending) else %k[%i] : !fat.ring<...>, !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration, Optional<I1>:$cond,
+                   Optional<Fat_RingType>:$other_ring,
+                   Optional<I32>:$other_iteration);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]`
+    (`if` `(` $cond^ `)` `else` $other_ring `[` $other_iteration `]`)?
+    attr-dict `:` type($ring) (`,` type($other_ring)^)?
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring,
+                                 "::mlir::Value":$iteration), [{
+    build($_builder, $_state, ring, iteration, ::mlir::Value(),
+          ::mlir::Value(), ::mlir::Value());
+  }]>];
+}
+
+def Fat_RingReleaseOp : Fat_RingOp<"release",
+    [MemoryEffects<[MemRead, MemWrite]>, AttrSizedOperandSegments]> {
+  let summary = "a consumer thread is done with the buffer of an iteration";
+  let description = [{
+    Arrives on empty[i mod stages]: once all `releases` consumer threads
+    have, the producer may overwrite the stage (its `fat.ring_acquire` of
+    iteration i + stages returns). Every consumer thread runs it once per
+    iteration, after its last read of the buffer (for a wgmma read, after
+    the `fat.wgmma_wait` that retires it).
+
+    With `if (%c) else %other[%j]` it releases the first buffer where %c
+    holds and `%other`'s buffer j where it does not, without a branch (the
+    epilogue that staged O in the last V stage, or in Q for a tile without
+    key blocks, gives that buffer back).
+
+    ```mlir
+    fat.ring_release %k[%i] : !fat.ring<...>
+    fat.ring_release %v[%last] if(%has_keys) else %q[%t]
+        : !fat.ring<...>, !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration, Optional<I1>:$cond,
+                   Optional<Fat_RingType>:$other_ring,
+                   Optional<I32>:$other_iteration);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]`
+    (`if` `(` $cond^ `)` `else` $other_ring `[` $other_iteration `]`)?
+    attr-dict `:` type($ring) (`,` type($other_ring)^)?
+  }];
+  let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring,
+                                 "::mlir::Value":$iteration), [{
+    build($_builder, $_state, ring, iteration, ::mlir::Value(),
+          ::mlir::Value(), ::mlir::Value());
+  }]>];
+}
+
+def Fat_RingBufferOp : Fat_RingOp<"buffer", [Pure]> {
+  let summary = "the address of the ring's buffer of an iteration";
+  let description = [{
+    base + buffer_offset + (i mod stages) · buffer_bytes, in shared memory.
+
+    ```mlir
+    %v = fat.ring_buffer %vring[%i] : !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration);
+  let results = (outs Fat_SharedPointer:$buffer);
+  let assemblyFormat = "$ring `[` $iteration `]` attr-dict `:` type($ring)";
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring,
+                                 "::mlir::Value":$iteration)>];
 }
 
 def Fat_OperandFenceOp : Fat_Op<"operand_fence",

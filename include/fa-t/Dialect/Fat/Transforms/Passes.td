@@ -325,8 +325,10 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     Then it builds, for each loop, the kernel of that schedule: a
     `gpu.module` holding one `llvm.func` for
     sm_90a (docs/kernel-abi.md) in the pipelined form — warp
-    specialization as `fat.warp_specialize` regions, the TMA ring as
-    `fat.tma_load` tile copies and `nvvm.mbarrier.*` ops, the
+    specialization as `fat.warp_specialize` regions, shared memory as
+    the rings Q, K and V (`!fat.ring`, handed between the roles by
+    `fat.ring_acquire` / `fat.ring_wait` / `fat.ring_release`) that
+    `fat.tma_load` tile copies fill, the
     consumer on the warpgroup's `#fat.wgmma_fragment` tiles — each GEMM
     as one `fat.wgmma_async` on its shared-memory operands, the wait groups as `fat.wgmma_wait` (which
     returns the tiles the retired groups wrote: the async token), the

@@ -14,8 +14,10 @@
 //   for j: wait emptyK[s], TMA K_j ---> S_j = Q·K_jᵀ      then arrive emptyK[s]
 //          wait emptyV[s], TMA V_j ---> O += P_j·V_j      then arrive emptyV[s]
 //
-// with s = (j − j0) mod stages and the parity flipping each time s wraps.
-// K and V have barriers of their own, so K_{j+1} can land while V_j is read.
+// with s = (j − j0) mod stages and the parity flipping each time s wraps:
+// Q, K and V are rings (!fat.ring, FatKernelOps.td) that fat.ring_acquire /
+// ring_wait / ring_release hand between the roles. K and V have rings of
+// their own, so K_{j+1} can land while V_j is read.
 //
 // Persistent kernels (KernelSchedule::persistent) wrap both roles in the
 // same loop over work units u ≡ blockIdx.x (mod num-sms), a query block or,
@@ -58,30 +60,6 @@ using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
-Value AttentionKernelBuilder::barrier(Value index) {
-  Value offset =
-      add(c32(cfg.barrierOffset()), mul(index, c32(8)));
-  return buildByteOffset(b, v.smem, offset);
-}
-
-std::pair<Value, Value> AttentionKernelBuilder::ringSlot(Value kvBlock) {
-  return ringSlotOfIteration(add(v.ringBase, sub(kvBlock, v.kvLo)));
-}
-
-std::pair<Value, Value>
-AttentionKernelBuilder::ringSlotOfIteration(Value iter) {
-  Value stage = arith::RemUIOp::create(b, iter, c32(cfg.stages));
-  Value parity = arith::AndIOp::create(
-      b, arith::DivUIOp::create(b, iter, c32(cfg.stages)), c32(1));
-  return {stage, parity};
-}
-
-Value AttentionKernelBuilder::stageOffset(Value stage, bool isV) {
-  int64_t base = isV ? cfg.vOffset() : cfg.kOffset();
-  int64_t size = isV ? cfg.vStageBytes() : cfg.kStageBytes();
-  return add(c32(base), mul(stage, c32(size)));
-}
-
 void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
     LLVM::GlobalOp dynamicSmem) {
   // Align the dynamic shared memory base to 1024 bytes at run time: the
@@ -98,27 +76,34 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   v.smem = buildByteOffset(b, raw, pad);
   v.smemAddr = arith::AddIOp::create(b, rawAddr, pad);
 
-  // Thread 0 initializes the barriers: q and full*[s] expect one arrival
-  // (the producer's arrive.expect_tx) plus the TMA bytes; empty*[s] expect
-  // every consumer thread.
+  // The rings of KernelModel.h's layout, their barriers one after the
+  // other: Q (a persistent CTA's consumers give each buffer back after the
+  // tile's last S = Q·Kᵀ; otherwise it is filled once), K and V (given
+  // back by every consumer thread).
+  int64_t consumers = 128 * cfg.numConsumerWarpgroups();
+  int64_t barriers = cfg.barrierOffset();
+  auto makeRing = [&](int64_t stages, int64_t offset, int64_t bytes,
+                      int64_t releases) {
+    auto type = RingType::get(b.getContext(), stages, offset, bytes,
+                              barriers, releases);
+    barriers += type.getBarrierBytes();
+    return RingCreateOp::create(b, type, v.smem).getResult();
+  };
+  v.qRing = makeRing(cfg.qBuffers, 0, cfg.qBytes(),
+                     cfg.schedule.persistent ? consumers : 0);
+  v.kRing = makeRing(cfg.stages, cfg.kOffset(), cfg.kStageBytes(), consumers);
+  v.vRing = makeRing(cfg.stages, cfg.vOffset(), cfg.vStageBytes(), consumers);
+  assert(barriers == cfg.barrierOffset() + 8 * cfg.numBarriers() &&
+         "the rings' barriers are the layout's");
+
+  // Thread 0 initializes the barriers.
   Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (int64_t slot = 0; slot < cfg.qBuffers; ++slot)
-      buildMBarrierInit(b, qFullBarrier(c32(slot)), 1);
-    for (int64_t s = 0; s < cfg.stages; ++s) {
-      for (bool isV : {false, true}) {
-        buildMBarrierInit(b, fullBarrier(c32(s), isV), 1);
-        buildMBarrierInit(b, emptyBarrier(c32(s), isV),
-                          128 * cfg.numConsumerWarpgroups());
-      }
-    }
-    if (cfg.schedule.persistent)
-      for (int64_t slot = 0; slot < cfg.qBuffers; ++slot)
-        buildMBarrierInit(b, qEmptyBarrier(c32(slot)),
-                          128 * cfg.numConsumerWarpgroups());
+    for (Value ring : {v.qRing, v.kRing, v.vRing})
+      RingInitOp::create(b, ring);
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
   }
@@ -146,13 +131,14 @@ void AttentionKernelBuilder::buildOnesChunks() {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value idx = loop.getInductionVar();
+    // Iteration `stage` < stages of the V ring is its stage.
     Value stage = arith::DivUIOp::create(b, idx, c32(perStage));
     Value within = arith::RemUIOp::create(b, idx, c32(perStage));
-    Value offset = add(add(stageOffset(stage, /*isV=*/true),
-                           c32(cfg.vLoadBytes())),
-                       mul(within, c32(16)));
-    LLVM::StoreOp::create(b, ones, buildByteOffset(b, v.smem, offset),
-                          /*alignment=*/16);
+    Value offset = add(c32(cfg.vLoadBytes()), mul(within, c32(16)));
+    LLVM::StoreOp::create(
+        b, ones,
+        buildByteOffset(b, RingBufferOp::create(b, v.vRing, stage), offset),
+        /*alignment=*/16);
   }
   NVVM::FenceProxyOp::create(
       b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),

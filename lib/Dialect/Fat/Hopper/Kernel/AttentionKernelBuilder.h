@@ -64,6 +64,9 @@ struct KernelValues {
   Value tid, warpgroup;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
   Value smem, smemAddr;
+  // The rings (!fat.ring): Q (iteration = the tile index), K and V
+  // (iteration = ringIteration of the key block).
+  Value qRing, kRing, vRing;
   // Tile coordinates and its KV block range [kvLo, kvHi): the loops count
   // blocks (ring positions); with a hole (holeLen, a six-column kv_ranges
   // table) the physical blocks skip [holeFirst, holeFirst + holeLen), and
@@ -122,24 +125,27 @@ private:
   }
   Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
 
-  /// A shared-memory barrier pointer: 0 = q, then fullK[s], fullV[s],
-  /// emptyK[s], emptyV[s].
-  Value barrier(Value index);
-  Value ringBarrier(int64_t group, Value stage) {
-    return barrier(add(stage, c32(1 + group * cfg.stages)));
+  /// The CTA's ring iteration of key block `kvBlock` of the current tile:
+  /// the K and V rings advance by one per key block, across tiles.
+  Value ringIteration(Value kvBlock) {
+    return add(v.ringBase, sub(kvBlock, v.kvLo));
   }
-  Value fullBarrier(Value stage, bool isV) {
-    return ringBarrier(isV ? 1 : 0, stage);
+  /// The address (i64, in the shared window) of `ring`'s buffer of
+  /// iteration `i`, plus `offset` (i32) bytes, as fat.wgmma_async reads
+  /// operands. (The offset is added in i32 to the buffer's: a 64-bit
+  /// loop-invariant offset would be hoisted and held through the tile.)
+  Value ringAddress(Value ring, Value i, Value offset = {}) {
+    Value bytes = smemOffset(RingBufferOp::create(b, ring, i));
+    if (offset)
+      bytes = add(bytes, offset);
+    return arith::AddIOp::create(b, v.smemAddr, ext64(bytes));
   }
-  Value emptyBarrier(Value stage, bool isV) {
-    return ringBarrier(isV ? 3 : 2, stage);
+  /// The byte offset (i32) of shared-memory pointer `ptr` from the base.
+  Value smemOffset(Value ptr) {
+    Value addr = LLVM::PtrToIntOp::create(b, b.getI64Type(), ptr);
+    return arith::TruncIOp::create(b, b.getI32Type(),
+                                   arith::SubIOp::create(b, addr, v.smemAddr));
   }
-  /// Ring slot and phase parity of KV block `kvBlock` of the current tile,
-  /// and of the CTA's `iter`-th block.
-  std::pair<Value, Value> ringSlot(Value kvBlock);
-  std::pair<Value, Value> ringSlotOfIteration(Value iter);
-  /// Byte offset of K (or V) stage `stage` from the shared-memory base.
-  Value stageOffset(Value stage, bool isV);
 
   void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
   /// rowsum=mma: fills the constant ones chunk after every V stage.
@@ -178,37 +184,28 @@ private:
       return SmallVector<Value>{};
     });
   }
-  /// The Q buffer of the current tile (tile index mod qBuffers) and the
-  /// phase parity of its barriers (the tile's use count of that buffer).
+  /// The Q buffer of the current tile (tile index mod qBuffers), as
+  /// fat.stage_output takes it.
   Value qSlot() {
     return cfg.qBuffers == 2 ? arith::AndIOp::create(b, v.tileIndex, c32(1))
                              : c32(0);
   }
-  Value qParity() {
-    Value uses = cfg.qBuffers == 2
-                     ? arith::ShRUIOp::create(b, v.tileIndex, c32(1))
-                     : v.tileIndex;
-    return arith::AndIOp::create(b, uses, c32(1));
-  }
-  /// Q's full barrier (index 0, or 2 + 4·stages for buffer 1) and empty
-  /// barrier (persistent kernels only: 1 + 4·stages, or 3 + 4·stages).
-  Value qFullBarrier(Value slot) {
-    return barrier(mul(slot, c32(2 + 4 * cfg.stages)));
-  }
-  Value qEmptyBarrier(Value slot) {
-    return barrier(add(c32(1 + 4 * cfg.stages), mul(slot, c32(2))));
-  }
   /// Whether the current tile has key blocks (kvLo < kvHi), and the ring
-  /// stage of its last one (meaningless without).
+  /// iteration of its last one (meaningless without).
   Value hasKeyBlocks() {
     return cmp(arith::CmpIPredicate::slt, v.kvLo, v.kvHi);
   }
-  Value lastKeyStage() { return ringSlot(sub(v.kvHi, c32(1))).first; }
+  Value lastKeyIteration() { return ringIteration(sub(v.kvHi, c32(1))); }
   /// Persistent kernels: every consumer thread releases its tile's Q buffer
   /// after the tile's last S = Q·Kᵀ — unless the epilogue of this path
   /// stages O in it (`stagedInQ`); then buildReleaseStaging does, after the
   /// epilogue.
   void buildReleaseQ(bool stagedInQ);
+  /// The tile index for releasing its Q buffer, behind a fat.operand_fence:
+  /// Q's full and empty barriers share the address base + 8·slot, and
+  /// without the fence LLVM would keep the tile start's 64-bit address
+  /// live through the tile for the release (perf log run 108).
+  Value qReleaseIteration();
   /// After a staged epilogue: the staging area goes back to the producer
   /// (Q, or with stageOInV the last V stage, or Q for a tile without keys).
   void buildReleaseStaging();
@@ -217,9 +214,10 @@ private:
   void buildConsumer();
   void buildConsumerTile();
 
-  /// Issues S = Q·K_sᵀ for this warpgroup's 64 rows (one fat.wgmma_async,
-  /// a commit group); the caller waits. S is an f32 fragment tile.
-  Value buildQK(Value consumer, Value stage);
+  /// Issues S = Q·Kᵀ for this warpgroup's 64 rows, K the ring's buffer of
+  /// iteration `iter` (one fat.wgmma_async, a commit group); the caller
+  /// waits. S is an f32 fragment tile.
+  Value buildQK(Value consumer, Value iter);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
   /// kvBlock).
@@ -231,11 +229,11 @@ private:
   /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
   /// block kvBlock).
   Value buildModifications(Value s, Value kvBlock, Value wgRow, bool full);
-  /// Issues O += P·V_s with P the 16-bit tile in registers (one
-  /// fat.wgmma_async, a commit group); the caller waits. With
-  /// `accumulate` (i32) zero at run time the result is P·V_s alone (O's
-  /// values are ignored).
-  Value buildPV(Value o, Value p, Value stage, Value accumulate = {});
+  /// Issues O += P·V with P the 16-bit tile in registers, V the ring's
+  /// buffer of iteration `iter` (one fat.wgmma_async, a commit group); the
+  /// caller waits. With `accumulate` (i32) zero at run time the result is
+  /// P·V alone (O's values are ignored).
+  Value buildPV(Value o, Value p, Value iter, Value accumulate = {});
   /// The online-softmax step on the scores of one block: turns `s` into P
   /// (f32), returns the row vectors m' and l' and α (fat.rescale reads it).
   struct SoftmaxStep {
@@ -280,7 +278,7 @@ private:
   /// After the wait for S_j: release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
   /// that it lies in the warpgroup's full key range (no mask region).
-  SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value stage,
+  SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value iter,
                              Value wgRow, Value mOld, Value lOld,
                              bool mayMask = true, bool full = false);
   /// The first key block from which every block may need a mask (the
@@ -318,10 +316,10 @@ private:
   void buildDrainPending(Value consumer, Value ringPosition,
                          ValueRange pending);
   /// The pending tile's V block from the CTA's ring position (blocks
-  /// issued so far): whether there is one (position > 0), its stage (0
-  /// when there is none: the P = 0 product reads any stage) and parity.
+  /// issued so far): whether there is one (position > 0) and its ring
+  /// iteration (0 when there is none: the P = 0 product reads any stage).
   struct PendingSlot {
-    Value isPending, stage, parity;
+    Value isPending, iteration;
   };
   PendingSlot buildPendingSlot(Value ringPosition);
   void buildStorePending(Value consumer, const PendingSlot &slot, Value o,

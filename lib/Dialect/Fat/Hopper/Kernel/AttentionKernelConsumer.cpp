@@ -40,7 +40,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
 
-  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
+  RingWaitOp::create(b, v.qRing, v.tileIndex);
   SmallVector<Value> results = cfg.schedule.overlap
                                    ? buildOverlappedLoop(consumer, wgRow)
                                    : buildPlainLoop(consumer, wgRow);
@@ -131,17 +131,17 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   Value kvBlock = loop.getInductionVar();
   ValueRange carried = loop.getRegionIterArgs();
   Value o = carried[0];
-  auto [stage, parity] = ringSlot(kvBlock);
+  Value iter = ringIteration(kvBlock);
 
-  buildMBarrierWait(b, fullBarrier(stage, false), parity);
-  Value s = buildWgmmaWait(b, 0, buildQK(consumer, stage))[0];
+  RingWaitOp::create(b, v.kRing, iter);
+  Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter))[0];
   SoftmaxStep step =
-      buildScoresToP(s, kvBlock, stage, wgRow, carried[1], carried[2]);
+      buildScoresToP(s, kvBlock, iter, wgRow, carried[1], carried[2]);
   buildRescale(o, step);
   Value p = buildPackP(s);
-  buildMBarrierWait(b, fullBarrier(stage, true), parity);
-  o = buildWgmmaWait(b, 0, buildPV(o, p, stage))[0];
-  buildMBarrierArrive(b, emptyBarrier(stage, true));
+  RingWaitOp::create(b, v.vRing, iter);
+  o = buildWgmmaWait(b, 0, buildPV(o, p, iter))[0];
+  RingReleaseOp::create(b, v.vRing, iter);
   scf::YieldOp::create(b, ValueRange{o, step.m, step.l});
   b.setInsertionPointAfter(loop);
   buildReleaseQ(/*stagedInQ=*/cfg.stageO);
@@ -171,13 +171,13 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
     buildOpenGame(consumer);
 
   // Prologue, block kvLo: S_0 and its softmax.
-  auto [firstStage, firstParity] = ringSlot(v.kvLo);
-  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
+  Value firstIter = ringIteration(v.kvLo);
+  RingWaitOp::create(b, v.kRing, firstIter);
   buildTurnBegin(consumer);
-  Value s = buildQK(consumer, firstStage);
+  Value s = buildQK(consumer, firstIter);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   s = buildWgmmaWait(b, 0, s)[0];
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow, empty[1],
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstIter, wgRow, empty[1],
                                      empty[2]);
   SmallVector<Value> init{empty[0], first.m, first.l, buildPackP(s)};
 
@@ -188,15 +188,15 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // Every S of the tile is done: Q may be overwritten (persistent).
   buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
   // Drain: O += P_last·V_last.
-  auto [lastStage, lastParity] = ringSlot(sub(v.kvHi, c32(1)));
-  buildMBarrierWait(b, fullBarrier(lastStage, true), lastParity);
+  Value lastIter = lastKeyIteration();
+  RingWaitOp::create(b, v.vRing, lastIter);
   buildTurnBegin(consumer);
-  Value o = buildPV(last[0], last[3], lastStage);
+  Value o = buildPV(last[0], last[3], lastIter);
   buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
   o = buildWgmmaWait(b, 0, o)[0];
   // With stageOInV the epilogue stages O in this V stage and releases it.
   if (!cfg.stageOInV())
-    buildMBarrierArrive(b, emptyBarrier(lastStage, true));
+    RingReleaseOp::create(b, v.vRing, lastIter);
   scf::YieldOp::create(b, ValueRange{o, last[1], last[2]});
   return SmallVector<Value>(work.getResults());
 }
@@ -252,25 +252,25 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     Value kvBlock = loop.getInductionVar();
     ValueRange carried = loop.getRegionIterArgs();
     Value o = carried[0], pPrev = carried[3];
-    auto [stage, parity] = ringSlot(kvBlock);
-    auto [prevStage, prevParity] = ringSlot(sub(kvBlock, c32(1)));
+    Value iter = ringIteration(kvBlock);
+    Value prevIter = sub(iter, c32(1));
 
-    buildMBarrierWait(b, fullBarrier(stage, false), parity);
-    buildMBarrierWait(b, fullBarrier(prevStage, true), prevParity);
+    RingWaitOp::create(b, v.kRing, iter);
+    RingWaitOp::create(b, v.vRing, prevIter);
     buildTurnBegin(consumer);
-    Value s = buildQK(consumer, stage);
+    Value s = buildQK(consumer, iter);
     // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
     Value accumulate;
     if (overwriteFirst)
       accumulate = arith::ExtUIOp::create(
           b, b.getI32Type(),
           cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
-    o = buildPV(o, pPrev, prevStage, accumulate);
+    o = buildPV(o, pPrev, prevIter, accumulate);
     buildTurnEnd(consumer, /*lastTurn=*/false);
     // Groups retire in order: one left pending means S_j is ready while
     // P_{j−1}·V_{j−1} may still run under the softmax below.
     s = buildWgmmaWait(b, 1, s)[0];
-    SoftmaxStep step = buildScoresToP(s, kvBlock, stage, wgRow, carried[1],
+    SoftmaxStep step = buildScoresToP(s, kvBlock, iter, wgRow, carried[1],
                                       carried[2], mayMask, full);
     // latePVWait: P_j is packed after the wait, into registers P_{j−1}
     // leaves, and the fence keeps ptxas from lifting the wait (and with it
@@ -287,7 +287,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
     o = buildWgmmaWait(b, 0, {o, pPrev})[0];
     if (cfg.latePVWait)
       p = buildPackP(s);
-    buildMBarrierArrive(b, emptyBarrier(prevStage, true));
+    RingReleaseOp::create(b, v.vRing, prevIter);
     // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
     buildRescale(o, step);
     scf::YieldOp::create(b, ValueRange{o, step.m, step.l, p});
@@ -332,7 +332,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   // made of then need no registers through the tile.
   Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),
                    v.mBlock);
-  buildMBarrierWait(b, qFullBarrier(qSlot()), qParity());
+  RingWaitOp::create(b, v.qRing, v.tileIndex);
 
   Value hasWork = hasKeyBlocks();
   auto work = scf::IfOp::create(b, TypeRange(ValueRange(pendingVals)),
@@ -351,24 +351,20 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   scf::YieldOp::create(b, pendingVals);
 
   b.setInsertionPointToStart(work.thenBlock());
-  auto [firstStage, firstParity] = ringSlot(v.kvLo);
+  Value firstIter = ringIteration(v.kvLo);
   PendingSlot slot = buildPendingSlot(v.ringBase);
-  buildMBarrierWait(b, fullBarrier(firstStage, false), firstParity);
-  // Nothing pending: K_0's barrier, just waited for, stands in for the V
-  // barrier (the P = 0 product is never stored).
-  Value vIndex = arith::SelectOp::create(
-      b, slot.isPending, add(slot.stage, c32(1 + cfg.stages)),
-      add(firstStage, c32(1)));
-  Value vParity =
-      arith::SelectOp::create(b, slot.isPending, slot.parity, firstParity);
-  buildMBarrierWait(b, barrier(vIndex), vParity);
+  RingWaitOp::create(b, v.kRing, firstIter);
+  // Nothing pending: K_0's buffer, just waited for, stands in for the V
+  // buffer (the P = 0 product is never stored).
+  RingWaitOp::create(b, v.vRing, slot.iteration, slot.isPending, v.kRing,
+                     firstIter);
   buildTurnBegin(consumer);
-  Value s = buildQK(consumer, firstStage);
+  Value s = buildQK(consumer, firstIter);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  Value o = buildPV(pending.o, pending.p, slot.stage, accumulate);
+  Value o = buildPV(pending.o, pending.p, slot.iteration, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   s = buildWgmmaWait(b, 1, s)[0];
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstStage, wgRow, empty[1],
+  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstIter, wgRow, empty[1],
                                      empty[2]);
   // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
   if (cfg.latePVWait)
@@ -417,10 +413,11 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
 AttentionKernelBuilder::PendingSlot
 AttentionKernelBuilder::buildPendingSlot(Value ringPosition) {
   Value isPending = cmp(arith::CmpIPredicate::ugt, ringPosition, c32(0));
-  auto [stage, parity] = ringSlotOfIteration(sub(ringPosition, c32(1)));
-  return {isPending, arith::SelectOp::create(b, isPending, stage, c32(0)),
-          parity};
+  return {isPending,
+          arith::SelectOp::create(b, isPending, sub(ringPosition, c32(1)),
+                                  c32(0))};
 }
+
 
 void AttentionKernelBuilder::buildStorePending(Value consumer,
                                                const PendingSlot &slot,
@@ -431,7 +428,7 @@ void AttentionKernelBuilder::buildStorePending(Value consumer,
   tagStage(store, "epilogue");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(store.thenBlock()->getTerminator());
-  buildMBarrierArrive(b, emptyBarrier(slot.stage, true));
+  RingReleaseOp::create(b, v.vRing, slot.iteration);
   Value tile = arith::AndIOp::create(b, pending.id, c32(0x7fffffff));
   Value rest = arith::DivUIOp::create(b, tile, v.numM);
   Value heads = c32(cfg.numHeadsQ);
@@ -456,11 +453,11 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
     auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(wait.thenBlock()->getTerminator());
-    buildMBarrierWait(b, fullBarrier(slot.stage, true), slot.parity);
+    RingWaitOp::create(b, v.vRing, slot.iteration);
   }
   buildTurnBegin(consumer);
   Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  Value o = buildPV(pending.o, pending.p, slot.stage, accumulate);
+  Value o = buildPV(pending.o, pending.p, slot.iteration, accumulate);
   buildTurnEnd(consumer, /*lastTurn=*/false);
   o = buildWgmmaWait(b, 0, o)[0];
   buildStorePending(consumer, slot, o, pending);

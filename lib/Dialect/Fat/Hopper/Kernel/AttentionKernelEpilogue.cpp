@@ -36,7 +36,8 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
     Value vOffset, hasKeys;
     DenseI64ArrayAttr barrier;
     if (cfg.stageOInV()) {
-      vOffset = stageOffset(lastKeyStage(), /*isV=*/true);
+      vOffset = smemOffset(RingBufferOp::create(b, v.vRing,
+                                                lastKeyIteration()));
       hasKeys = hasKeyBlocks();
       barrier = b.getDenseI64ArrayAttr(
           {kEpilogueBarrier, 128 * cfg.numConsumerWarpgroups()});

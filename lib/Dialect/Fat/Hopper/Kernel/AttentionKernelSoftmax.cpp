@@ -42,25 +42,20 @@ Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a,
       aType.getElementType());
 }
 
-Value AttentionKernelBuilder::buildQK(Value consumer, Value stage) {
-  // Q: this warpgroup's rows of the [blockM][64] boxes of its buffer; K:
-  // the [blockN][64] boxes of the stage.
-  Value qAddr = arith::AddIOp::create(
-      b, v.smemAddr,
-      ext64(add(mul(qSlot(), c32(cfg.qBytes())), mul(consumer, c32(64 * 128)))));
-  Value kAddr =
-      arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, false)));
-  return moveGemm(cfg.scoreGemm, qAddr, kAddr,
+Value AttentionKernelBuilder::buildQK(Value consumer, Value iter) {
+  // Q: this warpgroup's rows of the [blockM][64] boxes of the tile's
+  // buffer; K: the [blockN][64] boxes of the stage.
+  Value qAddr =
+      ringAddress(v.qRing, v.tileIndex, mul(consumer, c32(64 * 128)));
+  return moveGemm(cfg.scoreGemm, qAddr, ringAddress(v.kRing, iter),
                   {cfg.blockM * 128, cfg.blockN * 128});
 }
 
-Value AttentionKernelBuilder::buildPV(Value o, Value p, Value stage,
+Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,
                                      Value accumulate) {
-  // V_s: box c holds columns [64c, 64c+64) of the blockN key rows.
-  Value vAddr =
-      arith::AddIOp::create(b, v.smemAddr, ext64(stageOffset(stage, true)));
-  return moveGemm(cfg.outputGemm, p, vAddr, {cfg.blockN * 128}, o,
-                  accumulate);
+  // V: box c holds columns [64c, 64c+64) of the blockN key rows.
+  return moveGemm(cfg.outputGemm, p, ringAddress(v.vRing, iter),
+                  {cfg.blockN * 128}, o, accumulate);
 }
 
 Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
@@ -243,12 +238,12 @@ AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
 }
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
-    Value &s, Value kvBlock, Value stage, Value wgRow, Value mOld, Value lOld,
+    Value &s, Value kvBlock, Value iter, Value wgRow, Value mOld, Value lOld,
     bool mayMask, bool full) {
   // S_j is complete (the caller's fat.wgmma_wait returned it): release
   // K_j — every consumer thread's reads of it are done — then mask and run
   // the online softmax.
-  buildMBarrierArrive(b, emptyBarrier(stage, /*isV=*/false));
+  RingReleaseOp::create(b, v.kRing, iter);
   kvBlock = keyBlock(kvBlock);
   s = buildModifications(s, kvBlock, wgRow, full);
   if (mayMask)

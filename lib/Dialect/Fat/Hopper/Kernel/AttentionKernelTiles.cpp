@@ -233,20 +233,26 @@ std::pair<Value, Value> AttentionKernelBuilder::buildFullKeyBlocks(Value wgRow) 
   return {blocks.getFirstBlock(), blocks.getEndBlock()};
 }
 
+Value AttentionKernelBuilder::qReleaseIteration() {
+  return buildFenceOperands(b, v.tileIndex)[0];
+}
+
 void AttentionKernelBuilder::buildReleaseQ(bool stagedInQ) {
   if (cfg.schedule.persistent && !stagedInQ)
-    buildMBarrierArrive(b, qEmptyBarrier(qSlot()));
+    RingReleaseOp::create(b, v.qRing, qReleaseIteration());
 }
 
 void AttentionKernelBuilder::buildReleaseStaging() {
   if (!cfg.stageO || !cfg.schedule.persistent)
     return;
-  Value bar = qEmptyBarrier(qSlot());
-  if (cfg.stageOInV())
-    bar = arith::SelectOp::create(b, hasKeyBlocks(),
-                                  emptyBarrier(lastKeyStage(), /*isV=*/true),
-                                  bar);
-  buildMBarrierArrive(b, bar);
+  if (!cfg.stageOInV()) {
+    RingReleaseOp::create(b, v.qRing, qReleaseIteration());
+    return;
+  }
+  // O was staged in the last V stage, or in Q for a tile without keys.
+  Value t = qReleaseIteration();
+  RingReleaseOp::create(b, v.vRing, lastKeyIteration(), hasKeyBlocks(),
+                        v.qRing, t);
 }
 
 void AttentionKernelBuilder::buildProducer() {
@@ -265,40 +271,29 @@ void AttentionKernelBuilder::buildProducer() {
 void AttentionKernelBuilder::buildProducerTile() {
   // Q: D/64 boxes of [blockM rows][64 columns], once per tile, into the
   // tile's Q buffer. A persistent CTA first waits for the consumers to
-  // release that buffer's previous tile (parity 1 on its first use: a fresh
-  // barrier reports it complete); with two buffers that is tile t − 2,
-  // released while tile t − 1 ran, so Q(t) loads while the consumers still
-  // work on tile t − 1.
-  Value slot = qSlot();
-  Value qBar = qFullBarrier(slot);
-  if (cfg.schedule.persistent)
-    buildMBarrierWait(b, qEmptyBarrier(slot),
-                      arith::XOrIOp::create(b, qParity(), c32(1)));
-  buildMBarrierArriveExpectTx(b, qBar, cfg.qBytes());
-  Value qBase = buildByteOffset(b, v.smem, mul(slot, c32(cfg.qBytes())));
+  // release that buffer's previous tile; with two buffers that is tile
+  // t − 2, released while tile t − 1 ran, so Q(t) loads while the consumers
+  // still work on tile t − 1.
+  auto q = RingAcquireOp::create(b, v.qRing, v.tileIndex, cfg.qBytes());
   TmaLoadOp::create(b, v.qMap, ValueRange{v.rowFirst, v.head, v.batch},
-                    qBase, cfg.blockM * 128, cfg.headDim, qBar);
+                    q.getBuffer(), cfg.blockM * 128, cfg.headDim,
+                    q.getFull());
 
-  // K_j and V_j into stage s once the consumers released it (each on its
-  // own barriers). The first pass over the ring waits on parity 1, which a
-  // fresh barrier reports complete.
+  // K_j and V_j into their rings' stage once the consumers released it.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
   tagStage(loop, "load");
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value kvBlock = loop.getInductionVar();
-  auto [stage, parity] = ringSlot(kvBlock);
+  Value iter = ringIteration(kvBlock);
   Value kvRow = mul(keyBlock(kvBlock), c32(cfg.blockN));
   for (bool isV : {false, true}) {
-    buildMBarrierWait(b, emptyBarrier(stage, isV),
-                      arith::XOrIOp::create(b, parity, c32(1)));
-    Value full = fullBarrier(stage, isV);
-    buildMBarrierArriveExpectTx(b, full,
-                                isV ? cfg.vLoadBytes() : cfg.kStageBytes());
-    Value base = buildByteOffset(b, v.smem, stageOffset(stage, isV));
+    auto slot = RingAcquireOp::create(b, isV ? v.vRing : v.kRing, iter,
+                                      isV ? cfg.vLoadBytes()
+                                          : cfg.kStageBytes());
     TmaLoadOp::create(b, isV ? v.vMap : v.kMap,
-                      ValueRange{kvRow, v.kvHead, v.batch}, base,
+                      ValueRange{kvRow, v.kvHead, v.batch}, slot.getBuffer(),
                       cfg.blockN * 128, isV ? cfg.headDimV : cfg.headDim,
-                      full);
+                      slot.getFull());
   }
 }
