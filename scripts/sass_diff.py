@@ -19,9 +19,7 @@ import argparse
 import difflib
 import os
 import re
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sass_profile  # noqa: E402
@@ -39,13 +37,8 @@ def normalize(ins):
 
 def compile_sass(ptx, ptxas, cuobjdump):
     """(instructions, spill bytes) of one PTX file."""
-    with tempfile.TemporaryDirectory() as tmp:
-        cubin = os.path.join(tmp, "k.cubin")
-        res = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", cubin],
-                             capture_output=True, text=True, check=True)
-        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True,
-                              text=True, check=True).stdout
-    spill = re.search(r"(\d+) bytes spill stores", res.stdout + res.stderr)
+    sass, info = sass_profile.compile_sass(ptx, ptxas, cuobjdump)
+    spill = re.search(r"(\d+) bytes spill stores", info)
     return sass_profile.parse_sass(sass), int(spill.group(1)) if spill else 0
 
 

@@ -119,14 +119,19 @@ def hot_path(ins, start, end):
     return path
 
 
-def profile(ptx, ptxas, cuobjdump):
+def compile_sass(ptx, ptxas, cuobjdump):
+    """(SASS text, ptxas -v's report) of one PTX file for sm_90a."""
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "k.cubin")
         res = subprocess.run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", cubin],
                              capture_output=True, text=True, check=True)
         sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True,
                               text=True, check=True).stdout
-    info = res.stdout + res.stderr
+    return sass, res.stdout + res.stderr
+
+
+def profile(ptx, ptxas, cuobjdump):
+    sass, info = compile_sass(ptx, ptxas, cuobjdump)
     regs = re.search(r"Used (\d+) registers", info)
     spill = re.search(r"(\d+) bytes spill stores, (\d+) bytes spill loads", info)
     ins = parse_sass(sass)

@@ -259,6 +259,21 @@ private:
   Operation *hoisted = nullptr;
 };
 
+/// The slot an op of a ring names (`%ring[%i]`), and with `if (%c) else
+/// %other[%j]` the other one (ring_wait, ring_release).
+template <typename OpTy>
+static RingSlot slotOf(ImplicitLocOpBuilder &b, OpTy op,
+                       typename OpTy::Adaptor adaptor) {
+  return RingSlot(b, op, op.getRingType(), adaptor.getRing(),
+                  adaptor.getIteration());
+}
+template <typename OpTy>
+static RingSlot otherSlotOf(ImplicitLocOpBuilder &b, OpTy op,
+                            typename OpTy::Adaptor adaptor) {
+  return RingSlot(b, op, cast<RingType>(op.getOtherRing().getType()),
+                  adaptor.getOtherRing(), adaptor.getOtherIteration());
+}
+
 /// fat.ring → its base.
 struct RingCreateLowering : OpConversionPattern<RingCreateOp> {
   using OpConversionPattern::OpConversionPattern;
@@ -299,8 +314,7 @@ struct RingAcquireLowering : OpConversionPattern<RingAcquireOp> {
   matchAndRewrite(RingAcquireOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
-                  adaptor.getIteration());
+    RingSlot slot = slotOf(b, op, adaptor);
     slot.stage();
     Value parity = slot.parity();
     Value full = slot.full();
@@ -321,14 +335,12 @@ struct RingWaitLowering : OpConversionPattern<RingWaitOp> {
   matchAndRewrite(RingWaitOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
-                  adaptor.getIteration());
+    RingSlot slot = slotOf(b, op, adaptor);
     slot.stage();
     Value parity = slot.parity();
     Value full = slot.full();
     if (Value cond = adaptor.getCond()) {
-      RingSlot other(b, op, cast<RingType>(op.getOtherRing().getType()),
-                     adaptor.getOtherRing(), adaptor.getOtherIteration());
+      RingSlot other = otherSlotOf(b, op, adaptor);
       other.stage();
       parity = arith::SelectOp::create(b, cond, parity, other.parity());
       full = LLVM::SelectOp::create(b, cond, full, other.full());
@@ -347,12 +359,10 @@ struct RingReleaseLowering : OpConversionPattern<RingReleaseOp> {
   matchAndRewrite(RingReleaseOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
-                  adaptor.getIteration());
+    RingSlot slot = slotOf(b, op, adaptor);
     Value empty = slot.empty();
     if (Value cond = adaptor.getCond()) {
-      RingSlot other(b, op, cast<RingType>(op.getOtherRing().getType()),
-                     adaptor.getOtherRing(), adaptor.getOtherIteration());
+      RingSlot other = otherSlotOf(b, op, adaptor);
       empty = LLVM::SelectOp::create(b, cond, empty, other.empty());
     }
     buildMBarrierArrive(b, empty);
@@ -368,8 +378,7 @@ struct RingBufferLowering : OpConversionPattern<RingBufferOp> {
   matchAndRewrite(RingBufferOp op, OpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    RingSlot slot(b, op, op.getRingType(), adaptor.getRing(),
-                  adaptor.getIteration());
+    RingSlot slot = slotOf(b, op, adaptor);
     rewriter.replaceOp(op, slot.buffer());
     return success();
   }
