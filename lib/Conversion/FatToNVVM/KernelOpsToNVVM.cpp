@@ -203,6 +203,9 @@ public:
     return slot;
   }
 
+  /// The ops call stage() before parity() where both are needed: the
+  /// order the kernels were measured with (perf log runs 107–109; ptxas
+  /// schedules the main loop from it).
   Value stage() {
     if (!stageValue)
       stageValue = atIteration(
