@@ -231,16 +231,23 @@ public:
     Value s = stage();
     return address(ring.getBufferOffset(), ring.getBufferBytes(), s);
   }
+  /// buffer() as a byte offset (i32) from the base.
+  Value bufferOffset() {
+    Value s = stage();
+    return offset(ring.getBufferOffset(), ring.getBufferBytes(), s);
+  }
 
 private:
   Value stages() { return i32Const(b, ring.getStages()); }
-  /// base + offset + stride · index (index: i32).
+  /// offset + stride · index (i32).
+  Value offset(int64_t offset, int64_t stride, Value index) {
+    return arith::AddIOp::create(
+        b, i32Const(b, offset),
+        arith::MulIOp::create(b, index, i32Const(b, stride)));
+  }
+  /// base + offset + stride · index.
   Value address(int64_t offset, int64_t stride, Value index) {
-    return buildByteOffset(
-        b, base,
-        arith::AddIOp::create(
-            b, i32Const(b, offset),
-            arith::MulIOp::create(b, index, i32Const(b, stride))));
+    return buildByteOffset(b, base, this->offset(offset, stride, index));
   }
   /// `build()` after the iteration's definition (and what was built there
   /// before) when it is in the op's block, else at the op.
@@ -811,21 +818,23 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
     Block *home = op->getBlock();
     SmallVector<Value> o(adaptor.getOutput());
     SmallVector<Value> os = flatten(adaptor.getOStrides());
-    Value oPtr = adaptor.getOPtr().front(), smem = adaptor.getSmem().front();
+    Value oPtr = adaptor.getOPtr().front(), smem = adaptor.getQRing().front();
     Value numRows = adaptor.getNumRows().front();
     Value batch = adaptor.getBatch().front(), head = adaptor.getHead().front();
     int64_t dv = cast<RankedTensorType>(op.getOutput().getType()).getDimSize(1);
     int64_t cols = op.getColumns();
     int64_t pitch = 2 * cols, chunksPerRow = cols / 8;
     int64_t regionBytes = 16 * pitch;
+    auto qRing = cast<RingType>(op.getQRing().getType());
+    RingSlot q(b, op, qRing, smem, adaptor.getQIteration().front());
+    Value qStage = q.stage();
     Value rowBase = e.threadRowAt(adaptor.getRow().front());
     Value tid0 = NVVM::ThreadIdXOp::create(b, b.getI32Type());
-    // The addresses below depend only on the thread (and the Q slot): LLVM
-    // would hoist their parts to the top of the kernel and keep them live
-    // through the main loop (36…80 bytes of spills at D = 256). Opaque
+    // The addresses below depend only on the thread (and the Q stage):
+    // LLVM would hoist their parts to the top of the kernel and keep them
+    // live through the main loop (36…80 bytes of spills at D = 256). Opaque
     // copies of the thread's indices keep them here.
-    SmallVector<Value> ids =
-        buildFenceOperands(b, {tid0, adaptor.getQSlot().front()});
+    SmallVector<Value> ids = buildFenceOperands(b, {tid0, qStage});
     Value tid = ids[0];
     Value lane = e.remu(tid, 32);
     Value warp = e.remu(e.divu(tid, 32), 4);
@@ -834,11 +843,15 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
     Value box = e.divu(linear, 8192);
     Value within = e.remu(linear, 8192);
     Value warpOffset = e.add(
-        e.add(e.mul(ids[1], e.c32(op.getQBytes())),
+        e.add(e.add(e.c32(qRing.getBufferOffset()),
+                    e.mul(ids[1], e.c32(qRing.getBufferBytes()))),
               e.mul(box, e.c32(op.getQBoxStride()))),
         e.add(e.mul(consumer, e.c32(64 * 128)), within));
-    if (!adaptor.getVOffset().empty()) {
-      Value inV = e.add(adaptor.getVOffset().front(),
+    if (op.getVRing()) {
+      RingSlot v(b, op, cast<RingType>(op.getVRing().getType()),
+                 adaptor.getVRing().front(),
+                 adaptor.getVIteration().front());
+      Value inV = e.add(v.bufferOffset(),
                         e.mul(e.add(e.mul(consumer, e.c32(4)), warp),
                               e.c32(regionBytes)));
       warpOffset = arith::SelectOp::create(b, adaptor.getHasKeys().front(),

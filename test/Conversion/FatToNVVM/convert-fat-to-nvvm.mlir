@@ -62,11 +62,11 @@
 // PIPE:              fat.wgmma_wait pending(0) (%{{[0-9]+}}, %[[PREV]]) : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>
 // The epilogue is tile ops too: fat.finalize of O, l (the quad's shares
 // of the vector row sum) and m with the kernel's run-time c, then O
-// staged through the tile's Q buffer (slot 0: one Q buffer) to O's rows
+// staged through the tile's Q buffer (iteration 0: one tile) to O's rows
 // from the warpgroup's first row; no cast to registers is left.
 // PIPE-NOT:        unrealized_conversion_cast
 // PIPE:            %[[OUT:[a-z0-9_]+]], %{{[a-z0-9_]+}} = fat.finalize %{{[0-9]+}}#0, %{{[0-9]+}}#2, %{{[0-9]+}}#1 exp2_scale %{{.+}} : tensor<64x128xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment<partial>>, tensor<64xf32, #fat.wgmma_fragment> -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
-// PIPE:            fat.stage_output %[[OUT]] : tensor<64x128xbf16, #fat.wgmma_fragment> to %[[OPTR:arg3]] : !llvm.ptr<1> strides(%arg4, %arg5, %arg6) through %{{[0-9]+}} : !llvm.ptr<3> q(%c0_i32{{[_0-9]*}}) rows(%{{[0-9]+}}, %arg7) batch(%{{[0-9]+}}) head(%{{[0-9]+}}) {columns = 128 : i64, q_box_stride = 16384 : i64, q_bytes = 32768 : i64}
+// PIPE:            fat.stage_output %[[OUT]] : tensor<64x128xbf16, #fat.wgmma_fragment> to %[[OPTR:arg3]] : !llvm.ptr<1> strides(%arg4, %arg5, %arg6) through %[[Q]][%c0_i32{{[_0-9]*}}] : ![[QR]] rows(%{{[0-9]+}}, %arg7) batch(%{{[0-9]+}}) head(%{{[0-9]+}}) {columns = 128 : i64, q_box_stride = 16384 : i64}
 // PIPE:          llvm.return
 // convert-fat-to-nvvm lowers each of those ops, one pattern each: the
 // split becomes a branch on warpgroup 0 with setmaxnreg on each side, the

@@ -5,6 +5,8 @@
 // per-register forms move next to the stores that read them.
 
 #frag = #fat.wgmma_fragment
+!qring = !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 32768, barrier_offset = 180224, releases = 256>
+!vring = !fat.ring<stages = 2, buffer_offset = 65536, buffer_bytes = 40960, barrier_offset = 180256, releases = 256>
 
 gpu.module @k {
 
@@ -117,15 +119,17 @@ func.func @store_lse(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %o4: f32, %o5: f32,
   return
 }
 
-// fat.stage_output, R = 64 columns of a 64-column tile (one round): the
-// thread's indices through opaque copies; warp w's region at
-// slot·q_bytes + ⌊w·2048 / 8192⌋·q_box_stride + 8192·k + (w·2048 mod 8192)
+// fat.stage_output, R = 64 columns of a 64-column tile (one round), in the
+// Q buffer of iteration t (two stages of 32768 bytes): stage t mod 2 and
+// the thread's indices through opaque copies; warp w's region at
+// stage·32768 + ⌊w·2048 / 8192⌋·q_box_stride + 8192·k + (w·2048 mod 8192)
 // with k = ⌊tid/128⌋ − 1; four stmatrix .x4 (pairs 2i..2i+3 each: chunk
 // pairs of rows g and g + 8), a warp sync, then 16 rows read back four per
 // load (8 lanes per 128-byte row), each stored if its row is < n; a proxy
 // fence last.
 // CHECK-LABEL: func.func @stage
-// CHECK-SAME:    (%[[X0:[a-z0-9]+]]: i32, %[[X1:[a-z0-9]+]]: i32, %[[X2:[a-z0-9]+]]: i32, %[[X3:[a-z0-9]+]]: i32, %{{.+}}: i32, %[[OP:[a-z0-9]+]]: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[SS:[a-z0-9]+]]: i64, %[[SMEM:[a-z0-9]+]]: !llvm.ptr<3>, %[[SLOT:[a-z0-9]+]]: i32, %[[ROW:[a-z0-9]+]]: i32, %[[N:[a-z0-9]+]]: i32,
+// CHECK-SAME:    (%[[X0:[a-z0-9]+]]: i32, %[[X1:[a-z0-9]+]]: i32, %[[X2:[a-z0-9]+]]: i32, %[[X3:[a-z0-9]+]]: i32, %{{.+}}: i32, %[[OP:[a-z0-9]+]]: !llvm.ptr<1>, %{{[a-z0-9]+}}: i64, %{{[a-z0-9]+}}: i64, %[[SS:[a-z0-9]+]]: i64, %[[SMEM:[a-z0-9]+]]: !llvm.ptr<3>, %[[T:[a-z0-9]+]]: i32, %[[ROW:[a-z0-9]+]]: i32, %[[N:[a-z0-9]+]]: i32,
+// CHECK:         %[[SLOT:[0-9]+]] = arith.remui %[[T]], %c2_i32 : i32
 // CHECK:         %[[FT:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %{{[0-9]+}} : (i32) -> i32
 // CHECK-NEXT:    %[[FS:[0-9]+]] = llvm.inline_asm has_side_effects asm_dialect = att "", "=r,0" %[[SLOT]] : (i32) -> i32
 // CHECK:         %[[LIN:[0-9]+]] = arith.muli %{{[0-9]+}}, %c2048_i32 : i32
@@ -150,23 +154,28 @@ func.func @stage(%x0: i32, %x1: i32, %x2: i32, %x3: i32, %x4: i32, %x5: i32,
                  %x6: i32, %x7: i32, %x8: i32, %x9: i32, %x10: i32, %x11: i32,
                  %x12: i32, %x13: i32, %x14: i32, %x15: i32,
                  %optr: !llvm.ptr<1>, %sb: i64, %sh: i64, %ss: i64,
-                 %smem: !llvm.ptr<3>, %slot: i32, %row: i32, %n: i32,
+                 %smem: !llvm.ptr<3>, %t: i32, %row: i32, %n: i32,
                  %b: i32, %h: i32) {
   %o = builtin.unrealized_conversion_cast %x0, %x1, %x2, %x3, %x4, %x5, %x6,
       %x7, %x8, %x9, %x10, %x11, %x12, %x13, %x14, %x15
       : i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32,
         i32, i32 to tensor<64x64xbf16, #frag>
+  %q = fat.ring %smem : !qring
   fat.stage_output %o : tensor<64x64xbf16, #frag> to %optr : !llvm.ptr<1>
-      strides(%sb, %sh, %ss) through %smem : !llvm.ptr<3> q(%slot)
+      strides(%sb, %sh, %ss) through %q[%t] : !qring
       rows(%row, %n) batch(%b) head(%h)
-      {columns = 64 : i64, q_bytes = 32768 : i64, q_box_stride = 16384 : i64}
+      {columns = 64 : i64, q_box_stride = 16384 : i64}
   return
 }
 
-// In the last V stage (one Q buffer): region v + (4k + w)·2048 where the
-// tile has key blocks, after the named barrier of all consumers.
+// In the last V buffer (iteration j: stage j mod 2 at 65536 + 40960·stage):
+// region there + (4k + w)·2048 where the tile has key blocks, else in Q;
+// after the named barrier of all consumers.
 // CHECK-LABEL: func.func @stage_in_v
-// CHECK-SAME:    %[[V:[a-z0-9]+]]: i32, %[[HAS:[a-z0-9]+]]: i1)
+// CHECK-SAME:    %[[J:[a-z0-9]+]]: i32, %[[HAS:[a-z0-9]+]]: i1)
+// CHECK:         %[[VS:[0-9]+]] = arith.remui %[[J]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:         %[[VB:[0-9]+]] = arith.muli %[[VS]], %c40960_i32 : i32
+// CHECK-NEXT:    %[[V:[0-9]+]] = arith.addi %c65536_i32, %[[VB]] : i32
 // CHECK:         %[[K4:[0-9]+]] = arith.muli %{{[0-9]+}}, %c4_i32{{[_0-9]*}} : i32
 // CHECK-NEXT:    %[[KW:[0-9]+]] = arith.addi %[[K4]], %{{[0-9]+}} : i32
 // CHECK:         %[[KB:[0-9]+]] = arith.muli %[[KW]], %c2048_i32{{[_0-9]*}} : i32
@@ -178,16 +187,18 @@ func.func @stage_in_v(%x0: i32, %x1: i32, %x2: i32, %x3: i32, %x4: i32, %x5: i32
                       %x6: i32, %x7: i32, %x8: i32, %x9: i32, %x10: i32, %x11: i32,
                       %x12: i32, %x13: i32, %x14: i32, %x15: i32,
                       %optr: !llvm.ptr<1>, %sb: i64, %sh: i64, %ss: i64,
-                      %smem: !llvm.ptr<3>, %slot: i32, %row: i32, %n: i32,
-                      %b: i32, %h: i32, %v: i32, %has: i1) {
+                      %smem: !llvm.ptr<3>, %t: i32, %row: i32, %n: i32,
+                      %b: i32, %h: i32, %j: i32, %has: i1) {
   %o = builtin.unrealized_conversion_cast %x0, %x1, %x2, %x3, %x4, %x5, %x6,
       %x7, %x8, %x9, %x10, %x11, %x12, %x13, %x14, %x15
       : i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32, i32,
         i32, i32 to tensor<64x64xbf16, #frag>
+  %q = fat.ring %smem : !qring
+  %v = fat.ring %smem : !vring
   fat.stage_output %o : tensor<64x64xbf16, #frag> to %optr : !llvm.ptr<1>
-      strides(%sb, %sh, %ss) through %smem : !llvm.ptr<3> q(%slot)
-      v(%v, %has) rows(%row, %n) batch(%b) head(%h)
-      {barrier = array<i64: 4, 256>, columns = 64 : i64, q_bytes = 32768 : i64,
+      strides(%sb, %sh, %ss) through %q[%t] : !qring or %v[%j] : !vring
+      if (%has) rows(%row, %n) batch(%b) head(%h)
+      {barrier = array<i64: 4, 256>, columns = 64 : i64,
        q_box_stride = 16384 : i64}
   return
 }

@@ -25,17 +25,13 @@
 // without key blocks stages in Q instead. Then all 256 consumer threads
 // meet at named barrier 4: every warpgroup's last P·V has read the stage.
 // CHECK:         %[[S:[0-9]+]] = arith.remui %{{[0-9]+}}, %c2_i32{{.*}} : i32
+// CHECK-NEXT:    %[[WORK:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
 // CHECK:         %[[VS:[0-9]+]] = arith.muli %[[S]], %c40960_i32 : i32
 // CHECK:         %[[VBUF:[0-9]+]] = arith.addi %c147456_i32{{.*}}, %[[VS]] : i32
-// CHECK-NEXT:    %[[VP:[0-9]+]] = llvm.getelementptr %{{[0-9]+}}[%[[VBUF]]]
-// CHECK-NEXT:    %[[VA:[0-9]+]] = llvm.ptrtoint %[[VP]]
-// CHECK-NEXT:    %[[VOFF:[0-9]+]] = arith.subi %[[VA]], %{{[0-9]+}} : i64
-// CHECK-NEXT:    %[[VBASE:[0-9]+]] = arith.trunci %[[VOFF]] : i64 to i32
-// CHECK:         %[[WORK:[0-9]+]] = arith.cmpi slt, %{{.+}}, %{{.+}} : i32
 // CHECK:         %[[K4:[0-9]+]] = arith.muli %{{[0-9]+}}, %c4_i32{{.*}} : i32
 // CHECK-NEXT:    %[[KW:[0-9]+]] = arith.addi %[[K4]], %{{[0-9]+}} : i32
 // CHECK:         %[[REGION:[0-9]+]] = arith.muli %[[KW]], %c4096_i32{{.*}} : i32
-// CHECK-NEXT:    %[[INV:[0-9]+]] = arith.addi %[[VBASE]], %[[REGION]] : i32
+// CHECK-NEXT:    %[[INV:[0-9]+]] = arith.addi %[[VBUF]], %[[REGION]] : i32
 // CHECK-NEXT:    %[[OFF:[0-9]+]] = arith.select %[[WORK]], %[[INV]], %{{[0-9]+}} : i32
 // CHECK:         nvvm.barrier id = %c4_i32{{.*}} number_of_threads = %c256_i32
 // Round 1: columns 0..127 (8 stmatrix.x4), read back and stored; round 2

@@ -8,7 +8,7 @@
 // option). D = 128 tuned for 1k keys: two Q buffers, 128-key blocks, O
 // staged. Warp w of consumer c (from an opaque copy of the thread id, so
 // LLVM cannot hoist the addresses into the main loop) stages its 16 rows
-// at Q slot·32768 + box·16384 (box = w·4096 / 8192, two 8 KB boxes of the
+// at Q stage·32768 + box·16384 (box = w·4096 / 8192, two 8 KB boxes of the
 // warpgroup's 64 rows) + c·8192 + w·4096 mod 8192.
 // STAGED-LABEL:  llvm.func @fat_attention_fwd_bf16_d128_h8_8_bhsd_m128n128s2q2_opt132(
 // STAGED-SAME:     %[[OPTR:arg3]]: !llvm.ptr<1>, %[[SB:arg4]]: i64, %[[SH:arg5]]: i64, %[[SS:arg6]]: i64, %[[SQ:arg7]]: i32
@@ -18,7 +18,8 @@
 // STAGED:          %[[LINEAR:[0-9]+]] = arith.muli %[[WARP:[0-9]+]], %c4096_i32 : i32
 // STAGED:          %[[BOX:[0-9]+]] = arith.divui %[[LINEAR]], %c8192_i32 : i32
 // STAGED:          %[[WITHIN:[0-9]+]] = arith.remui %[[LINEAR]], %c8192_i32{{.*}} : i32
-// STAGED:          %[[SLOTOFF:[0-9]+]] = arith.muli %[[SLOT]], %c32768_i32 : i32
+// STAGED:          %[[SLOTMUL:[0-9]+]] = arith.muli %[[SLOT]], %c32768_i32 : i32
+// STAGED:          %[[SLOTOFF:[0-9]+]] = arith.addi %c0_i32{{.*}}, %[[SLOTMUL]] : i32
 // STAGED:          %[[BOXOFF:[0-9]+]] = arith.muli %[[BOX]], %c16384_i32 : i32
 // STAGED:          %[[A:[0-9]+]] = arith.addi %[[SLOTOFF]], %[[BOXOFF]] : i32
 // STAGED:          %[[CONS:[0-9]+]] = arith.muli %{{[0-9]+}}, %c8192_i32{{.*}} : i32

@@ -1038,25 +1038,33 @@ func.func @store_output_address(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %s:
 
 // -----
 
-func.func @stage_output_columns(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %m: !llvm.ptr<3>, %s: i64, %x: i32) {
+func.func @stage_output_columns(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %q: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0>, %s: i64, %x: i32) {
   // expected-error @+1 {{columns must be a power of two in [16, 256] that divides the tile's 64, got 128}}
-  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m : !llvm.ptr<3> q(%x) rows(%x, %x) batch(%x) head(%x) {columns = 128, q_bytes = 32768, q_box_stride = 16384}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> rows(%x, %x) batch(%x) head(%x) {columns = 128, q_box_stride = 8192}
   return
 }
 
 // -----
 
-func.func @stage_output_global(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %s: i64, %x: i32) {
-  // expected-error @+1 {{smem must be the shared-memory !llvm.ptr<3>, got '!llvm.ptr<1>'}}
-  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %p : !llvm.ptr<1> q(%x) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_bytes = 32768, q_box_stride = 16384}
+func.func @stage_output_not_a_ring(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %m: !llvm.ptr<3>, %s: i64, %x: i32) {
+  // expected-error @+1 {{invalid kind of type specified: expected fat.ring, but found '!llvm.ptr<3>'}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m[%x] : !llvm.ptr<3> rows(%x, %x) batch(%x) head(%x) {columns = 64, q_box_stride = 8192}
   return
 }
 
 // -----
 
-func.func @stage_output_barrier(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %m: !llvm.ptr<3>, %s: i64, %x: i32, %c: i1) {
-  // expected-error @+1 {{staging in V (v_offset) goes with barrier = [id, threads], and only with it}}
-  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %m : !llvm.ptr<3> q(%x) v(%x, %c) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_bytes = 32768, q_box_stride = 16384}
+func.func @stage_output_q_boxes(%o: tensor<64x256xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %q: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0>, %s: i64, %x: i32) {
+  // expected-error @+1 {{q_box_stride must be at least 8192 bytes and the 2 boxes of the warps' regions must lie in the Q buffer of 16384 bytes, got q_box_stride = 16384}}
+  fat.stage_output %o : tensor<64x256xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> rows(%x, %x) batch(%x) head(%x) {columns = 128, q_box_stride = 16384}
+  return
+}
+
+// -----
+
+func.func @stage_output_barrier(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %q: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0>, %s: i64, %x: i32, %c: i1) {
+  // expected-error @+1 {{staging in V (or %v[%j] if (%c)) goes with barrier = [id, threads], and only with it}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> or %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> if (%c) rows(%x, %x) batch(%x) head(%x) {columns = 64, q_box_stride = 8192}
   return
 }
 

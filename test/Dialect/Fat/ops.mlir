@@ -336,16 +336,20 @@ func.func @key_block_hole(%lo: i32, %hi: i32, %b: i32, %t: !llvm.ptr<1>) -> (i32
 }
 
 // The epilogue's stores: O and the LSE from registers, O alone through
-// shared memory (in Q, or in the last V stage behind a named barrier).
+// shared memory (in the tile's Q buffer, or in the last V buffer behind a
+// named barrier).
+!qring = !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 32768, barrier_offset = 180224, releases = 256>
+!vring = !fat.ring<stages = 2, buffer_offset = 98304, buffer_bytes = 40960, barrier_offset = 180256, releases = 256>
 // CHECK-LABEL: func.func @epilogue_stores
+// CHECK-SAME:    %[[Q:[^:]+]]: !ring{{[0-9]*}}, %[[V:[^:]+]]: !ring{{[0-9]*}}, %{{.+}}: i64, %[[X:[^:]+]]: i32, %[[HAS:[^:]+]]: i1
 // CHECK:         fat.store_output o %{{.+}} : tensor<64x64xbf16, #fat.wgmma_fragment> to %{{.+}} : !llvm.ptr<1> strides(%{{.+}}, %{{.+}}, %{{.+}}) lse %{{.+}} : tensor<64xf32, #fat.wgmma_fragment> to %{{.+}} : !llvm.ptr<1> strides(%{{.+}}, %{{.+}}) rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) head(%{{.+}})
 // CHECK-NEXT:    fat.store_output lse %{{.+}} : tensor<64xf32, #fat.wgmma_fragment> to %{{.+}} : !llvm.ptr<1> strides(%{{.+}}, %{{.+}}) rows(
-// CHECK-NEXT:    fat.stage_output %{{.+}} : tensor<64x64xbf16, #fat.wgmma_fragment> to %{{.+}} : !llvm.ptr<1> strides(%{{.+}}, %{{.+}}, %{{.+}}) through %{{.+}} : !llvm.ptr<3> q(%{{.+}}) rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) head(%{{.+}}) {columns = 32 : i64, q_box_stride = 16384 : i64, q_bytes = 32768 : i64}
-// CHECK-NEXT:    fat.stage_output %{{.+}} v(%{{.+}}, %{{.+}}) rows({{.+}} {barrier = array<i64: 4, 256>, columns = 64 : i64, q_box_stride = 16384 : i64, q_bytes = 16384 : i64}
+// CHECK-NEXT:    fat.stage_output %{{.+}} : tensor<64x64xbf16, #fat.wgmma_fragment> to %{{.+}} : !llvm.ptr<1> strides(%{{.+}}, %{{.+}}, %{{.+}}) through %[[Q]][%[[X]]] : !ring{{[0-9]*}} rows(%[[X]], %[[X]]) batch(%[[X]]) head(%[[X]]) {columns = 32 : i64, q_box_stride = 16384 : i64}
+// CHECK-NEXT:    fat.stage_output %{{.+}} through %[[Q]][%[[X]]] : !ring{{[0-9]*}} or %[[V]][%[[X]]] : !ring{{[0-9]*}} if(%[[HAS]]) rows({{.+}} {barrier = array<i64: 4, 256>, columns = 64 : i64, q_box_stride = 16384 : i64}
 func.func @epilogue_stores(%o: tensor<64x64xbf16, #fat.wgmma_fragment>,
                            %lse: tensor<64xf32, #fat.wgmma_fragment>,
-                           %p: !llvm.ptr<1>, %smem: !llvm.ptr<3>, %s: i64,
-                           %x: i32, %has: i1) {
+                           %p: !llvm.ptr<1>, %q: !qring, %v: !vring,
+                           %s: i64, %x: i32, %has: i1) {
   fat.store_output o %o : tensor<64x64xbf16, #fat.wgmma_fragment>
       to %p : !llvm.ptr<1> strides(%s, %s, %s)
       lse %lse : tensor<64xf32, #fat.wgmma_fragment> to %p : !llvm.ptr<1>
@@ -353,14 +357,12 @@ func.func @epilogue_stores(%o: tensor<64x64xbf16, #fat.wgmma_fragment>,
   fat.store_output lse %lse : tensor<64xf32, #fat.wgmma_fragment>
       to %p : !llvm.ptr<1> strides(%s, %s) rows(%x, %x) batch(%x) head(%x)
   fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment>
-      to %p : !llvm.ptr<1> strides(%s, %s, %s) through %smem : !llvm.ptr<3>
-      q(%x) rows(%x, %x) batch(%x) head(%x)
-      {columns = 32, q_bytes = 32768, q_box_stride = 16384}
+      to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !qring
+      rows(%x, %x) batch(%x) head(%x) {columns = 32, q_box_stride = 16384}
   fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment>
-      to %p : !llvm.ptr<1> strides(%s, %s, %s) through %smem : !llvm.ptr<3>
-      q(%x) v(%x, %has) rows(%x, %x) batch(%x) head(%x)
-      {barrier = array<i64: 4, 256>, columns = 64, q_bytes = 16384,
-       q_box_stride = 16384}
+      to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !qring
+      or %v[%x] : !vring if (%has) rows(%x, %x) batch(%x) head(%x)
+      {barrier = array<i64: 4, 256>, columns = 64, q_box_stride = 16384}
   return
 }
 

@@ -421,10 +421,6 @@ LogicalResult StoreOutputOp::verify() {
 LogicalResult StageOutputOp::verify() {
   if (failed(verifyOutputTile(*this, getOutput(), getOPtr(), getOStrides())))
     return failure();
-  auto smem = dyn_cast<LLVM::LLVMPointerType>(getSmem().getType());
-  if (!smem || smem.getAddressSpace() != 3)
-    return emitOpError("smem must be the shared-memory !llvm.ptr<3>, got ")
-           << getSmem().getType();
   // A warp's region (16 rows of 2R bytes = 32R) must tile an 8 KB box, and
   // a round covers whole stmatrix pairs of chunks: R a power of two in
   // [16, 256] dividing the tile's columns.
@@ -434,12 +430,19 @@ LogicalResult StageOutputOp::verify() {
     return emitOpError("columns must be a power of two in [16, 256] that "
                        "divides the tile's ")
            << cols << ", got " << r;
-  if (getQBytes() <= 0 || getQBoxStride() <= 0)
-    return emitOpError("q_bytes and q_box_stride must be positive");
+  // The four warps' regions in Q: whole boxes of 8192 bytes at the box
+  // stride, inside the buffer.
+  int64_t qBytes = cast<RingType>(getQRing().getType()).getBufferBytes();
+  int64_t boxes = llvm::divideCeil(4 * 32 * r, 8192);
+  if (getQBoxStride() < 8192 || (boxes - 1) * getQBoxStride() + 8192 > qBytes)
+    return emitOpError("q_box_stride must be at least 8192 bytes and the ")
+           << boxes << " boxes of the warps' regions must lie in the Q "
+           << "buffer of " << qBytes << " bytes, got q_box_stride = "
+           << getQBoxStride();
   std::optional<ArrayRef<int64_t>> barrier = getBarrier();
-  if (static_cast<bool>(getVOffset()) != barrier.has_value() ||
+  if (static_cast<bool>(getVRing()) != barrier.has_value() ||
       (barrier && barrier->size() != 2))
-    return emitOpError("staging in V (v_offset) goes with barrier = [id, "
-                       "threads], and only with it");
+    return emitOpError("staging in V (or %v[%j] if (%c)) goes with barrier "
+                       "= [id, threads], and only with it");
   return success();
 }

@@ -818,7 +818,7 @@ def Fat_StoreOutputOp : Fat_Op<"store_output", [AttrSizedOperandSegments]> {
 }
 
 def Fat_StageOutputOp : Fat_Op<"stage_output", [AttrSizedOperandSegments]> {
-  let summary = "stores a warpgroup's output rows through shared memory";
+  let summary = "stores a warpgroup's output rows through a ring's buffer";
   let description = [{
     The same rows of O as `fat.store_output` writes (same addressing, rows
     at or past `num_rows` skipped), in 16-byte pieces: each warp w of the
@@ -830,42 +830,53 @@ def Fat_StageOutputOp : Fat_Op<"stage_output", [AttrSizedOperandSegments]> {
     c of row ρ lies at ρ·2R + 16·(c ⊕ (ρ mod 8)) (the eight rows of an
     stmatrix tile on eight bank groups).
 
-    The regions lie in the tile's Q buffer, which its last Q·Kᵀ no longer
-    needs: with consumer index k = ⌊tid / 128⌋ − 1 (warpgroup 0 produces),
-    warp w's region starts at
+    The regions lie in a buffer that no GEMM reads any more, named as the
+    rings name them (`!fat.ring`, above). By default that is the tile's Q
+    buffer `%q[%t]`, done with after the tile's last Q·Kᵀ: with consumer
+    index k = ⌊tid / 128⌋ − 1 (warpgroup 0 produces), warp w's region
+    starts at
 
     ```
-    q_slot·q_bytes + ⌊w·32R / 8192⌋·q_box_stride + 8192·k + (w·32R mod 8192)
+    ⌊w·32R / 8192⌋·q_box_stride + 8192·k + (w·32R mod 8192)
     ```
 
-    bytes into `smem` — warpgroup k's 64 rows of the Q boxes (64 columns,
-    128 bytes per row, one box every `q_box_stride` bytes). With
-    `v_offset` (kernels with one Q buffer) the regions are instead at
-    v_offset + (4k + w)·32R, in the V stage the tile's last P·V read,
-    when `has_keys` (else Q as above), after the named barrier
-    `barrier = [id, threads]` has seen every consumer past its last P·V.
-    A `fence.proxy.async` ends the op: the producer's TMA may overwrite
-    the bytes next.
+    bytes into it — warpgroup k's 64 rows of the Q boxes (64 columns, 128
+    bytes per row, one box every `q_box_stride` bytes). With `or %v[%j]
+    if (%has_keys)` (kernels with one Q buffer) the regions are instead
+    packed, at (4k + w)·32R, into the V buffer of iteration j — the one
+    the tile's last P·V read — when `has_keys` (else Q as above), after
+    the named barrier `barrier = [id, threads]` has seen every consumer
+    past its last P·V. A `fence.proxy.async` ends the op: the producer's
+    TMA may overwrite the bytes next; giving the buffer back is the
+    caller's `fat.ring_release`.
 
     ```mlir
     fat.stage_output %o : tensor<64x128xbf16, #fat.wgmma_fragment>
         to %optr : !llvm.ptr<1> strides(%sb, %sh, %ss)
-        through %smem : !llvm.ptr<3> q(%slot)
+        through %q[%t] : !ring
         rows(%row, %seq_q) batch(%b) head(%h)
-        {columns = 64 : i64, q_box_stride = 16384 : i64, q_bytes = 32768 : i64}
+        {columns = 64 : i64, q_box_stride = 16384 : i64}
+    fat.stage_output %o : tensor<64x128xbf16, #fat.wgmma_fragment>
+        to %optr : !llvm.ptr<1> strides(%sb, %sh, %ss)
+        through %q[%t] : !ring or %v[%j] : !ring2 if (%has_keys)
+        rows(%row, %seq_q) batch(%b) head(%h)
+        {barrier = array<i64: 8, 256>, columns = 64 : i64,
+         q_box_stride = 16384 : i64}
     ```
   }];
   let arguments = (ins Fat_FragmentTile:$output, AnyType:$o_ptr,
-                   Variadic<I64>:$o_strides, AnyType:$smem, I32:$q_slot,
-                   Optional<I32>:$v_offset, Optional<I1>:$has_keys,
+                   Variadic<I64>:$o_strides, Fat_RingType:$q_ring,
+                   I32:$q_iteration, Optional<Fat_RingType>:$v_ring,
+                   Optional<I32>:$v_iteration, Optional<I1>:$has_keys,
                    I32:$row, I32:$num_rows, I32:$batch, I32:$head,
-                   I64Attr:$columns, I64Attr:$q_bytes, I64Attr:$q_box_stride,
+                   I64Attr:$columns, I64Attr:$q_box_stride,
                    OptionalAttr<DenseI64ArrayAttr>:$barrier);
   let assemblyFormat = [{
     $output `:` type($output) `to` $o_ptr `:` type($o_ptr)
-    `strides` `(` $o_strides `)` `through` $smem `:` type($smem)
-    `q` `(` $q_slot `)`
-    (`v` `(` $v_offset^ `,` $has_keys `)`)?
+    `strides` `(` $o_strides `)`
+    `through` $q_ring `[` $q_iteration `]` `:` type($q_ring)
+    (`or` $v_ring^ `[` $v_iteration `]` `:` type($v_ring)
+     `if` `(` $has_keys `)`)?
     `rows` `(` $row `,` $num_rows `)` `batch` `(` $batch `)`
     `head` `(` $head `)` attr-dict
   }];

@@ -184,12 +184,6 @@ private:
       return SmallVector<Value>{};
     });
   }
-  /// The Q buffer of the current tile (tile index mod qBuffers), as
-  /// fat.stage_output takes it.
-  Value qSlot() {
-    return cfg.qBuffers == 2 ? arith::AndIOp::create(b, v.tileIndex, c32(1))
-                             : c32(0);
-  }
   /// Whether the current tile has key blocks (kvLo < kvHi), and the ring
   /// iteration of its last one (meaningless without).
   Value hasKeyBlocks() {

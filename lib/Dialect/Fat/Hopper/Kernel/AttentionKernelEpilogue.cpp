@@ -31,22 +31,21 @@ void AttentionKernelBuilder::buildEpilogue(Value oTile, Value mTile,
   SmallVector<Value> oStrides{v.oStrideB, v.oStrideH, v.oStrideS};
   if (storeO && cfg.stageO) {
     // O through shared memory: the tile's Q buffer or, with one Q buffer,
-    // the V stage of its last key block once every consumer is past its
+    // the V buffer of its last key block once every consumer is past its
     // last P·V (a tile without key blocks keeps Q).
-    Value vOffset, hasKeys;
+    Value vRing, vIteration, hasKeys;
     DenseI64ArrayAttr barrier;
     if (cfg.stageOInV()) {
-      vOffset = smemOffset(RingBufferOp::create(b, v.vRing,
-                                                lastKeyIteration()));
+      vRing = v.vRing;
+      vIteration = lastKeyIteration();
       hasKeys = hasKeyBlocks();
       barrier = b.getDenseI64ArrayAttr(
           {kEpilogueBarrier, 128 * cfg.numConsumerWarpgroups()});
     }
     StageOutputOp::create(
-        b, fin.getOutput(), v.oPtr, oStrides, v.smem, qSlot(), vOffset,
-        hasKeys, wgRow, v.seqQ, batch, head,
+        b, fin.getOutput(), v.oPtr, oStrides, v.qRing, v.tileIndex, vRing,
+        vIteration, hasKeys, wgRow, v.seqQ, batch, head,
         b.getI64IntegerAttr(cfg.oStagingColumns()),
-        b.getI64IntegerAttr(cfg.qBytes()),
         b.getI64IntegerAttr(cfg.blockM * 128), barrier);
   }
   bool direct = storeO && !cfg.stageO;
