@@ -7,9 +7,10 @@ For each PTX file in AFTER_DIR (whose name matches REGEX) and its namesake
 in BEFORE_DIR: the spill bytes of each, the length of the steady main
 loop's hot path (scripts/sass_profile.py) and how many SASS lines differ
 in it and in the whole kernel, registers and addresses normalized (so a
-renumbering is no difference). When a change cannot keep the PTX
+renumbering is no difference), and whether the machine code is
+byte-identical (encodings and all). When a change cannot keep the PTX
 byte-identical (the codegen gate), this tells the kernels whose machine
-code is the same from those to A/B-time, and shows where ptxas's schedule
+code is the same (nothing to time) from those to A/B-time, and shows where ptxas's schedule
 moved (perf log runs 107-109: a 64-bit address held through a tile
 changed the D = 128 main loops although their PTX differed by a few
 lines elsewhere). Needs ptxas and cuobjdump as sass_profile.py does.
@@ -36,10 +37,15 @@ def normalize(ins):
 
 
 def compile_sass(ptx, ptxas, cuobjdump):
-    """(instructions, spill bytes) of one PTX file."""
+    """(instructions, spill bytes, exact SASS lines) of one PTX file."""
     sass, info = sass_profile.compile_sass(ptx, ptxas, cuobjdump)
     spill = re.search(r"(\d+) bytes spill stores", info)
-    return sass_profile.parse_sass(sass), int(spill.group(1)) if spill else 0
+    # The machine code itself, encodings included, without the dump's
+    # headers (they name the input file).
+    exact = [line.strip() for line in sass.splitlines()
+             if line.strip().startswith(("/*", "{", "}")) or "/* 0x" in line]
+    return (sass_profile.parse_sass(sass), int(spill.group(1)) if spill else 0,
+            exact)
 
 
 def changed_lines(a, b):
@@ -61,15 +67,16 @@ def main():
         return 2
     names = sorted(f for f in os.listdir(args.after)
                    if f.endswith(".ptx") and re.search(args.regex, f))
-    loops_same = whole_same = 0
+    loops_same = whole_same = exact_same = 0
     for name in names:
         before = os.path.join(args.before, name)
         if not os.path.exists(before):
             print(f"{name}: not in {args.before}")
             continue
-        ins_a, spill_a = compile_sass(before, ptxas, cuobjdump)
-        ins_b, spill_b = compile_sass(os.path.join(args.after, name), ptxas,
-                                      cuobjdump)
+        ins_a, spill_a, exact_a = compile_sass(before, ptxas, cuobjdump)
+        ins_b, spill_b, exact_b = compile_sass(os.path.join(args.after, name),
+                                               ptxas, cuobjdump)
+        exact_same += exact_a == exact_b
         loops = []
         for ins in (ins_a, ins_b):
             bounds = sass_profile.main_loop(ins)
@@ -81,9 +88,11 @@ def main():
         whole_same += whole_diff == 0
         print(f"{name}: main loop {len(loops[0])} -> {len(loops[1])} "
               f"instructions, {loop_diff} lines differ; kernel {whole_diff} "
-              f"lines differ; spills {spill_a} -> {spill_b} bytes")
+              f"lines differ; spills {spill_a} -> {spill_b} bytes"
+              + ("; machine code byte-identical" if exact_a == exact_b else ""))
     print(f"{len(names)} kernels: main loop identical in {loops_same}, "
-          f"whole kernel identical in {whole_same}")
+          f"whole kernel identical in {whole_same}, machine code "
+          f"byte-identical in {exact_same}")
     return 0
 
 
