@@ -99,7 +99,8 @@ struct ConvertFatToNVVMPass
                         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
                         StageOutputOp, RingCreateOp, RingInitOp,
                         RingAcquireOp, RingWaitOp, RingReleaseOp,
-                        RingBufferOp>();
+                        RingBufferOp, TurnsOpenOp, TurnBeginOp, TurnEndOp,
+                        TurnsCloseOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);
     TypeConverter fragments;

@@ -481,6 +481,78 @@ struct ScheduleFenceLowering : OpConversionPattern<ScheduleFenceOp> {
   }
 };
 
+/// The turn ops (ping-pong): named barrier 1 + c is consumer c's turn,
+/// 256 threads a phase (c's 128 sync, the previous consumer's 128 arrive).
+constexpr int64_t kTurnThreads = 256;
+
+/// Builds `body` on consumer `which` only (a uniform branch).
+static void onConsumer(ImplicitLocOpBuilder &b, Value consumer, int64_t which,
+                       function_ref<void()> body) {
+  auto ifOp = scf::IfOp::create(
+      b, arith::CmpIOp::create(b, arith::CmpIPredicate::eq, consumer,
+                               i32Const(b, which)),
+      /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  body();
+}
+
+/// fat.turns_open → consumer n − 1 arrives on barrier 1.
+static void lowerTurn(ImplicitLocOpBuilder &b, TurnsOpenOp op, Value c) {
+  onConsumer(b, c, op.getConsumers() - 1, [&] {
+    buildNamedBarrierArrive(b, i32Const(b, 1), kTurnThreads);
+  });
+}
+
+/// fat.turn_begin → bar.sync 1 + c.
+static void lowerTurn(ImplicitLocOpBuilder &b, TurnBeginOp, Value c) {
+  buildNamedBarrierSync(b, arith::AddIOp::create(b, c, i32Const(b, 1)),
+                        kTurnThreads);
+}
+
+/// fat.turn_end → bar.arrive 1 + (c + 1) mod n; `last`: on every consumer
+/// but n − 1.
+static void lowerTurn(ImplicitLocOpBuilder &b, TurnEndOp op, Value c) {
+  int64_t n = op.getConsumers();
+  // 2 − c for two consumers, without the remainder.
+  Value next =
+      n == 2 ? arith::SubIOp::create(b, i32Const(b, 2), c).getResult()
+             : arith::AddIOp::create(
+                   b,
+                   arith::RemUIOp::create(
+                       b, arith::AddIOp::create(b, c, i32Const(b, 1)),
+                       i32Const(b, n)),
+                   i32Const(b, 1))
+                   .getResult();
+  if (!op.getLast()) {
+    buildNamedBarrierArrive(b, next, kTurnThreads);
+    return;
+  }
+  for (int64_t which = 0; which + 1 < n; ++which)
+    onConsumer(b, c, which,
+               [&] { buildNamedBarrierArrive(b, next, kTurnThreads); });
+}
+
+/// fat.turns_close → consumer 0 syncs on barrier 1.
+static void lowerTurn(ImplicitLocOpBuilder &b, TurnsCloseOp, Value c) {
+  onConsumer(b, c, 0, [&] {
+    buildNamedBarrierSync(b, i32Const(b, 1), kTurnThreads);
+  });
+}
+
+/// The turn ops, each by its lowerTurn.
+template <typename OpTy> struct TurnLowering : OpConversionPattern<OpTy> {
+  using OpConversionPattern<OpTy>::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    lowerTurn(b, op, adaptor.getConsumer());
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// The i32 (and widening) arithmetic of the kernel ops' lowerings.
 struct I32Math {
   ImplicitLocOpBuilder &b;
@@ -957,6 +1029,8 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering, TmaLoadLowering,
                OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
+               TurnLowering<TurnsOpenOp>, TurnLowering<TurnBeginOp>,
+               TurnLowering<TurnEndOp>, TurnLowering<TurnsCloseOp>,
                KeyBlockRangeLowering, KeyBlockHoleLowering,
                FullKeyBlockLowering, FullKeyBlocksLowering,
                StoreOutputLowering, StageOutputLowering, RingCreateLowering,

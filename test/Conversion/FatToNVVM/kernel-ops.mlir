@@ -224,6 +224,40 @@
 // CHECK-NEXT:    %[[FULL:[0-9]+]] = arith.andi %[[GE]], %[[LE]] : i1
 // CHECK-NEXT:    llvm.select %[[FULL]]
 // CHECK-NOT:     fat.
+// The ping-pong turns, two consumers: consumer 1 opens on barrier 1; a
+// turn is bar.sync 1 + c and bar.arrive 1 + (2 − c), 256 threads each; the
+// last turn hands over on consumer 0 only; consumer 0 closes on barrier 1.
+// CHECK-LABEL: llvm.func @turns
+// CHECK-SAME:    (%[[C:[a-z0-9]+]]: i32, %[[C3:[a-z0-9]+]]: i32)
+// CHECK:         %[[OPEN:[0-9]+]] = arith.cmpi eq, %[[C]], %c1_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    scf.if %[[OPEN]] {
+// CHECK:           nvvm.barrier.arrive id = %c1_i32{{[_0-9]*}} number_of_threads = %c256_i32{{[_0-9]*}}
+// CHECK-NEXT:    }
+// CHECK:         %[[MINE:[0-9]+]] = arith.addi %[[C]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         nvvm.barrier id = %[[MINE]] number_of_threads = %c256_i32{{[_0-9]*}}
+// CHECK:         %[[NEXT:[0-9]+]] = arith.subi %c2_i32{{[_0-9]*}}, %[[C]] : i32
+// CHECK:         nvvm.barrier.arrive id = %[[NEXT]] number_of_threads = %c256_i32{{[_0-9]*}}
+// CHECK:         %[[NEXT2:[0-9]+]] = arith.subi %c2_i32{{[_0-9]*}}, %[[C]] : i32
+// CHECK:         %[[FIRST:[0-9]+]] = arith.cmpi eq, %[[C]], %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    scf.if %[[FIRST]] {
+// CHECK:           nvvm.barrier.arrive id = %[[NEXT2]] number_of_threads = %c256_i32{{[_0-9]*}}
+// CHECK-NEXT:    }
+// CHECK-NOT:     nvvm.barrier.arrive
+// CHECK:         %[[CLOSE:[0-9]+]] = arith.cmpi eq, %[[C]], %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    scf.if %[[CLOSE]] {
+// CHECK:           nvvm.barrier id = %c1_i32{{[_0-9]*}} number_of_threads = %c256_i32{{[_0-9]*}}
+// Three consumers: the next is 1 + (c + 1) mod 3, and the last turn hands
+// over on consumers 0 and 1.
+// CHECK:         %[[C31:[0-9]+]] = arith.addi %[[C3]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[MOD:[0-9]+]] = arith.remui %[[C31]], %c3_i32 : i32
+// CHECK:         %[[NEXT3:[0-9]+]] = arith.addi %[[MOD]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[IS0:[0-9]+]] = arith.cmpi eq, %[[C3]], %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    scf.if %[[IS0]] {
+// CHECK:           nvvm.barrier.arrive id = %[[NEXT3]]
+// CHECK:         %[[IS1:[0-9]+]] = arith.cmpi eq, %[[C3]], %c1_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    scf.if %[[IS1]] {
+// CHECK:           nvvm.barrier.arrive id = %[[NEXT3]]
+// CHECK-NOT:     fat.turn
 module attributes {gpu.container_module} {
   gpu.module @k {
     llvm.func @roles(%wg: i32, %x: f32, %n: i32) {
@@ -331,6 +365,15 @@ module attributes {gpu.container_module} {
           ranges(%t : !llvm.ptr<1>) edge(%diag)
           {block_n = 160, right = 0, table = array<i64: 2, 3, 4>}
       %u = llvm.select %full, %l, %h : i1, i32
+      llvm.return
+    }
+    llvm.func @turns(%c: i32, %c3: i32) {
+      fat.turns_open %c of 2
+      fat.turn_begin %c of 2
+      fat.turn_end %c of 2
+      fat.turn_end %c of 2 last
+      fat.turns_close %c of 2
+      fat.turn_end %c3 of 3 last
       llvm.return
     }
   }

@@ -4,6 +4,7 @@
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=KERNEL
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=on" -split-input-file | FileCheck %s --check-prefix=PP-PIPE
 // RUN: fa-t-opt %s --fat-tile="block-m=64" --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s --check-prefix=M64
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
@@ -127,6 +128,28 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // PERSIST-PP-NEXT:   scf.if %[[FIRST]] {
 // PERSIST-PP:          nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // PERSIST-PP:        llvm.return
+// In the pipelined form the game is the turn ops (FatKernelOps.td): open
+// before the tile loop, each GEMM issue phase (the prologue's S, the steady
+// loop's S and P·V) between fat.turn_begin and fat.turn_end, closed after
+// the loop (every turn of a persistent CTA hands
+// over: no `last`).
+// PP-PIPE-LABEL: llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132(
+// PP-PIPE:       } consumer {
+// PP-PIPE:         %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1_i32{{[_0-9]*}} : i32
+// PP-PIPE-NEXT:    fat.turns_open %[[C]] of 2
+// PP-PIPE:         scf.while
+// PP-PIPE:           fat.turn_begin %[[CT:[0-9]+]] of 2
+// PP-PIPE:           fat.wgmma_async a_smem
+// PP-PIPE-NEXT:      fat.turn_end %[[CT]] of 2{{$}}
+// PP-PIPE:           fat.turn_begin %[[CT]] of 2
+// PP-PIPE:           fat.wgmma_async a_smem
+// PP-PIPE:           fat.wgmma_async a_regs
+// PP-PIPE-NEXT:      fat.turn_end %[[CT]] of 2{{$}}
+// PP-PIPE-NEXT:      fat.wgmma_wait pending(1)
+// PP-PIPE:         } attributes {fat.tiles = "head-major-pairs"}
+// PP-PIPE-NEXT:    fat.turns_close %[[C]] of 2
+// PP-PIPE-NOT:     fat.turn
+// PP-PIPE:         llvm.return
 func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) causal

@@ -1199,3 +1199,19 @@ func.func @ring_release_other_once(%r: !fat.ring<stages = 1, buffer_offset = 0, 
   fat.ring_release %r[%i] if(%c) else %q[%i] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 1024, releases = 1>, !fat.ring<stages = 1, buffer_offset = 2048, buffer_bytes = 1024, barrier_offset = 4096, releases = 0>
   return
 }
+
+// -----
+
+func.func @turns_four(%c: i32) {
+  // expected-error @+1 {{takes turns among 2 or 3 consumer warpgroups (named barriers 1 to 3), got 4}}
+  fat.turn_begin %c of 4
+  return
+}
+
+// -----
+
+func.func @turns_alone(%c: i32) {
+  // expected-error @+1 {{takes turns among 2 or 3 consumer warpgroups (named barriers 1 to 3), got 1}}
+  fat.turns_open %c of 1
+  return
+}

@@ -387,3 +387,20 @@ func.func @epilogue_tiles(%o: tensor<64x128xf32, #fat.wgmma_fragment>,
         -> tensor<64x128xbf16, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>
   return
 }
+
+// Ping-pong's turns among the consumer warpgroups.
+// CHECK-LABEL: func.func @turns
+// CHECK-SAME:    (%[[C:[^:]+]]: i32)
+// CHECK-NEXT:    fat.turns_open %[[C]] of 2
+// CHECK-NEXT:    fat.turn_begin %[[C]] of 2
+// CHECK-NEXT:    fat.turn_end %[[C]] of 2{{$}}
+// CHECK-NEXT:    fat.turn_end %[[C]] of 3 last
+// CHECK-NEXT:    fat.turns_close %[[C]] of 2
+func.func @turns(%c: i32) {
+  fat.turns_open %c of 2
+  fat.turn_begin %c of 2
+  fat.turn_end %c of 2
+  fat.turn_end %c of 3 last
+  fat.turns_close %c of 2
+  return
+}

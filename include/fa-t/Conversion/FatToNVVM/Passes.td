@@ -38,7 +38,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     - `fat.operand_fence` → the same asm per register without a wait
       (pins registers between loops, or thread ids behind a barrier);
     - `fat.schedule_fence` → a uniform branch over a `membar.cta` that
-      never runs (a basic-block boundary ptxas keeps).
+      never runs (a basic-block boundary ptxas keeps);
+    - the turn ops (ping-pong) → named barriers of 256 threads:
+      `bar.sync 1 + c` (`fat.turn_begin`), `bar.arrive` on the next
+      consumer's (`fat.turn_end`; with `last`, every consumer but the
+      last), consumer n − 1's arrive on barrier 1 (`fat.turns_open`) and
+      consumer 0's sync on it (`fat.turns_close`).
 
     The consumer works at warpgroup-tile granularity: tiles
     `tensor<64xNxT, #fat.wgmma_fragment>` (FatAttrs.td) become, by a 1:N

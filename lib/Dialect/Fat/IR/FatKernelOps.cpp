@@ -446,3 +446,17 @@ LogicalResult StageOutputOp::verify() {
                        "= [id, threads], and only with it");
   return success();
 }
+
+/// The turn ops' games: 2 or 3 consumers on named barriers 1 … n.
+template <typename OpTy> static LogicalResult verifyTurn(OpTy op) {
+  int64_t n = op.getConsumers();
+  if (n < 2 || n > 3)
+    return op.emitOpError("takes turns among 2 or 3 consumer warpgroups "
+                          "(named barriers 1 to 3), got ")
+           << n;
+  return success();
+}
+LogicalResult TurnsOpenOp::verify() { return verifyTurn(*this); }
+LogicalResult TurnBeginOp::verify() { return verifyTurn(*this); }
+LogicalResult TurnEndOp::verify() { return verifyTurn(*this); }
+LogicalResult TurnsCloseOp::verify() { return verifyTurn(*this); }

@@ -621,6 +621,77 @@ def Fat_ScheduleFenceOp : Fat_Op<"schedule_fence",
   let assemblyFormat = [{ $never attr-dict `:` type($never) }];
 }
 
+// Ping-pong: the consumer warpgroups issue their GEMMs in turns.
+class Fat_TurnOp<string mnemonic, string summaryText, string text>
+    : Fat_Op<mnemonic, [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = summaryText;
+  let description = text # [{
+
+    The game: the n = `consumers` consumer warpgroups (2 or 3) take turns
+    0, 1, …, n − 1, 0, … to issue their GEMMs, so the tensor cores work
+    for one while the others run their softmax. Consumer c's turn is named
+    barrier 1 + c (ids 1 … 3; 0 is the CTA barrier, 4 the epilogue's), a
+    phase of 256 threads: c's 128 threads wait on it (`bar.sync`) and the
+    previous consumer's 128 complete it (`bar.arrive`) when they have
+    issued. `fat.turns_open` lets consumer 0 go first, `fat.turn_begin` /
+    `fat.turn_end` bracket each issue phase, `fat.turns_close` takes the
+    last hand-over, so every barrier phase completes exactly. `%consumer`
+    is the warpgroup's consumer index c, warp-uniform.
+
+    ```mlir
+    fat.turns_open %c of 2
+    scf.for ... {
+      fat.turn_begin %c of 2
+      %s = fat.wgmma_async ...
+      fat.turn_end %c of 2
+      ...
+    }
+    fat.turn_begin %c of 2
+    %o = fat.wgmma_async ...
+    fat.turn_end %c of 2 last
+    ```
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_TurnsOpenOp : Fat_TurnOp<"turns_open", "opens the consumers' game",
+    [{
+    The last consumer, n − 1, hands the first turn to consumer 0: it
+    arrives on barrier 1 (`bar.arrive 1, 256`, on consumer n − 1 only).
+  }]> {
+  let arguments = (ins I32:$consumer, I64Attr:$consumers);
+  let assemblyFormat = "$consumer `of` $consumers attr-dict";
+}
+
+def Fat_TurnBeginOp : Fat_TurnOp<"turn_begin",
+    "waits for the consumer's turn to issue its GEMMs", [{
+    Consumer c waits until the previous consumer handed it the turn
+    (`bar.sync 1 + c, 256`).
+  }]> {
+  let arguments = (ins I32:$consumer, I64Attr:$consumers);
+  let assemblyFormat = "$consumer `of` $consumers attr-dict";
+}
+
+def Fat_TurnEndOp : Fat_TurnOp<"turn_end",
+    "hands the turn to the next consumer", [{
+    Consumer c, done issuing, hands the turn to c' = (c + 1) mod n
+    (`bar.arrive 1 + c', 256`; 2 − c for n = 2). With `last` (the game's
+    last turn of each consumer) consumer n − 1 hands nothing over: its
+    extra arrive of `fat.turns_open` stands for it.
+  }]> {
+  let arguments = (ins I32:$consumer, I64Attr:$consumers, UnitAttr:$last);
+  let assemblyFormat = "$consumer `of` $consumers (`last` $last^)? attr-dict";
+}
+
+def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
+    [{
+    Consumer 0 takes the last hand-over (`bar.sync 1, 256`, on consumer 0
+    only): after it every phase of every turn barrier has completed.
+  }]> {
+  let arguments = (ins I32:$consumer, I64Attr:$consumers);
+  let assemblyFormat = "$consumer `of` $consumers attr-dict";
+}
+
 def Fat_KeyBlockRangeOp : Fat_Op<"key_block_range", [Pure]> {
   let summary = "a tile's key blocks narrowed to its query groups' key ranges";
   let description = [{

@@ -320,10 +320,8 @@ private:
                          const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (the last consumer to 0) and last
-  /// take-over.
+  /// take-over: the fat.turn* ops.
   void buildOpenGame(Value consumer);
-  /// Builds `body` for consumer warpgroup `which` only.
-  void buildOnConsumer(Value consumer, int64_t which, function_ref<void()> body);
   void buildCloseGame(Value consumer);
   void buildTurnBegin(Value consumer);
   void buildTurnEnd(Value consumer, bool lastTurn);

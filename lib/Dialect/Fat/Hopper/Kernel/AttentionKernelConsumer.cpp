@@ -49,63 +49,26 @@ void AttentionKernelBuilder::buildConsumerTile() {
   buildReleaseStaging();
 }
 
-void AttentionKernelBuilder::buildOnConsumer(Value consumer, int64_t which,
-                                             function_ref<void()> body) {
-  auto ifOp = scf::IfOp::create(
-      b, cmp(arith::CmpIPredicate::eq, consumer, c32(which)),
-      /*withElseRegion=*/false);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  body();
-}
-
-// The turns go round the n consumer warpgroups (two, or three at
-// block-m = 192): 0, 1, …, n − 1, 0, … Consumer c waits on named barrier
-// 1 + c and hands over on the next one's, 1 + (c + 1) mod n; each phase is
-// 256 threads, the waiter's 128 syncing and the previous turn's 128
-// arriving.
+// Ping-pong's turns (FatKernelOps.td has the game): the consumer
+// warpgroups issue their GEMMs in turns, each op a no-op without it.
 void AttentionKernelBuilder::buildOpenGame(Value consumer) {
-  // The last consumer opens the game: consumer 0 issues first.
-  int64_t n = cfg.numConsumerWarpgroups();
   if (cfg.schedule.pingpong)
-    buildOnConsumer(consumer, n - 1,
-                    [&] { buildNamedBarrierArrive(b, c32(1), 256); });
+    TurnsOpenOp::create(b, consumer, cfg.numConsumerWarpgroups());
 }
 
 void AttentionKernelBuilder::buildCloseGame(Value consumer) {
-  // Every turn handed over, the last consumer's last too: consumer 0 takes
-  // that last hand-over, so every barrier phase completes exactly.
   if (cfg.schedule.pingpong)
-    buildOnConsumer(consumer, 0,
-                    [&] { buildNamedBarrierSync(b, c32(1), 256); });
+    TurnsCloseOp::create(b, consumer, cfg.numConsumerWarpgroups());
 }
 
 void AttentionKernelBuilder::buildTurnBegin(Value consumer) {
-  // Consumer c waits on named barrier 1 + c: 128 of its own threads sync,
-  // the previous warpgroup's 128 arrive when it has issued its GEMMs.
   if (cfg.schedule.pingpong)
-    buildNamedBarrierSync(b, add(consumer, c32(1)), 256);
+    TurnBeginOp::create(b, consumer, cfg.numConsumerWarpgroups());
 }
 
 void AttentionKernelBuilder::buildTurnEnd(Value consumer, bool lastTurn) {
-  if (!cfg.schedule.pingpong)
-    return;
-  // Hand the turn to the next warpgroup (barrier 1 + (c + 1) mod n). The
-  // last consumer opened the game with one extra arrive on consumer 0's
-  // barrier, so its last turn hands nothing over: every barrier phase
-  // completes exactly.
-  int64_t n = cfg.numConsumerWarpgroups();
-  Value next =
-      n == 2 ? sub(c32(2), consumer) // 2 − c, without the remainder
-             : add(arith::RemUIOp::create(b, add(consumer, c32(1)), c32(n)),
-                   c32(1));
-  if (!lastTurn) {
-    buildNamedBarrierArrive(b, next, 256);
-    return;
-  }
-  for (int64_t c = 0; c + 1 < n; ++c)
-    buildOnConsumer(consumer, c,
-                    [&] { buildNamedBarrierArrive(b, next, 256); });
+  if (cfg.schedule.pingpong)
+    TurnEndOp::create(b, consumer, cfg.numConsumerWarpgroups(), lastTurn);
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
