@@ -95,7 +95,9 @@ struct ConvertFatToNVVMPass
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, TmaLoadOp,
                         OperandFenceOp,
-                        KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
+                        VisibleKeyBlocksOp, FirstMaskedKeyBlockOp,
+                        KeyBlockNeedsMaskOp, KeyBlockRangeOp, KeyBlockHoleOp,
+                        FullKeyBlockOp, FullKeyBlocksOp,
                         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
                         StageOutputOp, RingCreateOp, RingInitOp,
                         RingAcquireOp, RingWaitOp, RingReleaseOp,

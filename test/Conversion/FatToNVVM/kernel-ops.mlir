@@ -258,6 +258,46 @@
 // CHECK-NEXT:    scf.if %[[IS1]] {
 // CHECK:           nvvm.barrier.arrive id = %[[NEXT3]]
 // CHECK-NOT:     fat.turn
+
+// The mask's geometry (right = 0: causal; left = 64; N = 128; Skv = n,
+// δ = d): the visible blocks [⌊max(r0 + d − 64, 0) / N⌋, min(⌈n / N⌉,
+// ⌈max(r1 + d + 1, 0) / N⌉)), the first masked block min(n / N, ⌊(r0 + d
+// + 1) / N⌋), and block j's test (j + 1)·N > n ∨ (j + 1)·N − 1 > r0 + d ∨
+// j·N < r1 + d − 64.
+// CHECK-LABEL: llvm.func @key_geometry
+// CHECK-SAME:    (%[[R0:[a-z0-9]+]]: i32, %[[R1:[a-z0-9]+]]: i32, %[[N:[a-z0-9]+]]: i32, %[[D:[a-z0-9]+]]: i32, %[[J:[a-z0-9]+]]: i32)
+// CHECK:         %[[NA:[0-9]+]] = arith.addi %[[N]], %c127_i32{{[_0-9]*}} : i32
+// CHECK:         %[[NB:[0-9]+]] = arith.divui %[[NA]], %c128_i32{{[_0-9]*}} : i32
+// CHECK:         %[[RD:[0-9]+]] = arith.addi %[[R1]], %[[D]] : i32
+// CHECK:         %[[RD1:[0-9]+]] = arith.addi %[[RD]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[KE:[0-9]+]] = arith.maxsi %[[RD1]], %c0_i32{{[_0-9]*}} : i32
+// CHECK:         %[[KEA:[0-9]+]] = arith.addi %[[KE]], %c127_i32{{[_0-9]*}} : i32
+// CHECK:         %[[KEB:[0-9]+]] = arith.divui %[[KEA]], %c128_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[END:[0-9]+]] = arith.minsi %[[NB]], %[[KEB]] : i32
+// CHECK:         %[[LD:[0-9]+]] = arith.addi %[[R0]], %[[D]] : i32
+// CHECK:         %[[LE:[0-9]+]] = arith.subi %[[LD]], %c64_i32{{[_0-9]*}} : i32
+// CHECK:         %[[LM:[0-9]+]] = arith.maxsi %[[LE]], %c0_i32{{[_0-9]*}} : i32
+// CHECK:         %[[FIRST:[0-9]+]] = arith.divui %[[LM]], %c128_i32{{[_0-9]*}} : i32
+// CHECK:         %[[TAIL:[0-9]+]] = arith.divui %[[N]], %c128_i32{{[_0-9]*}} : i32
+// CHECK:         %[[ED:[0-9]+]] = arith.addi %[[R0]], %[[D]] : i32
+// CHECK:         %[[ED1:[0-9]+]] = arith.addi %[[ED]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[EB:[0-9]+]] = arith.floordivsi %[[ED1]], %c128_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[J0:[0-9]+]] = arith.minsi %[[TAIL]], %[[EB]] : i32
+// CHECK:         %[[J1:[0-9]+]] = arith.addi %[[J]], %c1_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[BE:[0-9]+]] = arith.muli %[[J1]], %[[BN:c128_i32[_0-9]*]] : i32
+// CHECK-NEXT:    %[[PAST:[0-9]+]] = arith.cmpi sgt, %[[BE]], %[[N]] : i32
+// CHECK:         %[[LAST:[0-9]+]] = arith.subi %[[BE]], %c1_i32{{[_0-9]*}} : i32
+// CHECK:         %[[RE:[0-9]+]] = arith.addi %[[R0]], %[[D]] : i32
+// CHECK:         %[[RE0:[0-9]+]] = arith.addi %[[RE]], %c0_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[CROSS:[0-9]+]] = arith.cmpi sgt, %[[LAST]], %[[RE0]] : i32
+// CHECK-NEXT:    %[[OR1:[0-9]+]] = arith.ori %[[PAST]], %[[CROSS]] : i1
+// CHECK-NEXT:    %[[JN:[0-9]+]] = arith.muli %[[J]], %[[BN]] : i32
+// CHECK:         %[[WL:[0-9]+]] = arith.addi %[[R1]], %[[D]] : i32
+// CHECK:         %[[WLE:[0-9]+]] = arith.subi %[[WL]], %c64_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:    %[[BEFORE:[0-9]+]] = arith.cmpi slt, %[[JN]], %[[WLE]] : i32
+// CHECK-NEXT:    %[[MASKED:[0-9]+]] = arith.ori %[[OR1]], %[[BEFORE]] : i1
+// CHECK-NEXT:    %[[SUM:[0-9]+]] = llvm.add %[[FIRST]], %[[END]] : i32
+// CHECK-NEXT:    llvm.select %[[MASKED]], %[[SUM]], %[[J0]] : i1, i32
 module attributes {gpu.container_module} {
   gpu.module @k {
     llvm.func @roles(%wg: i32, %x: f32, %n: i32) {
@@ -374,6 +414,17 @@ module attributes {gpu.container_module} {
       fat.turn_end %c of 2 last
       fat.turns_close %c of 2
       fat.turn_end %c3 of 3 last
+      llvm.return
+    }
+    llvm.func @key_geometry(%r0: i32, %r1: i32, %n: i32, %d: i32, %j: i32) {
+      %f, %e = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) edge(%d)
+          {block_n = 128, left = 64, right = 0}
+      %j0 = fat.first_masked_key_block row(%r0) kv_len(%n) edge(%d)
+          {block_n = 128, right = 0}
+      %m = fat.key_block_needs_mask %j rows(%r0, %r1) kv_len(%n) edge(%d)
+          {block_n = 128, left = 64, right = 0}
+      %a = llvm.add %f, %e : i32
+      %b = llvm.select %m, %a, %j0 : i1, i32
       llvm.return
     }
   }

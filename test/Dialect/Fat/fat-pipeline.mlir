@@ -5,6 +5,7 @@
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=off" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=on" --convert-fat-to-nvvm -split-input-file | FileCheck %s --check-prefix=PERSIST-PP
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=on pingpong=on" -split-input-file | FileCheck %s --check-prefix=PP-PIPE
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s --check-prefix=GEOM
 // RUN: fa-t-opt %s --fat-tile="block-m=64" --fat-tensorize --fat-pipeline -split-input-file | FileCheck %s --check-prefix=M64
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="pingpong=sometimes" -split-input-file 2>&1 | FileCheck %s --check-prefix=BADPP
 
@@ -128,6 +129,24 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // PERSIST-PP-NEXT:   scf.if %[[FIRST]] {
 // PERSIST-PP:          nvvm.barrier id = %c1_i32{{.*}} number_of_threads = %c256_i32
 // PERSIST-PP:        llvm.return
+// The mask's geometry as ops (FatKernelOps.td): both roles take the tile's
+// visible key blocks; the consumer tests the prologue's block, splits its
+// steady loop at the first masked block and tests only the blocks after it.
+// GEOM-LABEL: llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132(
+// GEOM:         %[[PLO:[a-z0-9_]+]], %{{[a-z0-9_]+}} = fat.visible_key_blocks rows(%{{[0-9]+}}, %{{[0-9]+}}) kv_len(%arg8) edge(%arg9) {block_n = 128 : i64, right = 0 : i64}
+// GEOM:         scf.for %{{.+}} = %[[PLO]] to
+// GEOM:       } consumer {
+// GEOM:         %[[LO:[a-z0-9_]+]], %{{[a-z0-9_]+}} = fat.visible_key_blocks rows(%[[F:[0-9]+]], %[[L:[0-9]+]]) kv_len(%arg8) edge(%arg9) {block_n = 128 : i64, right = 0 : i64}
+// GEOM:           %[[EDGE:[0-9]+]] = fat.key_block_needs_mask %[[LO]] rows(%[[F]], %[[L]]) kv_len(%arg8) edge(%arg9) {block_n = 128 : i64, right = 0 : i64}
+// GEOM-NEXT:      scf.if %[[EDGE]]
+// GEOM:             fat.mask
+// GEOM:           } {fat.stage = "mask"}
+// GEOM:           fat.first_masked_key_block row(%[[F]]) kv_len(%arg8) edge(%arg9) {block_n = 128 : i64, right = 0 : i64}
+// GEOM:           scf.for %{{.+}} = %{{[0-9]+}} to %[[SPLIT:[0-9]+]] step
+// GEOM-NOT:         fat.key_block_needs_mask
+// GEOM:           scf.for %[[J:[a-z0-9_]+]] = %[[SPLIT]] to
+// GEOM:             fat.key_block_needs_mask %[[J]] rows(%[[F]], %[[L]]) kv_len(%arg8) edge(%arg9)
+
 // In the pipelined form the game is the turn ops (FatKernelOps.td): open
 // before the tile loop, each GEMM issue phase (the prologue's S, the steady
 // loop's S and P·V) between fat.turn_begin and fat.turn_end, closed after

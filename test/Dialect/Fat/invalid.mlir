@@ -1215,3 +1215,35 @@ func.func @turns_alone(%c: i32) {
   fat.turns_open %c of 1
   return
 }
+
+// -----
+
+func.func @visible_key_blocks_no_edge(%r: i32, %d: i32) {
+  // expected-error @+1 {{edge(diag) goes with a left or right edge, and only with one (the keys row + diag − left .. row + diag + right)}}
+  %f, %e = fat.visible_key_blocks rows(%r, %r) kv_len(%r) edge(%d) {block_n = 128}
+  return
+}
+
+// -----
+
+func.func @first_masked_key_block_no_diag(%r: i32) {
+  // expected-error @+1 {{edge(diag) goes with a left or right edge, and only with one}}
+  %j = fat.first_masked_key_block row(%r) kv_len(%r) {block_n = 128, right = 0}
+  return
+}
+
+// -----
+
+func.func @key_block_needs_mask_block(%r: i32, %d: i32) {
+  // expected-error @+1 {{block_n must be positive}}
+  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 0, right = 0}
+  return
+}
+
+// -----
+
+func.func @key_block_needs_mask_left(%r: i32, %d: i32) {
+  // expected-error @+1 {{window edges must be non-negative}}
+  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 64, left = -1}
+  return
+}

@@ -43,7 +43,12 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
       `bar.sync 1 + c` (`fat.turn_begin`), `bar.arrive` on the next
       consumer's (`fat.turn_end`; with `last`, every consumer but the
       last), consumer n − 1's arrive on barrier 1 (`fat.turns_open`) and
-      consumer 0's sync on it (`fat.turns_close`).
+      consumer 0's sync on it (`fat.turns_close`);
+    - the mask-geometry ops (`fat.visible_key_blocks`,
+      `fat.first_masked_key_block`, `fat.key_block_needs_mask`) and block
+      sparsity's (`fat.key_block_range`, `fat.key_block_hole`,
+      `fat.full_key_block(s)`) → their formulas in i32 arithmetic (the
+      tables' rows as invariant loads).
 
     The consumer works at warpgroup-tile granularity: tiles
     `tensor<64xNxT, #fat.wgmma_fragment>` (FatAttrs.td) become, by a 1:N

@@ -460,3 +460,29 @@ LogicalResult TurnsOpenOp::verify() { return verifyTurn(*this); }
 LogicalResult TurnBeginOp::verify() { return verifyTurn(*this); }
 LogicalResult TurnEndOp::verify() { return verifyTurn(*this); }
 LogicalResult TurnsCloseOp::verify() { return verifyTurn(*this); }
+
+/// The mask-geometry ops: a positive block, non-negative edges, and the
+/// diagonal exactly when there is an edge.
+template <typename OpTy>
+static LogicalResult verifyKeyGeometry(OpTy op, std::optional<uint64_t> left,
+                                       std::optional<uint64_t> right) {
+  if (op.getBlockN() < 1)
+    return op.emitOpError("block_n must be positive");
+  for (std::optional<uint64_t> edge : {left, right})
+    if (edge && static_cast<int64_t>(*edge) < 0)
+      return op.emitOpError("window edges must be non-negative");
+  if (static_cast<bool>(op.getDiag()) != (left || right))
+    return op.emitOpError("edge(diag) goes with a left or right edge, and "
+                          "only with one (the keys row + diag − left .. row "
+                          "+ diag + right)");
+  return success();
+}
+LogicalResult VisibleKeyBlocksOp::verify() {
+  return verifyKeyGeometry(*this, getLeft(), getRight());
+}
+LogicalResult FirstMaskedKeyBlockOp::verify() {
+  return verifyKeyGeometry(*this, std::nullopt, getRight());
+}
+LogicalResult KeyBlockNeedsMaskOp::verify() {
+  return verifyKeyGeometry(*this, getLeft(), getRight());
+}

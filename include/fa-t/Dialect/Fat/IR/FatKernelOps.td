@@ -692,6 +692,109 @@ def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
   let assemblyFormat = "$consumer `of` $consumers attr-dict";
 }
 
+// The mask's geometry over key blocks: which blocks a tile's rows see and
+// which need fat.mask. A row i sees key k when
+//   k < Skv,   k ≤ i + δ + right (causal: right = 0),   k ≥ i + δ − left
+// (δ = `diag`, the key aligned with row 0); an op without `right` / `left`
+// has no such edge, and `edge(%diag)` comes with either.
+
+def Fat_VisibleKeyBlocksOp : Fat_Op<"visible_key_blocks", [Pure]> {
+  let summary = "the key blocks any row of a tile can see";
+  let description = [{
+    For the rows [row_first, row_last] of a tile and key blocks of N =
+    `block_n` keys, the blocks [first, end) holding a key some row sees
+    (the mask's geometry above):
+
+    ```
+    end   = min(⌈Skv / N⌉, ⌈max(row_last + δ + right + 1, 0) / N⌉)
+    first = ⌊max(row_first + δ − left, 0) / N⌋
+    ```
+
+    (without `right`, end = ⌈Skv / N⌉; without `left`, first = 0). The
+    range is empty when end ≤ first: a tile no key is visible to writes O
+    = 0 and LSE = −inf. Both roles compute it, so the producer loads the
+    blocks the consumers use; blocks outside are never loaded.
+
+    ```mlir
+    %first, %end = fat.visible_key_blocks rows(%row0, %row_last)
+        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$row_first, I32:$row_last, I32:$kv_len,
+                   Optional<I32>:$diag, I64Attr:$block_n,
+                   OptionalAttr<I64Attr>:$left, OptionalAttr<I64Attr>:$right);
+  let results = (outs I32:$first_block, I32:$end_block);
+  let assemblyFormat = [{
+    `rows` `(` $row_first `,` $row_last `)` `kv_len` `(` $kv_len `)`
+    (`edge` `(` $diag^ `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_FirstMaskedKeyBlockOp : Fat_Op<"first_masked_key_block", [Pure]> {
+  let summary = "the first key block from which every block may need the mask";
+  let description = [{
+    For a tile from row `row_first` and blocks of N = `block_n` keys, the
+    block j₀ where the right-hand tests of `fat.key_block_needs_mask` —
+    the ragged tail (j + 1)·N > Skv and the causal or right-window edge
+    (j + 1)·N − 1 > row_first + δ + right — become true and stay true:
+
+    ```
+    j₀ = min(⌊Skv / N⌋, ⌊(row_first + δ + right + 1) / N⌋)   (floor)
+    ```
+
+    Blocks below j₀ need no mask, so a consumer loop split at j₀ runs its
+    first part without the test (the masked-tail split). Tiles with a left
+    window edge, whose masked blocks also lie at the start, are not split:
+    the op has no `left`.
+
+    ```mlir
+    %j0 = fat.first_masked_key_block row(%row0) kv_len(%skv) edge(%diag)
+        {block_n = 128 : i64, right = 0 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$row_first, I32:$kv_len, Optional<I32>:$diag,
+                   I64Attr:$block_n, OptionalAttr<I64Attr>:$right);
+  let results = (outs I32:$block);
+  let assemblyFormat = [{
+    `row` `(` $row_first `)` `kv_len` `(` $kv_len `)`
+    (`edge` `(` $diag^ `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
+def Fat_KeyBlockNeedsMaskOp : Fat_Op<"key_block_needs_mask", [Pure]> {
+  let summary = "whether a key block needs the mask for some row of a tile";
+  let description = [{
+    Key block j (keys [j·N, j·N + N), N = `block_n`) needs `fat.mask` for
+    some row of [row_first, row_last] when it holds a key past Skv or
+    across an edge of the mask's geometry:
+
+    ```
+    (j + 1)·N > Skv
+      ∨ (j + 1)·N − 1 > row_first + δ + right     (causal / right edge)
+      ∨ j·N < row_last + δ − left                 (left edge)
+    ```
+
+    Uniform over the tile, so a branch on it is too: only the blocks on
+    an edge or the ragged tail pay for the mask.
+
+    ```mlir
+    %edge = fat.key_block_needs_mask %j rows(%row0, %row_last)
+        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64}
+    ```
+  }];
+  let arguments = (ins I32:$block, I32:$row_first, I32:$row_last,
+                   I32:$kv_len, Optional<I32>:$diag, I64Attr:$block_n,
+                   OptionalAttr<I64Attr>:$left, OptionalAttr<I64Attr>:$right);
+  let results = (outs I1:$needs_mask);
+  let assemblyFormat = [{
+    $block `rows` `(` $row_first `,` $row_last `)` `kv_len` `(` $kv_len `)`
+    (`edge` `(` $diag^ `)`)? attr-dict
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_KeyBlockRangeOp : Fat_Op<"key_block_range", [Pure]> {
   let summary = "a tile's key blocks narrowed to its query groups' key ranges";
   let description = [{

@@ -61,22 +61,10 @@ Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,
 Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
                                                Value wgRow) {
   // Only blocks on a mask edge or the ragged tail pay for the mask; the
-  // test is uniform over the CTA:
-  //   (j+1)·N > Skv                                  ragged tail
-  //   (j+1)·N − 1 > rowFirst + diag + right          causal / right edge
-  //   j·N < rowLast + diag − left                    left edge
-  Value blockEnd = mul(add(kvBlock, c32(1)), c32(cfg.blockN));
-  Value needMask = cmp(arith::CmpIPredicate::sgt, blockEnd, v.seqKV);
-  if (std::optional<int64_t> right = cfg.rightEdge())
-    needMask = arith::OrIOp::create(
-        b, needMask,
-        cmp(arith::CmpIPredicate::sgt, sub(blockEnd, c32(1)),
-            add(add(v.rowFirst, v.diag), c32(*right))));
-  if (cfg.windowLeft >= 0)
-    needMask = arith::OrIOp::create(
-        b, needMask,
-        cmp(arith::CmpIPredicate::slt, mul(kvBlock, c32(cfg.blockN)),
-            sub(add(v.rowLast, v.diag), c32(cfg.windowLeft))));
+  // test is uniform over the CTA.
+  Value needMask = KeyBlockNeedsMaskOp::create(
+      b, kvBlock, v.rowFirst, v.rowLast, v.seqKV, edgeDiagonal(), cfg.blockN,
+      leftEdgeAttr(), rightEdgeAttr());
   auto maskIf = scf::IfOp::create(
       b, needMask,
       [&](OpBuilder &nested, Location loc) {
@@ -164,20 +152,12 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
 }
 
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
-  // buildMaskIfNeeded's right-side tests, solved for the first block j:
-  //   (j+1)·N > Skv                ⟺ j ≥ ⌊Skv/N⌋
-  //   (j+1)·N − 1 > R              ⟺ j ≥ ⌊(R+1)/N⌋   (R = rowFirst + diag
-  //                                                     + right, may be < 0)
-  // Both tests stay true for every later block. (Kernels with a left
-  // window edge, whose masked blocks also lie at the start, are not split.)
-  int64_t n = cfg.blockN;
-  Value first = arith::DivUIOp::create(b, v.seqKV, c32(n));
-  if (std::optional<int64_t> right = cfg.rightEdge()) {
-    Value edge = add(add(v.rowFirst, v.diag), c32(*right + 1));
-    first = arith::MinSIOp::create(
-        b, first, arith::FloorDivSIOp::create(b, edge, c32(n)));
-  }
-  return first;
+  // The blocks from which buildMaskIfNeeded's right-side tests stay true
+  // (kernels with a left window edge, whose masked blocks also lie at the
+  // start, are not split: splitMaskedTail).
+  return FirstMaskedKeyBlockOp::create(b, v.rowFirst, v.seqKV,
+                                       cfg.rightEdge() ? v.diag : Value(),
+                                       cfg.blockN, rightEdgeAttr());
 }
 
 RankedTensorType AttentionKernelBuilder::fragmentType(int64_t cols,

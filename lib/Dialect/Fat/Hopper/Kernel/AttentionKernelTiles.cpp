@@ -150,27 +150,13 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
       arith::MinSIOp::create(b, add(v.rowFirst, c32(cfg.blockM)), v.seqQ),
       c32(1));
 
-  // KV blocks any row of the CTA can see:
-  //   kvHi = min(⌈Skv/N⌉, ⌈(rowLast + diag + right + 1)/N⌉)  (causal: right 0)
-  //   kvLo = ⌊max(rowFirst + diag − left, 0)/N⌋
-  // Blocks outside are never loaded; a CTA whose range is empty writes O = 0
-  // and LSE = −inf.
-  int64_t n = cfg.blockN;
-  auto ceilDivNonNeg = [&](Value x) {
-    return arith::DivUIOp::create(b, add(x, c32(n - 1)), c32(n));
-  };
-  Value hi = ceilDivNonNeg(v.seqKV);
-  if (std::optional<int64_t> right = cfg.rightEdge()) {
-    Value kEnd = add(add(v.rowLast, v.diag), c32(*right + 1));
-    kEnd = arith::MaxSIOp::create(b, kEnd, c32(0));
-    hi = arith::MinSIOp::create(b, hi, ceilDivNonNeg(kEnd));
-  }
-  Value lo = c32(0);
-  if (cfg.windowLeft >= 0) {
-    Value kStart = sub(add(v.rowFirst, v.diag), c32(cfg.windowLeft));
-    kStart = arith::MaxSIOp::create(b, kStart, c32(0));
-    lo = arith::DivUIOp::create(b, kStart, c32(n));
-  }
+  // KV blocks any row of the CTA can see (fat.visible_key_blocks). Blocks
+  // outside are never loaded; a CTA whose range is empty writes O = 0 and
+  // LSE = −inf.
+  auto visible = VisibleKeyBlocksOp::create(
+      b, v.rowFirst, v.rowLast, v.seqKV, edgeDiagonal(), cfg.blockN,
+      leftEdgeAttr(), rightEdgeAttr());
+  Value lo = visible.getFirstBlock(), hi = visible.getEndBlock();
   if (cfg.kvRanges)
     std::tie(lo, hi) = buildKeyRangeBlocks(lo, hi);
   v.kvLo = lo;
