@@ -101,7 +101,7 @@ struct ConvertFatToNVVMPass
                         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
                         StageOutputOp, RingCreateOp, RingInitOp,
                         RingAcquireOp, RingWaitOp, RingReleaseOp,
-                        RingBufferOp, TurnsOpenOp, TurnBeginOp, TurnEndOp,
+                        RingBufferOp, RingFillOp, TurnsOpenOp, TurnBeginOp, TurnEndOp,
                         TurnsCloseOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);

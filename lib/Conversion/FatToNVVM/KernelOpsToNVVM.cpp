@@ -394,6 +394,51 @@ struct RingBufferLowering : OpConversionPattern<RingBufferOp> {
   }
 };
 
+/// fat.ring_fill → a loop over the thread's 16-byte pieces (from the
+/// thread, step threads), each one vector store of four copies of the
+/// value into its stage's buffer, then fence.proxy.async.
+struct RingFillLowering : OpConversionPattern<RingFillOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingFillOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Value word = i32Const(b, op.getValue());
+    auto vecType = VectorType::get({4}, b.getI32Type());
+    Value piece = LLVM::UndefOp::create(b, vecType);
+    for (int64_t i = 0; i < 4; ++i)
+      piece = LLVM::InsertElementOp::create(b, piece, word, i32Const(b, i));
+    int64_t perStage = op.getBytes() / 16;
+    int64_t total = perStage * op.getRingType().getStages();
+    auto loop = scf::ForOp::create(b, adaptor.getThread(), i32Const(b, total),
+                                   i32Const(b, op.getThreads()));
+    loop->setAttr("fat.stage", b.getStringAttr("ones"));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value p = loop.getInductionVar();
+      // Piece p < stages · perStage: iteration ⌊p / perStage⌋ < stages of
+      // the ring is that stage.
+      Value stage =
+          arith::DivUIOp::create(b, p, i32Const(b, perStage)).getResult();
+      RingSlot slot(b, op, op.getRingType(), adaptor.getRing(), stage);
+      slot.stage();
+      Value within = arith::RemUIOp::create(b, p, i32Const(b, perStage));
+      Value offset = arith::AddIOp::create(
+          b, i32Const(b, op.getOffset()),
+          arith::MulIOp::create(b, within, i32Const(b, 16)));
+      LLVM::StoreOp::create(b, piece, buildByteOffset(b, slot.buffer(), offset),
+                            /*alignment=*/16);
+    }
+    NVVM::FenceProxyOp::create(
+        b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// fat.warp_specialize → scf.if (%warpgroup == 0) { setmaxnreg.dec;
 /// producer } else { setmaxnreg.inc; consumer }, the regions moved as they
 /// are (the consumer code reads values defined before the split).
@@ -1128,7 +1173,7 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
                FullKeyBlockLowering, FullKeyBlocksLowering,
                StoreOutputLowering, StageOutputLowering, RingCreateLowering,
                RingInitLowering, RingAcquireLowering, RingWaitLowering,
-               RingReleaseLowering, RingBufferLowering>(
+               RingReleaseLowering, RingBufferLowering, RingFillLowering>(
       converter, patterns.getContext());
 }
 

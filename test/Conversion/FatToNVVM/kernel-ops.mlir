@@ -259,6 +259,7 @@
 // CHECK:           nvvm.barrier.arrive id = %[[NEXT3]]
 // CHECK-NOT:     fat.turn
 
+
 // The mask's geometry (right = 0: causal; left = 64; N = 128; Skv = n,
 // δ = d): the visible blocks [⌊max(r0 + d − 64, 0) / N⌋, min(⌈n / N⌉,
 // ⌈max(r1 + d + 1, 0) / N⌉)), the first masked block min(n / N, ⌊(r0 + d
@@ -298,6 +299,29 @@
 // CHECK-NEXT:    %[[MASKED:[0-9]+]] = arith.ori %[[OR1]], %[[BEFORE]] : i1
 // CHECK-NEXT:    %[[SUM:[0-9]+]] = llvm.add %[[FIRST]], %[[END]] : i32
 // CHECK-NEXT:    llvm.select %[[MASKED]], %[[SUM]], %[[J0]] : i1, i32
+// fat.ring_fill: thread t's pieces t, t + 384, … < 2 stages · 2048/16; piece
+// p is stage p / 128 (its buffer at 32768 + 40960·stage) at byte 16384 +
+// 16·(p mod 128), one 16-byte store of four copies of the value; then the
+// proxy fence.
+// CHECK-LABEL: llvm.func @ring_fill
+// CHECK-SAME:    (%[[BASE:[a-z0-9]+]]: !llvm.ptr<3>, %[[T:[a-z0-9]+]]: i32)
+// CHECK:         %[[WORD:.+]] = arith.constant 1065369472 : i32
+// CHECK:         %[[V0:[0-9]+]] = llvm.mlir.undef : vector<4xi32>
+// CHECK:         %[[V1:[0-9]+]] = llvm.insertelement %[[WORD]], %[[V0]]
+// CHECK-COUNT-3: llvm.insertelement %[[WORD]]
+// CHECK:         scf.for %[[P:[a-z0-9]+]] = %[[T]] to %c256_i32 step %c384_i32 : i32 {
+// CHECK:           %[[S:[0-9]+]] = arith.divui %[[P]], %c128_i32{{[_0-9]*}} : i32
+// CHECK:           %[[STAGE:[0-9]+]] = arith.remui %[[S]], %c2_i32{{[_0-9]*}} : i32
+// CHECK:           %[[W:[0-9]+]] = arith.remui %[[P]], %c128_i32{{[_0-9]*}} : i32
+// CHECK:           %[[W16:[0-9]+]] = arith.muli %[[W]], %c16_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:      %[[OFF:[0-9]+]] = arith.addi %c16384_i32{{[_0-9]*}}, %[[W16]] : i32
+// CHECK:           %[[SB:[0-9]+]] = arith.muli %[[STAGE]], %c40960_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:      %[[BUF:[0-9]+]] = arith.addi %c32768_i32{{[_0-9]*}}, %[[SB]] : i32
+// CHECK-NEXT:      %[[BP:[0-9]+]] = llvm.getelementptr %[[BASE]][%[[BUF]]]
+// CHECK-NEXT:      %[[AT:[0-9]+]] = llvm.getelementptr %[[BP]][%[[OFF]]]
+// CHECK-NEXT:      llvm.store %{{[0-9]+}}, %[[AT]] {alignment = 16 : i64} : vector<4xi32>, !llvm.ptr<3>
+// CHECK:         } {fat.stage = "ones"}
+// CHECK-NEXT:    nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 module attributes {gpu.container_module} {
   gpu.module @k {
     llvm.func @roles(%wg: i32, %x: f32, %n: i32) {
@@ -425,6 +449,15 @@ module attributes {gpu.container_module} {
           {block_n = 128, left = 64, right = 0}
       %a = llvm.add %f, %e : i32
       %b = llvm.select %m, %a, %j0 : i1, i32
+      llvm.return
+    }
+    llvm.func @ring_fill(%base: !llvm.ptr<3>, %t: i32) {
+      %v = fat.ring %base : !fat.ring<stages = 2, buffer_offset = 32768,
+          buffer_bytes = 40960, barrier_offset = 196608, releases = 256>
+      fat.ring_fill %v thread(%t)
+          {bytes = 2048, offset = 16384, threads = 384, value = 1065369472 : i32}
+          : !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
+                      barrier_offset = 196608, releases = 256>
       llvm.return
     }
   }

@@ -133,6 +133,11 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // visible key blocks; the consumer tests the prologue's block, splits its
 // steady loop at the first masked block and tests only the blocks after it.
 // GEOM-LABEL: llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132(
+// rowsum=mma: the V ring's ones chunks (after V's 16384 bytes in each
+// stage; bf16 1.0 pairs) filled by all 384 threads before the role split.
+// GEOM:         %[[V:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring2
+// GEOM:         fat.ring_fill %[[V]] thread(%{{[0-9]+}}) {bytes = 16384 : i64, offset = 16384 : i64, threads = 384 : i64, value = 1065369472 : i32} : !ring2
+// GEOM-NEXT:    nvvm.barrier
 // GEOM:         %[[PLO:[a-z0-9_]+]], %{{[a-z0-9_]+}} = fat.visible_key_blocks rows(%{{[0-9]+}}, %{{[0-9]+}}) kv_len(%arg8) edge(%arg9) {block_n = 128 : i64, right = 0 : i64}
 // GEOM:         scf.for %{{.+}} = %[[PLO]] to
 // GEOM:       } consumer {

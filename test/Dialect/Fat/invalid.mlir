@@ -1247,3 +1247,19 @@ func.func @key_block_needs_mask_left(%r: i32, %d: i32) {
   %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 64, left = -1}
   return
 }
+
+// -----
+
+func.func @ring_fill_outside(%v: !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 256>, %t: i32) {
+  // expected-error @+1 {{fills whole 16-byte pieces inside a stage buffer of 16384 bytes: offset and bytes must be multiples of 16, bytes positive, offset + bytes <= 16384, got offset = 16384, bytes = 16}}
+  fat.ring_fill %v thread(%t) {bytes = 16, offset = 16384, threads = 128, value = 0 : i32} : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 256>
+  return
+}
+
+// -----
+
+func.func @ring_fill_pieces(%v: !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 256>, %t: i32) {
+  // expected-error @+1 {{offset and bytes must be multiples of 16}}
+  fat.ring_fill %v thread(%t) {bytes = 24, offset = 0, threads = 128, value = 0 : i32} : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 256>
+  return
+}

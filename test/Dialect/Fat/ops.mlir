@@ -419,3 +419,11 @@ func.func @key_geometry(%r0: i32, %r1: i32, %n: i32, %d: i32, %j: i32) -> (i32, 
   %m = fat.key_block_needs_mask %j rows(%r0, %r1) kv_len(%n) edge(%d) {block_n = 128, left = 64}
   return %f, %e, %f2, %e2, %j0, %m : i32, i32, i32, i32, i32, i1
 }
+
+// A constant written into every stage buffer of a ring.
+// CHECK-LABEL: func.func @ring_fill
+// CHECK-NEXT:    fat.ring_fill %{{.+}} thread(%{{.+}}) {bytes = 2048 : i64, offset = 32768 : i64, threads = 384 : i64, value = 1065369472 : i32} : !ring{{[0-9]*}}
+func.func @ring_fill(%v: !vring, %t: i32) {
+  fat.ring_fill %v thread(%t) {bytes = 2048, offset = 32768, threads = 384, value = 1065369472 : i32} : !vring
+  return
+}

@@ -23,7 +23,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
       `try_wait.parity` on the empty barrier with the parity flipped and
       `arrive.expect_tx` on the full one (`fat.ring_acquire`),
       `try_wait.parity` on the full one (`fat.ring_wait`), `arrive` on
-      the empty one (`fat.ring_release`); `!fat.ring` becomes its base,
+      the empty one (`fat.ring_release`), a loop of 16-byte stores and a
+      proxy fence (`fat.ring_fill`); `!fat.ring` becomes its base,
       `!llvm.ptr<3>`;
     - `fat.wgmma_async` → `wgmma.fence`, K/16 `wgmma.mma_async` m64nNk16
       instructions in `llvm.inline_asm` and `wgmma.commit_group` (the

@@ -486,3 +486,17 @@ LogicalResult FirstMaskedKeyBlockOp::verify() {
 LogicalResult KeyBlockNeedsMaskOp::verify() {
   return verifyKeyGeometry(*this, getLeft(), getRight());
 }
+
+LogicalResult RingFillOp::verify() {
+  int64_t offset = getOffset(), bytes = getBytes();
+  int64_t bufferBytes = getRingType().getBufferBytes();
+  if (bytes <= 0 || bytes % 16 != 0 || offset < 0 || offset % 16 != 0 ||
+      offset + bytes > bufferBytes)
+    return emitOpError("fills whole 16-byte pieces inside a stage buffer of ")
+           << bufferBytes << " bytes: offset and bytes must be multiples of "
+           << "16, bytes positive, offset + bytes <= " << bufferBytes
+           << ", got offset = " << offset << ", bytes = " << bytes;
+  if (getThreads() <= 0)
+    return emitOpError("needs a positive thread count, got ") << getThreads();
+  return success();
+}

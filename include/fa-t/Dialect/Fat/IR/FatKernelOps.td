@@ -406,6 +406,34 @@ def Fat_RingBufferOp : Fat_RingOp<"buffer", [Pure]> {
                                  "::mlir::Value":$iteration)>];
 }
 
+def Fat_RingFillOp : Fat_RingOp<"fill", [MemoryEffects<[MemWrite]>]> {
+  let summary = "writes a constant into the same bytes of every stage buffer";
+  let description = [{
+    Bytes [offset, offset + bytes) of each of the ring's stage buffers get
+    the 32-bit `value` repeated: the CTA's `threads` threads, thread t the
+    16-byte pieces t, t + threads, t + 2·threads, … of the stages' pieces
+    in order (stage ⌊p / (bytes/16)⌋, byte offset + 16·(p mod bytes/16)),
+    then each fences its writes for the async proxy (`fence.proxy.async`),
+    through which TMA and wgmma read shared memory. `%thread` is the
+    thread's index in the CTA. The kernel's use: under `rowsum = mma` the
+    V stages carry, after V's own columns, a chunk of ones (bf16 0x3F80
+    pairs, f16 0x3C00), the B operand's extra columns that make the P·V
+    wgmma sum P's rows; TMA never writes them, so they are filled once.
+
+    ```mlir
+    fat.ring_fill %v thread(%tid)
+        {bytes = 16384 : i64, offset = 32768 : i64, threads = 384 : i64,
+         value = 1065369472 : i32} : !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$thread, I64Attr:$offset,
+                   I64Attr:$bytes, I64Attr:$threads, I32Attr:$value);
+  let assemblyFormat = [{
+    $ring `thread` `(` $thread `)` attr-dict `:` type($ring)
+  }];
+  let hasVerifier = 1;
+}
+
 def Fat_OperandFenceOp : Fat_Op<"operand_fence",
     [MemoryEffects<[MemRead, MemWrite]>,
      DeclareOpInterfaceMethods<InferTypeOpInterface>]> {

@@ -113,36 +113,12 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
 }
 
 void AttentionKernelBuilder::buildOnesChunks() {
-  // Every thread fills its share of the ones chunk after each V stage with
-  // 16-byte stores of 1.0 pairs, then fences the generic-proxy writes
-  // against the async proxy that wgmma reads shared memory through. The
-  // swizzle is irrelevant: every byte of the chunk holds 1.0.
+  // The ones chunk after V's columns in every V stage, 1.0 pairs of the
+  // input type: the swizzle is irrelevant, every byte of it holds 1.0.
   uint32_t one = cfg.isF16 ? 0x3C00u : 0x3F80u;
-  Value pair = c32(static_cast<int32_t>(one | (one << 16)));
-  auto vecType = VectorType::get({4}, b.getI32Type());
-  Value ones = LLVM::UndefOp::create(b, vecType);
-  for (int64_t i = 0; i < 4; ++i)
-    ones = LLVM::InsertElementOp::create(b, ones, pair, c32(i));
-  int64_t perStage = cfg.onesChunkBytes() / 16;
-  int64_t total = perStage * cfg.stages;
-  auto loop = scf::ForOp::create(b, v.tid, c32(total), c32(cfg.numThreads()));
-  tagStage(loop, "ones");
-  {
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value idx = loop.getInductionVar();
-    // Iteration `stage` < stages of the V ring is its stage.
-    Value stage = arith::DivUIOp::create(b, idx, c32(perStage));
-    Value within = arith::RemUIOp::create(b, idx, c32(perStage));
-    Value offset = add(c32(cfg.vLoadBytes()), mul(within, c32(16)));
-    LLVM::StoreOp::create(
-        b, ones,
-        buildByteOffset(b, RingBufferOp::create(b, v.vRing, stage), offset),
-        /*alignment=*/16);
-  }
-  NVVM::FenceProxyOp::create(
-      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+  RingFillOp::create(b, v.vRing, v.tid, cfg.vLoadBytes(),
+                     cfg.onesChunkBytes(), cfg.numThreads(),
+                     static_cast<int32_t>(one | (one << 16)));
 }
 
 void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
