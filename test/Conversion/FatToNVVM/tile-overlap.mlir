@@ -3,6 +3,9 @@
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off tile-overlap=on" --convert-fat-to-nvvm 2>&1 | FileCheck %s --check-prefix=NOPERSIST
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-overlap=often" 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: fa-t-opt %s --fat-tile="block-m=128" --fat-tensorize="rowsum=vector" --fat-pipeline="persistent=on pingpong=off tile-overlap=on q-buffers=1" --convert-fat-to-nvvm | FileCheck %s --check-prefix=Q1
+// RUN: fa-t-opt %s --fat-tile="block-m=128" --fat-tensorize="rowsum=vector" --fat-pipeline="persistent=on pingpong=off tile-overlap=on q-buffers=1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=Q1WARN
+// RUN: fa-t-opt %s --fat-tile="block-m=192 block-n=192" --fat-tensorize --fat-pipeline="persistent=on pingpong=off tile-overlap=on" -o /dev/null 2>&1 | FileCheck %s --check-prefix=REGWARN
+// RUN: fa-t-opt %s --fat-tile="block-m=192 block-n=192" --fat-tensorize --fat-pipeline="persistent=on pingpong=off" -o /dev/null 2>&1 | FileCheck %s --allow-empty --check-prefix=NOWARN
 
 // Tile overlap (fat-pipeline's tile_overlap, chosen for persistent kernels
 // without ping-pong turns and without a mask: here D = 64, 192 query rows,
@@ -79,6 +82,12 @@
 
 // One Q buffer: the next tile's Q would load only after this tile's last
 // S, so the kernel is built without tile overlap (no c suffix).
+// A tile overlap asked for that the kernel cannot run is a warning naming
+// why, not a silent drop (the cost model's own choice drops silently: its
+// fat.schedule records what is built).
+// Q1WARN: warning: 'fat.attention' op tile-overlap=on is not built: it needs a second Q buffer (the next tile's Q loaded while this tile runs), and this kernel has one; fat.schedule records tile_overlap = false
+// REGWARN: warning: 'fat.attention' op tile-overlap=on is not built: the pending tile's O and P beside the next tile's scores need more than the 160 registers of a consumer thread (ptxas would spill)
+// NOWARN-NOT: warning
 // Q1: gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m128n128s2_ot132 {
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)

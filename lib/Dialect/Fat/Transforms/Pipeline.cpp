@@ -434,6 +434,14 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (failed(applyScheduleAttr(loop, loop->getAttr(kScheduleAttrName),
                                  onLoop)))
       return failure();
+    // A tile overlap written on the loop (by hand: fat.schedule on the
+    // attention travels with its tiles) is asked for.
+    auto onLoopDict = loop->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+    auto written = onLoopDict ? dyn_cast_or_null<BoolAttr>(
+                                    onLoopDict.get("tile_overlap"))
+                              : BoolAttr();
+    bool tileOverlapAsked = forceTileOverlap.value_or(
+        written && written.getValue());
     // Head dims the kernel does not serve have nothing to model; the
     // kernel's configuration names them below.
     decideSchedule(loop,
@@ -458,6 +466,12 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
         loop, t->sig, loop->getAttr(kScheduleAttrName), options);
     if (failed(config))
       return failure();
+    // A tile overlap asked for — this pass's option, or a fat.schedule
+    // written by hand — that the kernel cannot run is not dropped silently.
+    if (!config->tileOverlapDropped.empty() && tileOverlapAsked)
+      emitWarning(loop.getLoc(), "'fat.attention' op ")
+          << "tile-overlap=on is not built: " << config->tileOverlapDropped
+          << "; fat.schedule records tile_overlap = false";
     // The kernel's one override of fat-tensorize: under the early P·V wait
     // the rescale is eager (KernelConfig.cpp; the vote's branch would make
     // ptxas serialize the wgmmas), so the loop's max loses its threshold

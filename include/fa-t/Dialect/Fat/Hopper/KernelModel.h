@@ -250,6 +250,10 @@ struct AttentionKernelConfig {
   /// chosen by the cost model; the manifest says so, and kernel lookup
   /// prefers the cost model's kernel of a config.
   bool scheduleForced = false;
+  /// Why the kernel is built without the tile overlap its schedule asked
+  /// for (empty: it was not dropped); fat-pipeline warns where it was
+  /// forced.
+  std::string tileOverlapDropped;
   /// Score / mask modifications (fat.attention's regions): the key naming
   /// their bodies (modificationKey; empty: none) and the tensorized loop's
   /// fat.score_mod / fat.mask_mod the kernel applies to each block's scores

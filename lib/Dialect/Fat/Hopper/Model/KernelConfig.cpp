@@ -447,8 +447,14 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
   // P·V would wait for it (−2…10% at D = 256, perf log run 34). With one
   // buffer (asked for, or all that fits) the kernel is built without tile
   // overlap; its manifest's schedule says so.
-  if (config.qBuffers == 1)
+  auto dropTileOverlap = [&](const Twine &why) {
+    if (config.schedule.tileOverlap)
+      config.tileOverlapDropped = why.str();
     config.schedule.tileOverlap = false;
+  };
+  if (config.qBuffers == 1)
+    dropTileOverlap("it needs a second Q buffer (the next tile's Q loaded "
+                    "while this tile runs), and this kernel has one");
   // It also keeps the pending tile's P (N/4 registers) and O beside the
   // next tile's scores (N/2): where that passes a consumer thread's
   // registers less ~28 for addresses and indices, ptxas spills (1.4 KB per
@@ -459,7 +465,10 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
   int64_t reserved = config.masked() && config.lse ? 36 : 28;
   if (config.pvColumns() / 2 + 3 * config.blockN / 4 >
       config.consumerRegisters() - reserved)
-    config.schedule.tileOverlap = false;
+    dropTileOverlap("the pending tile's O and P beside the next tile's "
+                    "scores need more than the " +
+                    Twine(config.consumerRegisters()) +
+                    " registers of a consumer thread (ptxas would spill)");
   config.stageO =
       options.stageO.value_or(config.canStageO() && config.stagingPays());
   if (config.stageO && !config.canStageO())
