@@ -1263,3 +1263,11 @@ func.func @ring_fill_pieces(%v: !fat.ring<stages = 2, buffer_offset = 0, buffer_
   fat.ring_fill %v thread(%t) {bytes = 24, offset = 0, threads = 128, value = 0 : i32} : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 256>
   return
 }
+
+// -----
+
+func.func @stage_output_q_box_stride_huge(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %q: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0>, %s: i64, %x: i32) {
+  // expected-error @+1 {{q_box_stride must be at least 8192 bytes and the 1 boxes of the warps' regions must lie in the Q buffer of 16384 bytes, got q_box_stride = 4611686018427387904}}
+  fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> rows(%x, %x) batch(%x) head(%x) {columns = 64, q_box_stride = 4611686018427387904}
+  return
+}

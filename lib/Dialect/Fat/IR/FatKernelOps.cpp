@@ -434,7 +434,8 @@ LogicalResult StageOutputOp::verify() {
   // stride, inside the buffer.
   int64_t qBytes = cast<RingType>(getQRing().getType()).getBufferBytes();
   int64_t boxes = llvm::divideCeil(4 * 32 * r, 8192);
-  if (getQBoxStride() < 8192 || (boxes - 1) * getQBoxStride() + 8192 > qBytes)
+  if (getQBoxStride() < 8192 || getQBoxStride() > qBytes ||
+      (boxes - 1) * getQBoxStride() + 8192 > qBytes)
     return emitOpError("q_box_stride must be at least 8192 bytes and the ")
            << boxes << " boxes of the warps' regions must lie in the Q "
            << "buffer of " << qBytes << " bytes, got q_box_stride = "

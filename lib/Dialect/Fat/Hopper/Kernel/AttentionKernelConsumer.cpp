@@ -50,7 +50,8 @@ void AttentionKernelBuilder::buildConsumerTile() {
 }
 
 // Ping-pong's turns (FatKernelOps.td has the game): the consumer
-// warpgroups issue their GEMMs in turns, each op a no-op without it.
+// warpgroups issue their GEMMs in turns; without ping-pong these build
+// nothing.
 void AttentionKernelBuilder::buildOpenGame(Value consumer) {
   if (cfg.schedule.pingpong)
     TurnsOpenOp::create(b, consumer, cfg.numConsumerWarpgroups());
