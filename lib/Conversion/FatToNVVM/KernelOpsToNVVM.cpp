@@ -7,6 +7,7 @@
 
 #include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -618,92 +619,16 @@ struct I32Math {
   Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
 };
 
-/// The mask-geometry ops' arithmetic (FatKernelOps.td has the formulas):
-/// the edges of a row, row + δ + right and row + δ − left.
-struct KeyGeometry : I32Math {
-  Value diag;
-  std::optional<uint64_t> left, right;
-
-  /// row + δ + right + plus.
-  Value rightEdge(Value row, int64_t plus = 0) {
-    return add(add(row, diag), c32(static_cast<int64_t>(*right) + plus));
-  }
-  /// row + δ − left.
-  Value leftEdge(Value row) {
-    return sub(add(row, diag), c32(static_cast<int64_t>(*left)));
-  }
-};
-
-/// fat.visible_key_blocks → ⌈·/N⌉ of Skv and of the last row's right edge
-/// + 1 (clamped to ≥ 0), ⌊·/N⌋ of the first row's left edge (≥ 0); the
-/// divisions unsigned on non-negative values.
-static SmallVector<Value> lowerKeyGeometry(ImplicitLocOpBuilder &b,
-                                           VisibleKeyBlocksOp op,
-                                           VisibleKeyBlocksOp::Adaptor in) {
-  KeyGeometry g{{b}, in.getDiag(), op.getLeft(), op.getRight()};
-  int64_t n = op.getBlockN();
-  auto ceilDiv = [&](Value x) { return g.divu(g.add(x, g.c32(n - 1)), n); };
-  Value end = ceilDiv(in.getKvLen());
-  if (g.right) {
-    Value keyEnd = arith::MaxSIOp::create(b, g.rightEdge(in.getRowLast(), 1),
-                                          g.c32(0));
-    end = arith::MinSIOp::create(b, end, ceilDiv(keyEnd));
-  }
-  Value first = g.c32(0);
-  if (g.left)
-    first = g.divu(
-        arith::MaxSIOp::create(b, g.leftEdge(in.getRowFirst()), g.c32(0)), n);
-  return {first, end};
-}
-
-/// fat.first_masked_key_block → Skv / N (unsigned), with a right edge the
-/// smaller of that and ⌊(row + δ + right + 1) / N⌋ (signed floor: the edge
-/// may be negative).
-static SmallVector<Value> lowerKeyGeometry(ImplicitLocOpBuilder &b,
-                                           FirstMaskedKeyBlockOp op,
-                                           FirstMaskedKeyBlockOp::Adaptor in) {
-  KeyGeometry g{{b}, in.getDiag(), std::nullopt, op.getRight()};
-  int64_t n = op.getBlockN();
-  Value first = g.divu(in.getKvLen(), n);
-  if (g.right)
-    first = arith::MinSIOp::create(
-        b, first,
-        arith::FloorDivSIOp::create(b, g.rightEdge(in.getRowFirst(), 1),
-                                    g.c32(n)));
-  return {first};
-}
-
-/// fat.key_block_needs_mask → the op's three compares, or-ed.
-static SmallVector<Value> lowerKeyGeometry(ImplicitLocOpBuilder &b,
-                                           KeyBlockNeedsMaskOp op,
-                                           KeyBlockNeedsMaskOp::Adaptor in) {
-  KeyGeometry g{{b}, in.getDiag(), op.getLeft(), op.getRight()};
-  Value n = g.c32(op.getBlockN());
-  Value block = in.getBlock();
-  Value blockEnd = g.mul(g.add(block, g.c32(1)), n);
-  Value needs = g.cmp(arith::CmpIPredicate::sgt, blockEnd, in.getKvLen());
-  if (g.right)
-    needs = arith::OrIOp::create(
-        b, needs,
-        g.cmp(arith::CmpIPredicate::sgt, g.sub(blockEnd, g.c32(1)),
-              g.rightEdge(in.getRowFirst())));
-  if (g.left)
-    needs = arith::OrIOp::create(
-        b, needs,
-        g.cmp(arith::CmpIPredicate::slt, g.mul(block, n),
-              g.leftEdge(in.getRowLast())));
-  return {needs};
-}
-
-/// The mask-geometry ops, each by its lowerKeyGeometry.
+/// The mask-geometry ops: their formulas in i32 (expandKeyGeometry, the
+/// tiled form's expansion too).
 template <typename OpTy>
 struct KeyGeometryLowering : OpConversionPattern<OpTy> {
   using OpConversionPattern<OpTy>::OpConversionPattern;
   LogicalResult
   matchAndRewrite(OpTy op, typename OpTy::Adaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
-    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    rewriter.replaceOp(op, lowerKeyGeometry(b, op, adaptor));
+    rewriter.replaceOp(op,
+                       expandKeyGeometry(rewriter, op, adaptor.getOperands()));
     return success();
   }
 };

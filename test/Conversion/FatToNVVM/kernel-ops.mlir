@@ -442,11 +442,11 @@ module attributes {gpu.container_module} {
     }
     llvm.func @key_geometry(%r0: i32, %r1: i32, %n: i32, %d: i32, %j: i32) {
       %f, %e = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) edge(%d)
-          {block_n = 128, left = 64, right = 0}
+          {block_n = 128, left = 64, right = 0} : i32
       %j0 = fat.first_masked_key_block row(%r0) kv_len(%n) edge(%d)
-          {block_n = 128, right = 0}
+          {block_n = 128, right = 0} : i32
       %m = fat.key_block_needs_mask %j rows(%r0, %r1) kv_len(%n) edge(%d)
-          {block_n = 128, left = 64, right = 0}
+          {block_n = 128, left = 64, right = 0} : i32
       %a = llvm.add %f, %e : i32
       %b = llvm.select %m, %a, %j0 : i1, i32
       llvm.return

@@ -133,3 +133,30 @@ func.func @score_mod_rows_at_origin(%s: tensor<4x8xf32>, %b: index, %h: index, %
   } : tensor<4x8xf32>
   return %r : tensor<4x8xf32>
 }
+
+// The mask's geometry in the tiled form (index) expands to the same
+// formulas as in the kernel (expandKeyGeometry): end = min(⌈n / 32⌉,
+// ⌈max(last + d + 1, 0) / 32⌉), first = 0, j0 = min(n / 32, ⌊(0 + d + 1)
+// / 32⌋) (folded where row 0 adds nothing).
+// CHECK-LABEL: func.func @key_geometry
+// CHECK-SAME:    (%[[LAST:.+]]: index, %[[N:.+]]: index, %[[D:.+]]: index)
+// CHECK-NOT:     fat.
+// CHECK:         %[[NA:.+]] = arith.addi %[[N]], %c31 : index
+// CHECK-NEXT:    %[[NB:.+]] = arith.divui %[[NA]], %c32 : index
+// CHECK-NEXT:    %[[LD:.+]] = arith.addi %[[LAST]], %[[D]] : index
+// CHECK-NEXT:    %[[LD1:.+]] = arith.addi %[[LD]], %c1 : index
+// CHECK-NEXT:    %[[KE:.+]] = arith.maxsi %[[LD1]], %c0 : index
+// CHECK-NEXT:    %[[KA:.+]] = arith.addi %[[KE]], %c31 : index
+// CHECK-NEXT:    %[[KB:.+]] = arith.divui %[[KA]], %c32 : index
+// CHECK-NEXT:    %[[END:.+]] = arith.minsi %[[NB]], %[[KB]] : index
+// CHECK-NEXT:    %[[T:.+]] = arith.divui %[[N]], %c32 : index
+// CHECK-NEXT:    %[[D1:.+]] = arith.addi %[[D]], %c1 : index
+// CHECK-NEXT:    %[[E:.+]] = arith.floordivsi %[[D1]], %c32 : index
+// CHECK-NEXT:    %[[J0:.+]] = arith.minsi %[[T]], %[[E]] : index
+// CHECK-NEXT:    return %c0, %[[END]], %[[J0]] : index, index, index
+func.func @key_geometry(%last: index, %n: index, %d: index) -> (index, index, index) {
+  %c0 = arith.constant 0 : index
+  %f, %e = fat.visible_key_blocks rows(%c0, %last) kv_len(%n) edge(%d) {block_n = 32, right = 0} : index
+  %j0 = fat.first_masked_key_block row(%c0) kv_len(%n) edge(%d) {block_n = 32, right = 0} : index
+  return %f, %e, %j0 : index, index, index
+}

@@ -22,6 +22,18 @@
 // The query tile is zero-padded to block-m rows.
 // CHECK:           %[[QT:.+]] = tensor.pad %{{.+}} low[0, 0] high[%{{.+}}, 0]
 // CHECK:           } : tensor<?x64xf32> to tensor<64x64xf32>
+// The key blocks, by the mask's geometry (FatKernelOps.td: the kernel's
+// ops, here on index) for rows 0 .. rows − 1: visible [F, max(E, F)); the
+// diagonal and the ragged tail from J0 on, so the unmasked blocks are
+// [uLo, clamp(J0, uLo, nHi)) (uLo: the left edge's end, here F).
+// CHECK:           %[[LAST:.+]] = arith.subi %[[NROWS]], %c1 : index
+// CHECK-NEXT:      %[[F:.+]], %[[E:.+]] = fat.visible_key_blocks rows(%c0, %[[LAST]]) kv_len(%c77) edge(%[[DIAG:.+]]) {block_n = 32 : i64, right = 0 : i64} : index
+// CHECK-NEXT:      %[[NHI:.+]] = arith.maxsi %[[E]], %[[F]] : index
+// CHECK-NEXT:      %[[ULO0:.+]] = arith.maxsi %[[F]], %c0 : index
+// CHECK-NEXT:      %[[ULO:.+]] = arith.minsi %[[ULO0]], %[[NHI]] : index
+// CHECK-NEXT:      %[[J0:.+]] = fat.first_masked_key_block row(%c0) kv_len(%c77) edge(%[[DIAG]]) {block_n = 32 : i64, right = 0 : i64} : index
+// CHECK-NEXT:      %[[UHI0:.+]] = arith.maxsi %[[J0]], %[[ULO]] : index
+// CHECK-NEXT:      %[[UHI:.+]] = arith.minsi %[[UHI0]], %[[NHI]] : index
 // Running state: O = 0, m = -inf, l = 0.
 // CHECK:           %[[O0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64x32xf32>)
 // CHECK:           %[[M0:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<64xf32>)
@@ -32,7 +44,7 @@
 //   S  = Q·Kᵀ, masked;  m' = max(m, rowmax S);  P = exp2(c(S − m'))
 //   α  = exp2(c(m − m'));  l' = α·l + rowsum P;  O' = α·O + P·V
 // with c = scale · log2(e) = 0.125 · 1.4427 = 0.18034.
-// CHECK:           %[[R1:.+]]:3 = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[AO:.+]] = %[[O0]], %[[AM:.+]] = %[[M0]], %[[AL:.+]] = %[[L0]])
+// CHECK:           %[[R1:.+]]:3 = scf.for %{{.+}} = %[[F]] to %[[ULO]] step %{{.+}} iter_args(%[[AO:.+]] = %[[O0]], %[[AM:.+]] = %[[M0]], %[[AL:.+]] = %[[L0]])
 // CHECK:             %[[KT:.+]] = tensor.pad
 // CHECK:             %[[VT:.+]] = tensor.pad
 // CHECK:             %[[S:.+]] = fat.qk %[[QT]], %[[KT]] : tensor<64x64xf32>, tensor<32x64xf32> -> tensor<64x32xf32>
@@ -47,12 +59,12 @@
 // CHECK:             scf.yield %[[ON]], %[[MN]], %[[LN]]
 // CHECK:           } {fat.kv_loop = "masked"}
 // Interior blocks are full: no pad, no mask.
-// CHECK:           %[[R2:.+]]:3 = scf.for {{.+}} iter_args(%{{.+}} = %[[R1]]#0, %{{.+}} = %[[R1]]#1, %{{.+}} = %[[R1]]#2)
+// CHECK:           %[[R2:.+]]:3 = scf.for %{{.+}} = %[[ULO]] to %[[UHI]] step %{{.+}} iter_args(%{{.+}} = %[[R1]]#0, %{{.+}} = %[[R1]]#1, %{{.+}} = %[[R1]]#2)
 // CHECK-NOT:         fat.mask
 // CHECK:             tensor.extract_slice %[[KS]][0, 0, %{{.+}}, 0] [1, 1, 32, 64]
 // CHECK-NOT:         fat.mask
 // CHECK:           } {fat.kv_loop = "unmasked"}
-// CHECK:           %[[R3:.+]]:3 = scf.for {{.+}} iter_args(%{{.+}} = %[[R2]]#0, %{{.+}} = %[[R2]]#1, %{{.+}} = %[[R2]]#2)
+// CHECK:           %[[R3:.+]]:3 = scf.for %{{.+}} = %[[UHI]] to %[[NHI]] step %{{.+}} iter_args(%{{.+}} = %[[R2]]#0, %{{.+}} = %[[R2]]#1, %{{.+}} = %[[R2]]#2)
 // CHECK:             fat.mask
 // CHECK:           } {fat.kv_loop = "masked"}
 // O = O / l, LSE = scale·m + ln l; only the real rows are written back.

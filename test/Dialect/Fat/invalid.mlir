@@ -1220,7 +1220,7 @@ func.func @turns_alone(%c: i32) {
 
 func.func @visible_key_blocks_no_edge(%r: i32, %d: i32) {
   // expected-error @+1 {{edge(diag) goes with a left or right edge, and only with one (the keys row + diag − left .. row + diag + right)}}
-  %f, %e = fat.visible_key_blocks rows(%r, %r) kv_len(%r) edge(%d) {block_n = 128}
+  %f, %e = fat.visible_key_blocks rows(%r, %r) kv_len(%r) edge(%d) {block_n = 128} : i32
   return
 }
 
@@ -1228,7 +1228,7 @@ func.func @visible_key_blocks_no_edge(%r: i32, %d: i32) {
 
 func.func @first_masked_key_block_no_diag(%r: i32) {
   // expected-error @+1 {{edge(diag) goes with a left or right edge, and only with one}}
-  %j = fat.first_masked_key_block row(%r) kv_len(%r) {block_n = 128, right = 0}
+  %j = fat.first_masked_key_block row(%r) kv_len(%r) {block_n = 128, right = 0} : i32
   return
 }
 
@@ -1236,7 +1236,7 @@ func.func @first_masked_key_block_no_diag(%r: i32) {
 
 func.func @key_block_needs_mask_block(%r: i32, %d: i32) {
   // expected-error @+1 {{block_n must be positive}}
-  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 0, right = 0}
+  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 0, right = 0} : i32
   return
 }
 
@@ -1244,7 +1244,7 @@ func.func @key_block_needs_mask_block(%r: i32, %d: i32) {
 
 func.func @key_block_needs_mask_left(%r: i32, %d: i32) {
   // expected-error @+1 {{window edges must be non-negative}}
-  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 64, left = -1}
+  %m = fat.key_block_needs_mask %r rows(%r, %r) kv_len(%r) edge(%d) {block_n = 64, left = -1} : i32
   return
 }
 
@@ -1269,5 +1269,13 @@ func.func @ring_fill_pieces(%v: !fat.ring<stages = 2, buffer_offset = 0, buffer_
 func.func @stage_output_q_box_stride_huge(%o: tensor<64x64xbf16, #fat.wgmma_fragment>, %p: !llvm.ptr<1>, %q: !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0>, %s: i64, %x: i32) {
   // expected-error @+1 {{q_box_stride must be at least 8192 bytes and the 1 boxes of the warps' regions must lie in the Q buffer of 16384 bytes, got q_box_stride = 4611686018427387904}}
   fat.stage_output %o : tensor<64x64xbf16, #fat.wgmma_fragment> to %p : !llvm.ptr<1> strides(%s, %s, %s) through %q[%x] : !fat.ring<stages = 1, buffer_offset = 0, buffer_bytes = 16384, barrier_offset = 65536, releases = 0> rows(%x, %x) batch(%x) head(%x) {columns = 64, q_box_stride = 4611686018427387904}
+  return
+}
+
+// -----
+
+func.func @visible_key_blocks_types(%r: i32, %n: index) {
+  // expected-error @+1 {{failed to verify that all of {row_first, row_last, kv_len, first_block, end_block} have same type}}
+  %f:2 = "fat.visible_key_blocks"(%r, %r, %n) <{block_n = 128 : i64}> : (i32, i32, index) -> (i32, i32)
   return
 }

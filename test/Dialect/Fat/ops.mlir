@@ -408,15 +408,15 @@ func.func @turns(%c: i32) {
 // The mask's geometry over key blocks, with and without edges.
 // CHECK-LABEL: func.func @key_geometry
 // CHECK-SAME:    (%[[R0:[^:]+]]: i32, %[[R1:[^:]+]]: i32, %[[N:[^:]+]]: i32, %[[D:[^:]+]]: i32, %[[J:[^:]+]]: i32)
-// CHECK-NEXT:    %{{.+}}, %{{.+}} = fat.visible_key_blocks rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, left = 64 : i64, right = 0 : i64}
-// CHECK-NEXT:    %{{.+}}, %{{.+}} = fat.visible_key_blocks rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) {block_n = 80 : i64}
-// CHECK-NEXT:    %{{.+}} = fat.first_masked_key_block row(%[[R0]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, right = 0 : i64}
-// CHECK-NEXT:    %{{.+}} = fat.key_block_needs_mask %[[J]] rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, left = 64 : i64}
+// CHECK-NEXT:    %{{.+}}, %{{.+}} = fat.visible_key_blocks rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, left = 64 : i64, right = 0 : i64} : i32
+// CHECK-NEXT:    %{{.+}}, %{{.+}} = fat.visible_key_blocks rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) {block_n = 80 : i64} : i32
+// CHECK-NEXT:    %{{.+}} = fat.first_masked_key_block row(%[[R0]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, right = 0 : i64} : i32
+// CHECK-NEXT:    %{{.+}} = fat.key_block_needs_mask %[[J]] rows(%[[R0]], %[[R1]]) kv_len(%[[N]]) edge(%[[D]]) {block_n = 128 : i64, left = 64 : i64} : i32
 func.func @key_geometry(%r0: i32, %r1: i32, %n: i32, %d: i32, %j: i32) -> (i32, i32, i32, i32, i32, i1) {
-  %f, %e = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) edge(%d) {block_n = 128, left = 64, right = 0}
-  %f2, %e2 = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) {block_n = 80}
-  %j0 = fat.first_masked_key_block row(%r0) kv_len(%n) edge(%d) {block_n = 128, right = 0}
-  %m = fat.key_block_needs_mask %j rows(%r0, %r1) kv_len(%n) edge(%d) {block_n = 128, left = 64}
+  %f, %e = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) edge(%d) {block_n = 128, left = 64, right = 0} : i32
+  %f2, %e2 = fat.visible_key_blocks rows(%r0, %r1) kv_len(%n) {block_n = 80} : i32
+  %j0 = fat.first_masked_key_block row(%r0) kv_len(%n) edge(%d) {block_n = 128, right = 0} : i32
+  %m = fat.key_block_needs_mask %j rows(%r0, %r1) kv_len(%n) edge(%d) {block_n = 128, left = 64} : i32
   return %f, %e, %f2, %e2, %j0, %m : i32, i32, i32, i32, i32, i1
 }
 

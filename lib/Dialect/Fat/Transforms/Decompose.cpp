@@ -635,4 +635,5 @@ void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
                DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
                DecomposeScoreMod, DecomposeMaskMod>(
       patterns.getContext());
+  populateKeyGeometryExpansionPatterns(patterns);
 }

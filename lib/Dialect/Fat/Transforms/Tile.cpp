@@ -229,36 +229,31 @@ static LogicalResult lowerAttentionBlock(RewriterBase &rewriter, AttentionOp op,
   st.causal = op.getCausalAttr();
   st.window = op.getWindowAttr();
 
-  // Visible key range [lo, hi) of the block's real rows 0 .. rows−1:
-  //   causal:  k ≤ i + δ            → hi ≤ rows − 1 + δ + 1
-  //   right:   k ≤ i + δ + right    → hi ≤ rows − 1 + δ + right + 1
-  //   left:    k ≥ i + δ − left     → lo ≥ δ − left
+  // The key blocks of the block's real rows 0 .. rows − 1 (the mask's
+  // geometry, FatKernelOps.td: the kernel's ops, on index): [nLo, nHi)
+  // visible; [uLo, uHi) seen whole by every row (no mask). uHi is where
+  // the causal / right edge and the ragged tail begin; uLo, where the left
+  // edge ends (the kernel does not split there), is
+  //   k ≥ rows − 1 + δ − left (the last row)   → ⌈max(…, 0) / N⌉.
   Value delta = st.diagonal;
   int64_t left = op.getWindowLeft(), right = op.getWindowRight();
+  IntegerAttr rightEdge =
+      op.getCausal() ? b.getI64IntegerAttr(0)
+                     : (right >= 0 ? b.getI64IntegerAttr(right) : IntegerAttr());
+  IntegerAttr leftEdge = left >= 0 ? b.getI64IntegerAttr(left) : IntegerAttr();
   Value zero = im.c(0);
-  Value hi = skv, lo = zero;
-  if (op.getCausal())
-    hi = im.min(hi, im.add(rows, delta));
-  if (right >= 0)
-    hi = im.min(hi, im.add(im.add(rows, delta), im.c(right)));
-  hi = im.max(hi, zero);
-  if (left >= 0)
-    lo = im.min(im.max(im.sub(delta, im.c(left)), zero), hi);
-  Value nLo = im.floorDiv(lo, bn);
-  Value nHi = im.max(im.ceilDiv(hi, bn), nLo);
-
-  // Blocks every real row sees whole (no mask): [fullLo, fullHi) with
-  //   causal: k ≤ δ (row 0)   right: k ≤ δ + right (row 0)
-  //   left: k ≥ rows − 1 + δ − left (last row)   tail: k < Skv
-  Value fullHi = skv, fullLo = zero;
-  if (op.getCausal())
-    fullHi = im.min(fullHi, im.add(delta, im.c(1)));
-  if (right >= 0)
-    fullHi = im.min(fullHi, im.add(delta, im.c(right + 1)));
+  auto visible = VisibleKeyBlocksOp::create(
+      b, zero, im.sub(rows, im.c(1)), skv,
+      rightEdge || leftEdge ? delta : Value(), bn, leftEdge, rightEdge);
+  Value nLo = visible.getFirstBlock();
+  Value nHi = im.max(visible.getEndBlock(), nLo);
+  Value fullLo = zero;
   if (left >= 0)
     fullLo = im.max(im.sub(im.add(rows, delta), im.c(left + 1)), zero);
   Value uLo = im.clamp(im.ceilDiv(fullLo, bn), nLo, nHi);
-  Value uHi = im.clamp(im.floorDiv(im.max(fullHi, zero), bn), uLo, nHi);
+  Value firstMasked = FirstMaskedKeyBlockOp::create(
+      b, zero, skv, rightEdge ? delta : Value(), bn, rightEdge);
+  Value uHi = im.clamp(firstMasked, uLo, nHi);
 
   // Running state: O = 0, m = −inf, l = 0.
   auto f32 = b.getF32Type();

@@ -724,9 +724,17 @@ def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
 // which need fat.mask. A row i sees key k when
 //   k < Skv,   k ≤ i + δ + right (causal: right = 0),   k ≥ i + δ − left
 // (δ = `diag`, the key aligned with row 0); an op without `right` / `left`
-// has no such edge, and `edge(%diag)` comes with either.
+// has no such edge, and `edge(%diag)` comes with either. The values are i32
+// in the kernel and `index` in the tiled form (`--fat-tile`), one type per
+// op; `--convert-fat-to-nvvm` and `--fat-decompose` expand them with the
+// same arithmetic (`expandKeyGeometry`).
+class Fat_KeyGeometryOp<string mnemonic, list<string> sameType>
+    : Fat_Op<mnemonic, [Pure, AllTypesMatch<sameType>,
+                        OptionalTypesMatchWith<"the diagonal has the lengths' type",
+                                       "kv_len", "diag", "$_self">]>;
 
-def Fat_VisibleKeyBlocksOp : Fat_Op<"visible_key_blocks", [Pure]> {
+def Fat_VisibleKeyBlocksOp : Fat_KeyGeometryOp<"visible_key_blocks",
+    ["row_first", "row_last", "kv_len", "first_block", "end_block"]> {
   let summary = "the key blocks any row of a tile can see";
   let description = [{
     For the rows [row_first, row_last] of a tile and key blocks of N =
@@ -745,21 +753,25 @@ def Fat_VisibleKeyBlocksOp : Fat_Op<"visible_key_blocks", [Pure]> {
 
     ```mlir
     %first, %end = fat.visible_key_blocks rows(%row0, %row_last)
-        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64}
+        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64} : i32
     ```
   }];
-  let arguments = (ins I32:$row_first, I32:$row_last, I32:$kv_len,
-                   Optional<I32>:$diag, I64Attr:$block_n,
+  let arguments = (ins AnySignlessIntegerOrIndex:$row_first,
+                   AnySignlessIntegerOrIndex:$row_last,
+                   AnySignlessIntegerOrIndex:$kv_len,
+                   Optional<AnySignlessIntegerOrIndex>:$diag, I64Attr:$block_n,
                    OptionalAttr<I64Attr>:$left, OptionalAttr<I64Attr>:$right);
-  let results = (outs I32:$first_block, I32:$end_block);
+  let results = (outs AnySignlessIntegerOrIndex:$first_block,
+                      AnySignlessIntegerOrIndex:$end_block);
   let assemblyFormat = [{
     `rows` `(` $row_first `,` $row_last `)` `kv_len` `(` $kv_len `)`
-    (`edge` `(` $diag^ `)`)? attr-dict
+    (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
 }
 
-def Fat_FirstMaskedKeyBlockOp : Fat_Op<"first_masked_key_block", [Pure]> {
+def Fat_FirstMaskedKeyBlockOp : Fat_KeyGeometryOp<"first_masked_key_block",
+    ["row_first", "kv_len", "block"]> {
   let summary = "the first key block from which every block may need the mask";
   let description = [{
     For a tile from row `row_first` and blocks of N = `block_n` keys, the
@@ -778,20 +790,23 @@ def Fat_FirstMaskedKeyBlockOp : Fat_Op<"first_masked_key_block", [Pure]> {
 
     ```mlir
     %j0 = fat.first_masked_key_block row(%row0) kv_len(%skv) edge(%diag)
-        {block_n = 128 : i64, right = 0 : i64}
+        {block_n = 128 : i64, right = 0 : i64} : i32
     ```
   }];
-  let arguments = (ins I32:$row_first, I32:$kv_len, Optional<I32>:$diag,
+  let arguments = (ins AnySignlessIntegerOrIndex:$row_first,
+                   AnySignlessIntegerOrIndex:$kv_len,
+                   Optional<AnySignlessIntegerOrIndex>:$diag,
                    I64Attr:$block_n, OptionalAttr<I64Attr>:$right);
-  let results = (outs I32:$block);
+  let results = (outs AnySignlessIntegerOrIndex:$block);
   let assemblyFormat = [{
     `row` `(` $row_first `)` `kv_len` `(` $kv_len `)`
-    (`edge` `(` $diag^ `)`)? attr-dict
+    (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
 }
 
-def Fat_KeyBlockNeedsMaskOp : Fat_Op<"key_block_needs_mask", [Pure]> {
+def Fat_KeyBlockNeedsMaskOp : Fat_KeyGeometryOp<"key_block_needs_mask",
+    ["block", "row_first", "row_last", "kv_len"]> {
   let summary = "whether a key block needs the mask for some row of a tile";
   let description = [{
     Key block j (keys [j·N, j·N + N), N = `block_n`) needs `fat.mask` for
@@ -809,16 +824,19 @@ def Fat_KeyBlockNeedsMaskOp : Fat_Op<"key_block_needs_mask", [Pure]> {
 
     ```mlir
     %edge = fat.key_block_needs_mask %j rows(%row0, %row_last)
-        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64}
+        kv_len(%skv) edge(%diag) {block_n = 128 : i64, right = 0 : i64} : i32
     ```
   }];
-  let arguments = (ins I32:$block, I32:$row_first, I32:$row_last,
-                   I32:$kv_len, Optional<I32>:$diag, I64Attr:$block_n,
+  let arguments = (ins AnySignlessIntegerOrIndex:$block,
+                   AnySignlessIntegerOrIndex:$row_first,
+                   AnySignlessIntegerOrIndex:$row_last,
+                   AnySignlessIntegerOrIndex:$kv_len,
+                   Optional<AnySignlessIntegerOrIndex>:$diag, I64Attr:$block_n,
                    OptionalAttr<I64Attr>:$left, OptionalAttr<I64Attr>:$right);
   let results = (outs I1:$needs_mask);
   let assemblyFormat = [{
     $block `rows` `(` $row_first `,` $row_last `)` `kv_len` `(` $kv_len `)`
-    (`edge` `(` $diag^ `)`)? attr-dict
+    (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
 }

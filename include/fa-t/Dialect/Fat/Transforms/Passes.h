@@ -95,6 +95,15 @@ LogicalResult checkTensorizableTiles(Operation *scope,
 /// or reaches anything but masks and the softmax.
 void foldScoreOutputScale(Operation *scope);
 
+/// The mask's geometry over key blocks (fat.visible_key_blocks,
+/// fat.first_masked_key_block, fat.key_block_needs_mask) as arith on the
+/// op's integer type, `operands` in place of its own (a conversion's
+/// adaptor); returns the values replacing its results.
+SmallVector<Value> expandKeyGeometry(OpBuilder &builder, Operation *op,
+                                     ValueRange operands);
+/// Those ops expanded where they are (the tiled form's, on index).
+void populateKeyGeometryExpansionPatterns(RewritePatternSet &patterns);
+
 /// fat.score_mod on a tile scaled by a splat (the kernel's run-time scale)
 /// whose region first multiplies the score by a constant: the constant
 /// joins the splat. Not a canonicalization: on the tiled and tensorized

@@ -25,7 +25,9 @@ def FatTile : Pass<"fat-tile"> {
     The KV range of a query block is split into three loops: blocks before
     the window's left edge that need a mask, blocks every query row sees in
     full (no mask), and the diagonal / right-edge / ragged-tail blocks that
-    need one. Blocks no row can see are never visited. Ragged Q and KV tails
+    need one (their bounds: `fat.visible_key_blocks` and
+    `fat.first_masked_key_block` on index, the ops the kernel computes its
+    key blocks with). Blocks no row can see are never visited. Ragged Q and KV tails
     are padded with zeros inside the tile and predicated by `fat.mask`
     (`kv_len`); only the real rows are written back. Query head h reads KV
     head h / (Hq / Hkv). The memref form is first rewritten to the tensor
@@ -96,7 +98,11 @@ def FatDecompose : Pass<"fat-decompose"> {
     Rewrites each tile op of the tiled form (`fat.qk`, `fat.mask`,
     `fat.row_max`, `fat.exp2`, `fat.row_sum`, `fat.rescale`, `fat.pv`,
     `fat.finalize`) into one `linalg.generic` whose body is the op's formula
-    in f32 scalar arithmetic. This is the target-independent reference
+    in f32 scalar arithmetic, and the mask's geometry over key blocks
+    (`fat.visible_key_blocks`, `fat.first_masked_key_block`,
+    `fat.key_block_needs_mask`) into its index arithmetic — the expansion
+    `--convert-fat-to-nvvm` applies to the kernel's, so both paths visit and
+    mask the same blocks. This is the target-independent reference
     lowering: its output bufferizes and runs on the host CPU
     (`--fat-to-cpu`), and it is the numerics oracle for the GPU path.
 
