@@ -233,8 +233,10 @@ public:
     return address(ring.getBufferOffset(), ring.getBufferBytes(), s);
   }
   /// buffer() as a byte offset (i32) from the base.
-  Value bufferOffset() {
-    Value s = stage();
+  Value bufferOffset() { return bufferOffsetOf(stage()); }
+  /// The byte offset of stage `s`'s buffer (a stage the caller has, e.g.
+  /// through an operand fence).
+  Value bufferOffsetOf(Value s) {
     return offset(ring.getBufferOffset(), ring.getBufferBytes(), s);
   }
 
@@ -431,10 +433,7 @@ struct RingFillLowering : OpConversionPattern<RingFillOp> {
       LLVM::StoreOp::create(b, piece, buildByteOffset(b, slot.buffer(), offset),
                             /*alignment=*/16);
     }
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(b.getContext(),
-                                   NVVM::SharedSpace::shared_cta));
+    buildAsyncProxyFence(b);
     rewriter.eraseOp(op);
     return success();
   }
@@ -975,9 +974,7 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
     Value box = e.divu(linear, 8192);
     Value within = e.remu(linear, 8192);
     Value warpOffset = e.add(
-        e.add(e.add(e.c32(qRing.getBufferOffset()),
-                    e.mul(ids[1], e.c32(qRing.getBufferBytes()))),
-              e.mul(box, e.c32(op.getQBoxStride()))),
+        e.add(q.bufferOffsetOf(ids[1]), e.mul(box, e.c32(op.getQBoxStride()))),
         e.add(e.mul(consumer, e.c32(64 * 128)), within));
     if (op.getVRing()) {
       RingSlot v(b, op, cast<RingType>(op.getVRing().getType()),
@@ -1075,9 +1072,7 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
     // The producer's TMA (async proxy) overwrites these bytes with a later
     // tile's Q or V once they are released: order this warp's
     // generic-proxy accesses before that.
-    NVVM::FenceProxyOp::create(
-        b, NVVM::ProxyKindAttr::get(ctx, NVVM::ProxyKind::async_shared),
-        NVVM::SharedSpaceAttr::get(ctx, NVVM::SharedSpace::shared_cta));
+    buildAsyncProxyFence(b);
     rewriter.eraseOp(op);
     return success();
   }

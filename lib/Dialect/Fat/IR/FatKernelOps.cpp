@@ -501,3 +501,50 @@ LogicalResult RingFillOp::verify() {
     return emitOpError("needs a positive thread count, got ") << getThreads();
   return success();
 }
+
+/// The geometry ops' edges from an attention's mask: key ≤ row + δ + right
+/// (causal: right = 0, which no right window widens), key ≥ row + δ −
+/// left; δ only where there is an edge.
+namespace {
+struct MaskEdges {
+  IntegerAttr left, right;
+  MaskEdges(Builder &b, bool causal, int64_t windowLeft, int64_t windowRight) {
+    if (causal)
+      right = b.getI64IntegerAttr(0);
+    else if (windowRight >= 0)
+      right = b.getI64IntegerAttr(windowRight);
+    if (windowLeft >= 0)
+      left = b.getI64IntegerAttr(windowLeft);
+  }
+};
+} // namespace
+
+void VisibleKeyBlocksOp::build(OpBuilder &b, OperationState &state,
+                               Value rowFirst, Value rowLast, Value kvLen,
+                               Value diag, int64_t blockN, bool causal,
+                               int64_t windowLeft, int64_t windowRight) {
+  MaskEdges e(b, causal, windowLeft, windowRight);
+  build(b, state, kvLen.getType(), kvLen.getType(), rowFirst, rowLast, kvLen,
+        e.left || e.right ? diag : Value(), b.getI64IntegerAttr(blockN),
+        e.left, e.right);
+}
+
+void FirstMaskedKeyBlockOp::build(OpBuilder &b, OperationState &state,
+                                  Value rowFirst, Value kvLen, Value diag,
+                                  int64_t blockN, bool causal,
+                                  int64_t windowRight) {
+  MaskEdges e(b, causal, /*windowLeft=*/-1, windowRight);
+  build(b, state, kvLen.getType(), rowFirst, kvLen, e.right ? diag : Value(),
+        b.getI64IntegerAttr(blockN), e.right);
+}
+
+void KeyBlockNeedsMaskOp::build(OpBuilder &b, OperationState &state,
+                                Value block, Value rowFirst, Value rowLast,
+                                Value kvLen, Value diag, int64_t blockN,
+                                bool causal, int64_t windowLeft,
+                                int64_t windowRight) {
+  MaskEdges e(b, causal, windowLeft, windowRight);
+  build(b, state, b.getI1Type(), block, rowFirst, rowLast, kvLen,
+        e.left || e.right ? diag : Value(), b.getI64IntegerAttr(blockN),
+        e.left, e.right);
+}

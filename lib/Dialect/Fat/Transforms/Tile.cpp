@@ -47,9 +47,6 @@ struct IndexMath {
   Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
   Value min(Value x, Value y) { return arith::MinSIOp::create(b, x, y); }
   Value max(Value x, Value y) { return arith::MaxSIOp::create(b, x, y); }
-  Value floorDiv(Value x, int64_t d) {
-    return arith::FloorDivSIOp::create(b, x, c(d));
-  }
   Value ceilDiv(Value x, int64_t d) {
     return arith::CeilDivSIOp::create(b, x, c(d));
   }
@@ -236,15 +233,11 @@ static LogicalResult lowerAttentionBlock(RewriterBase &rewriter, AttentionOp op,
   // edge ends (the kernel does not split there), is
   //   k ≥ rows − 1 + δ − left (the last row)   → ⌈max(…, 0) / N⌉.
   Value delta = st.diagonal;
-  int64_t left = op.getWindowLeft(), right = op.getWindowRight();
-  IntegerAttr rightEdge =
-      op.getCausal() ? b.getI64IntegerAttr(0)
-                     : (right >= 0 ? b.getI64IntegerAttr(right) : IntegerAttr());
-  IntegerAttr leftEdge = left >= 0 ? b.getI64IntegerAttr(left) : IntegerAttr();
+  int64_t left = op.getWindowLeft();
   Value zero = im.c(0);
   auto visible = VisibleKeyBlocksOp::create(
-      b, zero, im.sub(rows, im.c(1)), skv,
-      rightEdge || leftEdge ? delta : Value(), bn, leftEdge, rightEdge);
+      b, zero, im.sub(rows, im.c(1)), skv, delta, bn, op.getCausal(), left,
+      op.getWindowRight());
   Value nLo = visible.getFirstBlock();
   Value nHi = im.max(visible.getEndBlock(), nLo);
   Value fullLo = zero;
@@ -252,7 +245,7 @@ static LogicalResult lowerAttentionBlock(RewriterBase &rewriter, AttentionOp op,
     fullLo = im.max(im.sub(im.add(rows, delta), im.c(left + 1)), zero);
   Value uLo = im.clamp(im.ceilDiv(fullLo, bn), nLo, nHi);
   Value firstMasked = FirstMaskedKeyBlockOp::create(
-      b, zero, skv, rightEdge ? delta : Value(), bn, rightEdge);
+      b, zero, skv, delta, bn, op.getCausal(), op.getWindowRight());
   Value uHi = im.clamp(firstMasked, uLo, nHi);
 
   // Running state: O = 0, m = −inf, l = 0.

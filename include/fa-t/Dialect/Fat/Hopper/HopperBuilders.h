@@ -140,6 +140,9 @@ Value buildQuadReduce(ImplicitLocOpBuilder &b, Value v, bool isMax);
 Value buildWarpBroadcast(ImplicitLocOpBuilder &b, Value v);
 
 /// mbarrier helpers; `bar` is an `!llvm.ptr<3>`.
+/// fence.proxy.async (shared::cta): this thread's generic-proxy writes to
+/// shared memory ordered before later async-proxy accesses (TMA, wgmma).
+void buildAsyncProxyFence(ImplicitLocOpBuilder &b);
 void buildMBarrierInit(ImplicitLocOpBuilder &b, Value bar, int64_t count);
 void buildMBarrierArriveExpectTx(ImplicitLocOpBuilder &b, Value bar,
                                  int64_t bytes);

@@ -679,6 +679,8 @@ class Fat_TurnOp<string mnemonic, string summaryText, string text>
     fat.turn_end %c of 2 last
     ```
   }];
+  let arguments = (ins I32:$consumer, I64Attr:$consumers);
+  let assemblyFormat = "$consumer `of` $consumers attr-dict";
   let hasVerifier = 1;
 }
 
@@ -687,8 +689,6 @@ def Fat_TurnsOpenOp : Fat_TurnOp<"turns_open", "opens the consumers' game",
     The last consumer, n − 1, hands the first turn to consumer 0: it
     arrives on barrier 1 (`bar.arrive 1, 256`, on consumer n − 1 only).
   }]> {
-  let arguments = (ins I32:$consumer, I64Attr:$consumers);
-  let assemblyFormat = "$consumer `of` $consumers attr-dict";
 }
 
 def Fat_TurnBeginOp : Fat_TurnOp<"turn_begin",
@@ -696,8 +696,6 @@ def Fat_TurnBeginOp : Fat_TurnOp<"turn_begin",
     Consumer c waits until the previous consumer handed it the turn
     (`bar.sync 1 + c, 256`).
   }]> {
-  let arguments = (ins I32:$consumer, I64Attr:$consumers);
-  let assemblyFormat = "$consumer `of` $consumers attr-dict";
 }
 
 def Fat_TurnEndOp : Fat_TurnOp<"turn_end",
@@ -716,8 +714,6 @@ def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
     Consumer 0 takes the last hand-over (`bar.sync 1, 256`, on consumer 0
     only): after it every phase of every turn barrier has completed.
   }]> {
-  let arguments = (ins I32:$consumer, I64Attr:$consumers);
-  let assemblyFormat = "$consumer `of` $consumers attr-dict";
 }
 
 // The mask's geometry over key blocks: which blocks a tile's rows see and
@@ -768,6 +764,11 @@ def Fat_VisibleKeyBlocksOp : Fat_KeyGeometryOp<"visible_key_blocks",
     (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
+  // From an attention's mask (causal, window = [left, right], −1: none).
+  let builders = [OpBuilder<(ins "::mlir::Value":$rowFirst,
+      "::mlir::Value":$rowLast, "::mlir::Value":$kvLen, "::mlir::Value":$diag,
+      "int64_t":$blockN, "bool":$causal, "int64_t":$windowLeft,
+      "int64_t":$windowRight)>];
 }
 
 def Fat_FirstMaskedKeyBlockOp : Fat_KeyGeometryOp<"first_masked_key_block",
@@ -803,6 +804,9 @@ def Fat_FirstMaskedKeyBlockOp : Fat_KeyGeometryOp<"first_masked_key_block",
     (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$rowFirst,
+      "::mlir::Value":$kvLen, "::mlir::Value":$diag, "int64_t":$blockN,
+      "bool":$causal, "int64_t":$windowRight)>];
 }
 
 def Fat_KeyBlockNeedsMaskOp : Fat_KeyGeometryOp<"key_block_needs_mask",
@@ -839,6 +843,10 @@ def Fat_KeyBlockNeedsMaskOp : Fat_KeyGeometryOp<"key_block_needs_mask",
     (`edge` `(` $diag^ `)`)? attr-dict `:` type($kv_len)
   }];
   let hasVerifier = 1;
+  let builders = [OpBuilder<(ins "::mlir::Value":$block,
+      "::mlir::Value":$rowFirst, "::mlir::Value":$rowLast,
+      "::mlir::Value":$kvLen, "::mlir::Value":$diag, "int64_t":$blockN,
+      "bool":$causal, "int64_t":$windowLeft, "int64_t":$windowRight)>];
 }
 
 def Fat_KeyBlockRangeOp : Fat_Op<"key_block_range", [Pure]> {

@@ -280,20 +280,6 @@ private:
   /// blocks below it need none (no left window edge: splitMaskedTail):
   /// fat.first_masked_key_block.
   Value buildFirstMaskedBlock();
-  /// The mask's edges as the mask-geometry ops take them: key ≤ row +
-  /// diag + right (causal: 0), key ≥ row + diag − left, and the diagonal
-  /// where there is either.
-  IntegerAttr rightEdgeAttr() {
-    std::optional<int64_t> right = cfg.rightEdge();
-    return right ? b.getI64IntegerAttr(*right) : IntegerAttr();
-  }
-  IntegerAttr leftEdgeAttr() {
-    return cfg.windowLeft >= 0 ? b.getI64IntegerAttr(cfg.windowLeft)
-                               : IntegerAttr();
-  }
-  Value edgeDiagonal() {
-    return cfg.rightEdge() || cfg.windowLeft >= 0 ? v.diag : Value();
-  }
   /// P (f32 tile) rounded to the 16-bit A tile of P·V.
   Value buildPackP(Value s);
   /// O = α·O on the accumulator tile (skipped by the warps whose rows kept

@@ -63,8 +63,8 @@ Value AttentionKernelBuilder::buildMaskIfNeeded(Value s, Value kvBlock,
   // Only blocks on a mask edge or the ragged tail pay for the mask; the
   // test is uniform over the CTA.
   Value needMask = KeyBlockNeedsMaskOp::create(
-      b, kvBlock, v.rowFirst, v.rowLast, v.seqKV, edgeDiagonal(), cfg.blockN,
-      leftEdgeAttr(), rightEdgeAttr());
+      b, kvBlock, v.rowFirst, v.rowLast, v.seqKV, v.diag, cfg.blockN,
+      cfg.causal, cfg.windowLeft, cfg.windowRight);
   auto maskIf = scf::IfOp::create(
       b, needMask,
       [&](OpBuilder &nested, Location loc) {
@@ -155,9 +155,9 @@ Value AttentionKernelBuilder::buildFirstMaskedBlock() {
   // The blocks from which buildMaskIfNeeded's right-side tests stay true
   // (kernels with a left window edge, whose masked blocks also lie at the
   // start, are not split: splitMaskedTail).
-  return FirstMaskedKeyBlockOp::create(b, v.rowFirst, v.seqKV,
-                                       cfg.rightEdge() ? v.diag : Value(),
-                                       cfg.blockN, rightEdgeAttr());
+  return FirstMaskedKeyBlockOp::create(b, v.rowFirst, v.seqKV, v.diag,
+                                       cfg.blockN, cfg.causal,
+                                       cfg.windowRight);
 }
 
 RankedTensorType AttentionKernelBuilder::fragmentType(int64_t cols,

@@ -154,8 +154,8 @@ void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,
   // outside are never loaded; a CTA whose range is empty writes O = 0 and
   // LSE = −inf.
   auto visible = VisibleKeyBlocksOp::create(
-      b, v.rowFirst, v.rowLast, v.seqKV, edgeDiagonal(), cfg.blockN,
-      leftEdgeAttr(), rightEdgeAttr());
+      b, v.rowFirst, v.rowLast, v.seqKV, v.diag, cfg.blockN, cfg.causal,
+      cfg.windowLeft, cfg.windowRight);
   Value lo = visible.getFirstBlock(), hi = visible.getEndBlock();
   if (cfg.kvRanges)
     std::tie(lo, hi) = buildKeyRangeBlocks(lo, hi);

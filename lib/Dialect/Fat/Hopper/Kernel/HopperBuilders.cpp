@@ -242,3 +242,9 @@ void hopper::buildTmaLoad(ImplicitLocOpBuilder &b, Value dst, Value tensorMap,
       NVVM::TMALoadMode::TILE, /*isCTAOnly=*/false,
       NVVM::CTAGroupKindAttr(), Value());
 }
+
+void hopper::buildAsyncProxyFence(ImplicitLocOpBuilder &b) {
+  NVVM::FenceProxyOp::create(
+      b, NVVM::ProxyKindAttr::get(b.getContext(), NVVM::ProxyKind::async_shared),
+      NVVM::SharedSpaceAttr::get(b.getContext(), NVVM::SharedSpace::shared_cta));
+}
