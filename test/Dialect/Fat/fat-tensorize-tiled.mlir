@@ -39,8 +39,8 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 // VEC:           %[[SM:[a-z0-9_]+]] = fat.mask %[[S]] at
 // VEC:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale %[[C]] : tensor<128x64xf32>, tensor<128xf32>
 // VEC:           %[[P:[a-z0-9_]+]], %[[LN:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %[[C]] rowsum(%[[L]], %[[A]])
-// VEC:           %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // VEC:           %[[OA:[a-z0-9_]+]] = fat.rescale %[[O]], %[[A]]
+// VEC-NEXT:      %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]] : tensor<128x64xf32> to tensor<128x64xbf16>
 // VEC:           %[[ON:[a-z0-9_]+]] = fat.wgmma %[[P16]], %{{.+}}, %[[OA]] a_from registers shape [64, 64, 16]
 // VEC:           scf.yield %[[ON]], %[[MN]], %[[LN]]
 // VEC-NOT:     fat.qk
@@ -62,8 +62,8 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 // MMA:           %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale %[[C]] lazy threshold 6.000000e+00
 // MMA:           %[[P:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %[[C]] exp2_poly 2.500000e-01 :
 // MMA-NOT:         rowsum
-// MMA:           %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]]
 // MMA:           %[[OA:[a-z0-9_]+]] = fat.rescale %[[O]], %[[A]]
+// MMA-NEXT:      %[[P16:[a-z0-9_]+]] = arith.truncf %[[P]]
 // MMA:           %[[LA:[a-z0-9_]+]] = fat.rescale %[[L]], %[[A]]
 // MMA:           %[[LB:[a-z0-9_]+]] = linalg.broadcast ins(%[[LA]] : tensor<128xf32>) outs(%{{.+}} : tensor<128x8xf32>) dimensions = [1]
 // MMA:           %[[ACC:[a-z0-9_]+]] = tensor.concat dim(1) %[[OA]], %[[LB]] : (tensor<128x64xf32>, tensor<128x8xf32>) -> tensor<128x72xf32>

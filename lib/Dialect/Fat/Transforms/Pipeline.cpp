@@ -21,6 +21,7 @@
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Analysis/TopologicalSortUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -118,6 +119,8 @@ struct TensorizedAttention {
   RescaleOp rescale;
   /// S = Q·Kᵀ and O += P·V, which the consumer issues on shared memory.
   WgmmaOp scoreGemm, outputGemm;
+  /// The KV loop of those ops: the plain consumer loop rewrites its body.
+  scf::ForOp kvLoop;
   /// The softmax constant after a score region (the f32 constant of its
   /// fat.softmax_max): log2 e times any output factor moved out of it.
   double modSoftmaxScale = M_LOG2E;
@@ -151,6 +154,39 @@ std::pair<Value, tensor::ExtractSliceOp> wholeTensor(scf::ForallOp loop,
   if (loop->isAncestor(cast<BlockArgument>(v).getOwner()->getParentOp()))
     return {};
   return {v, outermost};
+}
+
+/// Whether `op` of a tensorized KV loop only addresses the loop's tiles:
+/// index arithmetic, the slices, padding and ones columns of the operands,
+/// and the [O | l] accumulator's assembly. In the kernel the rings address
+/// the blocks and the accumulator tile holds both, so these have no form
+/// of their own there.
+static bool isTileAddressing(Operation *op) {
+  if (isa<tensor::ExtractSliceOp, tensor::PadOp, tensor::ConcatOp,
+          tensor::EmptyOp, linalg::BroadcastOp, arith::ConstantOp>(op))
+    return true;
+  return op->getNumResults() > 0 &&
+         llvm::all_of(op->getResultTypes(),
+                      [](Type t) { return t.isIndex(); }) &&
+         isPure(op);
+}
+
+/// Checks that every op of the tensorized KV loop `loop` has a form in the
+/// consumer warpgroup (the ops the kernel rewrites onto its fragment tiles,
+/// AttentionKernelConsumer.cpp), so that none is dropped on the way.
+static LogicalResult checkConsumerForms(scf::ForOp loop) {
+  for (Operation &op : loop.getBody()->without_terminator()) {
+    if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp,
+            SoftmaxExpOp, RescaleOp, arith::TruncFOp>(op) ||
+        isTileAddressing(&op))
+      continue;
+    return op.emitOpError("fat-pipeline: the Hopper consumer has no form for "
+                          "this op in the tensorized KV loop (expected the "
+                          "fat.wgmma, fat.score_mod, fat.mask_mod, fat.mask, "
+                          "fat.softmax_max, fat.softmax_exp, fat.rescale and "
+                          "P's arith.truncf that fat-tensorize writes)");
+  }
+  return success();
 }
 
 /// Reads the attention off a tensorized loop; emits an error naming what
@@ -244,6 +280,16 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.softmax_max, fat.softmax_exp, "
                 "fat.rescale of O, fat.finalize) in this fat.tile loop");
+  t.kvLoop = qk->getParentOfType<scf::ForOp>();
+  if (!t.kvLoop || !t.kvLoop->isAncestor(pv) ||
+      !t.kvLoop->isAncestor(t.softmaxMax) ||
+      !t.kvLoop->isAncestor(t.softmaxExp) || !t.kvLoop->isAncestor(t.rescale) ||
+      t.kvLoop.getNumRegionIterArgs() != 3)
+    return fail("expected the Q·Kᵀ and P·V fat.wgmma, the softmax and O's "
+                "rescale in one scf.for over key blocks carrying (O, m, l)");
+  for (auto kv : loop.getBody()->getOps<scf::ForOp>())
+    if (failed(checkConsumerForms(kv)))
+      return failure();
   if (t.scoreMod)
     t.scale = t.scoreMod.getScaleAttr();
   auto scores = cast<ShapedType>(qk.getResult().getType());
@@ -483,6 +529,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->rescale = t->rescale;
     config->scoreGemm = t->scoreGemm;
     config->outputGemm = t->outputGemm;
+    config->kvLoop = t->kvLoop;
     config->scoreMod = t->scoreMod;
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;

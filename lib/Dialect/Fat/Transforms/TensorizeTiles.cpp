@@ -137,11 +137,13 @@ struct SoftmaxStepToTensorCores : OpRewritePattern<RowMaxOp> {
         rewriter, loc, expTypes, s, mx.getNewMax(), scale,
         choice.rowsumMma ? Value() : l, choice.rowsumMma ? Value() : alpha,
         rewriter.getF64FloatAttr(choice.exp2Poly));
-    // P is the A operand in registers: rounded to V's type first.
+    // O = α·O, then P rounded to V's type (the A operand in registers):
+    // the order the Hopper consumer issues them in, which fat-pipeline
+    // keeps when it rewrites this loop.
+    Value oScaled = RescaleOp::create(rewriter, loc, oType, o, alpha);
     Value p16 = arith::TruncFOp::create(
         rewriter, loc, RankedTensorType::get(sType.getShape(), vType.getElementType()),
         ex.getProbs());
-    Value oScaled = RescaleOp::create(rewriter, loc, oType, o, alpha);
     Value oNew, lNew;
     if (!choice.rowsumMma) {
       // O' = α·O + P·V

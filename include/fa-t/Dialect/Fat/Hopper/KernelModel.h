@@ -267,6 +267,9 @@ struct AttentionKernelConfig {
   /// The tensorized loop's two fat.wgmma, S = Q·Kᵀ and O += P·V: each
   /// becomes the consumer's fat.wgmma_async on the ring's boxes.
   Operation *scoreGemm = nullptr, *outputGemm = nullptr;
+  /// The tensorized scf.for over key blocks those ops are in: the plain
+  /// consumer loop is its body rewritten op by op onto the fragment tiles.
+  Operation *kvLoop = nullptr;
   /// The softmax constant c after a score region (its scores are already
   /// scaled): log2 e, times the region's output factor where fat-tensorize
   /// moved one out of it (foldScoreOutputScale).

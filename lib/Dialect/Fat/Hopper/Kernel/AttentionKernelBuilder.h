@@ -210,8 +210,9 @@ private:
 
   /// Issues S = Q·Kᵀ for this warpgroup's 64 rows, K the ring's buffer of
   /// iteration `iter` (one fat.wgmma_async, a commit group); the caller
-  /// waits. S is an f32 fragment tile.
-  Value buildQK(Value consumer, Value iter);
+  /// waits. S is an f32 fragment tile. `tmpl`: the tensorized fat.wgmma
+  /// it issues (cfg.scoreGemm by default; buildPV's cfg.outputGemm).
+  Value buildQK(Value consumer, Value iter, Operation *tmpl = nullptr);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
   /// kvBlock).
@@ -223,11 +224,20 @@ private:
   /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
   /// block kvBlock).
   Value buildModifications(Value s, Value kvBlock, Value wgRow, bool full);
+  /// The regions' coordinates for block kvBlock of the warpgroup's tile
+  /// (index): batch, head, first row, first key, Sq, Skv.
+  SmallVector<Value> modificationCoordinates(Value kvBlock, Value wgRow);
+  /// One fat.score_mod / fat.mask_mod `tmpl` of the tensorized loop on the
+  /// warpgroup's tile at coordinates `at` (buildModifications has both).
+  Value buildScoreMod(Operation *tmpl, Value s, ArrayRef<Value> at);
+  Value buildMaskMod(Operation *tmpl, Value s, ArrayRef<Value> at,
+                     Value kvBlock, Value wgRow, bool full);
   /// Issues O += P·V with P the 16-bit tile in registers, V the ring's
   /// buffer of iteration `iter` (one fat.wgmma_async, a commit group); the
   /// caller waits. With `accumulate` (i32) zero at run time the result is
   /// P·V alone (O's values are ignored).
-  Value buildPV(Value o, Value p, Value iter, Value accumulate = {});
+  Value buildPV(Value o, Value p, Value iter, Value accumulate = {},
+                Operation *tmpl = nullptr);
   /// The online-softmax step on the scores of one block: turns `s` into P
   /// (f32), returns the row vectors m' and l' and α (fat.rescale reads it).
   struct SoftmaxStep {
@@ -269,6 +279,11 @@ private:
                  ArrayRef<int64_t> boxStrides, Value acc = {},
                  Value scaleD = {});
   SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
+  /// Its two ops, from the tensorized loop's `tmpl`: (m', α), and (P, l').
+  std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,
+                                          Value mOld);
+  std::pair<Value, Value> buildSoftmaxExp(Operation *tmpl, Value s, Value m,
+                                          Value alpha, Value lOld);
   /// After the wait for S_j: release K_j, mask, softmax (S → P).
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
   /// that it lies in the warpgroup's full key range (no mask region).
@@ -285,11 +300,17 @@ private:
   /// O = α·O on the accumulator tile (skipped by the warps whose rows kept
   /// their max, under lazy rescale).
   void buildRescale(Value &o, const SoftmaxStep &step);
+  Value buildRescale(Operation *tmpl, Value o, Value alpha);
   /// The online softmax before any key: (O = 0, m = −inf, l = 0), the tiles
   /// the consumer loops carry.
   SmallVector<Value> buildEmptyState();
   /// The two consumer loops; both return (O, m, l).
   SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
+  /// The plain loop's body: one iteration of the tensorized KV loop
+  /// (cfg.kvLoop) rewritten op by op onto the warpgroup's tiles, for key
+  /// block `kvBlock` with the carried (O, m, l); returns what it yields.
+  SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
+                                         Value kvBlock, ValueRange carried);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
   /// from `init` = (O, m, l, P_kvLo); returns the same after the last

@@ -42,19 +42,20 @@ Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a,
       aType.getElementType());
 }
 
-Value AttentionKernelBuilder::buildQK(Value consumer, Value iter) {
+Value AttentionKernelBuilder::buildQK(Value consumer, Value iter,
+                                     Operation *tmpl) {
   // Q: this warpgroup's rows of the [blockM][64] boxes of the tile's
   // buffer; K: the [blockN][64] boxes of the stage.
   Value qAddr =
       ringAddress(v.qRing, v.tileIndex, mul(consumer, c32(64 * 128)));
-  return moveGemm(cfg.scoreGemm, qAddr, ringAddress(v.kRing, iter),
+  return moveGemm(tmpl ? tmpl : cfg.scoreGemm, qAddr, ringAddress(v.kRing, iter),
                   {cfg.blockM * 128, cfg.blockN * 128});
 }
 
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,
-                                     Value accumulate) {
+                                     Value accumulate, Operation *tmpl) {
   // V: box c holds columns [64c, 64c+64) of the blockN key rows.
-  return moveGemm(cfg.outputGemm, p, ringAddress(v.vRing, iter),
+  return moveGemm(tmpl ? tmpl : cfg.outputGemm, p, ringAddress(v.vRing, iter),
                   {cfg.blockN * 128}, o, accumulate);
 }
 
@@ -98,36 +99,44 @@ Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
                         cfg.maskByRowLimits());
 }
 
-Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
-                                                Value wgRow, bool full) {
-  // The tiled form's modifications, moved onto this warpgroup's tile: the
-  // same regions at the kernel's coordinates (batch, query head, the
-  // warpgroup's first row, the block's first key; Sq, Skv). The kernel's
-  // scale is a run-time parameter, so the tile is scaled here and the
-  // score modification's own scale is 1.
+SmallVector<Value> AttentionKernelBuilder::modificationCoordinates(
+    Value kvBlock, Value wgRow) {
+  // The regions' coordinates at the kernel's tile: batch, query head, the
+  // warpgroup's first row, the block's first key; Sq, Skv.
   auto index = [&](Value x) -> Value {
     return arith::IndexCastOp::create(b, b.getIndexType(), x);
   };
-  if (!cfg.scoreMod && !cfg.maskMod)
-    return s;
-  Value at[] = {index(v.batch), index(v.head), index(wgRow),
-                index(mul(kvBlock, c32(cfg.blockN))), index(v.seqQ),
-                index(v.seqKV)};
+  return {index(v.batch),         index(v.head),
+          index(wgRow),           index(mul(kvBlock, c32(cfg.blockN))),
+          index(v.seqQ),          index(v.seqKV)};
+}
+
+Value AttentionKernelBuilder::buildScoreMod(Operation *tmpl, Value s,
+                                            ArrayRef<Value> at) {
+  // The tiled form's score region, moved onto this warpgroup's tile. The
+  // kernel's scale is a run-time parameter, so the tile is scaled here and
+  // the modification's own scale is 1; its fast-math flags are
+  // fat-pipeline's (ModificationFastMath.cpp).
   IRMapping none;
-  if (auto tmpl = cast_or_null<ScoreModOp>(cfg.scoreMod)) {
-    // Its fast-math flags are fat-pipeline's (ModificationFastMath.cpp).
-    Value scale = tensor::SplatOp::create(b, v.scoreScale, s.getType());
-    auto mod = ScoreModOp::create(b, s.getType(),
-                                  arith::MulFOp::create(b, s, scale), at[0],
-                                  at[1], at[2], at[3], at[4], at[5],
-                                  v.captures, b.getF32FloatAttr(1.0));
-    tmpl.getBody().cloneInto(&mod.getBody(), none);
-    s = mod.getResult();
-  }
-  auto tmpl = cast_or_null<MaskModOp>(cfg.maskMod);
-  if (!tmpl || full)
+  Value scale = tensor::SplatOp::create(b, v.scoreScale, s.getType());
+  auto mod = ScoreModOp::create(b, s.getType(),
+                                arith::MulFOp::create(b, s, scale), at[0],
+                                at[1], at[2], at[3], at[4], at[5], v.captures,
+                                b.getF32FloatAttr(1.0));
+  cast<ScoreModOp>(tmpl).getBody().cloneInto(&mod.getBody(), none);
+  return mod.getResult();
+}
+
+Value AttentionKernelBuilder::buildMaskMod(Operation *tmplOp, Value s,
+                                           ArrayRef<Value> at, Value kvBlock,
+                                           Value wgRow, bool full) {
+  // The tiled form's mask region on this warpgroup's tile; `full`: the
+  // caller knows the block lies in the warpgroup's full key range.
+  auto tmpl = cast<MaskModOp>(tmplOp);
+  if (full)
     return s;
   auto buildMask = [&](ImplicitLocOpBuilder &nb, Value scores) -> Value {
+    IRMapping none;
     auto mod = MaskModOp::create(nb, scores.getType(), scores, at[0], at[1],
                                  at[2], at[3], at[4], at[5], v.captures,
                                  tmpl.getKvRangesAttr());
@@ -149,6 +158,20 @@ Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
       });
   tagStage(maskIf, "mask_mod");
   return maskIf.getResult(0);
+}
+
+Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
+                                                Value wgRow, bool full) {
+  // The attention's score and mask modifications (the tensorized loop's,
+  // cfg.scoreMod / cfg.maskMod) on the warpgroup's tile.
+  if (!cfg.scoreMod && !cfg.maskMod)
+    return s;
+  SmallVector<Value> at = modificationCoordinates(kvBlock, wgRow);
+  if (cfg.scoreMod)
+    s = buildScoreMod(cfg.scoreMod, s, at);
+  if (cfg.maskMod)
+    s = buildMaskMod(cfg.maskMod, s, at, kvBlock, wgRow, full);
+  return s;
 }
 
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
@@ -194,27 +217,40 @@ Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
   return b.create(state);
 }
 
-AttentionKernelBuilder::SoftmaxStep
-AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
+std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(
+    Operation *tmpl, Value s, Value mOld) {
   // The tensorized loop's softmax ops (FatTensorOps.td has the math and
-  // the lazy-rescale numerics) moved onto this warpgroup's tile of S, with
+  // the lazy-rescale numerics) move onto this warpgroup's tile of S, with
   // the kernel's run-time c; convert-fat-to-nvvm distributes them to the
-  // thread's two rows. rowsum=mma: the P·V wgmma's ones columns sum P, l is
-  // carried unchanged.
+  // thread's two rows. Returns m' and α.
   RankedTensorType rows = fragmentType(0, b.getF32Type());
   auto max = cast<SoftmaxMaxOp>(
-      moveTileOp(cfg.softmaxMax, {s, mOld, v.softmaxScale}, {rows, rows}));
+      moveTileOp(tmpl, {s, mOld, v.softmaxScale}, {rows, rows}));
+  return {max.getNewMax(), max.getAlpha()};
+}
+
+std::pair<Value, Value>
+AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
+                                        Value alpha, Value lOld) {
+  // P and l' = α·l + Σ P; rowsum=mma: the P·V wgmma's ones columns sum
+  // P, l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
-  SmallVector<Value> operands{s, max.getNewMax(), v.softmaxScale};
+  SmallVector<Value> operands{s, m, v.softmaxScale};
   SmallVector<Type> types{s.getType()};
   if (vectorSum) {
-    operands.append({lOld, max.getAlpha()});
+    operands.append({lOld, alpha});
     types.push_back(sumType());
   }
-  auto exp = cast<SoftmaxExpOp>(moveTileOp(cfg.softmaxExp, operands, types));
-  s = exp.getProbs();
-  return {max.getNewMax(), vectorSum ? exp.getNewSum() : lOld,
-          max.getAlpha()};
+  auto exp = cast<SoftmaxExpOp>(moveTileOp(tmpl, operands, types));
+  return {exp.getProbs(), vectorSum ? exp.getNewSum() : lOld};
+}
+
+AttentionKernelBuilder::SoftmaxStep
+AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
+  auto [m, alpha] = buildSoftmaxMax(cfg.softmaxMax, s, mOld);
+  Value l;
+  std::tie(s, l) = buildSoftmaxExp(cfg.softmaxExp, s, m, alpha, lOld);
+  return {m, l, alpha};
 }
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
@@ -238,14 +274,19 @@ Value AttentionKernelBuilder::buildPackP(Value s) {
 }
 
 void AttentionKernelBuilder::buildRescale(Value &o, const SoftmaxStep &step) {
+  o = buildRescale(cfg.rescale, o, step.alpha);
+}
+
+Value AttentionKernelBuilder::buildRescale(Operation *tmpl, Value o,
+                                           Value alpha) {
   // O (and with rowsum=mma the l columns beside it) times α, row by row.
   // Under the lazy rescale a warp whose rows all kept their reference skips
   // it (fat.rescale's warp vote). In the overlapped loop with the early P·V
   // wait that branch makes ptxas serialize every wgmma of the kernel
   // (C7513; bisected with ptxas, perf log), so the cost model pairs the
   // lazy rescale there with the late wait (KernelConfig.cpp).
-  auto rescale = cast<RescaleOp>(
-      moveTileOp(cfg.rescale, {o, step.alpha}, {o.getType()}));
+  auto rescale =
+      cast<RescaleOp>(moveTileOp(tmpl, {o, alpha}, {o.getType()}));
   rescale.setWarpVote(cfg.schedule.lazyRescale);
-  o = rescale.getResult();
+  return rescale.getResult();
 }
