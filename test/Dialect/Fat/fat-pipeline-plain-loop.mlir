@@ -1,4 +1,5 @@
 // RUN: fa-t-opt %s --fat-pipeline="overlap=off persistent=off" -split-input-file -verify-diagnostics | FileCheck %s
+// RUN: fa-t-opt %s --fat-pipeline="overlap=on pingpong=off persistent=off" -split-input-file -verify-diagnostics | FileCheck %s --check-prefix=OVERLAP
 
 // The plain consumer loop (overlap = off) is the tensorized KV loop
 // rewritten op by op onto the warpgroup's fragment tiles
@@ -32,6 +33,27 @@
 // CHECK-NEXT:      fat.ring_release %[[VR]][%[[IT]]]
 // CHECK-NEXT:      scf.yield %[[ON]], %[[MN]], %[[LN]]
 // CHECK-NEXT:    } {fat.order = {{.+}}, fat.stage = "mainloop"}
+
+// The overlapped schedule rewrites the same loop's ops from S to P in its
+// order (the mask it lacks first, then the softmax) and places the GEMMs,
+// P's rounding and O's rescale by its software pipeline: P·V of block
+// j − 1 issued with S of block j, S waited for with that P·V in flight,
+// O rescaled once it has retired.
+// OVERLAP-LABEL: gpu.module @fat_attention_fwd_bf16_d64_h2_2_bhsd_m128n128s2
+// OVERLAP:         scf.for %{{.+}} iter_args(%[[O:[a-z0-9_]+]] = %{{.+}}, %[[M:[a-z0-9_]+]] = %{{.+}}, %[[L:[a-z0-9_]+]] = %{{.+}}, %[[PP:[a-z0-9_]+]] = %{{.+}}) -> ({{.+}})  : i32 {
+// OVERLAP:           %[[SA:[0-9]+]] = fat.wgmma_async a_smem({{.+}}) transpose_b
+// OVERLAP:           %[[OV:[0-9]+]] = fat.wgmma_async a_regs(%[[PP]] : {{.+}}) b({{.+}}) acc(%[[O]] : {{.+}})
+// OVERLAP-NEXT:      %[[S:[0-9]+]] = fat.wgmma_wait pending(1) (%[[SA]])
+// OVERLAP:           %[[SM:[0-9]+]] = scf.if
+// OVERLAP:             fat.mask %[[S]]
+// OVERLAP:           } {fat.stage = "mask"}
+// OVERLAP-NEXT:      %[[MN:[a-z0-9_]+]], %[[A:[a-z0-9_]+]] = fat.softmax_max %[[SM]], %[[M]] scale
+// OVERLAP-NEXT:      %[[P:[a-z0-9_]+]], %[[LN:[a-z0-9_]+]] = fat.softmax_exp %[[SM]], %[[MN]] scale %{{.+}} rowsum(%[[L]], %[[A]])
+// OVERLAP-NEXT:      %[[P16:[0-9]+]] = arith.truncf %[[P]]
+// OVERLAP-NEXT:      %[[OW:[0-9]+]]:2 = fat.wgmma_wait pending(0) (%[[OV]], %[[PP]])
+// OVERLAP-NEXT:      fat.ring_release
+// OVERLAP-NEXT:      %[[OA:[0-9]+]] = fat.rescale %[[OW]]#0, %[[A]]
+// OVERLAP-NEXT:      scf.yield %[[OA]], %[[MN]], %[[LN]], %[[P16]]
 func.func @plain(%arg0: tensor<1x2x256x64xbf16>, %arg1: tensor<1x2x256x64xbf16>, %arg2: tensor<1x2x256x64xbf16>, %arg3: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
   %cst = arith.constant 0.180336878 : f32
   %c0 = arith.constant 0 : index

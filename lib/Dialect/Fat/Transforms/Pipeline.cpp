@@ -119,7 +119,7 @@ struct TensorizedAttention {
   RescaleOp rescale;
   /// S = Q·Kᵀ and O += P·V, which the consumer issues on shared memory.
   WgmmaOp scoreGemm, outputGemm;
-  /// The KV loop of those ops: the plain consumer loop rewrites its body.
+  /// The KV loop of those ops, whose body the consumer rewrites.
   scf::ForOp kvLoop;
   /// The softmax constant after a score region (the f32 constant of its
   /// fat.softmax_max): log2 e times any output factor moved out of it.
@@ -524,8 +524,6 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     // before it moves (fat.schedule records rescale = "always").
     if (!config->schedule.lazyRescale)
       loop.walk([](SoftmaxMaxOp max) { max.removeThresholdAttr(); });
-    config->softmaxMax = t->softmaxMax;
-    config->softmaxExp = t->softmaxExp;
     config->rescale = t->rescale;
     config->scoreGemm = t->scoreGemm;
     config->outputGemm = t->outputGemm;

@@ -260,16 +260,16 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
-  /// The tensorized loop's fat.softmax_max, fat.softmax_exp and O's
-  /// fat.rescale: the consumer moves them onto its tiles (their attributes
-  /// are fat-tensorize's choices: the lazy threshold, exp2_poly).
-  Operation *softmaxMax = nullptr, *softmaxExp = nullptr, *rescale = nullptr;
-  /// The tensorized loop's two fat.wgmma, S = Q·Kᵀ and O += P·V: each
-  /// becomes the consumer's fat.wgmma_async on the ring's boxes.
-  Operation *scoreGemm = nullptr, *outputGemm = nullptr;
-  /// The tensorized scf.for over key blocks those ops are in: the plain
-  /// consumer loop is its body rewritten op by op onto the fragment tiles.
+  /// The tensorized scf.for over key blocks (set by fat-pipeline, which
+  /// owns it while the kernel is built): the consumer rewrites its ops onto
+  /// the fragment tiles — the plain loop all of them in the loop's order,
+  /// the overlapped one those from S to P in that order, the GEMMs, P's
+  /// rounding and O's rescale where its software pipeline places them.
   Operation *kvLoop = nullptr;
+  /// Its two fat.wgmma, S = Q·Kᵀ and O += P·V (each becomes the consumer's
+  /// fat.wgmma_async on the ring's boxes), and O's fat.rescale (its
+  /// attributes are fat-tensorize's choices: the lazy threshold).
+  Operation *scoreGemm = nullptr, *outputGemm = nullptr, *rescale = nullptr;
   /// The softmax constant c after a score region (its scores are already
   /// scaled): log2 e, times the region's output factor where fat-tensorize
   /// moved one out of it (foldScoreOutputScale).

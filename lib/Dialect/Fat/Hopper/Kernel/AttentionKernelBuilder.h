@@ -22,6 +22,7 @@
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
 
 namespace mlir {
 namespace fat {
@@ -219,16 +220,13 @@ private:
   Value buildMaskedScores(Value s, Value kvBlock, Value wgRow);
   /// buildMaskedScores on the blocks that need it (a CTA-uniform branch).
   Value buildMaskIfNeeded(Value s, Value kvBlock, Value wgRow);
-  /// The attention's score and mask modifications on every block's scores:
-  /// the tensorized loop's fat.score_mod / fat.mask_mod (cfg.scoreMod,
-  /// cfg.maskMod) on the warpgroup's tile (rows from wgRow, keys from
-  /// block kvBlock).
-  Value buildModifications(Value s, Value kvBlock, Value wgRow, bool full);
   /// The regions' coordinates for block kvBlock of the warpgroup's tile
   /// (index): batch, head, first row, first key, Sq, Skv.
   SmallVector<Value> modificationCoordinates(Value kvBlock, Value wgRow);
-  /// One fat.score_mod / fat.mask_mod `tmpl` of the tensorized loop on the
-  /// warpgroup's tile at coordinates `at` (buildModifications has both).
+  /// The attention's score and mask modifications: one fat.score_mod /
+  /// fat.mask_mod `tmpl` of the tensorized loop on the warpgroup's tile at
+  /// coordinates `at` (rows from wgRow, keys from block kvBlock; `full`:
+  /// the block lies in the warpgroup's full key range, no mask region).
   Value buildScoreMod(Operation *tmpl, Value s, ArrayRef<Value> at);
   Value buildMaskMod(Operation *tmpl, Value s, ArrayRef<Value> at,
                      Value kvBlock, Value wgRow, bool full);
@@ -267,7 +265,7 @@ private:
   ArrayRef<int64_t> rangeTableShape() {
     return cfg.captureTypes[*cfg.kvRanges].getShape();
   }
-  /// `tmpl` (an op of the tensorized loop: cfg.softmaxMax, ...) moved onto
+  /// `tmpl` (an op of the tensorized loop: a fat.softmax_max, ...) moved onto
   /// the warpgroup's tiles: its name and attributes with `operands` and
   /// result `types` (the fragment tiles) in their place.
   Operation *moveTileOp(Operation *tmpl, ValueRange operands, TypeRange types);
@@ -278,13 +276,40 @@ private:
   Value moveGemm(Operation *tmpl, Value a, Value bAddr,
                  ArrayRef<int64_t> boxStrides, Value acc = {},
                  Value scaleD = {});
-  SoftmaxStep buildSoftmax(Value &s, Value mOld, Value lOld);
-  /// Its two ops, from the tensorized loop's `tmpl`: (m', α), and (P, l').
+  /// The online softmax's two ops, from the tensorized loop's `tmpl`:
+  /// (m', α), and (P, l').
   std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,
                                           Value mOld);
   std::pair<Value, Value> buildSoftmaxExp(Operation *tmpl, Value s, Value m,
                                           Value alpha, Value lOld);
-  /// After the wait for S_j: release K_j, mask, softmax (S → P).
+  /// One key block of the tensorized KV loop (cfg.kvLoop) rewritten onto
+  /// the warpgroup's tiles: the loop's values → the warpgroup's. The
+  /// schedules place the GEMMs, P's rounding and O's rescale; the ops from
+  /// S to P are rewritten in the loop's order (rewriteScoreOp).
+  struct BlockRewrite {
+    IRMapping map;
+    /// The key block (past a hole) and the warpgroup's first row.
+    Value block, wgRow;
+    /// The carried l (rowsum=mma carries it unchanged).
+    Value l;
+    /// The regions' coordinates, made at the first region.
+    SmallVector<Value> at;
+    /// mayMask false: the caller knows the block needs no mask; full: it
+    /// lies in the warpgroup's full key range (no mask region); masked:
+    /// the mask is placed.
+    bool mayMask = true, full = false, masked = false;
+    /// m', l', α and P (f32) once the softmax is rewritten.
+    SoftmaxStep step;
+    Value probs;
+  };
+  scf::ForOp kvLoop() { return cast<scf::ForOp>(cfg.kvLoop); }
+  /// A rewrite of a block with the loop's m and l mapped to `m`, `l`.
+  BlockRewrite startBlockRewrite(Value wgRow, Value m, Value l);
+  /// Rewrites `op` if it is one of the loop's ops from S to P (fat.score_mod,
+  /// fat.mask_mod, fat.mask, fat.softmax_max, fat.softmax_exp); false for
+  /// any other.
+  bool rewriteScoreOp(Operation &op, BlockRewrite &r);
+  /// After the wait for S_j: release K_j, then the loop's ops from S to P.
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
   /// that it lies in the warpgroup's full key range (no mask region).
   SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value iter,

@@ -105,34 +105,22 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
 
 SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
     Value consumer, Value wgRow, Value kvBlock, ValueRange carried) {
-  // The tensorized loop's values → the warpgroup's, op by op in the loop's
-  // order (fat-pipeline checked that each op has a form here). Its carried
-  // (O, m, l) are the kernel's; under rowsum=mma the kernel's O is the
-  // [O | l] accumulator tile and its l is carried unchanged, so the loop's
-  // l, its rescale and the accumulator's assembly around the P·V (concat,
-  // slices) map onto those two. Addressing (slices, padding, the ones
-  // columns of V, index arithmetic) has no form: the rings address the
+  // The tensorized loop's ops in its order (fat-pipeline checked that each
+  // has a form here): those from S to P by rewriteScoreOp, the GEMMs,
+  // P's rounding and O's rescale here. Under rowsum=mma the kernel's O is
+  // the [O | l] accumulator tile and its l is carried unchanged, so the
+  // loop's l, its rescale and the accumulator's assembly around the P·V
+  // (concat, slices) map onto those two. Addressing (slices, padding, V's
+  // ones columns, index arithmetic) has no form: the rings address the
   // blocks.
-  auto tmpl = cast<scf::ForOp>(cfg.kvLoop);
-  IRMapping map;
-  map.map(tmpl.getRegionIterArgs(), carried);
+  scf::ForOp tmpl = kvLoop();
+  BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
+  IRMapping &map = r.map;
+  map.map(tmpl.getRegionIterArgs()[0], carried[0]);
   Value iter = ringIteration(kvBlock);
-  Value block;           // the key block (past a hole), once S is issued
-  SmallVector<Value> at; // the regions' coordinates, made once
-  bool masked = false;
-  auto coordinates = [&]() -> ArrayRef<Value> {
-    if (at.empty())
-      at = modificationCoordinates(block, wgRow);
-    return at;
-  };
-  // The kernel serves every key length (Skv is a parameter), so the ragged
-  // tail's mask is its own even where the tiled loop needs none: at the
-  // fat.mask, or else before the softmax.
-  auto mask = [&](Value s) {
-    masked = true;
-    return buildMaskIfNeeded(s, block, wgRow);
-  };
   for (Operation &op : tmpl.getBody()->without_terminator()) {
+    if (rewriteScoreOp(op, r))
+      continue;
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
@@ -141,7 +129,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
             RingWaitOp::create(b, v.kRing, iter);
             Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm))[0];
             RingReleaseOp::create(b, v.kRing, iter);
-            block = keyBlock(kvBlock);
+            r.block = keyBlock(kvBlock);
             map.map(gemm.getResult(), s);
             return;
           }
@@ -152,49 +140,16 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
           map.map(gemm.getResult(), buildWgmmaWait(b, 0, o)[0]);
           RingReleaseOp::create(b, v.vRing, iter);
         })
-        .Case([&](ScoreModOp mod) {
-          map.map(mod.getResult(), buildScoreMod(mod, map.lookup(mod.getScores()),
-                                                 coordinates()));
-        })
-        .Case([&](MaskModOp mod) {
-          map.map(mod.getResult(),
-                  buildMaskMod(mod, map.lookup(mod.getScores()),
-                               coordinates(), block, wgRow, /*full=*/false));
-        })
-        .Case([&](MaskOp m) {
-          map.map(m.getResult(), mask(map.lookup(m.getScores())));
-        })
-        .Case([&](SoftmaxMaxOp max) {
-          if (!masked)
-            map.map(max.getScores(), mask(map.lookup(max.getScores())));
-          auto [m, alpha] = buildSoftmaxMax(max, map.lookup(max.getScores()),
-                                            map.lookup(max.getMax()));
-          map.map(max.getNewMax(), m);
-          map.map(max.getAlpha(), alpha);
-        })
-        .Case([&](SoftmaxExpOp exp) {
-          Value lOld = exp.getSum() ? map.lookup(exp.getSum()) : carried[2];
-          auto [p, l] = buildSoftmaxExp(exp, map.lookup(exp.getScores()),
-                                        map.lookup(exp.getMax()),
-                                        exp.getAlpha()
-                                            ? map.lookup(exp.getAlpha())
-                                            : Value(),
-                                        lOld);
-          map.map(exp.getProbs(), p);
-          if (exp.getNewSum())
-            map.map(exp.getNewSum(), l);
-        })
         .Case([&](arith::TruncFOp round) { // P, the 16-bit A tile
           map.map(round.getResult(), buildPackP(map.lookup(round.getIn())));
         })
         .Case([&](RescaleOp rescale) {
           // O's (rank 2); l's rides in the accumulator's ones columns.
           Value input = map.lookup(rescale.getInput());
-          map.map(rescale.getResult(),
-                  cast<ShapedType>(rescale.getType()).getRank() == 2
-                      ? buildRescale(rescale, input, map.lookup(
-                                                         rescale.getFactor()))
-                      : input);
+          if (cast<ShapedType>(rescale.getType()).getRank() == 2)
+            input = buildRescale(rescale, input,
+                                 map.lookup(rescale.getFactor()));
+          map.map(rescale.getResult(), input);
         })
         .Case([&](tensor::ConcatOp concat) {
           // [α·O | α·l]: the rescaled accumulator tile (V's ones columns
@@ -204,11 +159,9 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
         })
         .Case([&](tensor::ExtractSliceOp slice) {
           // O' and l' out of [O' | l']: the accumulator, and l unchanged.
-          Value acc = map.lookupOrNull(slice.getSource());
-          if (!acc)
-            return;
-          map.map(slice.getResult(),
-                  slice.getType().getRank() == 2 ? acc : carried[2]);
+          if (Value acc = map.lookupOrNull(slice.getSource()))
+            map.map(slice.getResult(),
+                    slice.getType().getRank() == 2 ? acc : r.l);
         });
   }
   auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());

@@ -14,6 +14,7 @@
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 #include <limits>
@@ -160,20 +161,6 @@ Value AttentionKernelBuilder::buildMaskMod(Operation *tmplOp, Value s,
   return maskIf.getResult(0);
 }
 
-Value AttentionKernelBuilder::buildModifications(Value s, Value kvBlock,
-                                                Value wgRow, bool full) {
-  // The attention's score and mask modifications (the tensorized loop's,
-  // cfg.scoreMod / cfg.maskMod) on the warpgroup's tile.
-  if (!cfg.scoreMod && !cfg.maskMod)
-    return s;
-  SmallVector<Value> at = modificationCoordinates(kvBlock, wgRow);
-  if (cfg.scoreMod)
-    s = buildScoreMod(cfg.scoreMod, s, at);
-  if (cfg.maskMod)
-    s = buildMaskMod(cfg.maskMod, s, at, kvBlock, wgRow, full);
-  return s;
-}
-
 Value AttentionKernelBuilder::buildFirstMaskedBlock() {
   // The blocks from which buildMaskIfNeeded's right-side tests stay true
   // (kernels with a left window edge, whose masked blocks also lie at the
@@ -245,26 +232,90 @@ AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
   return {exp.getProbs(), vectorSum ? exp.getNewSum() : lOld};
 }
 
-AttentionKernelBuilder::SoftmaxStep
-AttentionKernelBuilder::buildSoftmax(Value &s, Value mOld, Value lOld) {
-  auto [m, alpha] = buildSoftmaxMax(cfg.softmaxMax, s, mOld);
-  Value l;
-  std::tie(s, l) = buildSoftmaxExp(cfg.softmaxExp, s, m, alpha, lOld);
-  return {m, l, alpha};
+bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
+  // The regions' coordinates, made at the first region.
+  auto coordinates = [&]() -> ArrayRef<Value> {
+    if (r.at.empty())
+      r.at = modificationCoordinates(r.block, r.wgRow);
+    return r.at;
+  };
+  // The kernel serves every key length (Skv is a parameter), so the ragged
+  // tail's mask is its own even where the tiled loop has none: at the
+  // fat.mask, or else before the softmax; only on the blocks that need it
+  // (a uniform branch), and not at all where the caller knows none does.
+  auto mask = [&](Value s) {
+    r.masked = true;
+    return r.mayMask ? buildMaskIfNeeded(s, r.block, r.wgRow) : s;
+  };
+  auto lookup = [&](Value x) { return r.map.lookup(x); };
+  return llvm::TypeSwitch<Operation *, bool>(&op)
+      .Case([&](ScoreModOp mod) {
+        r.map.map(mod.getResult(),
+                  buildScoreMod(mod, lookup(mod.getScores()), coordinates()));
+        return true;
+      })
+      .Case([&](MaskModOp mod) {
+        ArrayRef<Value> at = coordinates();
+        r.map.map(mod.getResult(), buildMaskMod(mod, lookup(mod.getScores()),
+                                                at, r.block, r.wgRow, r.full));
+        return true;
+      })
+      .Case([&](MaskOp m) {
+        r.map.map(m.getResult(), mask(lookup(m.getScores())));
+        return true;
+      })
+      .Case([&](SoftmaxMaxOp max) {
+        if (!r.masked)
+          r.map.map(max.getScores(), mask(lookup(max.getScores())));
+        std::tie(r.step.m, r.step.alpha) = buildSoftmaxMax(
+            max, lookup(max.getScores()), lookup(max.getMax()));
+        r.map.map(max.getNewMax(), r.step.m);
+        r.map.map(max.getAlpha(), r.step.alpha);
+        return true;
+      })
+      .Case([&](SoftmaxExpOp exp) {
+        Value alpha = exp.getAlpha() ? lookup(exp.getAlpha()) : Value();
+        std::tie(r.probs, r.step.l) = buildSoftmaxExp(
+            exp, lookup(exp.getScores()), lookup(exp.getMax()), alpha,
+            exp.getSum() ? lookup(exp.getSum()) : r.l);
+        r.map.map(exp.getProbs(), r.probs);
+        if (exp.getNewSum())
+          r.map.map(exp.getNewSum(), r.step.l);
+        return true;
+      })
+      .Default([](Operation *) { return false; });
+}
+
+AttentionKernelBuilder::BlockRewrite
+AttentionKernelBuilder::startBlockRewrite(Value wgRow, Value m, Value l) {
+  // The loop's carried m and l are the warpgroup's (O is the caller's:
+  // only the whole step rewrites the P·V).
+  BlockRewrite r;
+  r.wgRow = wgRow;
+  r.l = l;
+  ValueRange carried = kvLoop().getRegionIterArgs();
+  r.map.map(carried[1], m);
+  r.map.map(carried[2], l);
+  return r;
 }
 
 AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
     Value &s, Value kvBlock, Value iter, Value wgRow, Value mOld, Value lOld,
     bool mayMask, bool full) {
   // S_j is complete (the caller's fat.wgmma_wait returned it): release
-  // K_j — every consumer thread's reads of it are done — then mask and run
-  // the online softmax.
+  // K_j — every consumer thread's reads of it are done — then the
+  // tensorized loop's ops from its S to its P (the regions, the mask, the
+  // online softmax), in its order.
   RingReleaseOp::create(b, v.kRing, iter);
-  kvBlock = keyBlock(kvBlock);
-  s = buildModifications(s, kvBlock, wgRow, full);
-  if (mayMask)
-    s = buildMaskIfNeeded(s, kvBlock, wgRow);
-  return buildSoftmax(s, mOld, lOld);
+  BlockRewrite r = startBlockRewrite(wgRow, mOld, lOld);
+  r.block = keyBlock(kvBlock);
+  r.mayMask = mayMask;
+  r.full = full;
+  r.map.map(cast<WgmmaOp>(cfg.scoreGemm).getResult(), s);
+  for (Operation &op : kvLoop().getBody()->without_terminator())
+    rewriteScoreOp(op, r);
+  s = r.probs;
+  return r.step;
 }
 
 Value AttentionKernelBuilder::buildPackP(Value s) {
