@@ -287,6 +287,12 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       t.kvLoop.getNumRegionIterArgs() != 3)
     return fail("expected the Q·Kᵀ and P·V fat.wgmma, the softmax and O's "
                 "rescale in one scf.for over key blocks carrying (O, m, l)");
+  // The producer copies the operands the loop slices per key block, and
+  // Q once per tile.
+  if (!t.kvLoop.isDefinedOutsideOfLoop(qk.getA()) ||
+      qk.getAFrom() != OperandSource::Smem)
+    return fail("expected Q·Kᵀ to read the tile's Q from shared memory, "
+                "defined outside the KV loop");
   for (auto kv : loop.getBody()->getOps<scf::ForOp>())
     if (failed(checkConsumerForms(kv)))
       return failure();

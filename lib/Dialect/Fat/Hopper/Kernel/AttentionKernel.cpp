@@ -19,6 +19,11 @@
 // ring_wait / ring_release hand between the roles. K and V have rings of
 // their own, so K_{j+1} can land while V_j is read.
 //
+// Both roles follow the tensorized KV loop (cfg.kvLoop): the producer copies
+// the blocks its GEMMs read from shared memory, the consumers rewrite its
+// ops onto their fragment tiles (the plain loop all of them in the loop's
+// order; the overlapped schedules those from S to P).
+//
 // Persistent kernels (KernelSchedule::persistent) wrap both roles in the
 // same loop over work units u ≡ blockIdx.x (mod num-sms), a query block or,
 // with a causal mask, a pair of them (buildTileLoop); the ring index runs

@@ -255,17 +255,41 @@ void AttentionKernelBuilder::buildProducer() {
 }
 
 void AttentionKernelBuilder::buildProducerTile() {
-  // Q: D/64 boxes of [blockM rows][64 columns], once per tile, into the
-  // tile's Q buffer. A persistent CTA first waits for the consumers to
-  // release that buffer's previous tile; with two buffers that is tile
-  // t − 2, released while tile t − 1 ran, so Q(t) loads while the consumers
-  // still work on tile t − 1.
-  auto q = RingAcquireOp::create(b, v.qRing, v.tileIndex, cfg.qBytes());
-  TmaLoadOp::create(b, v.qMap, ValueRange{v.rowFirst, v.head, v.batch},
-                    q.getBuffer(), cfg.blockM * 128, cfg.headDim,
-                    q.getFull());
+  // The tensorized loop's GEMMs read their shared-memory operands from the
+  // tensors the loop slices: Q·Kᵀ's A (Q, the same for every key block),
+  // its B (K_j) and P·V's B (V_j; rowsum=mma's ones columns beside it are
+  // filled once, fat.ring_fill). The producer is that loop with each such
+  // operand turned into a TMA copy of the block into its ring, in the
+  // loop's order; one defined outside the loop is copied once per tile,
+  // before it.
+  struct Copy {
+    Value ring, map;
+    int64_t bytes, columns;
+  };
+  SmallVector<Copy> perBlock;
+  scf::ForOp tmpl = kvLoop();
+  for (auto gemm : tmpl.getBody()->getOps<WgmmaOp>()) {
+    if (gemm.getTransposeB()) {
+      // Q: D/64 boxes of [blockM rows][64 columns] into the tile's Q
+      // buffer. A persistent CTA first waits for the consumers to release
+      // that buffer's previous tile; with two buffers that is tile t − 2,
+      // released while tile t − 1 ran, so Q(t) loads while the consumers
+      // still work on tile t − 1.
+      assert(gemm.getAFrom() == OperandSource::Smem &&
+             tmpl.isDefinedOutsideOfLoop(gemm.getA()) &&
+             "Q·Kᵀ reads the tile's Q from shared memory");
+      auto q = RingAcquireOp::create(b, v.qRing, v.tileIndex, cfg.qBytes());
+      TmaLoadOp::create(b, v.qMap, ValueRange{v.rowFirst, v.head, v.batch},
+                        q.getBuffer(), cfg.blockM * 128, cfg.headDim,
+                        q.getFull());
+      perBlock.push_back({v.kRing, v.kMap, cfg.kStageBytes(), cfg.headDim});
+    } else {
+      perBlock.push_back({v.vRing, v.vMap, cfg.vLoadBytes(), cfg.headDimV});
+    }
+  }
 
-  // K_j and V_j into their rings' stage once the consumers released it.
+  // K_j and V_j: [blockN rows][64 columns] boxes into their ring's stage
+  // once the consumers released it.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
   tagStage(loop, "load");
   OpBuilder::InsertionGuard guard(b);
@@ -273,13 +297,10 @@ void AttentionKernelBuilder::buildProducerTile() {
   Value kvBlock = loop.getInductionVar();
   Value iter = ringIteration(kvBlock);
   Value kvRow = mul(keyBlock(kvBlock), c32(cfg.blockN));
-  for (bool isV : {false, true}) {
-    auto slot = RingAcquireOp::create(b, isV ? v.vRing : v.kRing, iter,
-                                      isV ? cfg.vLoadBytes()
-                                          : cfg.kStageBytes());
-    TmaLoadOp::create(b, isV ? v.vMap : v.kMap,
-                      ValueRange{kvRow, v.kvHead, v.batch}, slot.getBuffer(),
-                      cfg.blockN * 128, isV ? cfg.headDimV : cfg.headDim,
+  for (const Copy &copy : perBlock) {
+    auto slot = RingAcquireOp::create(b, copy.ring, iter, copy.bytes);
+    TmaLoadOp::create(b, copy.map, ValueRange{kvRow, v.kvHead, v.batch},
+                      slot.getBuffer(), cfg.blockN * 128, copy.columns,
                       slot.getFull());
   }
 }
