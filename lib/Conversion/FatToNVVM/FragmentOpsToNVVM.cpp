@@ -465,11 +465,7 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
     int64_t left = -1, right = -1;
     if (std::optional<ArrayRef<int64_t>> w = op.getWindow())
       left = (*w)[0], right = (*w)[1];
-    std::optional<int64_t> rightEdge;
-    if (op.getCausal())
-      rightEdge = 0;
-    else if (right >= 0)
-      rightEdge = right;
+    std::optional<int64_t> rightEdge = maskRightEdge(op.getCausal(), right);
     bool bounded = op.getCausal() || left >= 0 || right >= 0;
 
     Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());

@@ -509,10 +509,8 @@ namespace {
 struct MaskEdges {
   IntegerAttr left, right;
   MaskEdges(Builder &b, bool causal, int64_t windowLeft, int64_t windowRight) {
-    if (causal)
-      right = b.getI64IntegerAttr(0);
-    else if (windowRight >= 0)
-      right = b.getI64IntegerAttr(windowRight);
+    if (std::optional<int64_t> edge = maskRightEdge(causal, windowRight))
+      right = b.getI64IntegerAttr(*edge);
     if (windowLeft >= 0)
       left = b.getI64IntegerAttr(windowLeft);
   }

@@ -120,6 +120,15 @@ static LogicalResult verifySameSize(AttentionOp op, const Operand4D &a,
                           << ")";
 }
 
+std::optional<int64_t> mlir::fat::maskRightEdge(bool causal,
+                                                 int64_t windowRight) {
+  if (causal)
+    return 0;
+  if (windowRight >= 0)
+    return windowRight;
+  return std::nullopt;
+}
+
 bool mlir::fat::isSupportedElementType(Type t) {
   return t.isF16() || t.isBF16() || t.isF32();
 }

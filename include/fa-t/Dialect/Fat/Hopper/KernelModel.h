@@ -171,15 +171,10 @@ struct AttentionKernelConfig {
   bool windowed() const { return windowLeft >= 0 || windowRight >= 0; }
   /// Some keys are hidden: causal or windowed.
   bool masked() const { return causal || windowed(); }
-  /// The last visible key of a row as an offset from its diagonal (key ≤
-  /// row + diag + edge): 0 under the causal mask, the window's right
-  /// extent, or none.
+  /// The last visible key of a row as an offset from its diagonal
+  /// (maskRightEdge).
   std::optional<int64_t> rightEdge() const {
-    if (causal)
-      return 0;
-    if (windowRight >= 0)
-      return windowRight;
-    return std::nullopt;
+    return maskRightEdge(causal, windowRight);
   }
   bool lse = false;
   int64_t blockM = 128, blockN = 128, stages = 2;
