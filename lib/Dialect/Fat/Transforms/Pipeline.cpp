@@ -287,6 +287,11 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       t.kvLoop.getNumRegionIterArgs() != 3)
     return fail("expected the Q·Kᵀ and P·V fat.wgmma, the softmax and O's "
                 "rescale in one scf.for over key blocks carrying (O, m, l)");
+  // The consumer packs P where its schedule puts P·V.
+  auto round = pv.getA().getDefiningOp<arith::TruncFOp>();
+  if (!round || round->getParentOp() != t.kvLoop)
+    return fail("expected P·V's A to be P rounded by arith.truncf in the KV "
+                "loop");
   // The producer copies the operands the loop slices per key block, and
   // Q once per tile.
   if (!t.kvLoop.isDefinedOutsideOfLoop(qk.getA()) ||

@@ -344,6 +344,13 @@ private:
   /// tile's).
   SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
+  /// Its body: the tensorized loop's step for block kvBlock with the P·V
+  /// one block behind, from the carried (O, m, l, P_{j−1}); returns the
+  /// same for the next block.
+  SmallVector<Value> rewriteOverlappedStep(Value consumer, Value wgRow,
+                                           Value kvBlock, ValueRange carried,
+                                           bool overwriteFirst, bool mayMask,
+                                           bool full);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop); `full`:
   /// all inside the warpgroup's full key range.
   SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,

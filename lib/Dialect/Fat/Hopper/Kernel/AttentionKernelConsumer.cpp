@@ -267,54 +267,105 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
       b.getStrArrayAttr({"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
                          "O += P(j-1)*V(j-1)", "wait S (1 pending)",
                          "softmax(j)", "wait O", "O = alpha*O"}));
-  {
-    OpBuilder::InsertionGuard body(b);
-    b.setInsertionPointToStart(loop.getBody());
-    Value kvBlock = loop.getInductionVar();
-    ValueRange carried = loop.getRegionIterArgs();
-    Value o = carried[0], pPrev = carried[3];
-    Value iter = ringIteration(kvBlock);
-    Value prevIter = sub(iter, c32(1));
-
-    RingWaitOp::create(b, v.kRing, iter);
-    RingWaitOp::create(b, v.vRing, prevIter);
-    buildTurnBegin(consumer);
-    Value s = buildQK(consumer, iter);
-    // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
-    Value accumulate;
-    if (overwriteFirst)
-      accumulate = arith::ExtUIOp::create(
-          b, b.getI32Type(),
-          cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
-    o = buildPV(o, pPrev, prevIter, accumulate);
-    buildTurnEnd(consumer, /*lastTurn=*/false);
-    // Groups retire in order: one left pending means S_j is ready while
-    // P_{j−1}·V_{j−1} may still run under the softmax below.
-    s = buildWgmmaWait(b, 1, s)[0];
-    SoftmaxStep step = buildScoresToP(s, kvBlock, iter, wgRow, carried[1],
-                                      carried[2], mayMask, full);
-    // latePVWait: P_j is packed after the wait, into registers P_{j−1}
-    // leaves, and the fence keeps ptxas from lifting the wait (and with it
-    // the rest of the softmax) above the exponentials.
-    Value p;
-    if (cfg.latePVWait)
-      buildSchedulingFence(b, v.seqKV);
-    else
-      p = buildPackP(s);
-    // P_{j−1} is read by the in-flight wgmma until here. Using it after the
-    // wait keeps its PTX registers live, so the loop-carried P_j cannot be
-    // coalesced into them (ptxas would see the wgmma's A operand redefined
-    // mid-flight and serialize every wgmma, C7513).
-    o = buildWgmmaWait(b, 0, {o, pPrev})[0];
-    if (cfg.latePVWait)
-      p = buildPackP(s);
-    RingReleaseOp::create(b, v.vRing, prevIter);
-    // O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j.
-    buildRescale(o, step);
-    scf::YieldOp::create(b, ValueRange{o, step.m, step.l, p});
-  }
-
+  OpBuilder::InsertionGuard body(b);
+  b.setInsertionPointToStart(loop.getBody());
+  scf::YieldOp::create(
+      b, rewriteOverlappedStep(consumer, wgRow, loop.getInductionVar(),
+                               loop.getRegionIterArgs(), overwriteFirst,
+                               mayMask, full));
   return SmallVector<Value>(loop.getResults());
+}
+
+SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
+    Value consumer, Value wgRow, Value kvBlock, ValueRange carried,
+    bool overwriteFirst, bool mayMask, bool full) {
+  // The tensorized loop's step for block j software-pipelined with the
+  // P·V one block behind (stage 1): the loop's ops in its order, each
+  // placed by its stage —
+  //   Q·Kᵀ     issued with the P·V of block j − 1 (P_{j−1} carried), then
+  //            S waited for with that P·V in flight (groups retire in
+  //            order: one pending);
+  //   S → P    as they are (rewriteScoreOp);
+  //   O's rescale  after the P·V it scales has retired (O holds
+  //            Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j);
+  //   P·V      not issued (the next block does): its wait, P_{j−1}'s
+  //            last use, and V_{j−1}'s release stand in its place.
+  scf::ForOp tmpl = kvLoop();
+  BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
+  r.mayMask = mayMask;
+  r.full = full;
+  Value o = carried[0], pPrev = carried[3], p;
+  Value iter = ringIteration(kvBlock);
+  Value prevIter = sub(iter, c32(1));
+  RescaleOp rescale;
+  arith::TruncFOp round;
+  for (Operation &op : tmpl.getBody()->without_terminator()) {
+    if (rewriteScoreOp(op, r))
+      continue;
+    llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](WgmmaOp gemm) {
+          if (gemm.getTransposeB()) {
+            RingWaitOp::create(b, v.kRing, iter);
+            RingWaitOp::create(b, v.vRing, prevIter);
+            buildTurnBegin(consumer);
+            Value s = buildQK(consumer, iter, gemm);
+            // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
+            Value accumulate;
+            if (overwriteFirst)
+              accumulate = arith::ExtUIOp::create(
+                  b, b.getI32Type(),
+                  cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
+            o = buildPV(o, pPrev, prevIter, accumulate);
+            buildTurnEnd(consumer, /*lastTurn=*/false);
+            s = buildWgmmaWait(b, 1, s)[0];
+            // Every consumer thread's reads of K_j are done.
+            RingReleaseOp::create(b, v.kRing, iter);
+            r.block = keyBlock(kvBlock);
+            r.map.map(gemm.getResult(), s);
+            return;
+          }
+          // P_{j−1} is read by the in-flight wgmma until here. Using it
+          // after the wait keeps its PTX registers live, so the
+          // loop-carried P_j cannot be coalesced into them (ptxas would see
+          // the wgmma's A operand redefined mid-flight and serialize every
+          // wgmma, C7513).
+          o = buildWgmmaWait(b, 0, {o, pPrev})[0];
+          if (cfg.latePVWait)
+            p = buildPackP(r.map.lookup(round.getIn()));
+          RingReleaseOp::create(b, v.vRing, prevIter);
+          o = buildRescale(rescale, o, r.map.lookup(rescale.getFactor()));
+          r.map.map(gemm.getResult(), o);
+        })
+        .Case([&](arith::TruncFOp t) {
+          // latePVWait: P_j is packed after the wait, into registers
+          // P_{j−1} leaves, and the fence keeps ptxas from lifting the
+          // wait (and with it the rest of the softmax) above the
+          // exponentials.
+          round = t;
+          if (cfg.latePVWait)
+            buildSchedulingFence(b, v.seqKV);
+          else
+            p = buildPackP(r.map.lookup(t.getIn()));
+        })
+        .Case([&](RescaleOp t) {
+          // O's waits for its P·V; l's rides in the ones columns.
+          if (cast<ShapedType>(t.getType()).getRank() == 2)
+            rescale = t;
+          else
+            r.map.map(t.getResult(), r.map.lookup(t.getInput()));
+        })
+        .Case([&](tensor::ExtractSliceOp slice) {
+          // O' and l' out of [O' | l']: the accumulator, and l unchanged.
+          if (Value acc = r.map.lookupOrNull(slice.getSource()))
+            r.map.map(slice.getResult(),
+                      slice.getType().getRank() == 2 ? acc : r.l);
+        });
+  }
+  auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());
+  SmallVector<Value> next = llvm::map_to_vector(
+      yield.getOperands(), [&](Value x) { return r.map.lookup(x); });
+  next.push_back(p);
+  return next;
 }
 
 void AttentionKernelBuilder::buildOverlappedTiles() {
