@@ -346,11 +346,12 @@ private:
                                      ValueRange init, bool overwriteFirst);
   /// Its body: the tensorized loop's step for block kvBlock with the P·V
   /// one block behind, from the carried (O, m, l, P_{j−1}); returns the
-  /// same for the next block.
+  /// same for the next block. Without `prevPV` (the first block) there is
+  /// no P·V before it (P_{j−1} unused, O the empty state).
   SmallVector<Value> rewriteOverlappedStep(Value consumer, Value wgRow,
                                            Value kvBlock, ValueRange carried,
                                            bool overwriteFirst, bool mayMask,
-                                           bool full);
+                                           bool full, bool prevPV);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop); `full`:
   /// all inside the warpgroup's full key range.
   SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,

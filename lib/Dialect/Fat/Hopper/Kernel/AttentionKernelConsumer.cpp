@@ -191,16 +191,12 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   if (!cfg.schedule.persistent)
     buildOpenGame(consumer);
 
-  // Prologue, block kvLo: S_0 and its softmax.
-  Value firstIter = ringIteration(v.kvLo);
-  RingWaitOp::create(b, v.kRing, firstIter);
-  buildTurnBegin(consumer);
-  Value s = buildQK(consumer, firstIter);
-  buildTurnEnd(consumer, /*lastTurn=*/false);
-  s = buildWgmmaWait(b, 0, s)[0];
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstIter, wgRow, empty[1],
-                                     empty[2]);
-  SmallVector<Value> init{empty[0], first.m, first.l, buildPackP(s)};
+  // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
+  // P_0), no P·V before it.
+  SmallVector<Value> init = rewriteOverlappedStep(
+      consumer, wgRow, v.kvLo, {empty[0], empty[1], empty[2], Value()},
+      /*overwriteFirst=*/false, /*mayMask=*/true, /*full=*/false,
+      /*prevPV=*/false);
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   SmallVector<Value> last =
@@ -272,13 +268,13 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
   scf::YieldOp::create(
       b, rewriteOverlappedStep(consumer, wgRow, loop.getInductionVar(),
                                loop.getRegionIterArgs(), overwriteFirst,
-                               mayMask, full));
+                               mayMask, full, /*prevPV=*/true));
   return SmallVector<Value>(loop.getResults());
 }
 
 SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
     Value consumer, Value wgRow, Value kvBlock, ValueRange carried,
-    bool overwriteFirst, bool mayMask, bool full) {
+    bool overwriteFirst, bool mayMask, bool full, bool prevPV) {
   // The tensorized loop's step for block j software-pipelined with the
   // P·V one block behind (stage 1): the loop's ops in its order, each
   // placed by its stage —
@@ -290,13 +286,16 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
   //            Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j);
   //   P·V      not issued (the next block does): its wait, P_{j−1}'s
   //            last use, and V_{j−1}'s release stand in its place.
+  // Without prevPV (the first block) there is no P·V of a block before:
+  // S is waited for alone, P packed at once, and O, still the empty
+  // state, needs no rescale.
   scf::ForOp tmpl = kvLoop();
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   r.mayMask = mayMask;
   r.full = full;
   Value o = carried[0], pPrev = carried[3], p;
   Value iter = ringIteration(kvBlock);
-  Value prevIter = sub(iter, c32(1));
+  Value prevIter = prevPV ? sub(iter, c32(1)) : Value();
   RescaleOp rescale;
   arith::TruncFOp round;
   for (Operation &op : tmpl.getBody()->without_terminator()) {
@@ -306,18 +305,22 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            RingWaitOp::create(b, v.vRing, prevIter);
+            if (prevPV)
+              RingWaitOp::create(b, v.vRing, prevIter);
             buildTurnBegin(consumer);
             Value s = buildQK(consumer, iter, gemm);
-            // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
-            Value accumulate;
-            if (overwriteFirst)
-              accumulate = arith::ExtUIOp::create(
-                  b, b.getI32Type(),
-                  cmp(arith::CmpIPredicate::ne, kvBlock, add(v.kvLo, c32(1))));
-            o = buildPV(o, pPrev, prevIter, accumulate);
+            if (prevPV) {
+              // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
+              Value accumulate;
+              if (overwriteFirst)
+                accumulate = arith::ExtUIOp::create(
+                    b, b.getI32Type(),
+                    cmp(arith::CmpIPredicate::ne, kvBlock,
+                        add(v.kvLo, c32(1))));
+              o = buildPV(o, pPrev, prevIter, accumulate);
+            }
             buildTurnEnd(consumer, /*lastTurn=*/false);
-            s = buildWgmmaWait(b, 1, s)[0];
+            s = buildWgmmaWait(b, prevPV ? 1 : 0, s)[0];
             // Every consumer thread's reads of K_j are done.
             RingReleaseOp::create(b, v.kRing, iter);
             r.block = keyBlock(kvBlock);
@@ -329,6 +332,10 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           // loop-carried P_j cannot be coalesced into them (ptxas would see
           // the wgmma's A operand redefined mid-flight and serialize every
           // wgmma, C7513).
+          if (!prevPV) {
+            r.map.map(gemm.getResult(), o);
+            return;
+          }
           o = buildWgmmaWait(b, 0, {o, pPrev})[0];
           if (cfg.latePVWait)
             p = buildPackP(r.map.lookup(round.getIn()));
@@ -342,7 +349,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           // wait (and with it the rest of the softmax) above the
           // exponentials.
           round = t;
-          if (cfg.latePVWait)
+          if (cfg.latePVWait && prevPV)
             buildSchedulingFence(b, v.seqKV);
           else
             p = buildPackP(r.map.lookup(t.getIn()));
