@@ -284,9 +284,11 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (!t.kvLoop || !t.kvLoop->isAncestor(pv) ||
       !t.kvLoop->isAncestor(t.softmaxMax) ||
       !t.kvLoop->isAncestor(t.softmaxExp) || !t.kvLoop->isAncestor(t.rescale) ||
-      t.kvLoop.getNumRegionIterArgs() != 3)
-    return fail("expected the Q·Kᵀ and P·V fat.wgmma, the softmax and O's "
-                "rescale in one scf.for over key blocks carrying (O, m, l)");
+      t.kvLoop.getNumRegionIterArgs() != 3 ||
+      llvm::range_size(t.kvLoop.getBody()->getOps<WgmmaOp>()) != 2)
+    return fail("expected the Q·Kᵀ and P·V fat.wgmma (no other), the softmax "
+                "and O's rescale in one scf.for over key blocks carrying "
+                "(O, m, l)");
   // The consumer packs P where its schedule puts P·V.
   auto round = pv.getA().getDefiningOp<arith::TruncFOp>();
   if (!round || round->getParentOp() != t.kvLoop)

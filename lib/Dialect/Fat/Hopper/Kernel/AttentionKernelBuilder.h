@@ -309,6 +309,10 @@ private:
   /// fat.mask_mod, fat.mask, fat.softmax_max, fat.softmax_exp); false for
   /// any other.
   bool rewriteScoreOp(Operation &op, BlockRewrite &r);
+  /// Rewrites `op` if it assembles or splits rowsum=mma's [O | l] around
+  /// the P·V (l's fat.rescale, tensor.concat, tensor.extract_slice): the
+  /// accumulator tile holds both; false for any other.
+  bool rewriteAccumulatorOp(Operation &op, BlockRewrite &r);
   /// After the wait for S_j: release K_j, then the loop's ops from S to P.
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
   /// that it lies in the warpgroup's full key range (no mask region).

@@ -119,7 +119,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
   map.map(tmpl.getRegionIterArgs()[0], carried[0]);
   Value iter = ringIteration(kvBlock);
   for (Operation &op : tmpl.getBody()->without_terminator()) {
-    if (rewriteScoreOp(op, r))
+    if (rewriteScoreOp(op, r) || rewriteAccumulatorOp(op, r))
       continue;
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
@@ -143,30 +143,44 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
         .Case([&](arith::TruncFOp round) { // P, the 16-bit A tile
           map.map(round.getResult(), buildPackP(map.lookup(round.getIn())));
         })
-        .Case([&](RescaleOp rescale) {
-          // O's (rank 2); l's rides in the accumulator's ones columns.
-          Value input = map.lookup(rescale.getInput());
-          if (cast<ShapedType>(rescale.getType()).getRank() == 2)
-            input = buildRescale(rescale, input,
-                                 map.lookup(rescale.getFactor()));
-          map.map(rescale.getResult(), input);
-        })
-        .Case([&](tensor::ConcatOp concat) {
-          // [α·O | α·l]: the rescaled accumulator tile (V's ones columns
-          // are the ring's).
-          if (Value acc = map.lookupOrNull(concat.getInputs().front()))
-            map.map(concat.getResult(), acc);
-        })
-        .Case([&](tensor::ExtractSliceOp slice) {
-          // O' and l' out of [O' | l']: the accumulator, and l unchanged.
-          if (Value acc = map.lookupOrNull(slice.getSource()))
-            map.map(slice.getResult(),
-                    slice.getType().getRank() == 2 ? acc : r.l);
+        .Case([&](RescaleOp rescale) { // O's
+          map.map(rescale.getResult(),
+                  buildRescale(rescale, map.lookup(rescale.getInput()),
+                               map.lookup(rescale.getFactor())));
         });
   }
   auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());
   return llvm::map_to_vector(yield.getOperands(),
                              [&](Value x) { return map.lookup(x); });
+}
+
+bool AttentionKernelBuilder::rewriteAccumulatorOp(Operation &op,
+                                                  BlockRewrite &r) {
+  // Under rowsum=mma the loop carries O and l apart and assembles
+  // [α·O | α·l] around its P·[V | 1]; the kernel's accumulator tile holds
+  // both (its ones columns sum P) and l is carried unchanged. So l's
+  // rescale is l, the concat is the rescaled accumulator (V's ones columns
+  // are the ring's: unmapped), and the slices of [O' | l'] are the
+  // accumulator and l.
+  return llvm::TypeSwitch<Operation *, bool>(&op)
+      .Case([&](RescaleOp rescale) {
+        if (cast<ShapedType>(rescale.getType()).getRank() != 1)
+          return false;
+        r.map.map(rescale.getResult(), r.map.lookup(rescale.getInput()));
+        return true;
+      })
+      .Case([&](tensor::ConcatOp concat) {
+        if (Value acc = r.map.lookupOrNull(concat.getInputs().front()))
+          r.map.map(concat.getResult(), acc);
+        return true;
+      })
+      .Case([&](tensor::ExtractSliceOp slice) {
+        if (Value acc = r.map.lookupOrNull(slice.getSource()))
+          r.map.map(slice.getResult(),
+                    slice.getType().getRank() == 2 ? acc : r.l);
+        return true;
+      })
+      .Default([](Operation *) { return false; });
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
@@ -299,7 +313,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
   RescaleOp rescale;
   arith::TruncFOp round;
   for (Operation &op : tmpl.getBody()->without_terminator()) {
-    if (rewriteScoreOp(op, r))
+    if (rewriteScoreOp(op, r) || rewriteAccumulatorOp(op, r))
       continue;
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
@@ -354,19 +368,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           else
             p = buildPackP(r.map.lookup(t.getIn()));
         })
-        .Case([&](RescaleOp t) {
-          // O's waits for its P·V; l's rides in the ones columns.
-          if (cast<ShapedType>(t.getType()).getRank() == 2)
-            rescale = t;
-          else
-            r.map.map(t.getResult(), r.map.lookup(t.getInput()));
-        })
-        .Case([&](tensor::ExtractSliceOp slice) {
-          // O' and l' out of [O' | l']: the accumulator, and l unchanged.
-          if (Value acc = r.map.lookupOrNull(slice.getSource()))
-            r.map.map(slice.getResult(),
-                      slice.getType().getRank() == 2 ? acc : r.l);
-        });
+        .Case([&](RescaleOp t) { rescale = t; }); // O's: after its P·V
   }
   auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());
   SmallVector<Value> next = llvm::map_to_vector(
