@@ -292,3 +292,46 @@ func.func @ones_columns(%arg0: tensor<1x2x256x64xbf16>, %arg1: tensor<1x2x256x64
   } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 256 : i64, stages = 2 : i64}}
   return %0 : tensor<1x2x256x64xbf16>
 }
+
+// -----
+
+// The consumer masks the scores before the softmax reads them: a mask
+// after fat.softmax_max is refused (the CPU oracle would run it there).
+func.func @mask_after_max(%arg0: tensor<1x2x256x64xbf16>, %arg1: tensor<1x2x256x64xbf16>, %arg2: tensor<1x2x256x64xbf16>, %arg3: tensor<1x2x256x64xbf16>) -> tensor<1x2x256x64xbf16> {
+  %cst = arith.constant 0.180336878 : f32
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c128 = arith.constant 128 : index
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.000000e+00 : f32
+  %0 = scf.forall (%b, %h, %m) = (0, 0, 0) to (1, 2, 256) step (1, 1, 128) shared_outs(%out = %arg3) -> (tensor<1x2x256x64xbf16>) {
+    %q = tensor.extract_slice %arg0[%b, %h, %m, 0] [1, 1, 128, 64] [1, 1, 1, 1] : tensor<1x2x256x64xbf16> to tensor<128x64xbf16>
+    %kh = tensor.extract_slice %arg1[%b, %h, 0, 0] [1, 1, 256, 64] [1, 1, 1, 1] : tensor<1x2x256x64xbf16> to tensor<256x64xbf16>
+    %vh = tensor.extract_slice %arg2[%b, %h, 0, 0] [1, 1, 256, 64] [1, 1, 1, 1] : tensor<1x2x256x64xbf16> to tensor<256x64xbf16>
+    %e0 = tensor.empty() : tensor<128x64xf32>
+    %o0 = linalg.fill ins(%zero : f32) outs(%e0 : tensor<128x64xf32>) -> tensor<128x64xf32>
+    %e1 = tensor.empty() : tensor<128xf32>
+    %m0 = linalg.fill ins(%ninf : f32) outs(%e1 : tensor<128xf32>) -> tensor<128xf32>
+    %l0 = linalg.fill ins(%zero : f32) outs(%e1 : tensor<128xf32>) -> tensor<128xf32>
+    %r:3 = scf.for %j = %c0 to %c2 step %c1 iter_args(%o = %o0, %mx = %m0, %l = %l0) -> (tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>) {
+      %k0 = arith.muli %j, %c128 : index
+      %k = tensor.extract_slice %kh[%k0, 0] [128, 64] [1, 1] : tensor<256x64xbf16> to tensor<128x64xbf16>
+      %v = tensor.extract_slice %vh[%k0, 0] [128, 64] [1, 1] : tensor<256x64xbf16> to tensor<128x64xbf16>
+      %s = fat.wgmma %q, %k transpose_b a_from smem shape [64, 128, 16] : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+      %new_max, %alpha = fat.softmax_max %s, %mx scale %cst : tensor<128x128xf32>, tensor<128xf32>
+      // expected-error @below {{fat-pipeline: expected the score and mask modifications and the mask before fat.softmax_max in the tensorized KV loop}}
+      %late = fat.mask %s at(%c0, %k0) kv_len(%c128) diagonal(%c0) causal : tensor<128x128xf32>
+      %probs, %new_sum = fat.softmax_exp %s, %new_max scale %cst rowsum(%l, %alpha) : (tensor<128x128xf32>, tensor<128xf32>, f32, tensor<128xf32>, tensor<128xf32>) -> (tensor<128x128xf32>, tensor<128xf32>)
+      %p = arith.truncf %probs : tensor<128x128xf32> to tensor<128x128xbf16>
+      %oa = fat.rescale %o, %alpha : tensor<128x64xf32>, tensor<128xf32>
+      %on = fat.wgmma %p, %v, %oa a_from registers shape [64, 64, 16] : tensor<128x128xbf16>, tensor<128x64xbf16>, tensor<128x64xf32> -> tensor<128x64xf32>
+      scf.yield %on, %new_max, %new_sum : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32>
+    }
+    %output, %lse = fat.finalize %r#0, %r#2, %r#1 scale 1.250000e-01 : tensor<128x64xf32>, tensor<128xf32>, tensor<128xf32> -> tensor<128x64xbf16>, tensor<128xf32>
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %output into %out[%b, %h, %m, 0] [1, 1, 128, 64] [1, 1, 1, 1] : tensor<128x64xbf16> into tensor<1x2x256x64xbf16>
+    }
+  } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 256 : i64, stages = 2 : i64}}
+  return %0 : tensor<1x2x256x64xbf16>
+}

@@ -175,7 +175,15 @@ static bool isTileAddressing(Operation *op) {
 /// consumer warpgroup (the ops the kernel rewrites onto its fragment tiles,
 /// AttentionKernelConsumer.cpp), so that none is dropped on the way.
 static LogicalResult checkConsumerForms(scf::ForOp loop) {
+  bool afterMax = false;
   for (Operation &op : loop.getBody()->without_terminator()) {
+    // The consumer modifies and masks the scores before the softmax reads
+    // them (a later one would differ from what the CPU oracle runs).
+    if (isa<ScoreModOp, MaskModOp, MaskOp>(op) && afterMax)
+      return op.emitOpError("fat-pipeline: expected the score and mask "
+                            "modifications and the mask before "
+                            "fat.softmax_max in the tensorized KV loop");
+    afterMax |= isa<SoftmaxMaxOp>(op);
     if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp,
             SoftmaxExpOp, RescaleOp, arith::TruncFOp>(op) ||
         isTileAddressing(&op))

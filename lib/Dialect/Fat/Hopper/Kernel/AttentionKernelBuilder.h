@@ -313,6 +313,12 @@ private:
   /// the P·V (l's fat.rescale, tensor.concat, tensor.extract_slice): the
   /// accumulator tile holds both; false for any other.
   bool rewriteAccumulatorOp(Operation &op, BlockRewrite &r);
+  /// Walks the tensorized loop's step in its order: the ops from S to P
+  /// and the [O | l] assembly are rewritten here, every other op (the
+  /// GEMMs, P's rounding, O's rescale) goes to the schedule's `place`;
+  /// returns the values the loop yields, mapped.
+  SmallVector<Value> rewriteStep(BlockRewrite &r,
+                                 function_ref<void(Operation &)> place);
   /// After the wait for S_j: release K_j, then the loop's ops from S to P.
   /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
   /// that it lies in the warpgroup's full key range (no mask region).

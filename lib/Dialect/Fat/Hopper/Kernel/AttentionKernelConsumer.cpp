@@ -113,14 +113,11 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
   // (concat, slices) map onto those two. Addressing (slices, padding, V's
   // ones columns, index arithmetic) has no form: the rings address the
   // blocks.
-  scf::ForOp tmpl = kvLoop();
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   IRMapping &map = r.map;
-  map.map(tmpl.getRegionIterArgs()[0], carried[0]);
+  map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
   Value iter = ringIteration(kvBlock);
-  for (Operation &op : tmpl.getBody()->without_terminator()) {
-    if (rewriteScoreOp(op, r) || rewriteAccumulatorOp(op, r))
-      continue;
+  return rewriteStep(r, [&](Operation &op) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
@@ -148,10 +145,19 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
                   buildRescale(rescale, map.lookup(rescale.getInput()),
                                map.lookup(rescale.getFactor())));
         });
-  }
+  });
+}
+
+SmallVector<Value>
+AttentionKernelBuilder::rewriteStep(BlockRewrite &r,
+                                    function_ref<void(Operation &)> place) {
+  scf::ForOp tmpl = kvLoop();
+  for (Operation &op : tmpl.getBody()->without_terminator())
+    if (!rewriteScoreOp(op, r) && !rewriteAccumulatorOp(op, r))
+      place(op);
   auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());
   return llvm::map_to_vector(yield.getOperands(),
-                             [&](Value x) { return map.lookup(x); });
+                             [&](Value x) { return r.map.lookup(x); });
 }
 
 bool AttentionKernelBuilder::rewriteAccumulatorOp(Operation &op,
@@ -303,7 +309,6 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
   // Without prevPV (the first block) there is no P·V of a block before:
   // S is waited for alone, P packed at once, and O, still the empty
   // state, needs no rescale.
-  scf::ForOp tmpl = kvLoop();
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   r.mayMask = mayMask;
   r.full = full;
@@ -312,9 +317,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
   Value prevIter = prevPV ? sub(iter, c32(1)) : Value();
   RescaleOp rescale;
   arith::TruncFOp round;
-  for (Operation &op : tmpl.getBody()->without_terminator()) {
-    if (rewriteScoreOp(op, r) || rewriteAccumulatorOp(op, r))
-      continue;
+  SmallVector<Value> next = rewriteStep(r, [&](Operation &op) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
@@ -369,10 +372,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
             p = buildPackP(r.map.lookup(t.getIn()));
         })
         .Case([&](RescaleOp t) { rescale = t; }); // O's: after its P·V
-  }
-  auto yield = cast<scf::YieldOp>(tmpl.getBody()->getTerminator());
-  SmallVector<Value> next = llvm::map_to_vector(
-      yield.getOperands(), [&](Value x) { return r.map.lookup(x); });
+  });
   next.push_back(p);
   return next;
 }
