@@ -545,7 +545,6 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     // before it moves (fat.schedule records rescale = "always").
     if (!config->schedule.lazyRescale)
       loop.walk([](SoftmaxMaxOp max) { max.removeThresholdAttr(); });
-    config->rescale = t->rescale;
     config->scoreGemm = t->scoreGemm;
     config->outputGemm = t->outputGemm;
     config->kvLoop = t->kvLoop;

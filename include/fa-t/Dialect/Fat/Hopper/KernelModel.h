@@ -261,10 +261,9 @@ struct AttentionKernelConfig {
   /// the overlapped one those from S to P in that order, the GEMMs, P's
   /// rounding and O's rescale where its software pipeline places them.
   Operation *kvLoop = nullptr;
-  /// Its two fat.wgmma, S = Q·Kᵀ and O += P·V (each becomes the consumer's
-  /// fat.wgmma_async on the ring's boxes), and O's fat.rescale (its
-  /// attributes are fat-tensorize's choices: the lazy threshold).
-  Operation *scoreGemm = nullptr, *outputGemm = nullptr, *rescale = nullptr;
+  /// Its two fat.wgmma, S = Q·Kᵀ and O += P·V: each becomes the consumer's
+  /// fat.wgmma_async on the ring's boxes.
+  Operation *scoreGemm = nullptr, *outputGemm = nullptr;
   /// The softmax constant c after a score region (its scores are already
   /// scaled): log2 e, times the region's output factor where fat-tensorize
   /// moved one out of it (foldScoreOutputScale).

@@ -319,12 +319,14 @@ private:
   /// returns the values the loop yields, mapped.
   SmallVector<Value> rewriteStep(BlockRewrite &r,
                                  function_ref<void(Operation &)> place);
-  /// After the wait for S_j: release K_j, then the loop's ops from S to P.
-  /// `mayMask` false: the caller knows block kvBlock needs no mask; `full`:
-  /// that it lies in the warpgroup's full key range (no mask region).
+  /// After the wait for S_j = `s`, the result of the loop's Q·Kᵀ `gemm`:
+  /// releases K_j, sets the rewrite's key block (past a hole) and maps S.
+  void takeScores(BlockRewrite &r, Operation *gemm, Value s, Value kvBlock,
+                  Value iter);
+  /// After the wait for S_j: release K_j, then the loop's ops from S to P
+  /// (tile overlap's first block).
   SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value iter,
-                             Value wgRow, Value mOld, Value lOld,
-                             bool mayMask = true, bool full = false);
+                             Value wgRow, Value mOld, Value lOld);
   /// The first key block from which every block may need a mask (the
   /// ragged tail, the causal diagonal or the right window edge), so
   /// blocks below it need none (no left window edge: splitMaskedTail):
@@ -332,9 +334,8 @@ private:
   Value buildFirstMaskedBlock();
   /// P (f32 tile) rounded to the 16-bit A tile of P·V.
   Value buildPackP(Value s);
-  /// O = α·O on the accumulator tile (skipped by the warps whose rows kept
-  /// their max, under lazy rescale).
-  void buildRescale(Value &o, const SoftmaxStep &step);
+  /// O = α·O on the accumulator tile, the loop's fat.rescale `tmpl`
+  /// (skipped by the warps whose rows kept their max, under lazy rescale).
   Value buildRescale(Operation *tmpl, Value o, Value alpha);
   /// The online softmax before any key: (O = 0, m = −inf, l = 0), the tiles
   /// the consumer loops carry.

@@ -125,9 +125,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
             // reads of K_j are done.
             RingWaitOp::create(b, v.kRing, iter);
             Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm))[0];
-            RingReleaseOp::create(b, v.kRing, iter);
-            r.block = keyBlock(kvBlock);
-            map.map(gemm.getResult(), s);
+            takeScores(r, gemm, s, kvBlock, iter);
             return;
           }
           // O += P·V_j.
@@ -338,10 +336,11 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
             }
             buildTurnEnd(consumer, /*lastTurn=*/false);
             s = buildWgmmaWait(b, prevPV ? 1 : 0, s)[0];
-            // Every consumer thread's reads of K_j are done.
-            RingReleaseOp::create(b, v.kRing, iter);
-            r.block = keyBlock(kvBlock);
-            r.map.map(gemm.getResult(), s);
+            takeScores(r, gemm, s, kvBlock, iter);
+            return;
+          }
+          if (!prevPV) {
+            r.map.map(gemm.getResult(), o);
             return;
           }
           // P_{j−1} is read by the in-flight wgmma until here. Using it
@@ -349,10 +348,6 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           // loop-carried P_j cannot be coalesced into them (ptxas would see
           // the wgmma's A operand redefined mid-flight and serialize every
           // wgmma, C7513).
-          if (!prevPV) {
-            r.map.map(gemm.getResult(), o);
-            return;
-          }
           o = buildWgmmaWait(b, 0, {o, pPrev})[0];
           if (cfg.latePVWait)
             p = buildPackP(r.map.lookup(round.getIn()));

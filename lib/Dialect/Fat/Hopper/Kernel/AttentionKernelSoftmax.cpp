@@ -299,19 +299,22 @@ AttentionKernelBuilder::startBlockRewrite(Value wgRow, Value m, Value l) {
   return r;
 }
 
-AttentionKernelBuilder::SoftmaxStep AttentionKernelBuilder::buildScoresToP(
-    Value &s, Value kvBlock, Value iter, Value wgRow, Value mOld, Value lOld,
-    bool mayMask, bool full) {
-  // S_j is complete (the caller's fat.wgmma_wait returned it): release
-  // K_j — every consumer thread's reads of it are done — then the
-  // tensorized loop's ops from its S to its P (the regions, the mask, the
-  // online softmax), in its order.
+void AttentionKernelBuilder::takeScores(BlockRewrite &r, Operation *gemm,
+                                        Value s, Value kvBlock, Value iter) {
+  // S_j is complete (the caller's fat.wgmma_wait returned it): every
+  // consumer thread's reads of K_j are done.
   RingReleaseOp::create(b, v.kRing, iter);
-  BlockRewrite r = startBlockRewrite(wgRow, mOld, lOld);
   r.block = keyBlock(kvBlock);
-  r.mayMask = mayMask;
-  r.full = full;
-  r.map.map(cast<WgmmaOp>(cfg.scoreGemm).getResult(), s);
+  r.map.map(gemm->getResult(0), s);
+}
+
+AttentionKernelBuilder::SoftmaxStep
+AttentionKernelBuilder::buildScoresToP(Value &s, Value kvBlock, Value iter,
+                                       Value wgRow, Value mOld, Value lOld) {
+  // Release K_j, then the tensorized loop's ops from its S to its P (the
+  // regions, the mask, the online softmax), in its order.
+  BlockRewrite r = startBlockRewrite(wgRow, mOld, lOld);
+  takeScores(r, cfg.scoreGemm, s, kvBlock, iter);
   for (Operation &op : kvLoop().getBody()->without_terminator())
     rewriteScoreOp(op, r);
   s = r.probs;
@@ -322,10 +325,6 @@ Value AttentionKernelBuilder::buildPackP(Value s) {
   // P rounded to the input type: the A operand of P·V in registers.
   Type elt = inputType();
   return arith::TruncFOp::create(b, fragmentType(cfg.blockN, elt), s);
-}
-
-void AttentionKernelBuilder::buildRescale(Value &o, const SoftmaxStep &step) {
-  o = buildRescale(cfg.rescale, o, step.alpha);
 }
 
 Value AttentionKernelBuilder::buildRescale(Operation *tmpl, Value o,
