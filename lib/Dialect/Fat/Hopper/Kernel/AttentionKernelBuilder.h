@@ -24,6 +24,8 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
 
+#include <functional>
+
 namespace mlir {
 namespace fat {
 namespace hopper {
@@ -323,10 +325,6 @@ private:
   /// releases K_j, sets the rewrite's key block (past a hole) and maps S.
   void takeScores(BlockRewrite &r, Operation *gemm, Value s, Value kvBlock,
                   Value iter);
-  /// After the wait for S_j: release K_j, then the loop's ops from S to P
-  /// (tile overlap's first block).
-  SoftmaxStep buildScoresToP(Value &s, Value kvBlock, Value iter,
-                             Value wgRow, Value mOld, Value lOld);
   /// The first key block from which every block may need a mask (the
   /// ragged tail, the causal diagonal or the right window edge), so
   /// blocks below it need none (no left window edge: splitMaskedTail):
@@ -355,14 +353,52 @@ private:
   /// tile's).
   SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
-  /// Its body: the tensorized loop's step for block kvBlock with the P·V
-  /// one block behind, from the carried (O, m, l, P_{j−1}); returns the
-  /// same for the next block. Without `prevPV` (the first block) there is
-  /// no P·V before it (P_{j−1} unused, O the empty state).
+  /// The overlapped schedules are the tensorized step software-pipelined
+  /// in two stages: stage 0 of block j is everything from its Q·Kᵀ to its
+  /// P; stage 1 is its P·V, issued by the next step beside that step's
+  /// Q·Kᵀ and retired after its softmax. The prologue is a step without a
+  /// stage 1 before it, the steady loop runs both, the drain is stage 1
+  /// alone; tile overlap continues the same pipeline across tiles (a
+  /// tile's first step issues the previous tile's last P·V).
+  ///
+  /// StageOne is the P·V a step issues: the block before's accumulator O
+  /// and P (rounded), V's ring iteration (null: the step's own block's
+  /// minus one), and what the schedule adds around it.
+  struct StageOne {
+    StageOne(Value o, Value p, Value iter) : o(o), p(p), iter(iter) {}
+    Value o, p, iter;
+    /// Waits for V's buffer, after the step's wait for K's buffer of ring
+    /// iteration kIter (null in a drain); null: the ring wait of `iter`.
+    std::function<void(Value kIter)> waitV;
+    /// The run-time accumulate flag, built right before the issue (null:
+    /// accumulate).
+    std::function<Value()> accumulate;
+    /// Once the P·V is complete: V's release (or the pending tile's
+    /// store); null: release V.
+    std::function<void(Value)> retire;
+    /// The P·V finishes the previous tile (tile overlap): its O is not this
+    /// tile's, so the step does not rescale it, and P is packed after it.
+    bool otherTile = false;
+    /// The issue is the game's last turn (drain only).
+    bool lastTurn = false;
+  };
+  /// Stage 0 of block kvBlock (ring iteration `iter`) from the carried
+  /// (O, m, l), with `prev`'s P·V (stage 1 of the block before) in flight
+  /// under it, or none (prologue); returns (O, m, l, P) for the next step.
+  /// `mayMask`, `full`: as BlockRewrite's.
   SmallVector<Value> rewriteOverlappedStep(Value consumer, Value wgRow,
-                                           Value kvBlock, ValueRange carried,
-                                           bool overwriteFirst, bool mayMask,
-                                           bool full, bool prevPV);
+                                           Value kvBlock, Value iter,
+                                           ValueRange carried,
+                                           const StageOne *prev, bool mayMask,
+                                           bool full);
+  /// Stage 1 alone (the drain): issues `pv`, waits and retires it;
+  /// returns O.
+  Value drainStageOne(Value consumer, const StageOne &pv);
+  /// Its three parts, V's ring iteration `iter`: the wait for V, the issue
+  /// (one fat.wgmma_async; the caller waits) and the retirement.
+  void waitStageOne(const StageOne &pv, Value iter, Value kIter);
+  Value issueStageOne(const StageOne &pv, Value iter);
+  void retireStageOne(const StageOne &pv, Value iter, Value o);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop); `full`:
   /// all inside the warpgroup's full key range.
   SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,
@@ -384,6 +420,10 @@ private:
   PendingSlot buildPendingSlot(Value ringPosition);
   void buildStorePending(Value consumer, const PendingSlot &slot, Value o,
                          const PendingTile &pending);
+  /// The pending tile's last P·V as a stage 1: issued with its accumulate
+  /// bit, retired by storing the tile (buildStorePending).
+  StageOne pendingStageOne(Value consumer, const PendingSlot &slot,
+                           const PendingTile &pending);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (the last consumer to 0) and last
   /// take-over: the fat.turn* ops.

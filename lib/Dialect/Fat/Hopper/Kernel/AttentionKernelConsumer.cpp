@@ -212,9 +212,8 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
   // P_0), no P·V before it.
   SmallVector<Value> init = rewriteOverlappedStep(
-      consumer, wgRow, v.kvLo, {empty[0], empty[1], empty[2], Value()},
-      /*overwriteFirst=*/false, /*mayMask=*/true, /*full=*/false,
-      /*prevPV=*/false);
+      consumer, wgRow, v.kvLo, ringIteration(v.kvLo), empty, /*prev=*/nullptr,
+      /*mayMask=*/true, /*full=*/false);
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   SmallVector<Value> last =
@@ -222,16 +221,14 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
   // Every S of the tile is done: Q may be overwritten (persistent).
   buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
-  // Drain: O += P_last·V_last.
-  Value lastIter = lastKeyIteration();
-  RingWaitOp::create(b, v.vRing, lastIter);
-  buildTurnBegin(consumer);
-  Value o = buildPV(last[0], last[3], lastIter);
-  buildTurnEnd(consumer, /*lastTurn=*/!cfg.schedule.persistent);
-  o = buildWgmmaWait(b, 0, o)[0];
-  // With stageOInV the epilogue stages O in this V stage and releases it.
-  if (!cfg.stageOInV())
-    RingReleaseOp::create(b, v.vRing, lastIter);
+  // Drain: O += P_last·V_last. With stageOInV the epilogue stages O in
+  // this V stage and releases it.
+  StageOne drain{last[0], last[3], lastKeyIteration()};
+  auto keepV = [](Value) {};
+  if (cfg.stageOInV())
+    drain.retire = keepV;
+  drain.lastTurn = !cfg.schedule.persistent;
+  Value o = drainStageOne(consumer, drain);
   scf::YieldOp::create(b, ValueRange{o, last[1], last[2]});
   return SmallVector<Value>(work.getResults());
 }
@@ -283,36 +280,49 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
                          "softmax(j)", "wait O", "O = alpha*O"}));
   OpBuilder::InsertionGuard body(b);
   b.setInsertionPointToStart(loop.getBody());
-  scf::YieldOp::create(
-      b, rewriteOverlappedStep(consumer, wgRow, loop.getInductionVar(),
-                               loop.getRegionIterArgs(), overwriteFirst,
-                               mayMask, full, /*prevPV=*/true));
+  Value j = loop.getInductionVar();
+  Value iter = ringIteration(j);
+  ValueRange carried = loop.getRegionIterArgs();
+  // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
+  auto firstOverwrites = [&]() -> Value {
+    return arith::ExtUIOp::create(
+        b, b.getI32Type(),
+        cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1))));
+  };
+  StageOne prev{carried[0], carried[3], Value()};
+  if (overwriteFirst)
+    prev.accumulate = firstOverwrites;
+  scf::YieldOp::create(b, rewriteOverlappedStep(consumer, wgRow, j, iter,
+                                                carried.take_front(3), &prev,
+                                                mayMask, full));
   return SmallVector<Value>(loop.getResults());
 }
 
 SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
-    Value consumer, Value wgRow, Value kvBlock, ValueRange carried,
-    bool overwriteFirst, bool mayMask, bool full, bool prevPV) {
-  // The tensorized loop's step for block j software-pipelined with the
-  // P·V one block behind (stage 1): the loop's ops in its order, each
-  // placed by its stage —
-  //   Q·Kᵀ     issued with the P·V of block j − 1 (P_{j−1} carried), then
-  //            S waited for with that P·V in flight (groups retire in
-  //            order: one pending);
+    Value consumer, Value wgRow, Value kvBlock, Value iter,
+    ValueRange carried, const StageOne *prev, bool mayMask, bool full) {
+  // The tensorized loop's step for block j, its ops in the loop's order,
+  // each placed by its stage —
+  //   Q·Kᵀ     issued with `prev`'s P·V (stage 1 of block j − 1), then S
+  //            waited for with that P·V in flight (groups retire in order:
+  //            one pending);
   //   S → P    as they are (rewriteScoreOp);
-  //   O's rescale  after the P·V it scales has retired (O holds
-  //            Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j);
-  //   P·V      not issued (the next block does): its wait, P_{j−1}'s
-  //            last use, and V_{j−1}'s release stand in its place.
-  // Without prevPV (the first block) there is no P·V of a block before:
-  // S is waited for alone, P packed at once, and O, still the empty
-  // state, needs no rescale.
+  //   P·V      not issued (the next step does): `prev`'s wait, retirement
+  //            and O's rescale stand in its place — after the P·V it scales
+  //            (O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j).
+  // Without `prev` (the first block) S is waited for alone, P packed at
+  // once, and O, still the empty state, needs no rescale; after another
+  // tile's P·V neither does this tile's O.
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   r.mayMask = mayMask;
   r.full = full;
-  Value o = carried[0], pPrev = carried[3], p;
-  Value iter = ringIteration(kvBlock);
-  Value prevIter = prevPV ? sub(iter, c32(1)) : Value();
+  Value o = carried[0], p;
+  Value prevIter;
+  if (prev)
+    prevIter = prev->iter ? prev->iter : sub(iter, c32(1));
+  // P_j is packed after prev's wait (cfg.latePVWait, and always after
+  // another tile's P·V): into registers the in-flight P leaves.
+  bool packLate = prev && (cfg.latePVWait || prev->otherTile);
   RescaleOp rescale;
   arith::TruncFOp round;
   SmallVector<Value> next = rewriteStep(r, [&](Operation &op) {
@@ -320,56 +330,89 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            if (prevPV)
-              RingWaitOp::create(b, v.vRing, prevIter);
+            if (prev)
+              waitStageOne(*prev, prevIter, iter);
             buildTurnBegin(consumer);
             Value s = buildQK(consumer, iter, gemm);
-            if (prevPV) {
-              // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
-              Value accumulate;
-              if (overwriteFirst)
-                accumulate = arith::ExtUIOp::create(
-                    b, b.getI32Type(),
-                    cmp(arith::CmpIPredicate::ne, kvBlock,
-                        add(v.kvLo, c32(1))));
-              o = buildPV(o, pPrev, prevIter, accumulate);
-            }
+            if (prev)
+              o = issueStageOne(*prev, prevIter);
             buildTurnEnd(consumer, /*lastTurn=*/false);
-            s = buildWgmmaWait(b, prevPV ? 1 : 0, s)[0];
+            s = buildWgmmaWait(b, prev ? 1 : 0, s)[0];
             takeScores(r, gemm, s, kvBlock, iter);
             return;
           }
-          if (!prevPV) {
+          if (!prev) {
             r.map.map(gemm.getResult(), o);
             return;
           }
-          // P_{j−1} is read by the in-flight wgmma until here. Using it
-          // after the wait keeps its PTX registers live, so the
-          // loop-carried P_j cannot be coalesced into them (ptxas would see
-          // the wgmma's A operand redefined mid-flight and serialize every
-          // wgmma, C7513).
-          o = buildWgmmaWait(b, 0, {o, pPrev})[0];
-          if (cfg.latePVWait)
-            p = buildPackP(r.map.lookup(round.getIn()));
-          RingReleaseOp::create(b, v.vRing, prevIter);
-          o = buildRescale(rescale, o, r.map.lookup(rescale.getFactor()));
+          // prev's P is read by the in-flight wgmma until here. Using it
+          // after the wait keeps its PTX registers live, so P_j cannot be
+          // coalesced into them (ptxas would see the wgmma's A operand
+          // redefined mid-flight and serialize every wgmma, C7513).
+          o = buildWgmmaWait(b, 0, {o, prev->p})[0];
+          if (packLate) {
+            Value probs = r.map.lookup(round.getIn());
+            // After another tile's P·V: so ptxas can give P_0 the pending
+            // P's registers, and the steady loop's P (which starts as P_0
+            // and ends as the next pending P) stays one set of registers —
+            // packed before, P_0 needs a set of its own and every
+            // iteration copies P into the wgmma's operand registers (perf
+            // log run 34).
+            if (prev->otherTile)
+              probs = buildFenceOperands(b, probs)[0];
+            p = buildPackP(probs);
+          }
+          retireStageOne(*prev, prevIter, o);
+          if (!prev->otherTile)
+            o = buildRescale(rescale, o, r.map.lookup(rescale.getFactor()));
           r.map.map(gemm.getResult(), o);
         })
         .Case([&](arith::TruncFOp t) {
-          // latePVWait: P_j is packed after the wait, into registers
-          // P_{j−1} leaves, and the fence keeps ptxas from lifting the
-          // wait (and with it the rest of the softmax) above the
-          // exponentials.
+          // Packed late, P_j follows the wait, and the fence keeps ptxas
+          // from lifting the wait (and with it the rest of the softmax)
+          // above the exponentials.
           round = t;
-          if (cfg.latePVWait && prevPV)
-            buildSchedulingFence(b, v.seqKV);
-          else
+          if (!packLate)
             p = buildPackP(r.map.lookup(t.getIn()));
+          else if (cfg.latePVWait)
+            buildSchedulingFence(b, v.seqKV);
         })
         .Case([&](RescaleOp t) { rescale = t; }); // O's: after its P·V
   });
   next.push_back(p);
   return next;
+}
+
+void AttentionKernelBuilder::waitStageOne(const StageOne &pv, Value iter,
+                                          Value kIter) {
+  if (pv.waitV)
+    pv.waitV(kIter);
+  else
+    RingWaitOp::create(b, v.vRing, iter);
+}
+
+Value AttentionKernelBuilder::issueStageOne(const StageOne &pv, Value iter) {
+  return buildPV(pv.o, pv.p, iter, pv.accumulate ? pv.accumulate() : Value());
+}
+
+void AttentionKernelBuilder::retireStageOne(const StageOne &pv, Value iter,
+                                            Value o) {
+  if (pv.retire)
+    pv.retire(o);
+  else
+    RingReleaseOp::create(b, v.vRing, iter);
+}
+
+Value AttentionKernelBuilder::drainStageOne(Value consumer,
+                                            const StageOne &pv) {
+  waitStageOne(pv, pv.iter, Value());
+  buildTurnBegin(consumer);
+  Value o = issueStageOne(pv, pv.iter);
+  buildTurnEnd(consumer, pv.lastTurn);
+  // No P is packed after it: nothing to keep its A live for.
+  o = buildWgmmaWait(b, 0, o)[0];
+  retireStageOne(pv, pv.iter, o);
+  return o;
 }
 
 void AttentionKernelBuilder::buildOverlappedTiles() {
@@ -427,38 +470,24 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   scf::YieldOp::create(b, pendingVals);
 
   b.setInsertionPointToStart(work.thenBlock());
+  // The first block's step issues the pending tile's last P·V (stage 1
+  // across the tile boundary) and stores that tile once it retires.
   Value firstIter = ringIteration(v.kvLo);
   PendingSlot slot = buildPendingSlot(v.ringBase);
-  RingWaitOp::create(b, v.kRing, firstIter);
-  // Nothing pending: K_0's buffer, just waited for, stands in for the V
-  // buffer (the P = 0 product is never stored).
-  RingWaitOp::create(b, v.vRing, slot.iteration, slot.isPending, v.kRing,
-                     firstIter);
-  buildTurnBegin(consumer);
-  Value s = buildQK(consumer, firstIter);
-  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  Value o = buildPV(pending.o, pending.p, slot.iteration, accumulate);
-  buildTurnEnd(consumer, /*lastTurn=*/false);
-  s = buildWgmmaWait(b, 1, s)[0];
-  SoftmaxStep first = buildScoresToP(s, v.kvLo, firstIter, wgRow, empty[1],
-                                     empty[2]);
-  // As in the steady loop: keeps softmax_0 under the pending tile's P·V.
-  if (cfg.latePVWait)
-    buildSchedulingFence(b, v.seqKV);
-  // The pending P is the retired P·V's A operand: kept live to the wait,
-  // as in the steady loop.
-  o = buildWgmmaWait(b, 0, {o, pending.p})[0];
-  // P_0 is packed only now, after the pending P's last use: so ptxas can
-  // give it the pending P's registers, and the steady loop's P (which
-  // starts as P_0 and ends as the next pending P) stays one set of
-  // registers — packed before, P_0 needs a set of its own and every
-  // iteration copies P into the wgmma's operand registers (perf log run 34).
-  s = buildFenceOperands(b, s)[0];
-  Value p = buildPackP(s);
-  buildStorePending(consumer, slot, o, pending);
+  auto waitV = [&](Value kIter) {
+    // Nothing pending: K_0's buffer, just waited for, stands in for the V
+    // buffer (the P = 0 product is never stored).
+    RingWaitOp::create(b, v.vRing, slot.iteration, slot.isPending, v.kRing,
+                       kIter);
+  };
+  StageOne pendingPV = pendingStageOne(consumer, slot, pending);
+  pendingPV.waitV = waitV;
+  pendingPV.otherTile = true;
+  SmallVector<Value> init =
+      rewriteOverlappedStep(consumer, wgRow, v.kvLo, firstIter, empty,
+                            &pendingPV, /*mayMask=*/true, /*full=*/false);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
-  SmallVector<Value> init{o, first.m, first.l, p};
   SmallVector<Value> last =
       buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/true);
   // Every S of the tile is done: Q may be overwritten.
@@ -518,6 +547,20 @@ void AttentionKernelBuilder::buildStorePending(Value consumer,
                 /*storeLse=*/!vectorSums);
 }
 
+AttentionKernelBuilder::StageOne AttentionKernelBuilder::pendingStageOne(
+    Value consumer, const PendingSlot &slot, const PendingTile &pending) {
+  // Its accumulate bit: the tile had more than one block. Once retired, the
+  // pending tile's V block is released and its O stored.
+  StageOne pv{pending.o, pending.p, slot.iteration};
+  pv.accumulate = [this, id = pending.id]() -> Value {
+    return arith::ShRUIOp::create(b, id, c32(31));
+  };
+  pv.retire = [this, consumer, slot, pending](Value o) {
+    buildStorePending(consumer, slot, o, pending);
+  };
+  return pv;
+}
+
 void AttentionKernelBuilder::buildDrainPending(Value consumer,
                                                Value ringPosition,
                                                ValueRange pendingVals) {
@@ -525,16 +568,13 @@ void AttentionKernelBuilder::buildDrainPending(Value consumer,
   // no keys at all: both warpgroups still take the turn).
   PendingTile pending = PendingTile::unpack(pendingVals);
   PendingSlot slot = buildPendingSlot(ringPosition);
-  {
+  auto waitV = [&](Value) {
     auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(wait.thenBlock()->getTerminator());
     RingWaitOp::create(b, v.vRing, slot.iteration);
-  }
-  buildTurnBegin(consumer);
-  Value accumulate = arith::ShRUIOp::create(b, pending.id, c32(31));
-  Value o = buildPV(pending.o, pending.p, slot.iteration, accumulate);
-  buildTurnEnd(consumer, /*lastTurn=*/false);
-  o = buildWgmmaWait(b, 0, o)[0];
-  buildStorePending(consumer, slot, o, pending);
+  };
+  StageOne drain = pendingStageOne(consumer, slot, pending);
+  drain.waitV = waitV;
+  drainStageOne(consumer, drain);
 }

@@ -308,19 +308,6 @@ void AttentionKernelBuilder::takeScores(BlockRewrite &r, Operation *gemm,
   r.map.map(gemm->getResult(0), s);
 }
 
-AttentionKernelBuilder::SoftmaxStep
-AttentionKernelBuilder::buildScoresToP(Value &s, Value kvBlock, Value iter,
-                                       Value wgRow, Value mOld, Value lOld) {
-  // Release K_j, then the tensorized loop's ops from its S to its P (the
-  // regions, the mask, the online softmax), in its order.
-  BlockRewrite r = startBlockRewrite(wgRow, mOld, lOld);
-  takeScores(r, cfg.scoreGemm, s, kvBlock, iter);
-  for (Operation &op : kvLoop().getBody()->without_terminator())
-    rewriteScoreOp(op, r);
-  s = r.probs;
-  return r.step;
-}
-
 Value AttentionKernelBuilder::buildPackP(Value s) {
   // P rounded to the input type: the A operand of P·V in registers.
   Type elt = inputType();
