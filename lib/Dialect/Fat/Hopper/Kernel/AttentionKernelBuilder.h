@@ -338,13 +338,8 @@ private:
   /// The online softmax before any key: (O = 0, m = −inf, l = 0), the tiles
   /// the consumer loops carry.
   SmallVector<Value> buildEmptyState();
-  /// The two consumer loops; both return (O, m, l).
+  /// The two consumer loops, by the P·V's stage; both return (O, m, l).
   SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
-  /// The plain loop's body: one iteration of the tensorized KV loop
-  /// (cfg.kvLoop) rewritten op by op onto the warpgroup's tiles, for key
-  /// block `kvBlock` with the carried (O, m, l); returns what it yields.
-  SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
-                                         Value kvBlock, ValueRange carried);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
   /// from `init` = (O, m, l, P_kvLo); returns the same after the last
@@ -353,13 +348,17 @@ private:
   /// tile's).
   SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
-  /// The overlapped schedules are the tensorized step software-pipelined
-  /// in two stages: stage 0 of block j is everything from its Q·Kᵀ to its
-  /// P; stage 1 is its P·V, issued by the next step beside that step's
-  /// Q·Kᵀ and retired after its softmax. The prologue is a step without a
-  /// stage 1 before it, the steady loop runs both, the drain is stage 1
-  /// alone; tile overlap continues the same pipeline across tiles (a
-  /// tile's first step issues the previous tile's last P·V).
+  /// The consumer's schedules are the tensorized step (cfg.kvLoop)
+  /// rewritten op by op onto the warpgroup's tiles, software-pipelined by
+  /// the stage of its P·V (pvStage()): stage 0 of block j is everything
+  /// from its Q·Kᵀ to its P. A P·V in stage 0 (overlap off) is issued and
+  /// retired in its own step: the plain loop. In stage 1 it is issued by
+  /// the next step beside that step's Q·Kᵀ and retired after its softmax:
+  /// the prologue is a step without a stage 1 before it, the steady loop
+  /// runs both, the drain is stage 1 alone; tile overlap continues the same
+  /// pipeline across tiles (a tile's first step issues the previous tile's
+  /// last P·V).
+  int pvStage() const { return cfg.schedule.overlap ? 1 : 0; }
   ///
   /// StageOne is the P·V a step issues: the block before's accumulator O
   /// and P (rounded), V's ring iteration (null: the step's own block's
@@ -382,15 +381,17 @@ private:
     /// The issue is the game's last turn (drain only).
     bool lastTurn = false;
   };
-  /// Stage 0 of block kvBlock (ring iteration `iter`) from the carried
-  /// (O, m, l), with `prev`'s P·V (stage 1 of the block before) in flight
-  /// under it, or none (prologue); returns (O, m, l, P) for the next step.
+  /// The step of block kvBlock (ring iteration `iter`) from the carried
+  /// (O, m, l): its stage 0, its P·V too where that is stage 0, and
+  /// `prev`'s P·V (stage 1 of the block before) in flight under it, or
+  /// none (the plain loop, a prologue). Returns (O, m, l) for the next
+  /// step, and P when its P·V is stage 1 (the next step issues it).
   /// `mayMask`, `full`: as BlockRewrite's.
-  SmallVector<Value> rewriteOverlappedStep(Value consumer, Value wgRow,
-                                           Value kvBlock, Value iter,
-                                           ValueRange carried,
-                                           const StageOne *prev, bool mayMask,
-                                           bool full);
+  SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
+                                         Value kvBlock, Value iter,
+                                         ValueRange carried,
+                                         const StageOne *prev, bool mayMask,
+                                         bool full);
   /// Stage 1 alone (the drain): issues `pv`, waits and retires it;
   /// returns O.
   Value drainStageOne(Value consumer, const StageOne &pv);

@@ -95,55 +95,14 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
                          "wait O"}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
-  scf::YieldOp::create(b, rewriteKeyBlockStep(consumer, wgRow,
-                                              loop.getInductionVar(),
-                                              loop.getRegionIterArgs()));
+  Value j = loop.getInductionVar();
+  scf::YieldOp::create(
+      b, rewriteKeyBlockStep(consumer, wgRow, j, ringIteration(j),
+                             loop.getRegionIterArgs(), /*prev=*/nullptr,
+                             /*mayMask=*/true, /*full=*/false));
   b.setInsertionPointAfter(loop);
   buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   return SmallVector<Value>(loop.getResults());
-}
-
-SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
-    Value consumer, Value wgRow, Value kvBlock, ValueRange carried) {
-  // The tensorized loop's ops in its order (fat-pipeline checked that each
-  // has a form here): those from S to P by rewriteScoreOp, the GEMMs,
-  // P's rounding and O's rescale here. Under rowsum=mma the kernel's O is
-  // the [O | l] accumulator tile and its l is carried unchanged, so the
-  // loop's l, its rescale and the accumulator's assembly around the P·V
-  // (concat, slices) map onto those two. Addressing (slices, padding, V's
-  // ones columns, index arithmetic) has no form: the rings address the
-  // blocks.
-  BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
-  IRMapping &map = r.map;
-  map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
-  Value iter = ringIteration(kvBlock);
-  return rewriteStep(r, [&](Operation &op) {
-    llvm::TypeSwitch<Operation *>(&op)
-        .Case([&](WgmmaOp gemm) {
-          if (gemm.getTransposeB()) {
-            // S = Q·K_jᵀ; once it is complete, every consumer thread's
-            // reads of K_j are done.
-            RingWaitOp::create(b, v.kRing, iter);
-            Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm))[0];
-            takeScores(r, gemm, s, kvBlock, iter);
-            return;
-          }
-          // O += P·V_j.
-          RingWaitOp::create(b, v.vRing, iter);
-          Value o = buildPV(map.lookup(gemm.getAcc()),
-                            map.lookup(gemm.getA()), iter, {}, gemm);
-          map.map(gemm.getResult(), buildWgmmaWait(b, 0, o)[0]);
-          RingReleaseOp::create(b, v.vRing, iter);
-        })
-        .Case([&](arith::TruncFOp round) { // P, the 16-bit A tile
-          map.map(round.getResult(), buildPackP(map.lookup(round.getIn())));
-        })
-        .Case([&](RescaleOp rescale) { // O's
-          map.map(rescale.getResult(),
-                  buildRescale(rescale, map.lookup(rescale.getInput()),
-                               map.lookup(rescale.getFactor())));
-        });
-  });
 }
 
 SmallVector<Value>
@@ -211,7 +170,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
   // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
   // P_0), no P·V before it.
-  SmallVector<Value> init = rewriteOverlappedStep(
+  SmallVector<Value> init = rewriteKeyBlockStep(
       consumer, wgRow, v.kvLo, ringIteration(v.kvLo), empty, /*prev=*/nullptr,
       /*mayMask=*/true, /*full=*/false);
 
@@ -292,30 +251,36 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
   StageOne prev{carried[0], carried[3], Value()};
   if (overwriteFirst)
     prev.accumulate = firstOverwrites;
-  scf::YieldOp::create(b, rewriteOverlappedStep(consumer, wgRow, j, iter,
+  scf::YieldOp::create(b, rewriteKeyBlockStep(consumer, wgRow, j, iter,
                                                 carried.take_front(3), &prev,
                                                 mayMask, full));
   return SmallVector<Value>(loop.getResults());
 }
 
-SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
+SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
     Value consumer, Value wgRow, Value kvBlock, Value iter,
     ValueRange carried, const StageOne *prev, bool mayMask, bool full) {
   // The tensorized loop's step for block j, its ops in the loop's order,
-  // each placed by its stage —
-  //   Q·Kᵀ     issued with `prev`'s P·V (stage 1 of block j − 1), then S
-  //            waited for with that P·V in flight (groups retire in order:
-  //            one pending);
-  //   S → P    as they are (rewriteScoreOp);
-  //   P·V      not issued (the next step does): `prev`'s wait, retirement
-  //            and O's rescale stand in its place — after the P·V it scales
-  //            (O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j).
-  // Without `prev` (the first block) S is waited for alone, P packed at
-  // once, and O, still the empty state, needs no rescale; after another
-  // tile's P·V neither does this tile's O.
+  // each placed by its stage (pvStage()) —
+  //   Q·Kᵀ     issued, with `prev`'s P·V (stage 1 of block j − 1) beside
+  //            it, and S waited for with that P·V in flight (groups retire
+  //            in order: one pending);
+  //   S → P    as they are (rewriteScoreOp); P's rounding and O's rescale
+  //            in the loop's order;
+  //   P·V      stage 0: issued, waited for and V released here. Stage 1:
+  //            not issued (the next step does); `prev`'s wait, retirement
+  //            and O's rescale stand in its place — after the P·V it
+  //            scales (O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to
+  //            m_j).
+  // In stage 1 without `prev` (the first block) S is waited for alone, P
+  // packed at once, and O, still the empty state, needs no rescale; after
+  // another tile's P·V neither does this tile's O.
+  bool pvLater = pvStage() == 1;
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   r.mayMask = mayMask;
   r.full = full;
+  IRMapping &map = r.map;
+  map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
   Value o = carried[0], p;
   Value prevIter;
   if (prev)
@@ -341,8 +306,16 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
             takeScores(r, gemm, s, kvBlock, iter);
             return;
           }
+          if (!pvLater) {
+            RingWaitOp::create(b, v.vRing, iter);
+            Value pv = buildPV(map.lookup(gemm.getAcc()),
+                               map.lookup(gemm.getA()), iter, {}, gemm);
+            map.map(gemm.getResult(), buildWgmmaWait(b, 0, pv)[0]);
+            RingReleaseOp::create(b, v.vRing, iter);
+            return;
+          }
           if (!prev) {
-            r.map.map(gemm.getResult(), o);
+            map.map(gemm.getResult(), o);
             return;
           }
           // prev's P is read by the in-flight wgmma until here. Using it
@@ -351,7 +324,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           // redefined mid-flight and serialize every wgmma, C7513).
           o = buildWgmmaWait(b, 0, {o, prev->p})[0];
           if (packLate) {
-            Value probs = r.map.lookup(round.getIn());
+            Value probs = map.lookup(round.getIn());
             // After another tile's P·V: so ptxas can give P_0 the pending
             // P's registers, and the steady loop's P (which starts as P_0
             // and ends as the next pending P) stays one set of registers —
@@ -364,22 +337,31 @@ SmallVector<Value> AttentionKernelBuilder::rewriteOverlappedStep(
           }
           retireStageOne(*prev, prevIter, o);
           if (!prev->otherTile)
-            o = buildRescale(rescale, o, r.map.lookup(rescale.getFactor()));
-          r.map.map(gemm.getResult(), o);
+            o = buildRescale(rescale, o, map.lookup(rescale.getFactor()));
+          map.map(gemm.getResult(), o);
         })
-        .Case([&](arith::TruncFOp t) {
+        .Case([&](arith::TruncFOp t) { // P, the 16-bit A tile
           // Packed late, P_j follows the wait, and the fence keeps ptxas
           // from lifting the wait (and with it the rest of the softmax)
           // above the exponentials.
           round = t;
-          if (!packLate)
-            p = buildPackP(r.map.lookup(t.getIn()));
-          else if (cfg.latePVWait)
+          if (!packLate) {
+            p = buildPackP(map.lookup(t.getIn()));
+            map.map(t.getResult(), p);
+          } else if (cfg.latePVWait) {
             buildSchedulingFence(b, v.seqKV);
+          }
         })
-        .Case([&](RescaleOp t) { rescale = t; }); // O's: after its P·V
+        .Case([&](RescaleOp t) { // O's
+          if (pvLater)
+            rescale = t; // after its P·V
+          else
+            map.map(t.getResult(), buildRescale(t, map.lookup(t.getInput()),
+                                                map.lookup(t.getFactor())));
+        });
   });
-  next.push_back(p);
+  if (pvLater)
+    next.push_back(p);
   return next;
 }
 
@@ -484,7 +466,7 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   pendingPV.waitV = waitV;
   pendingPV.otherTile = true;
   SmallVector<Value> init =
-      rewriteOverlappedStep(consumer, wgRow, v.kvLo, firstIter, empty,
+      rewriteKeyBlockStep(consumer, wgRow, v.kvLo, firstIter, empty,
                             &pendingPV, /*mayMask=*/true, /*full=*/false);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
