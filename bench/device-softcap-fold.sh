@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -20,6 +20,19 @@ bench() {  # NAME TIMEOUT ARGS...
     --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
   grep -v Warn "$out/$name.log" | grep -E "^(check|time|     variant)|passed" | tail -60
 }
+# Run 111 (prepared 2026-12-04, session 13; no device was lent): the
+# modifications' vector work per score with the row sums on the tensor
+# cores (r: rowsum=mma; the soft-cap's D128 kernel then needs block-n 128
+# for its ones chunks), the lazy rescale (l: rescale=lazy pv-wait=late;
+# tanh bounds the soft-capped scores, so it rarely fires) and both (rl),
+# beside the defaults (.kernels-mods). Build the variant folders first:
+#   bash bench/build-mods-variants.sh
+case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
+  --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
+  r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac
+case $steps in *" alibisum "*) bench alibisum 260 --kernels .kernels-mods-al-rl --reps 6 \
+  --shapes 0 2 1 --only alibi-causal alibi-slopes --variant default=.kernels-mods \
+  r=.kernels-mods-al-r ;; esac
 case $steps in *" softcap "*) bench softcap 240 --kernels .kernels-mods-fold --reps 10 --shapes 0 2 1 \
   --only softcap softcap-causal --variant before=.kernels-mods ;; esac
 # Run 85: FMA contraction in the regions and float key positions

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The variant kernel folders of bench/device-softcap-fold.sh's `sumscale`
+# and `alibisum` steps (perf log, run 111): the soft-cap and ALiBi kernels
+# with the row sums on the tensor cores and / or the lazy rescale, built
+# with this tree's fa-t-opt beside the default folder .kernels-mods
+# (scripts/build-gpu-kernels.sh builds that one).
+#   bash bench/build-mods-variants.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PYTHONPATH=$PWD/python:$PWD/test/Python
+py=${PYTHON:-.venv/bin/python}
+build() {  # FOLDER "TUNING" MODIFICATIONS...
+  local out=$1 tuning=$2; shift 2
+  rm -rf "$out"
+  # shellcheck disable=SC2086
+  "$py" bench/bench_mods.py build --fa-t-opt build/bin/fa-t-opt --out "$out" \
+    --tuning $tuning --only "$@"
+  echo "$out: $(ls "$out" | grep -c '\.ptx$') kernels"
+}
+build .kernels-mods-sc-r "rowsum=mma block-n=128" softcap softcap-causal
+build .kernels-mods-sc-l "rescale=lazy pv-wait=late" softcap softcap-causal
+build .kernels-mods-sc-rl "rowsum=mma block-n=128 rescale=lazy pv-wait=late" softcap softcap-causal
+build .kernels-mods-al-r "rowsum=mma" alibi-causal alibi-slopes
+build .kernels-mods-al-rl "rowsum=mma rescale=lazy pv-wait=late" alibi-causal alibi-slopes
