@@ -1,7 +1,8 @@
 """The persistent causal kernel's tile order, executed from the compiler's own IR.
 
-fat-pipeline emits the tile loop of a persistent causal kernel as
-integer arithmetic around an scf.while (AttentionKernelTiles.cpp, buildTileLoop):
+fat-pipeline writes the tile loop of a persistent causal kernel as
+`fat.tile_loop pairs`, which convert-fat-to-nvvm expands to integer arithmetic
+around an scf.while (KernelOpsToNVVM.cpp, expandTileLoop):
 work units are pairs of query blocks (p, nM − 1 − p) of one head, CTA c runs
 units c, c + G, … (G = num-sms) and the launch has min(U, G) CTAs. A wrong
 successor or decode would leave tiles unrun (O stays poisoned on the GPU) or

@@ -20,7 +20,7 @@
 // Both roles: the tile's blocks, then its hole inside them; the walk counts
 // end − first − (hole_end − hole_first) blocks from first.
 // PIPE-LABEL:   gpu.module
-// PIPE:         %[[FIRST:[a-z0-9_]+]], %[[END:[a-z0-9_]+]] = fat.key_block_range %{{.+}}, %{{.+}} rows(%[[R0:[0-9]+]], %[[R1:[0-9]+]]) batch(%[[B:[0-9]+]]) ranges(%[[T:[a-z0-9]+]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 1, 64, 6>}
+// PIPE:         %[[FIRST:[a-z0-9_]+]], %[[END:[a-z0-9_]+]] = fat.key_block_range %{{.+}}, %{{.+}} rows(%[[R0:[0-9]+]], %[[R1:[0-9]+]]) batch(%[[B:[a-z0-9]+]]) ranges(%[[T:[a-z0-9]+]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 1, 64, 6>}
 // PIPE-NEXT:    %[[HI:[0-9]+]] = arith.maxsi %[[END]], %[[FIRST]] : i32
 // PIPE-NEXT:    %[[H0:[a-z0-9_]+]], %[[H1:[a-z0-9_]+]] = fat.key_block_hole %[[FIRST]], %[[END]] rows(%[[R0]], %[[R1]]) batch(%[[B]]) ranges(%[[T]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 1, 64, 6>}
 // PIPE-NEXT:    %[[LEN:[0-9]+]] = arith.subi %[[H1]], %[[H0]] : i32

@@ -85,7 +85,7 @@
 // row and the causal edge) chooses between the tile as it is and the mask
 // region, in both consumer paths (the first block, the loop).
 // PIPE:         gpu.module
-// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%[[WGROW:[0-9]+]]) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) edge(%{{.+}}) {block_n = 128 : i64, right = 0 : i64, table = array<i64: 2, 16, 4>}
+// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%[[WGROW:[0-9]+]]) batch(%{{[a-z0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) edge(%{{.+}}) {block_n = 128 : i64, right = 0 : i64, table = array<i64: 2, 16, 4>}
 // PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE-NEXT:      scf.yield %[[S:[0-9]+]] : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NEXT:    } else {
@@ -120,7 +120,7 @@
 
 // Without a causal mask the range's end bounds the full block as it is.
 // PIPE:         gpu.module
-// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%{{[0-9]+}}) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
+// PIPE:         %[[FULL:[0-9]+]] = fat.full_key_block %{{.+}} row(%{{[0-9]+}}) batch(%{{[a-z0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
 // PIPE-NEXT:    %{{[0-9]+}} = scf.if %[[FULL]] -> (tensor<64x128xf32, #fat.wgmma_fragment>) {
 // PIPE:         } {kv_ranges = 0 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE:         } {fat.stage = "mask_mod"}
@@ -128,7 +128,7 @@
 // copy runs while the blocks are the warpgroup's full ones — it starts at a
 // full block and ends at fat.full_key_blocks' end (or the ragged tail's
 // block) — without the mask region; the second has the full-block branch.
-// PIPE:         %[[F0:[a-z0-9_]+]], %[[F1:[a-z0-9_]+]] = fat.full_key_blocks row(%{{[0-9]+}}) batch(%{{[0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
+// PIPE:         %[[F0:[a-z0-9_]+]], %[[F1:[a-z0-9_]+]] = fat.full_key_blocks row(%{{[0-9]+}}) batch(%{{[a-z0-9]+}}) ranges(%{{.+}} : !llvm.ptr<1>) {block_n = 128 : i64, table = array<i64: 2, 16, 4>}
 // PIPE-NEXT:    %[[FROMFULL:[0-9]+]] = arith.cmpi sge, %[[LO:[0-9]+]], %[[F0]] : i32
 // PIPE-NEXT:    %[[END:[0-9]+]] = arith.minsi %{{[0-9]+}}, %[[F1]] : i32
 // PIPE-NEXT:    %[[SPLIT:[0-9]+]] = arith.select %[[FROMFULL]], %[[END]], %[[LO]] : i32

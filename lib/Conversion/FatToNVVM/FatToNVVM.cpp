@@ -92,6 +92,7 @@ struct ConvertFatToNVVMPass
     if (badCapture)
       return signalPassFailure();
 
+    expandTileLoops(top);
     ConversionTarget target(getContext());
     target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, TmaLoadOp,
                         OperandFenceOp,

@@ -1080,6 +1080,112 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
 
 } // namespace
 
+/// fat.tile_loop: CTA c's units u = c, c + G, … < U = P·Hq·B (its
+/// description has the order); the tile's coordinates u / P = b·Hq + h and
+/// the query block, then the body, inlined.
+static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
+  ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+  b.setInsertionPoint(op);
+  auto c32 = [&](int64_t v) { return i32Const(b, v); };
+  auto add = [&](Value x, Value y) -> Value {
+    return arith::AddIOp::create(b, x, y);
+  };
+  auto sub = [&](Value x, Value y) -> Value {
+    return arith::SubIOp::create(b, x, y);
+  };
+  auto mul = [&](Value x, Value y) -> Value {
+    return arith::MulIOp::create(b, x, y);
+  };
+  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
+    return arith::CmpIOp::create(b, p, x, y);
+  };
+  Value numM = op.getQueryBlocks();
+  Value heads = c32(op.getHeads());
+  Value unitsPerHead =
+      op.getPairs() ? Value(arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)))
+                    : numM;
+  Value numUnits = mul(unitsPerHead, mul(heads, op.getBatch()));
+  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  int64_t step = op.getCtas();
+  // One tile of unit u, query block mBlock: the body inlined at the
+  // insertion point; returns the next (ring position, tile index, carried).
+  auto runTile = [&](Value u, Value mBlock, ValueRange carried) {
+    Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
+    Value head = arith::RemUIOp::create(b, rest, heads);
+    Value batch = arith::DivUIOp::create(b, rest, heads);
+    SmallVector<Value> args{mBlock, head, batch};
+    llvm::append_range(args, carried);
+    Block &body = op.getBodyBlock();
+    auto yield = cast<TileYieldOp>(body.back());
+    rewriter.inlineBlockBefore(&body, b.getInsertionBlock(),
+                               b.getInsertionPoint(), args);
+    SmallVector<Value> next{add(carried[0], yield.getBlocks()),
+                            add(carried[1], c32(1))};
+    llvm::append_range(next, yield.getCarried());
+    rewriter.eraseOp(yield);
+    return next;
+  };
+  SmallVector<Value> init{c32(0), c32(0)};
+  llvm::append_range(init, op.getInits());
+  if (!op.getPairs()) {
+    auto loop = scf::ForOp::create(b, first, numUnits, c32(step), init);
+    loop->setAttr("fat.tiles", b.getStringAttr("head-major"));
+    b.setInsertionPointToStart(loop.getBody());
+    Value u = loop.getInductionVar();
+    scf::YieldOp::create(
+        b, runTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
+                   loop.getRegionIterArgs()));
+    rewriter.replaceOp(op, loop.getResults());
+    return;
+  }
+  // Pairs: one loop over tile positions w = 2u + k (k = 0: block p, k = 1:
+  // block nM − 1 − p), from 2c: after k = 0 the next position is w + 1, or
+  // the next unit's w + 2G when the pair is one block; after k = 1 it is
+  // w + 2G − 1. The next position is computed before the body, so only it,
+  // the ring position and the tile index live across the body: a loop nest
+  // (units, then the pair) keeps its bounds live and spills in the
+  // 24-register producer and the D = 256 consumers. Positions stay below
+  // 2U + 2G < 2^32 (U < 2^31): unsigned compares.
+  Value end = mul(numUnits, c32(2));
+  init.insert(init.begin(), mul(first, c32(2)));
+  SmallVector<Type> types(ValueRange(init).getTypes());
+  SmallVector<Location> locs(init.size(), b.getLoc());
+  auto loop = scf::WhileOp::create(b, types, init);
+  loop->setAttr("fat.tiles", b.getStringAttr("head-major-pairs"));
+  {
+    Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
+    scf::ConditionOp::create(
+        b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
+        before->getArguments());
+  }
+  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
+  Value w = after->getArgument(0);
+  Value u = arith::ShRUIOp::create(b, w, c32(1));
+  Value second = cmp(arith::CmpIPredicate::ne,
+                     arith::AndIOp::create(b, w, c32(1)), c32(0));
+  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
+  Value longer = sub(sub(numM, c32(1)), p);
+  Value afterFirst = arith::SelectOp::create(
+      b, cmp(arith::CmpIPredicate::ugt, longer, p), add(w, c32(1)),
+      add(w, c32(2 * step)));
+  Value next = arith::SelectOp::create(b, second, add(w, c32(2 * step - 1)),
+                                       afterFirst);
+  Value mBlock = arith::SelectOp::create(b, second, longer, p);
+  SmallVector<Value> carried =
+      runTile(u, mBlock, after->getArguments().drop_front());
+  carried.insert(carried.begin(), next);
+  scf::YieldOp::create(b, carried);
+  rewriter.replaceOp(op, loop.getResults().drop_front());
+}
+
+void mlir::fat::expandTileLoops(Operation *root) {
+  SmallVector<TileLoopOp> loops;
+  root->walk([&](TileLoopOp op) { loops.push_back(op); });
+  IRRewriter rewriter(root->getContext());
+  for (TileLoopOp op : loops)
+    expandTileLoop(rewriter, op);
+}
+
 void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
   patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering, TmaLoadLowering,

@@ -461,4 +461,66 @@ module attributes {gpu.container_module} {
       llvm.return
     }
   }
+
+// fat.tile_loop expands to its integer arithmetic around the loop, the
+// body inlined with the tile's coordinates: with pairs, an scf.while over
+// positions w = 2u + k from 2·ctaid (U = ⌈nM/2⌉·Hq·B units, next position
+// w + 1, w + 2G or w + 2G − 1 with G = 132), the query block p or
+// nM − 1 − p; without, an scf.for over units from ctaid by G = 7, block
+// u mod nM. Both carry the ring position (+ the yielded blocks) and the
+// tile index (+ 1) before the body's values.
+// CHECK-LABEL: gpu.module @tiles
+// CHECK-LABEL: llvm.func @tiles
+// CHECK-SAME:    (%[[NM:[a-z0-9]+]]: i32, %[[B:[a-z0-9]+]]: i32, %[[X:[a-z0-9]+]]: f32)
+// CHECK:         %[[P1:[0-9]+]] = arith.addi %[[NM]], %c1_i32
+// CHECK:         %[[UPH:[0-9]+]] = arith.divui %[[P1]], %c2_i32
+// CHECK:         %[[HB:[0-9]+]] = arith.muli %c16_i32, %[[B]]
+// CHECK:         %[[U:[0-9]+]] = arith.muli %[[UPH]], %[[HB]]
+// CHECK:         %[[CTA:[0-9]+]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK:         %[[END:[0-9]+]] = arith.muli %[[U]], %c2_i32
+// CHECK:         %[[W0:[0-9]+]] = arith.muli %[[CTA]], %c2_i32
+// CHECK:         %[[L:[0-9]+]]:4 = scf.while (%[[W:[a-z0-9]+]] = %[[W0]], %{{[a-z0-9]+}} = %c0_i32{{[_0-9]*}}, %{{[a-z0-9]+}} = %c0_i32{{[_0-9]*}}, %{{[a-z0-9]+}} = %[[X]])
+// CHECK:           arith.cmpi ult, %[[W]], %[[END]]
+// CHECK:         ^bb0(%[[WA:[a-z0-9]+]]: i32, %[[RING:[a-z0-9]+]]: i32, %[[T:[a-z0-9]+]]: i32, %[[Y:[a-z0-9]+]]: f32):
+// CHECK:           %[[UNIT:[0-9]+]] = arith.shrui %[[WA]], %c1_i32
+// CHECK:           %[[PP:[0-9]+]] = arith.remui %[[UNIT]], %[[UPH]]
+// CHECK:           %[[LONG:[0-9]+]] = arith.subi %{{[0-9]+}}, %[[PP]]
+// CHECK:           %c264_i32 = arith.constant 264 : i32
+// CHECK:           %c263_i32 = arith.constant 263 : i32
+// CHECK:           %[[NEXT:[0-9]+]] = arith.select %{{[0-9]+}}, %{{[0-9]+}}, %{{[0-9]+}}
+// CHECK-NEXT:      %[[M:[0-9]+]] = arith.select %{{[0-9]+}}, %[[LONG]], %[[PP]]
+// CHECK-NEXT:      %[[REST:[0-9]+]] = arith.divui %[[UNIT]], %[[UPH]]
+// CHECK-NEXT:      arith.remui %[[REST]], %c16_i32
+// CHECK-NEXT:      arith.divui %[[REST]], %c16_i32
+// CHECK-NEXT:      %[[S:[0-9]+]] = llvm.fadd %[[Y]], %[[Y]]
+// CHECK-NEXT:      %[[RING2:[0-9]+]] = arith.addi %[[RING]], %[[M]]
+// CHECK:           %[[T2:[0-9]+]] = arith.addi %[[T]], %c1_i32
+// CHECK-NEXT:      scf.yield %[[NEXT]], %[[RING2]], %[[T2]], %[[S]]
+// CHECK-NEXT:    } attributes {fat.tiles = "head-major-pairs"}
+// CHECK:         %[[HB8:[0-9]+]] = arith.muli %c8_i32, %[[B]]
+// CHECK-NEXT:    %[[U8:[0-9]+]] = arith.muli %[[NM]], %[[HB8]]
+// CHECK-NEXT:    %[[CTA8:[0-9]+]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK:         scf.for %[[UU:[a-z0-9]+]] = %[[CTA8]] to %[[U8]] step %c7_i32 iter_args(%[[R8:[a-z0-9]+]] = %c0_i32{{[_0-9]*}}, %[[T8:[a-z0-9]+]] = %c0_i32{{[_0-9]*}})
+// CHECK-NEXT:      arith.remui %[[UU]], %[[NM]]
+// CHECK-NEXT:      %[[REST8:[0-9]+]] = arith.divui %[[UU]], %[[NM]]
+// CHECK-NEXT:      %[[H8:[0-9]+]] = arith.remui %[[REST8]], %c8_i32
+// CHECK-NEXT:      arith.divui %[[REST8]], %c8_i32
+// CHECK-NEXT:      arith.addi %[[R8]], %[[H8]]
+// CHECK:           arith.addi %[[T8]], %c1_i32
+// CHECK:         } {fat.tiles = "head-major"}
+// CHECK:         llvm.return %[[L]]#3
+  gpu.module @tiles {
+    llvm.func @tiles(%nm: i32, %b: i32, %x: f32) -> f32 {
+      %pos, %n, %r = fat.tile_loop pairs query_blocks(%nm) heads 16 batch(%b) ctas 132 iter_args(%x : f32) {
+      ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32, %y: f32):
+        %s = llvm.fadd %y, %y : f32
+        fat.tile_yield blocks(%m) %s : f32
+      } -> f32
+      %p2, %n2 = fat.tile_loop query_blocks(%nm) heads 8 batch(%b) ctas 7 {
+      ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+        fat.tile_yield blocks(%h)
+      }
+      llvm.return %r : f32
+    }
+  }
 }

@@ -161,7 +161,7 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // PP-PIPE:       } consumer {
 // PP-PIPE:         %[[C:[0-9]+]] = arith.subi %{{[0-9]+}}, %c1_i32{{[_0-9]*}} : i32
 // PP-PIPE-NEXT:    fat.turns_open %[[C]] of 2
-// PP-PIPE:         scf.while
+// PP-PIPE:         fat.tile_loop pairs query_blocks(%{{[0-9]+}}) heads 8 batch(%{{[a-z0-9]+}}) ctas 132 {
 // PP-PIPE:           fat.turn_begin %[[CT:[0-9]+]] of 2
 // PP-PIPE:           fat.wgmma_async a_smem
 // PP-PIPE-NEXT:      fat.turn_end %[[CT]] of 2{{$}}
@@ -170,7 +170,8 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // PP-PIPE:           fat.wgmma_async a_regs
 // PP-PIPE-NEXT:      fat.turn_end %[[CT]] of 2{{$}}
 // PP-PIPE-NEXT:      fat.wgmma_wait pending(1)
-// PP-PIPE:         } attributes {fat.tiles = "head-major-pairs"}
+// PP-PIPE:           fat.tile_yield blocks(
+// PP-PIPE-NEXT:    }
 // PP-PIPE-NEXT:    fat.turns_close %[[C]] of 2
 // PP-PIPE-NOT:     fat.turn
 // PP-PIPE:         llvm.return

@@ -1279,3 +1279,36 @@ func.func @visible_key_blocks_types(%r: i32, %n: index) {
   %f:2 = "fat.visible_key_blocks"(%r, %r, %n) <{block_n = 128 : i64}> : (i32, i32, index) -> (i32, i32)
   return
 }
+
+// -----
+
+func.func @tile_loop_args(%nm: i32, %b: i32, %x: f32) {
+  // expected-error @+1 {{body must take the tile's (m, h, b, ring position, tile index) as i32, then the iter_args' types}}
+  %pos, %n, %r = fat.tile_loop query_blocks(%nm) heads 16 batch(%b) ctas 132 iter_args(%x : f32) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %y: f32):
+    fat.tile_yield blocks(%m) %y : f32
+  } -> f32
+  return
+}
+
+// -----
+
+func.func @tile_loop_yield(%nm: i32, %b: i32, %x: f32) {
+  %pos, %n, %r = fat.tile_loop query_blocks(%nm) heads 16 batch(%b) ctas 132 iter_args(%x : f32) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32, %y: f32):
+    // expected-error @+1 {{must yield the iter_args' types}}
+    fat.tile_yield blocks(%m)
+  } -> f32
+  return
+}
+
+// -----
+
+func.func @tile_loop_heads(%nm: i32, %b: i32) {
+  // expected-error @+1 {{needs heads >= 1 and ctas >= 1, got heads 0, ctas 132}}
+  %pos, %n = fat.tile_loop query_blocks(%nm) heads 0 batch(%b) ctas 132 {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}

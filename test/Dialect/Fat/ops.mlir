@@ -427,3 +427,26 @@ func.func @ring_fill(%v: !vring, %t: i32) {
   fat.ring_fill %v thread(%t) {bytes = 2048, offset = 32768, threads = 384, value = 1065369472 : i32} : !vring
   return
 }
+
+// A persistent CTA's tile loop: the tile's coordinates, ring position and
+// tile index as the body's first arguments, then the carried values.
+// CHECK-LABEL: func.func @tile_loop
+// CHECK-SAME:    (%[[NM:[^:]+]]: i32, %[[B:[^:]+]]: i32, %[[X:[^:]+]]: f32)
+// CHECK-NEXT:    %[[POS:[a-z_0-9]+]], %[[N:[a-z_0-9]+]], %[[R:[a-z_0-9]+]] = fat.tile_loop pairs query_blocks(%[[NM]]) heads 16 batch(%[[B]]) ctas 132 iter_args(%[[X]] : f32) {
+// CHECK-NEXT:    ^bb0(%[[M:[a-z_0-9]+]]: i32, %{{[a-z_0-9]+}}: i32, %{{[a-z_0-9]+}}: i32, %{{[a-z_0-9]+}}: i32, %{{[a-z_0-9]+}}: i32, %[[Y:[a-z_0-9]+]]: f32):
+// CHECK-NEXT:      fat.tile_yield blocks(%[[M]]) %[[Y]] : f32
+// CHECK-NEXT:    } -> f32
+// CHECK-NEXT:    %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = fat.tile_loop query_blocks(%[[NM]]) heads 8 batch(%[[B]]) ctas 7 {
+// CHECK:           fat.tile_yield blocks(%{{.+}}){{$}}
+// CHECK-NEXT:    }{{$}}
+func.func @tile_loop(%nm: i32, %b: i32, %x: f32) -> f32 {
+  %pos, %n, %r = fat.tile_loop pairs query_blocks(%nm) heads 16 batch(%b) ctas 132 iter_args(%x : f32) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32, %y: f32):
+    fat.tile_yield blocks(%m) %y : f32
+  } -> f32
+  %p2:2 = fat.tile_loop query_blocks(%nm) heads 8 batch(%b) ctas 7 {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%h)
+  }
+  return %r : f32
+}

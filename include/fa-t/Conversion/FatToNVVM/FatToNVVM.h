@@ -30,6 +30,12 @@ namespace fat {
 void populateFatKernelToNVVMPatterns(const TypeConverter &converter,
                                      RewritePatternSet &patterns);
 
+/// Expands every `fat.tile_loop` under `root` into its integer arithmetic
+/// around an `scf.for` / `scf.while` (tagged `fat.tiles`), the body inlined:
+/// before the type conversion, so that the loops carrying tiles convert as
+/// any scf loop does.
+void expandTileLoops(Operation *root);
+
 /// `!fat.ring` to its value after conversion, the shared-memory base
 /// (`!llvm.ptr<3>`).
 void populateRingTypeConversion(TypeConverter &converter);

@@ -546,3 +546,65 @@ void KeyBlockNeedsMaskOp::build(OpBuilder &b, OperationState &state,
         e.left || e.right ? diag : Value(), b.getI64IntegerAttr(blockN),
         e.left, e.right);
 }
+
+void TileLoopOp::build(OpBuilder &b, OperationState &state, Value queryBlocks,
+                       Value batch, ValueRange inits, int64_t heads,
+                       int64_t ctas, bool pairs) {
+  state.addOperands({queryBlocks, batch});
+  state.addOperands(inits);
+  Properties &props = state.getOrAddProperties<Properties>();
+  props.heads = b.getI64IntegerAttr(heads);
+  props.ctas = b.getI64IntegerAttr(ctas);
+  if (pairs)
+    props.pairs = b.getUnitAttr();
+  Type i32 = b.getI32Type();
+  state.addTypes({i32, i32});
+  state.addTypes(inits.getTypes());
+  SmallVector<Type> args(kTileArgs, i32);
+  llvm::append_range(args, inits.getTypes());
+  Region *body = state.addRegion();
+  Block *block = new Block();
+  body->push_back(block);
+  block->addArguments(args,
+                      SmallVector<Location>(args.size(), state.location));
+}
+
+LogicalResult TileLoopOp::verify() {
+  if (getHeads() < 1 || getCtas() < 1)
+    return emitOpError("needs heads >= 1 and ctas >= 1, got heads ")
+           << getHeads() << ", ctas " << getCtas();
+  Block &body = getBodyBlock();
+  TypeRange inits = getInits().getTypes();
+  if (body.getNumArguments() != kTileArgs + inits.size() ||
+      !llvm::all_of(TypeRange(body.getArgumentTypes()).take_front(kTileArgs),
+                    [](Type t) { return t.isInteger(32); }) ||
+      TypeRange(getCarried().getTypes()) != inits)
+    return emitOpError("body must take the tile's (m, h, b, ring position, "
+                       "tile index) as i32, then the iter_args' types");
+  if (TypeRange(getResults().getTypes()) != inits)
+    return emitOpError("results after the ring position and tile count must "
+                       "have the iter_args' types");
+  auto yield =
+      body.empty() ? TileYieldOp() : dyn_cast<TileYieldOp>(body.back());
+  if (!yield)
+    return emitOpError("body must end in fat.tile_yield");
+  if (TypeRange(yield.getCarried().getTypes()) != inits)
+    return yield.emitOpError("must yield the iter_args' types");
+  return success();
+}
+
+void TileLoopOp::getAsmBlockArgumentNames(Region &region,
+                                          OpAsmSetValueNameFn setNameFn) {
+  static constexpr StringLiteral names[kTileArgs] = {
+      "m_block", "head", "batch", "ring_base", "tile_index"};
+  for (auto [arg, name] : llvm::zip(region.getArguments(), names))
+    setNameFn(arg, name);
+}
+
+void TileLoopOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getRingPosition(), "ring_position");
+  setNameFn(getTiles(), "tiles");
+  // The carried values as one group (a name starts a group).
+  if (!getResults().empty())
+    setNameFn(getResults().front(), "carried");
+}

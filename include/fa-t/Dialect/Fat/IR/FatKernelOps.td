@@ -14,6 +14,7 @@
 #define FAT_DIALECT_FAT_IR_FATKERNELOPS_TD
 
 include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
 
 // A warpgroup's tile or row vector in registers (FatAttrs.td has the
@@ -714,6 +715,98 @@ def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
     Consumer 0 takes the last hand-over (`bar.sync 1, 256`, on consumer 0
     only): after it every phase of every turn barrier has completed.
   }]> {
+}
+
+def Fat_TileLoopOp : Fat_Op<"tile_loop", [RecursiveMemoryEffects,
+    DeclareOpInterfaceMethods<OpAsmOpInterface,
+                              ["getAsmBlockArgumentNames", "getAsmResultNames"]>]> {
+  let summary = "a persistent CTA's loop over its tiles";
+  let description = [{
+    Runs the body once for each tile this CTA owns, in the order below, and
+    carries `iter_args` from tile to tile. With nM = `query_blocks`
+    (⌈Sq / block-m⌉), Hq = `heads`, B = `batch` and G = `ctas` (the most CTAs
+    the kernel launches: the SMs), the work units are u ∈ [0, U),
+    head-major, u = (b·Hq + h)·P + p, and CTA c takes u = c, c + G, c + 2G, …
+    (`ctaid.x` = c; min(U, G) CTAs are launched, so the step G is a
+    constant):
+    - without `pairs`: P = nM, unit p is query block m = p;
+    - `pairs` (causal): P = ⌈nM / 2⌉, unit p is the query blocks p and
+      nM − 1 − p (one block when they coincide), run one after the other.
+      Under a causal mask a query block's keys grow linearly with m, so
+      every pair costs the same (nM + 1 blocks when Sq = Skv, M = N) and the
+      static round robin is balanced within one unit.
+    Head-major units keep the CTAs running together on few heads, which
+    share their K/V blocks in L2.
+
+    The body's arguments are the tile's query block m, head h and batch
+    entry b, then the ring position (the K/V ring blocks the CTA's earlier
+    tiles took) and the tile's index among the CTA's tiles (the Q ring's
+    iteration), then the carried values. `fat.tile_yield blocks(%n)` ends it
+    with the ring blocks this tile took and the carried values for the next
+    tile. The results are the final ring position, the tile count and the
+    carried values.
+
+    `--convert-fat-to-nvvm` expands it to integer arithmetic around an
+    `scf.for` (an `scf.while` over pair positions w = 2u + k with `pairs`,
+    whose successor is computed before the body so that only it, the ring
+    position and the tile index live across it), tagged `fat.tiles`.
+
+    ```mlir
+    %pos, %n, %o = fat.tile_loop pairs query_blocks(%nm) heads 16 batch(%b)
+        ctas 132 iter_args(%o0 : tensor<64x128xf32, #fat.wgmma_fragment>) {
+    ^bb0(%m_block: i32, %head: i32, %batch: i32, %ring_base: i32,
+         %tile_index: i32, %o: tensor<64x128xf32, #fat.wgmma_fragment>):
+      ...
+      fat.tile_yield blocks(%blocks) %o1 : tensor<64x128xf32, #fat.wgmma_fragment>
+    } -> tensor<64x128xf32, #fat.wgmma_fragment>
+    ```
+  }];
+  let arguments = (ins I32:$query_blocks, I32:$batch,
+                   Variadic<AnyType>:$inits, I64Attr:$heads, I64Attr:$ctas,
+                   UnitAttr:$pairs);
+  let results = (outs I32:$ring_position, I32:$tiles,
+                      Variadic<AnyType>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    (`pairs` $pairs^)? `query_blocks` `(` $query_blocks `)` `heads` $heads
+    `batch` `(` $batch `)` `ctas` $ctas
+    (`iter_args` `(` $inits^ `:` type($inits) `)`)? $body
+    (`->` type($results)^)? attr-dict
+  }];
+  let hasVerifier = 1;
+  let skipDefaultBuilders = 1;
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$queryBlocks, "::mlir::Value":$batch,
+                   "::mlir::ValueRange":$inits, "int64_t":$heads,
+                   "int64_t":$ctas, "bool":$pairs)>
+  ];
+  let extraClassDeclaration = [{
+    /// The body's tile coordinates, ring position and tile index, and its
+    /// carried values.
+    static constexpr unsigned kTileArgs = 5;
+    ::mlir::Block &getBodyBlock() { return getBody().front(); }
+    ::mlir::ValueRange getCarried() {
+      return getBodyBlock().getArguments().drop_front(kTileArgs);
+    }
+  }];
+}
+
+def Fat_TileYieldOp : Fat_Op<"tile_yield",
+    [Pure, Terminator, HasParent<"TileLoopOp">]> {
+  let summary = "the end of a tile: its ring blocks and the carried values";
+  let description = [{
+    Ends `fat.tile_loop`'s body with the K/V ring blocks the tile took (the
+    next tile's ring position grows by them) and the values carried to the
+    next tile.
+
+    ```mlir
+    fat.tile_yield blocks(%n) %o : tensor<64x128xf32, #fat.wgmma_fragment>
+    ```
+  }];
+  let arguments = (ins I32:$blocks, Variadic<AnyType>:$carried);
+  let assemblyFormat = [{
+    `blocks` `(` $blocks `)` ($carried^ `:` type($carried))? attr-dict
+  }];
 }
 
 // The mask's geometry over key blocks: which blocks a tile's rows see and

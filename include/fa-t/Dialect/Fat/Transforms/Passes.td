@@ -400,8 +400,10 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     "epilogue"; ping-pong kernels without the lazy rescale run their main
     loop over the blocks no mask touches, then a "mainloop-edge" copy with
     the mask test over the rest), `fat.order` (the issue order of one
-    main-loop iteration) and, for
-    persistent kernels, `fat.tiles` ("head-major-pairs" or "head-major").
+    main-loop iteration); a persistent kernel's tiles are a
+    `fat.tile_loop` (`pairs` under a causal mask), whose expansion in
+    `--convert-fat-to-nvvm` is tagged `fat.tiles` ("head-major-pairs" or
+    "head-major").
 
     Example: `fa-t-opt --fat-tile="block-n=128" --fat-tensorize
     --fat-pipeline in.mlir` on a causal D = 128 op gives

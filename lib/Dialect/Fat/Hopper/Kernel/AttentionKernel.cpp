@@ -26,7 +26,7 @@
 //
 // Persistent kernels (KernelSchedule::persistent) wrap both roles in the
 // same loop over work units u ≡ blockIdx.x (mod num-sms), a query block or,
-// with a causal mask, a pair of them (buildTileLoop); the ring index runs
+// with a causal mask, a pair of them (fat.tile_loop); the ring index runs
 // on across tiles (s = (n + j − j0) mod stages, n = blocks of earlier
 // tiles), and Q gets an empty barrier: the consumers release it after the
 // tile's last S = Q·Kᵀ, the producer then loads a later tile's Q into it.

@@ -173,9 +173,9 @@ private:
   std::pair<Value, Value> buildFullKeyBlocks(Value wgRow);
   /// Non-persistent: the tile of this CTA, from blockIdx.
   void buildBlockCoordinates();
-  /// Persistent: runs `body` on each of this CTA's tiles (coordinates,
-  /// ringBase and tileIndex set in `v`); the next tile's ringBase grows by
-  /// the tile's KV blocks. The loop also carries `extraInit` from tile to
+  /// Persistent: runs `body` on each of this CTA's tiles, the body of a
+  /// fat.tile_loop (coordinates, ringBase and tileIndex set in `v` from its
+  /// arguments); the next tile's ringBase grows by the tile's KV blocks. The loop also carries `extraInit` from tile to
   /// tile: `body` receives the values of the previous tile and returns the
   /// next ones. Returns the final (ring position, tile count, extras...).
   SmallVector<Value>

@@ -33,24 +33,16 @@ void AttentionKernelBuilder::buildBlockCoordinates() {
 
 SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
     ValueRange extraInit, function_ref<SmallVector<Value>(ValueRange)> body) {
-  // Work units u ∈ [0, U), CTA c taking c, c + G, c + 2G, … (G = num-sms;
-  // min(U, G) CTAs are launched), head-major: u = (b·Hq + h)·P + p, so the
-  // CTAs running together work on few heads and share their K/V blocks in
-  // L2. With nM = ⌈Sq/M⌉:
-  //   else    P = nM, unit p is query block m = p;
-  //   causal  P = ⌈nM/2⌉, unit p is the pair of query blocks p and
-  //           nM − 1 − p (one block when they coincide). A block's work
-  //           grows linearly with m under a causal mask, so every pair costs
-  //           the same (nM + 1 blocks of keys when M = N, Sq = Skv) and a
-  //           static round robin is balanced to within one unit.
+  // The CTA's tiles (fat.tile_loop has the order and its math): head-major
+  // units of one query block, or under a causal mask of the pair of query
+  // blocks p and nM − 1 − p, whose keys add up to the same for every p.
   // Measured alternatives (perf log runs 15–18): longest first over all
-  // heads at once (t = (nM − 1 − m)·Hq·B + …) lost 6…16% at D ≥ 128 — the
-  // CTAs running together then belong to different heads and share no K/V
-  // block, and streaming 1/M byte per flop at 700 TFLOP/s wants more than
-  // the H200's 4.8 TB/s; longest first within groups of heads fitting the
-  // L2 lost up to 40% at long S — with one head per group a CTA's tiles sit
-  // at the same place of every group's sawtooth, always long or always
-  // short.
+  // heads at once lost 6…16% at D ≥ 128 — the CTAs running together then
+  // belong to different heads and share no K/V block, and streaming 1/M
+  // byte per flop at 700 TFLOP/s wants more than the H200's 4.8 TB/s;
+  // longest first within groups of heads fitting the L2 lost up to 40% at
+  // long S — with one head per group a CTA's tiles sit at the same place of
+  // every group's sawtooth, always long or always short.
   // The step is the launch's CTA count as a constant: the manifest's grid
   // is min(U, num-sms) CTAs, so CTA c's next unit c + num-sms is past U
   // whenever fewer were launched. (Reading gridDim.x instead costs the
@@ -58,81 +50,18 @@ SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
   Value numM = arith::DivUIOp::create(
       b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
   v.numM = numM;
-  Value heads = c32(cfg.numHeadsQ);
-  Value unitsPerHead =
-      cfg.causal ? arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)) : numM;
-  Value numUnits = mul(unitsPerHead, mul(heads, v.batchCount));
-  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
-  int64_t step = cfg.numSMs;
-  // One tile of unit u: coordinates, the role's body; returns the carried
-  // ring position and tile index for the next tile.
-  auto buildTile = [&](Value u, Value mBlock, ValueRange carried) {
-    Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
-    v.ringBase = carried[0];
-    v.tileIndex = carried[1];
-    buildTileCoordinates(mBlock, arith::RemUIOp::create(b, rest, heads),
-                         arith::DivUIOp::create(b, rest, heads));
-    SmallVector<Value> extra = body(carried.drop_front(2));
-    SmallVector<Value> next{add(v.ringBase, sub(v.kvHi, v.kvLo)),
-                            add(v.tileIndex, c32(1))};
-    next.append(extra);
-    return next;
-  };
-  SmallVector<Value> init{c32(0), c32(0)};
-  llvm::append_range(init, extraInit);
-  if (!cfg.causal) {
-    auto loop = scf::ForOp::create(b, first, numUnits, c32(step), init);
-    tag(loop, "fat.tiles", b.getStringAttr("head-major"));
-    {
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(loop.getBody());
-      Value u = loop.getInductionVar();
-      scf::YieldOp::create(
-          b, buildTile(u, arith::RemUIOp::create(b, u, unitsPerHead),
-                       loop.getRegionIterArgs()));
-    }
-    return SmallVector<Value>(loop.getResults());
-  }
-  // Causal: one loop over tile positions w = 2u + k (k = 0: block p, k = 1:
-  // block nM − 1 − p), from 2c: after k = 0 the next position is w + 1, or
-  // the next unit's w + 2G when the pair is one block; after k = 1 it is
-  // w + 2G − 1. The next position is computed before the tile's body, so
-  // only it, the ring position and the tile index live across the body: a
-  // loop nest (units, then the pair) keeps its bounds live and spills in
-  // the 24-register producer and the D = 256 consumers. Positions stay
-  // below 2U + 2G < 2^32 (U < 2^31): unsigned compares.
-  Value end = mul(numUnits, c32(2));
-  init.insert(init.begin(), mul(first, c32(2)));
-  SmallVector<Type> types(ValueRange(init).getTypes());
-  SmallVector<Location> locs(init.size(), b.getLoc());
-  auto loop = scf::WhileOp::create(b, types, init);
-  tag(loop, "fat.tiles", b.getStringAttr("head-major-pairs"));
+  auto loop = TileLoopOp::create(b, numM, v.batchCount, extraInit,
+                                 cfg.numHeadsQ, cfg.numSMs, cfg.causal);
   OpBuilder::InsertionGuard guard(b);
-  {
-    Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
-    scf::ConditionOp::create(
-        b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
-        before->getArguments());
-  }
-  Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
-  Value w = after->getArgument(0);
-  Value u = arith::ShRUIOp::create(b, w, c32(1));
-  Value second = cmp(arith::CmpIPredicate::ne,
-                     arith::AndIOp::create(b, w, c32(1)), c32(0));
-  Value p = arith::RemUIOp::create(b, u, unitsPerHead);
-  Value longer = sub(sub(numM, c32(1)), p);
-  Value afterFirst = arith::SelectOp::create(
-      b, cmp(arith::CmpIPredicate::ugt, longer, p), add(w, c32(1)),
-      add(w, c32(2 * step)));
-  Value next = arith::SelectOp::create(b, second, add(w, c32(2 * step - 1)),
-                                       afterFirst);
-  Value mBlock = arith::SelectOp::create(b, second, longer, p);
-  SmallVector<Value> carried =
-      buildTile(u, mBlock, after->getArguments().drop_front());
-  carried.insert(carried.begin(), next);
-  scf::YieldOp::create(b, carried);
-  b.setInsertionPointAfter(loop);
-  return SmallVector<Value>(loop.getResults().drop_front());
+  Block &tile = loop.getBodyBlock();
+  b.setInsertionPointToStart(&tile);
+  v.ringBase = tile.getArgument(3);
+  v.tileIndex = tile.getArgument(4);
+  buildTileCoordinates(tile.getArgument(0), tile.getArgument(1),
+                       tile.getArgument(2));
+  SmallVector<Value> extra = body(loop.getCarried());
+  TileYieldOp::create(b, sub(v.kvHi, v.kvLo), extra);
+  return SmallVector<Value>(loop->getResults());
 }
 
 void AttentionKernelBuilder::buildTileCoordinates(Value mBlock, Value head,

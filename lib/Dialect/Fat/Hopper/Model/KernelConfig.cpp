@@ -746,7 +746,7 @@ std::string AttentionKernelConfig::manifestJson() const {
   // see AttentionKernelTiles.cpp, buildBlockCoordinates. Persistent kernels take
   // B as a parameter and launch one CTA per work unit, at most SMs, along
   // x: ⌈Sq/M⌉·Hq·B query blocks, or for causal masks ⌈⌈Sq/M⌉/2⌉·Hq·B =
-  // ⌈Sq/2M⌉·Hq·B pairs of them (buildTileLoop).
+  // ⌈Sq/2M⌉·Hq·B pairs of them (fat.tile_loop).
   if (schedule.persistent)
     params.push_back(Object{{"kind", "i32"}, {"symbol", "B"}});
   for (size_t i = 0; i < captureTypes.size(); ++i)
