@@ -449,19 +449,7 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
       return rewriter.notifyMatchFailure(op, "not a wgmma fragment tile");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     using P = arith::CmpIPredicate;
-    auto c32 = [&](int64_t v) { return i32Const(b, v); };
-    auto add = [&](Value x, Value y) -> Value {
-      return arith::AddIOp::create(b, x, y);
-    };
-    auto sub = [&](Value x, Value y) -> Value {
-      return arith::SubIOp::create(b, x, y);
-    };
-    auto mul = [&](Value x, Value y) -> Value {
-      return arith::MulIOp::create(b, x, y);
-    };
-    auto cmp = [&](P p, Value x, Value y) -> Value {
-      return arith::CmpIOp::create(b, p, x, y);
-    };
+    I32Math m{b};
     int64_t left = -1, right = -1;
     if (std::optional<ArrayRef<int64_t>> w = op.getWindow())
       left = (*w)[0], right = (*w)[1];
@@ -470,40 +458,41 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
 
     Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
     Value warp = arith::RemUIOp::create(
-        b, arith::DivUIOp::create(b, tid, c32(32)), c32(4));
-    Value lane = arith::RemUIOp::create(b, tid, c32(32));
-    Value rowBase =
-        add(asI32(b, adaptor.getQStart().front()),
-            add(mul(warp, c32(16)), arith::DivUIOp::create(b, lane, c32(4))));
+        b, arith::DivUIOp::create(b, tid, m.c32(32)), m.c32(4));
+    Value lane = arith::RemUIOp::create(b, tid, m.c32(32));
+    Value rowBase = m.add(asI32(b, adaptor.getQStart().front()),
+                          m.add(m.mul(warp, m.c32(16)),
+                                arith::DivUIOp::create(b, lane, m.c32(4))));
     Value seqKV = asI32(b, adaptor.getKvLen().front());
     Value diag = asI32(b, adaptor.getDiagonal().front());
-    Value t = arith::RemUIOp::create(b, lane, c32(4));
-    Value colBase = add(asI32(b, adaptor.getKvStart().front()), mul(t, c32(2)));
+    Value t = arith::RemUIOp::create(b, lane, m.c32(4));
+    Value colBase =
+        m.add(asI32(b, adaptor.getKvStart().front()), m.mul(t, m.c32(2)));
     Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
     SmallVector<Value> out(s.begin(), s.end());
     size_t groups = s.size() / 4;
     if (op.getRowLimits()) {
-      Value tail = sub(sub(seqKV, c32(1)), colBase);
+      Value tail = m.sub(m.sub(seqKV, m.c32(1)), colBase);
       Value hi[2], lo[2];
       for (int r = 0; r < 2; ++r) {
         hi[r] = tail;
         if (!bounded)
           continue;
-        Value rowDiag = add(add(rowBase, c32(8 * r)), diag);
+        Value rowDiag = m.add(m.add(rowBase, m.c32(8 * r)), diag);
         if (rightEdge)
           hi[r] = arith::MinSIOp::create(
-              b, tail, sub(add(rowDiag, c32(*rightEdge)), colBase));
+              b, tail, m.sub(m.add(rowDiag, m.c32(*rightEdge)), colBase));
         if (left >= 0)
-          lo[r] = sub(sub(rowDiag, c32(left)), colBase);
+          lo[r] = m.sub(m.sub(rowDiag, m.c32(left)), colBase);
       }
       for (size_t i = 0; i < groups; ++i) {
         for (int e = 0; e < 2; ++e) {
-          Value k = c32(8 * i + e);
+          Value k = m.c32(8 * i + e);
           for (int r = 0; r < 2; ++r) {
-            Value visible = cmp(P::sle, k, hi[r]);
+            Value visible = m.cmp(P::sle, k, hi[r]);
             if (lo[r])
-              visible = arith::AndIOp::create(b, visible,
-                                              cmp(P::sge, k, lo[r]));
+              visible =
+                  arith::AndIOp::create(b, visible, m.cmp(P::sge, k, lo[r]));
             size_t idx = 4 * i + 2 * r + e;
             out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
           }
@@ -512,22 +501,22 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
     } else {
       Value rowDiag[2];
       for (int r = 0; r < 2; ++r)
-        rowDiag[r] = add(add(rowBase, c32(8 * r)), diag);
+        rowDiag[r] = m.add(m.add(rowBase, m.c32(8 * r)), diag);
       for (size_t i = 0; i < groups; ++i) {
         for (int e = 0; e < 2; ++e) {
-          Value col = add(colBase, c32(8 * i + e));
-          Value inRange = cmp(P::slt, col, seqKV);
+          Value col = m.add(colBase, m.c32(8 * i + e));
+          Value inRange = m.cmp(P::slt, col, seqKV);
           for (int r = 0; r < 2; ++r) {
             Value visible = inRange;
             auto both = [&](Value cond) {
               visible = arith::AndIOp::create(b, visible, cond);
             };
             if (op.getCausal())
-              both(cmp(P::sle, col, rowDiag[r]));
+              both(m.cmp(P::sle, col, rowDiag[r]));
             if (left >= 0)
-              both(cmp(P::sge, col, sub(rowDiag[r], c32(left))));
+              both(m.cmp(P::sge, col, m.sub(rowDiag[r], m.c32(left))));
             if (right >= 0)
-              both(cmp(P::sle, col, add(rowDiag[r], c32(right))));
+              both(m.cmp(P::sle, col, m.add(rowDiag[r], m.c32(right))));
             size_t idx = 4 * i + 2 * r + e;
             out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
           }
@@ -917,26 +906,23 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                       llvm::IsaPred<LLVM::LLVMPointerType>))
       return rewriter.notifyMatchFailure(op, "a capture is not an address");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    auto c32 = [&](int64_t v) { return i32Const(b, v); };
-    auto add = [&](Value x, Value y) -> Value {
-      return arith::AddIOp::create(b, x, y);
-    };
+    I32Math m{b};
     auto index = [&](Value x) -> Value {
       return arith::IndexCastOp::create(b, b.getIndexType(), x);
     };
     Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
     Value warp = arith::RemUIOp::create(
-        b, arith::DivUIOp::create(b, tid, c32(32)), c32(4));
-    Value lane = arith::RemUIOp::create(b, tid, c32(32));
-    Value rowBase = add(asI32(b, op.getQStart()),
-                        add(arith::MulIOp::create(b, warp, c32(16)),
-                            arith::DivUIOp::create(b, lane, c32(4))));
+        b, arith::DivUIOp::create(b, tid, m.c32(32)), m.c32(4));
+    Value lane = arith::RemUIOp::create(b, tid, m.c32(32));
+    Value rowBase = m.add(asI32(b, op.getQStart()),
+                          m.add(arith::MulIOp::create(b, warp, m.c32(16)),
+                                arith::DivUIOp::create(b, lane, m.c32(4))));
     Value colBase =
-        add(asI32(b, op.getKvStart()),
-            arith::MulIOp::create(b, arith::RemUIOp::create(b, lane, c32(4)),
-                                  c32(2)));
-    Value lastRow = arith::SubIOp::create(b, asI32(b, op.getQLen()), c32(1));
-    Value lastKey = arith::SubIOp::create(b, asI32(b, op.getKvLen()), c32(1));
+        m.add(asI32(b, op.getKvStart()),
+              arith::MulIOp::create(
+                  b, arith::RemUIOp::create(b, lane, m.c32(4)), m.c32(2)));
+    Value lastRow = arith::SubIOp::create(b, asI32(b, op.getQLen()), m.c32(1));
+    Value lastKey = arith::SubIOp::create(b, asI32(b, op.getKvLen()), m.c32(1));
     // rows_at_origin: every row is the tile's first (the op's semantics).
     bool atOrigin = false;
     if constexpr (isScore)
@@ -947,9 +933,10 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                  : Value();
     Value rows[2];
     for (int r = 0; r < 2; ++r)
-      rows[r] = index(atOrigin ? origin
-                               : Value(arith::MinSIOp::create(
-                                     b, add(rowBase, c32(8 * r)), lastRow)));
+      rows[r] =
+          index(atOrigin ? origin
+                         : Value(arith::MinSIOp::create(
+                               b, m.add(rowBase, m.c32(8 * r)), lastRow)));
     Value scale, negInf;
     if constexpr (isScore)
       scale = f32Const(b, op.getScale().convertToDouble());
@@ -1097,8 +1084,9 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     if (!unclamped.empty()) {
       int64_t tileRows = type.getDimSize(0), tileKeys = type.getDimSize(1);
       Value first = atOrigin ? origin : asI32(b, op.getQStart());
-      Value last =
-          atOrigin ? origin : add(asI32(b, op.getQStart()), c32(tileRows - 1));
+      Value last = atOrigin
+                       ? origin
+                       : m.add(asI32(b, op.getQStart()), m.c32(tileRows - 1));
       ranges.seed({index(first), index(last)},
                   {op.getKvStart(),
                    arith::AddIOp::create(
@@ -1168,7 +1156,7 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       for (size_t i = 0; i < out.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
           Value keyI32 = arith::AddIOp::create(
-              b, colBase, c32(8 * i + e),
+              b, colBase, m.c32(8 * i + e),
               inBounds ? arith::IntegerOverflowFlags::nsw
                        : arith::IntegerOverflowFlags::none);
           if (!inBounds)

@@ -598,26 +598,6 @@ template <typename OpTy> struct TurnLowering : OpConversionPattern<OpTy> {
   }
 };
 
-/// The i32 (and widening) arithmetic of the kernel ops' lowerings.
-struct I32Math {
-  ImplicitLocOpBuilder &b;
-
-  Value c32(int64_t v) { return i32Const(b, v); }
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value divu(Value x, int64_t y) {
-    return arith::DivUIOp::create(b, x, c32(y));
-  }
-  Value remu(Value x, int64_t y) {
-    return arith::RemUIOp::create(b, x, c32(y));
-  }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
-};
-
 /// The mask-geometry ops: their formulas in i32 (expandKeyGeometry, the
 /// tiled form's expansion too).
 template <typename OpTy>
@@ -1086,25 +1066,14 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
 static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
   ImplicitLocOpBuilder b(op.getLoc(), rewriter);
   b.setInsertionPoint(op);
-  auto c32 = [&](int64_t v) { return i32Const(b, v); };
-  auto add = [&](Value x, Value y) -> Value {
-    return arith::AddIOp::create(b, x, y);
-  };
-  auto sub = [&](Value x, Value y) -> Value {
-    return arith::SubIOp::create(b, x, y);
-  };
-  auto mul = [&](Value x, Value y) -> Value {
-    return arith::MulIOp::create(b, x, y);
-  };
-  auto cmp = [&](arith::CmpIPredicate p, Value x, Value y) -> Value {
-    return arith::CmpIOp::create(b, p, x, y);
-  };
+  I32Math m{b};
   Value numM = op.getQueryBlocks();
-  Value heads = c32(op.getHeads());
+  Value heads = m.c32(op.getHeads());
   Value unitsPerHead =
-      op.getPairs() ? Value(arith::DivUIOp::create(b, add(numM, c32(1)), c32(2)))
-                    : numM;
-  Value numUnits = mul(unitsPerHead, mul(heads, op.getBatch()));
+      op.getPairs()
+          ? Value(arith::DivUIOp::create(b, m.add(numM, m.c32(1)), m.c32(2)))
+          : numM;
+  Value numUnits = m.mul(unitsPerHead, m.mul(heads, op.getBatch()));
   Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
   int64_t step = op.getCtas();
   // One tile of unit u, query block mBlock: the body inlined at the
@@ -1119,16 +1088,16 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
     auto yield = cast<TileYieldOp>(body.back());
     rewriter.inlineBlockBefore(&body, b.getInsertionBlock(),
                                b.getInsertionPoint(), args);
-    SmallVector<Value> next{add(carried[0], yield.getBlocks()),
-                            add(carried[1], c32(1))};
+    SmallVector<Value> next{m.add(carried[0], yield.getBlocks()),
+                            m.add(carried[1], m.c32(1))};
     llvm::append_range(next, yield.getCarried());
     rewriter.eraseOp(yield);
     return next;
   };
-  SmallVector<Value> init{c32(0), c32(0)};
+  SmallVector<Value> init{m.c32(0), m.c32(0)};
   llvm::append_range(init, op.getInits());
   if (!op.getPairs()) {
-    auto loop = scf::ForOp::create(b, first, numUnits, c32(step), init);
+    auto loop = scf::ForOp::create(b, first, numUnits, m.c32(step), init);
     loop->setAttr("fat.tiles", b.getStringAttr("head-major"));
     b.setInsertionPointToStart(loop.getBody());
     Value u = loop.getInductionVar();
@@ -1146,8 +1115,8 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
   // (units, then the pair) keeps its bounds live and spills in the
   // 24-register producer and the D = 256 consumers. Positions stay below
   // 2U + 2G < 2^32 (U < 2^31): unsigned compares.
-  Value end = mul(numUnits, c32(2));
-  init.insert(init.begin(), mul(first, c32(2)));
+  Value end = m.mul(numUnits, m.c32(2));
+  init.insert(init.begin(), m.mul(first, m.c32(2)));
   SmallVector<Type> types(ValueRange(init).getTypes());
   SmallVector<Location> locs(init.size(), b.getLoc());
   auto loop = scf::WhileOp::create(b, types, init);
@@ -1155,20 +1124,20 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
   {
     Block *before = b.createBlock(&loop.getBefore(), {}, types, locs);
     scf::ConditionOp::create(
-        b, cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
+        b, m.cmp(arith::CmpIPredicate::ult, before->getArgument(0), end),
         before->getArguments());
   }
   Block *after = b.createBlock(&loop.getAfter(), {}, types, locs);
   Value w = after->getArgument(0);
-  Value u = arith::ShRUIOp::create(b, w, c32(1));
-  Value second = cmp(arith::CmpIPredicate::ne,
-                     arith::AndIOp::create(b, w, c32(1)), c32(0));
+  Value u = arith::ShRUIOp::create(b, w, m.c32(1));
+  Value second = m.cmp(arith::CmpIPredicate::ne,
+                       arith::AndIOp::create(b, w, m.c32(1)), m.c32(0));
   Value p = arith::RemUIOp::create(b, u, unitsPerHead);
-  Value longer = sub(sub(numM, c32(1)), p);
-  Value afterFirst = arith::SelectOp::create(
-      b, cmp(arith::CmpIPredicate::ugt, longer, p), add(w, c32(1)),
-      add(w, c32(2 * step)));
-  Value next = arith::SelectOp::create(b, second, add(w, c32(2 * step - 1)),
+  Value longer = m.sub(m.sub(numM, m.c32(1)), p);
+  Value afterFirst =
+      arith::SelectOp::create(b, m.cmp(arith::CmpIPredicate::ugt, longer, p),
+                              m.add(w, m.c32(1)), m.add(w, m.c32(2 * step)));
+  Value next = arith::SelectOp::create(b, second, m.add(w, m.c32(2 * step - 1)),
                                        afterFirst);
   Value mBlock = arith::SelectOp::create(b, second, longer, p);
   SmallVector<Value> carried =

@@ -30,6 +30,7 @@
 #define FAT_DIALECT_FAT_HOPPER_HOPPERBUILDERS_H
 
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/ImplicitLocOpBuilder.h"
@@ -44,6 +45,27 @@ constexpr unsigned kGlobalSpace = 1, kSharedSpace = 3, kSharedClusterSpace = 7;
 Value i32Const(ImplicitLocOpBuilder &b, int64_t v);
 Value i64Const(ImplicitLocOpBuilder &b, int64_t v);
 Value f32Const(ImplicitLocOpBuilder &b, double v);
+
+/// The kernel's i32 (and widening) index arithmetic at `b`'s insertion
+/// point, for the lowerings that write a formula of it.
+struct I32Math {
+  ImplicitLocOpBuilder &b;
+
+  Value c32(int64_t v) { return i32Const(b, v); }
+  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
+  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
+  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
+  Value divu(Value x, int64_t y) {
+    return arith::DivUIOp::create(b, x, c32(y));
+  }
+  Value remu(Value x, int64_t y) {
+    return arith::RemUIOp::create(b, x, c32(y));
+  }
+  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
+    return arith::CmpIOp::create(b, p, x, y);
+  }
+  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
+};
 
 /// Emits `asmText` as an inline-asm statement with the given constraints and
 /// returns its results one by one (extracted from the struct LLVM uses for
