@@ -62,13 +62,19 @@
 // PIPELINED-SAME:    diagonal(%{{[a-z0-9_]+}}) scale 0.0883883461 {fat.schedule = {block_m = 128 : i64, block_n = 160 : i64
 // PIPELINED:     gpu.module @fat_attention_fwd_bf16_d128
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 240) producer {
+// PIPELINED:         fat.tile_loop pairs query_blocks(
 // PIPELINED:         fat.tma_load
 // PIPELINED:       } consumer {
+// PIPELINED:         fat.tile_loop pairs query_blocks(
 // PIPELINED:         fat.wgmma_wait pending(1)
 // PIPELINED:         fat.schedule_fence
 // PIPELINED-NEXT:    fat.wgmma_wait pending(0)
 // PIPELINED:     gpu.module @fat_attention_fwd_bf16_d64
 // PIPELINED:       fat.warp_specialize %{{[0-9]+}} registers(24, 160) producer {
+// PIPELINED:       } consumer {
+// The tile overlap's pending tile ({O, m, l, P, id}) carried across tiles.
+// PIPELINED:         fat.tile_loop query_blocks(%{{[0-9]+}}) heads 16 batch(%{{[a-z0-9]+}}) ctas 132 iter_args(%{{.+}} : tensor<64x64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64xf32, #fat.wgmma_fragment>, tensor<64x128xbf16, #fat.wgmma_fragment>, i32)
+// NVVM-NOT:      fat.tile_loop
 // NVVM-NOT:      fat.warp_specialize
 // NVVM-NOT:      fat.operand_fence
 // NVVM-NOT:      fat.wgmma_wait
