@@ -227,11 +227,12 @@ private:
   SmallVector<Value> modificationCoordinates(Value kvBlock, Value wgRow);
   /// The attention's score and mask modifications: one fat.score_mod /
   /// fat.mask_mod `tmpl` of the tensorized loop on the warpgroup's tile at
-  /// coordinates `at` (rows from wgRow, keys from block kvBlock; `full`:
-  /// the block lies in the warpgroup's full key range, no mask region).
+  /// coordinates `at` (rows from wgRow, keys from block kvBlock; with full
+  /// key ranges, a block in the warpgroup's full range skips the mask
+  /// region on a uniform branch).
   Value buildScoreMod(Operation *tmpl, Value s, ArrayRef<Value> at);
   Value buildMaskMod(Operation *tmpl, Value s, ArrayRef<Value> at,
-                     Value kvBlock, Value wgRow, bool full);
+                     Value kvBlock, Value wgRow);
   /// Issues O += P·V with P the 16-bit tile in registers, V the ring's
   /// buffer of iteration `iter` (one fat.wgmma_async, a commit group); the
   /// caller waits. With `accumulate` (i32) zero at run time the result is
@@ -296,10 +297,8 @@ private:
     Value l;
     /// The regions' coordinates, made at the first region.
     SmallVector<Value> at;
-    /// mayMask false: the caller knows the block needs no mask; full: it
-    /// lies in the warpgroup's full key range (no mask region); masked:
-    /// the mask is placed.
-    bool mayMask = true, full = false, masked = false;
+    /// The mask is placed.
+    bool masked = false;
     /// m', l', α and P (f32) once the softmax is rewritten.
     SoftmaxStep step;
     Value probs;
@@ -386,12 +385,10 @@ private:
   /// `prev`'s P·V (stage 1 of the block before) in flight under it, or
   /// none (the plain loop, a prologue). Returns (O, m, l) for the next
   /// step, and P when its P·V is stage 1 (the next step issues it).
-  /// `mayMask`, `full`: as BlockRewrite's.
   SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
                                          Value kvBlock, Value iter,
                                          ValueRange carried,
-                                         const StageOne *prev, bool mayMask,
-                                         bool full);
+                                         const StageOne *prev);
   /// Stage 1 alone (the drain): issues `pv`, waits and retires it;
   /// returns O.
   Value drainStageOne(Value consumer, const StageOne &pv);
@@ -400,12 +397,15 @@ private:
   void waitStageOne(const StageOne &pv, Value iter, Value kIter);
   Value issueStageOne(const StageOne &pv, Value iter);
   void retireStageOne(const StageOne &pv, Value iter, Value o);
-  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop); `full`:
-  /// all inside the warpgroup's full key range.
-  SmallVector<Value> buildSteadyRange(Value consumer, Value wgRow,
-                                      ValueRange init, bool overwriteFirst,
-                                      Value lo, Value hi, bool mayMask,
-                                      bool full = false);
+  /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
+  scf::ForOp buildSteadyRange(Value consumer, Value wgRow, ValueRange init,
+                              bool overwriteFirst, Value lo, Value hi);
+  /// Peels the iterations [lo, loop's lower bound) of a steady loop into a
+  /// copy before it in which no block needs a mask (and, `full`, every
+  /// block lies in the warpgroup's full key range): the mask branches fold
+  /// away there. The loop then starts from the copy's results, behind a
+  /// fat.operand_fence.
+  void peelUnmaskedBlocks(scf::ForOp loop, Value lo, bool full);
   /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
   /// one tile, and the final P·V after the last tile.
   void buildOverlappedTiles();

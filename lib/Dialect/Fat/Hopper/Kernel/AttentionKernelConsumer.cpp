@@ -98,8 +98,7 @@ SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
   Value j = loop.getInductionVar();
   scf::YieldOp::create(
       b, rewriteKeyBlockStep(consumer, wgRow, j, ringIteration(j),
-                             loop.getRegionIterArgs(), /*prev=*/nullptr,
-                             /*mayMask=*/true, /*full=*/false));
+                             loop.getRegionIterArgs(), /*prev=*/nullptr));
   b.setInsertionPointAfter(loop);
   buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   return SmallVector<Value>(loop.getResults());
@@ -171,8 +170,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
   // P_0), no P·V before it.
   SmallVector<Value> init = rewriteKeyBlockStep(
-      consumer, wgRow, v.kvLo, ringIteration(v.kvLo), empty, /*prev=*/nullptr,
-      /*mayMask=*/true, /*full=*/false);
+      consumer, wgRow, v.kvLo, ringIteration(v.kvLo), empty, /*prev=*/nullptr);
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
   SmallVector<Value> last =
@@ -194,13 +192,14 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
 
 SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
     Value consumer, Value wgRow, ValueRange init, bool overwriteFirst) {
-  // Where it measured faster (splitMaskedTail), two copies of the loop:
-  // blocks below the first one a mask can touch, whose body has no mask
-  // branch (one basic block for ptxas), then the rest with it.
+  // Where it measured faster (splitMaskedTail), the blocks below the first
+  // one a mask can touch are peeled into a copy of the loop whose body has
+  // no mask branch (one basic block for ptxas), then the rest with it.
   Value lo = add(v.kvLo, c32(1));
   if (!cfg.splitMaskedTail())
     return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
-                            v.kvHi, /*mayMask=*/true);
+                            v.kvHi)
+        .getResults();
   Value firstMasked = walkIndex(buildFirstMaskedBlock());
   bool full = cfg.skipsFullKeyBlocks();
   if (full) {
@@ -216,23 +215,60 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
   }
   Value mid = arith::MaxSIOp::create(
       b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
-  SmallVector<Value> unmasked =
-      buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo, mid,
-                       /*mayMask=*/false, full);
+  scf::ForOp loop =
+      buildSteadyRange(consumer, wgRow, init, overwriteFirst, mid, v.kvHi);
+  peelUnmaskedBlocks(loop, lo, full);
+  return loop.getResults();
+}
+
+void AttentionKernelBuilder::peelUnmaskedBlocks(scf::ForOp loop, Value lo,
+                                                bool full) {
+  // Index-set splitting: iterations [lo, mid) of the loop over [mid, hi)
+  // run in a copy before it, where every block is known to need no mask
+  // (fat.key_block_needs_mask false) and, with `full`, to lie in the
+  // warpgroup's full key range (fat.full_key_block true), so the branches
+  // on them fold to the scores they keep.
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(loop);
+  auto peeled = cast<scf::ForOp>(b.clone(*loop));
+  peeled.setLowerBound(lo);
+  peeled.setUpperBound(loop.getLowerBound());
+  tagStage(peeled, "mainloop");
+  SmallVector<std::pair<Operation *, bool>> known;
+  peeled.walk([&](KeyBlockNeedsMaskOp op) { known.push_back({op, false}); });
+  if (full)
+    peeled.walk([&](FullKeyBlockOp op) { known.push_back({op, true}); });
+  IRRewriter rewriter(b);
+  for (auto [predicate, value] : known) {
+    for (Operation *user :
+         llvm::make_early_inc_range(predicate->getResult(0).getUsers())) {
+      auto branch = dyn_cast<scf::IfOp>(user);
+      if (!branch || branch.getCondition() != predicate->getResult(0))
+        continue;
+      Block *taken = value ? branch.thenBlock() : branch.elseBlock();
+      auto yield = cast<scf::YieldOp>(taken->getTerminator());
+      SmallVector<Value> kept(yield.getOperands());
+      rewriter.eraseOp(yield);
+      rewriter.inlineBlockBefore(taken, branch);
+      rewriter.replaceOp(branch, kept);
+    }
+    if (predicate->use_empty())
+      rewriter.eraseOp(predicate);
+  }
   // Pinned between the loops: otherwise ptxas may join them with copies of
   // the carried P and O that it counts as redefining wgmma operands inside
   // a pipeline stage, and serializes every wgmma (C7513).
-  unmasked = buildFenceOperands(b, unmasked);
-  return buildSteadyRange(consumer, wgRow, unmasked, overwriteFirst, mid,
-                          v.kvHi, /*mayMask=*/true);
+  loop.getInitArgsMutable().assign(
+      buildFenceOperands(b, peeled.getResults()));
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
-    Value consumer, Value wgRow, ValueRange init, bool overwriteFirst,
-    Value lo, Value hi, bool mayMask, bool full) {
+scf::ForOp AttentionKernelBuilder::buildSteadyRange(Value consumer,
+                                                    Value wgRow,
+                                                    ValueRange init,
+                                                    bool overwriteFirst,
+                                                    Value lo, Value hi) {
   auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
-  tagStage(loop, mayMask && cfg.splitMaskedTail() ? "mainloop-edge"
-                                                  : "mainloop");
+  tagStage(loop, cfg.splitMaskedTail() ? "mainloop-edge" : "mainloop");
   tag(loop, "fat.order",
       b.getStrArrayAttr({"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
                          "O += P(j-1)*V(j-1)", "wait S (1 pending)",
@@ -252,14 +288,13 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyRange(
   if (overwriteFirst)
     prev.accumulate = firstOverwrites;
   scf::YieldOp::create(b, rewriteKeyBlockStep(consumer, wgRow, j, iter,
-                                                carried.take_front(3), &prev,
-                                                mayMask, full));
-  return SmallVector<Value>(loop.getResults());
+                                              carried.take_front(3), &prev));
+  return loop;
 }
 
 SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
     Value consumer, Value wgRow, Value kvBlock, Value iter,
-    ValueRange carried, const StageOne *prev, bool mayMask, bool full) {
+    ValueRange carried, const StageOne *prev) {
   // The tensorized loop's step for block j, its ops in the loop's order,
   // each placed by its stage (pvStage()) —
   //   Q·Kᵀ     issued, with `prev`'s P·V (stage 1 of block j − 1) beside
@@ -277,8 +312,6 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
   // another tile's P·V neither does this tile's O.
   bool pvLater = pvStage() == 1;
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
-  r.mayMask = mayMask;
-  r.full = full;
   IRMapping &map = r.map;
   map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
   Value o = carried[0], p;
@@ -465,9 +498,8 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   StageOne pendingPV = pendingStageOne(consumer, slot, pending);
   pendingPV.waitV = waitV;
   pendingPV.otherTile = true;
-  SmallVector<Value> init =
-      rewriteKeyBlockStep(consumer, wgRow, v.kvLo, firstIter, empty,
-                            &pendingPV, /*mayMask=*/true, /*full=*/false);
+  SmallVector<Value> init = rewriteKeyBlockStep(consumer, wgRow, v.kvLo,
+                                                firstIter, empty, &pendingPV);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
   SmallVector<Value> last =

@@ -130,12 +130,9 @@ Value AttentionKernelBuilder::buildScoreMod(Operation *tmpl, Value s,
 
 Value AttentionKernelBuilder::buildMaskMod(Operation *tmplOp, Value s,
                                            ArrayRef<Value> at, Value kvBlock,
-                                           Value wgRow, bool full) {
-  // The tiled form's mask region on this warpgroup's tile; `full`: the
-  // caller knows the block lies in the warpgroup's full key range.
+                                           Value wgRow) {
+  // The tiled form's mask region on this warpgroup's tile.
   auto tmpl = cast<MaskModOp>(tmplOp);
-  if (full)
-    return s;
   auto buildMask = [&](ImplicitLocOpBuilder &nb, Value scores) -> Value {
     IRMapping none;
     auto mod = MaskModOp::create(nb, scores.getType(), scores, at[0], at[1],
@@ -242,10 +239,10 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
   // The kernel serves every key length (Skv is a parameter), so the ragged
   // tail's mask is its own even where the tiled loop has none: at the
   // fat.mask, or else before the softmax; only on the blocks that need it
-  // (a uniform branch), and not at all where the caller knows none does.
+  // (a uniform branch, which peelUnmaskedBlocks folds where none does).
   auto mask = [&](Value s) {
     r.masked = true;
-    return r.mayMask ? buildMaskIfNeeded(s, r.block, r.wgRow) : s;
+    return buildMaskIfNeeded(s, r.block, r.wgRow);
   };
   auto lookup = [&](Value x) { return r.map.lookup(x); };
   return llvm::TypeSwitch<Operation *, bool>(&op)
@@ -257,7 +254,7 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
       .Case([&](MaskModOp mod) {
         ArrayRef<Value> at = coordinates();
         r.map.map(mod.getResult(), buildMaskMod(mod, lookup(mod.getScores()),
-                                                at, r.block, r.wgRow, r.full));
+                                                at, r.block, r.wgRow));
         return true;
       })
       .Case([&](MaskOp m) {
