@@ -217,6 +217,20 @@ def Fat_RingType : TypeDef<Fat_Dialect, "Ring"> {
     of their own although they advance together: the consumers release
     K_j right after S_j = Q·K_jᵀ, long before they are done with V_j.
 
+    Why not `!nvgpu.mbarrier.group` and its ops: `nvgpu.mbarrier.create`
+    allocates its barriers as a shared-memory global of their own, while
+    the kernel's layout puts them at `barrier_offset` of the one aligned
+    dynamic window it shares with the buffers (every byte of the 227 KB
+    counts: the ring depth and the Q buffers are sized to fill it); a group
+    is only barriers, so the buffer that a barrier guards, and which of
+    full / empty a side waits on with which parity, would be index
+    arithmetic repeated at every producer and consumer site, where a ring
+    op derives all of them from the iteration — and a persistent CTA's
+    rings run on across tiles without a phase bit carried through its
+    loops. The ops lower to the same NVVM mbarrier instructions
+    (`mbarrier.init`, `mbarrier.arrive.expect_tx`, `mbarrier.try_wait.parity`,
+    `mbarrier.arrive`) that nvgpu's would.
+
     ```mlir
     !fat.ring<stages = 2, buffer_offset = 32768, buffer_bytes = 40960,
               barrier_offset = 196608, releases = 256>
