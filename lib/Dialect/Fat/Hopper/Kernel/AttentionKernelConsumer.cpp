@@ -1,9 +1,11 @@
 //===- AttentionKernelConsumer.cpp - the consumer loops -------------------===//
 //
-// The consumer warpgroups' schedules over a tile's key blocks: the plain
-// loop, the overlapped software pipeline (P_{j−1}·V_{j−1} under softmax_j),
-// the steady loop split at the mask's first block, ping-pong turns on named
-// barriers, and tile overlap across a persistent CTA's tiles.
+// The consumer warpgroups' schedules over a tile's key blocks, all one step
+// of the tensorized KV loop placed by the stage of its P·V: the plain loop
+// (stage 0), the overlapped software pipeline (stage 1: P_{j−1}·V_{j−1}
+// under softmax_j; prologue, steady loop, drain), the steady loop split at
+// the mask's first block (index-set splitting), ping-pong turns on named
+// barriers, and tile overlap (the pipeline across a persistent CTA's tiles).
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +46,7 @@ void AttentionKernelBuilder::buildConsumerTile() {
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
 
   RingWaitOp::create(b, v.qRing, v.tileIndex);
-  SmallVector<Value> results = cfg.schedule.overlap
+  SmallVector<Value> results = pvStage() == 1
                                    ? buildOverlappedLoop(consumer, wgRow)
                                    : buildPlainLoop(consumer, wgRow);
   buildEpilogue(results[0], results[1], results[2], wgRow, v.batch,
