@@ -273,7 +273,8 @@ void RingAcquireOp::build(OpBuilder &b, OperationState &state, Value ring,
 }
 
 LogicalResult RingAcquireOp::verify() {
-  if (getExpectTx() > getRingType().getBufferBytes())
+  // Unsigned, as the attribute is read: a negative count is out of range.
+  if (getExpectTx() > uint64_t(getRingType().getBufferBytes()))
     return emitOpError("expect_tx must not exceed the stage's ")
            << getRingType().getBufferBytes() << " bytes, got "
            << getExpectTx();
@@ -432,8 +433,8 @@ LogicalResult StageOutputOp::verify() {
            << cols << ", got " << r;
   // The four warps' regions in Q: whole boxes of 8192 bytes at the box
   // stride, inside the buffer.
-  int64_t qBytes = cast<RingType>(getQRing().getType()).getBufferBytes();
-  int64_t boxes = llvm::divideCeil(4 * 32 * r, 8192);
+  uint64_t qBytes = cast<RingType>(getQRing().getType()).getBufferBytes();
+  uint64_t boxes = llvm::divideCeil(4 * 32 * r, 8192);
   if (getQBoxStride() < 8192 || getQBoxStride() > qBytes ||
       (boxes - 1) * getQBoxStride() + 8192 > qBytes)
     return emitOpError("q_box_stride must be at least 8192 bytes and the ")
