@@ -22,7 +22,7 @@
 // CHECK:       IR Dump After FatPipeline (fat-pipeline)
 // CHECK-NOT:     scf.forall
 // CHECK:       IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
-// CHECK-NOT:     {{fat\.(warp_specialize|wgmma_async|wgmma_wait|operand_fence|schedule_fence|softmax_max|softmax_exp|mask|rescale|finalize|store_output|stage_output) |#fat.wgmma_fragment}}
+// CHECK-NOT:     {{fat\.(warp_specialize|tile_loop|wgmma_async|wgmma_wait|operand_fence|schedule_fence|softmax_max|softmax_exp|mask|rescale|finalize|store_output|stage_output) |#fat.wgmma_fragment}}
 // CHECK:       IR Dump After SCFToControlFlowPass (convert-scf-to-cf)
 // CHECK:       IR Dump After GpuModuleToBinaryPass (gpu-module-to-binary)
 // CHECK:       IR Dump After FatEmitKernels (fat-emit-kernels)
@@ -44,6 +44,9 @@
 // PIPELINED-NEXT:  %[[KR:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring1
 // PIPELINED-NEXT:  %[[VR:[0-9]+]] = fat.ring %{{[0-9]+}} : !ring2
 // PIPELINED:       fat.warp_specialize %{{[a-z0-9_]+}} registers(24, 240) producer {
+// Both roles run the persistent CTA's tiles (balanced causal pairs):
+// PIPELINED:         fat.tile_loop pairs query_blocks(%{{[0-9]+}}) heads 16 batch(%{{[a-z0-9]+}}) ctas 132 {
+// PIPELINED-NEXT:    ^bb0(%m_block: i32, %head: i32, %batch: i32, %ring_base: i32, %tile_index: i32):
 // The producer copies whole tiles into the buffers it acquires, in the
 // boxes the consumer's wgmma reads (K's box stride 160 rows · 128 bytes):
 // PIPELINED:         %[[QB:[a-z0-9_]+]], %[[QF:[a-z0-9_]+]] = fat.ring_acquire %[[QR]]
@@ -51,6 +54,7 @@
 // PIPELINED:         %[[KB:[a-z0-9_]+]], %[[KF:[a-z0-9_]+]] = fat.ring_acquire %[[KR]]
 // PIPELINED-NEXT:    fat.tma_load %{{.+}} to(%[[KB]] box_stride 20480) columns 128 barrier(%[[KF]])
 // PIPELINED:       } consumer {
+// PIPELINED:         fat.tile_loop pairs query_blocks(
 // PIPELINED:         fat.ring_wait %[[QR]]
 // Each tensorized fat.wgmma is one fat.wgmma_async of the same instruction
 // shape, its operands now the shared-memory boxes TMA filled:
@@ -67,4 +71,5 @@
 // PIPELINED:         %[[OUT:[a-z0-9_]+]], %[[LSE:[a-z0-9_]+]] = fat.finalize
 // PIPELINED:         fat.stage_output %[[OUT]] : tensor<64x128xbf16, #fat.wgmma_fragment> to
 // PIPELINED:         fat.store_output lse %[[LSE]] : tensor<64xf32, #fat.wgmma_fragment> to
+// PIPELINED:         fat.tile_yield blocks(
 // PIPELINED:   IR Dump After ConvertFatToNVVM (convert-fat-to-nvvm)
