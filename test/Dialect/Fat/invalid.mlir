@@ -1305,8 +1305,19 @@ func.func @tile_loop_yield(%nm: i32, %b: i32, %x: f32) {
 // -----
 
 func.func @tile_loop_heads(%nm: i32, %b: i32) {
-  // expected-error @+1 {{needs heads >= 1 and ctas >= 1, got heads 0, ctas 132}}
+  // expected-error @+1 {{needs 1 <= heads < 2^31 and 1 <= ctas < 2^30, got heads 0, ctas 132}}
   %pos, %n = fat.tile_loop query_blocks(%nm) heads 0 batch(%b) ctas 132 {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_ctas(%nm: i32, %b: i32) {
+  // expected-error @+1 {{needs 1 <= heads < 2^31 and 1 <= ctas < 2^30, got heads 16, ctas 1099511627776}}
+  %pos, %n = fat.tile_loop query_blocks(%nm) heads 16 batch(%b) ctas 1099511627776 {
   ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
     fat.tile_yield blocks(%m)
   }

@@ -571,8 +571,12 @@ void TileLoopOp::build(OpBuilder &b, OperationState &state, Value queryBlocks,
 }
 
 LogicalResult TileLoopOp::verify() {
-  if (getHeads() < 1 || getCtas() < 1)
-    return emitOpError("needs heads >= 1 and ctas >= 1, got heads ")
+  // The expansion computes in i32: 2·ctas (a pair position's stride) and
+  // the heads must fit.
+  if (getHeads() < 1 || getHeads() > INT32_MAX || getCtas() < 1 ||
+      getCtas() > INT32_MAX / 2)
+    return emitOpError("needs 1 <= heads < 2^31 and 1 <= ctas < 2^30, got "
+                       "heads ")
            << getHeads() << ", ctas " << getCtas();
   Block &body = getBodyBlock();
   TypeRange inits = getInits().getTypes();
