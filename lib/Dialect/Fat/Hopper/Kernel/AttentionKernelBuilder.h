@@ -109,25 +109,17 @@ struct PendingTile {
   SmallVector<Value> pack() const { return {o, m, l, p, id}; }
 };
 
-/// Builds the kernel body; one method per stage of the kernel.
-class AttentionKernelBuilder {
+/// Builds the kernel body; one method per stage of the kernel. Its index
+/// arithmetic (add, sub, mul, c32, cmp, ext64 at `b`) is I32Math's.
+class AttentionKernelBuilder : I32Math {
 public:
   AttentionKernelBuilder(ImplicitLocOpBuilder &b,
                          const AttentionKernelConfig &cfg)
-      : b(b), cfg(cfg) {}
+      : I32Math{b}, cfg(cfg) {}
 
   void build(LLVM::LLVMFuncOp func, LLVM::GlobalOp dynamicSmem);
 
 private:
-  Value add(Value x, Value y) { return arith::AddIOp::create(b, x, y); }
-  Value sub(Value x, Value y) { return arith::SubIOp::create(b, x, y); }
-  Value mul(Value x, Value y) { return arith::MulIOp::create(b, x, y); }
-  Value c32(int64_t v) { return i32Const(b, v); }
-  Value cmp(arith::CmpIPredicate p, Value x, Value y) {
-    return arith::CmpIOp::create(b, p, x, y);
-  }
-  Value ext64(Value x) { return arith::ExtSIOp::create(b, b.getI64Type(), x); }
-
   /// The CTA's ring iteration of key block `kvBlock` of the current tile:
   /// the K and V rings advance by one per key block, across tiles.
   Value ringIteration(Value kvBlock) {
@@ -392,11 +384,11 @@ private:
   /// Stage 1 alone (the drain): issues `pv`, waits and retires it;
   /// returns O.
   Value drainStageOne(Value consumer, const StageOne &pv);
-  /// Its three parts, V's ring iteration `iter`: the wait for V, the issue
-  /// (one fat.wgmma_async; the caller waits) and the retirement.
-  void waitStageOne(const StageOne &pv, Value iter, Value kIter);
-  Value issueStageOne(const StageOne &pv, Value iter);
-  void retireStageOne(const StageOne &pv, Value iter, Value o);
+  /// Its three parts (pv.iter set): the wait for V, the issue (one
+  /// fat.wgmma_async; the caller waits) and the retirement.
+  void waitStageOne(const StageOne &pv, Value kIter);
+  Value issueStageOne(const StageOne &pv);
+  void retireStageOne(const StageOne &pv, Value o);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
   scf::ForOp buildSteadyRange(Value consumer, Value wgRow, ValueRange init,
                               bool overwriteFirst, Value lo, Value hi);
@@ -445,7 +437,6 @@ private:
     return add(rowFirst, mul(consumer, c32(64)));
   }
 
-  ImplicitLocOpBuilder &b;
   const AttentionKernelConfig &cfg;
   KernelValues v;
 };

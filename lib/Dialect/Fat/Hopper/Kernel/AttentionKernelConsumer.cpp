@@ -15,6 +15,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -183,9 +184,8 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // Drain: O += P_last·V_last. With stageOInV the epilogue stages O in
   // this V stage and releases it.
   StageOne drain{last[0], last[3], lastKeyIteration()};
-  auto keepV = [](Value) {};
   if (cfg.stageOInV())
-    drain.retire = keepV;
+    drain.retire = [](Value) {};
   drain.lastTurn = !cfg.schedule.persistent;
   Value o = drainStageOne(consumer, drain);
   scf::YieldOp::create(b, ValueRange{o, last[1], last[2]});
@@ -317,9 +317,14 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
   IRMapping &map = r.map;
   map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
   Value o = carried[0], p;
-  Value prevIter;
-  if (prev)
-    prevIter = prev->iter ? prev->iter : sub(iter, c32(1));
+  // prev with its V iteration resolved (null: this block's minus one).
+  std::optional<StageOne> stage1;
+  if (prev) {
+    stage1 = *prev;
+    if (!stage1->iter)
+      stage1->iter = sub(iter, c32(1));
+    prev = &*stage1;
+  }
   // P_j is packed after prev's wait (cfg.latePVWait, and always after
   // another tile's P·V): into registers the in-flight P leaves.
   bool packLate = prev && (cfg.latePVWait || prev->otherTile);
@@ -331,11 +336,11 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
             if (prev)
-              waitStageOne(*prev, prevIter, iter);
+              waitStageOne(*prev, iter);
             buildTurnBegin(consumer);
             Value s = buildQK(consumer, iter, gemm);
             if (prev)
-              o = issueStageOne(*prev, prevIter);
+              o = issueStageOne(*prev);
             buildTurnEnd(consumer, /*lastTurn=*/false);
             s = buildWgmmaWait(b, prev ? 1 : 0, s)[0];
             takeScores(r, gemm, s, kvBlock, iter);
@@ -370,7 +375,7 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
               probs = buildFenceOperands(b, probs)[0];
             p = buildPackP(probs);
           }
-          retireStageOne(*prev, prevIter, o);
+          retireStageOne(*prev, o);
           if (!prev->otherTile)
             o = buildRescale(rescale, o, map.lookup(rescale.getFactor()));
           map.map(gemm.getResult(), o);
@@ -400,35 +405,34 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
   return next;
 }
 
-void AttentionKernelBuilder::waitStageOne(const StageOne &pv, Value iter,
-                                          Value kIter) {
+void AttentionKernelBuilder::waitStageOne(const StageOne &pv, Value kIter) {
   if (pv.waitV)
     pv.waitV(kIter);
   else
-    RingWaitOp::create(b, v.vRing, iter);
+    RingWaitOp::create(b, v.vRing, pv.iter);
 }
 
-Value AttentionKernelBuilder::issueStageOne(const StageOne &pv, Value iter) {
-  return buildPV(pv.o, pv.p, iter, pv.accumulate ? pv.accumulate() : Value());
+Value AttentionKernelBuilder::issueStageOne(const StageOne &pv) {
+  return buildPV(pv.o, pv.p, pv.iter,
+                 pv.accumulate ? pv.accumulate() : Value());
 }
 
-void AttentionKernelBuilder::retireStageOne(const StageOne &pv, Value iter,
-                                            Value o) {
+void AttentionKernelBuilder::retireStageOne(const StageOne &pv, Value o) {
   if (pv.retire)
     pv.retire(o);
   else
-    RingReleaseOp::create(b, v.vRing, iter);
+    RingReleaseOp::create(b, v.vRing, pv.iter);
 }
 
 Value AttentionKernelBuilder::drainStageOne(Value consumer,
                                             const StageOne &pv) {
-  waitStageOne(pv, pv.iter, Value());
+  waitStageOne(pv, /*kIter=*/Value());
   buildTurnBegin(consumer);
-  Value o = issueStageOne(pv, pv.iter);
+  Value o = issueStageOne(pv);
   buildTurnEnd(consumer, pv.lastTurn);
   // No P is packed after it: nothing to keep its A live for.
   o = buildWgmmaWait(b, 0, o)[0];
-  retireStageOne(pv, pv.iter, o);
+  retireStageOne(pv, o);
   return o;
 }
 
