@@ -282,16 +282,18 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       c.usually<int64_t>({0, 1, 3}, {2, 4, -1, int64_t(1) << 33}));
   std::string schedule =
       std::string(" overlap=") + c.oneOf<const char *>({"1", "0"}) +
-      " pingpong=" + c.oneOf<const char *>({"0", "1"}) +
-      " rowsum=" + c.usually<const char *>({"vector", "mma"}, {"''", "tensor"}) +
-      " rescale=" + c.usually<const char *>({"always", "lazy"}, {"''", "never"}) +
+      " pingpong=" + c.oneOf<const char *>({"0", "1"}) + " rowsum=" +
+      c.usually<const char *>({"vector", "mma"}, {"''", "tensor"}) +
+      " rescale=" +
+      c.usually<const char *>({"always", "lazy"}, {"''", "never"}) +
       " rescale-threshold=" +
       c.usually<const char *>({"8.0", "0", "16", "4.5"},
                               {"-1", "17", "nan", "inf", "1e300"}) +
       " exp2-poly=" +
       c.usually<const char *>({"auto", "0", "0.25", "1"},
                               {"-0.5", "2", "nan", "''", "half"}) +
-      " persistent=" + c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
+      " persistent=" +
+      c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
       " tile-overlap=" +
       c.usually<const char *>({"auto", "off", "on"}, {"''", "sometimes"}) +
       " q-buffers=" +
@@ -302,6 +304,10 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       c.usually<const char *>({"auto", "staged", "direct"}, {"''", "tma"}) +
       " pv-wait=" +
       c.usually<const char *>({"auto", "late", "early"}, {"''", "soon"}) +
+      " tail-split=" +
+      c.usually<const char *>({"auto", "on", "off"}, {"''", "half"}) +
+      " mask-form=" +
+      c.usually<const char *>({"auto", "rows", "keys"}, {"''", "cols"}) +
       " num-sms=" +
       std::to_string(c.usually<int64_t>({132, 114, 1}, {0, -1, 65536, big40}));
   out.options.ptx = "sm=" + sm + " block-m=" + blockM + " block-n=" + blockN +

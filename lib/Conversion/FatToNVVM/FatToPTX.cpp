@@ -65,6 +65,14 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "pv-wait", llvm::cl::init("auto"),
       llvm::cl::desc("Where the overlapped loop waits for P·V: auto, late "
                      "(after the softmax, fenced) or early (ptxas's place)")};
+  Option<std::string> tailSplit{
+      *this, "tail-split", llvm::cl::init("auto"),
+      llvm::cl::desc("The steady loop's blocks below the first masked one "
+                     "in a copy without the mask test: auto, on or off")};
+  Option<std::string> maskForm{
+      *this, "mask-form", llvm::cl::init("auto"),
+      llvm::cl::desc("How masked blocks compare keys: auto, rows (per-row "
+                     "limits) or keys (per-key bounds)")};
   Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::init(132),
       llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
@@ -130,6 +138,8 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.numSMs = opts.numSMs;
   pipeline.oStore = opts.oStore;
   pipeline.pvWait = opts.pvWait;
+  pipeline.tailSplit = opts.tailSplit;
+  pipeline.maskForm = opts.maskForm;
   pm.addPass(fat::createFatPipeline(pipeline));
   fat::ConvertFatToNVVMOptions toNVVM;
   toNVVM.tanh = opts.tanh;

@@ -117,6 +117,35 @@ func.func @schedule_o_store(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>
 
 // -----
 
+func.func @schedule_mask_form(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'mask_form' must be "rows" or "keys", got "cols"}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) causal {fat.schedule = {mask_form = "cols"}}
+  return
+}
+
+// -----
+
+func.func @schedule_tail_split(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
+  // expected-error @+1 {{'fat.schedule' entry 'tail_split' must be a bool, got "yes"}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) causal {fat.schedule = {tail_split = "yes"}}
+  return
+}
+
+// -----
+
+// Written on the op, a split the kernel cannot run is refused like the
+// option: a left window edge masks the first blocks too.
+func.func @schedule_tail_split_window(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %d: index) {
+  // expected-error @+1 {{tail-split=on needs the overlapped main loop (fat-pipeline overlap) and no left window edge}}
+  fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
+      outs(%o : memref<?x8x?x64xbf16>) diagonal(%d) window [128, 0] {fat.schedule = {tail_split = true}}
+  return
+}
+
+// -----
+
 func.func @schedule_stages_type(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   // expected-error @+1 {{'fat.schedule' entry 'stages' must be an i64, got 3.000000e+00 : f32}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)

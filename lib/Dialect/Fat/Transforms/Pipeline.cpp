@@ -74,24 +74,27 @@ static LogicalResult parseAutoChoice(ModuleOp top, StringRef option,
 static SmallVector<NamedAttribute>
 builtSchedule(Builder &b, const AttentionKernelConfig &config) {
   const KernelSchedule &s = config.schedule;
-  return {b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
-          b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
-          b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
-          b.getNamedAttr("q_buffers", b.getI64IntegerAttr(config.qBuffers)),
-          b.getNamedAttr("o_store",
-                         b.getStringAttr(config.stageO ? "staged" : "direct")),
-          b.getNamedAttr("pv_wait",
-                         b.getStringAttr(config.latePVWait ? "late" : "early")),
-          b.getNamedAttr("overlap", b.getBoolAttr(s.overlap)),
-          b.getNamedAttr("pingpong", b.getBoolAttr(s.pingpong)),
-          b.getNamedAttr("persistent", b.getBoolAttr(s.persistent)),
-          b.getNamedAttr("tile_overlap", b.getBoolAttr(s.tileOverlap)),
-          b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(s.rowsumMma))),
-          b.getNamedAttr("rescale",
-                         b.getStringAttr(rescaleName(s.lazyRescale))),
-          b.getNamedAttr("rescale_threshold",
-                         b.getF64FloatAttr(s.rescaleThreshold)),
-          b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
+  return {
+      b.getNamedAttr("block_m", b.getI64IntegerAttr(config.blockM)),
+      b.getNamedAttr("block_n", b.getI64IntegerAttr(config.blockN)),
+      b.getNamedAttr("stages", b.getI64IntegerAttr(config.stages)),
+      b.getNamedAttr("q_buffers", b.getI64IntegerAttr(config.qBuffers)),
+      b.getNamedAttr("o_store",
+                     b.getStringAttr(config.stageO ? "staged" : "direct")),
+      b.getNamedAttr("pv_wait",
+                     b.getStringAttr(config.latePVWait ? "late" : "early")),
+      b.getNamedAttr("tail_split", b.getBoolAttr(config.splitMaskedTail)),
+      b.getNamedAttr("mask_form",
+                     b.getStringAttr(maskFormName(config.maskByRowLimits))),
+      b.getNamedAttr("overlap", b.getBoolAttr(s.overlap)),
+      b.getNamedAttr("pingpong", b.getBoolAttr(s.pingpong)),
+      b.getNamedAttr("persistent", b.getBoolAttr(s.persistent)),
+      b.getNamedAttr("tile_overlap", b.getBoolAttr(s.tileOverlap)),
+      b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(s.rowsumMma))),
+      b.getNamedAttr("rescale", b.getStringAttr(rescaleName(s.lazyRescale))),
+      b.getNamedAttr("rescale_threshold",
+                     b.getF64FloatAttr(s.rescaleThreshold)),
+      b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
 }
 
 namespace {
@@ -429,7 +432,11 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     if (failed(parseAutoChoice(top, "o-store", oStore, "staged", "direct",
                                options.stageO)) ||
         failed(parseAutoChoice(top, "pv-wait", pvWait, "late", "early",
-                               options.latePVWait)))
+                               options.latePVWait)) ||
+        failed(parseAutoChoice(top, "tail-split", tailSplit, "on", "off",
+                               options.splitMaskedTail)) ||
+        failed(parseAutoChoice(top, "mask-form", maskForm, maskFormName(true),
+                               maskFormName(false), options.maskByRowLimits)))
       return failure();
     return options;
   }

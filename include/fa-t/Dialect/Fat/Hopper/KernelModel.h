@@ -112,14 +112,16 @@ PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
 StringRef rowsumName(bool mma);
 std::optional<bool> parseRowsumMma(StringRef word);
 StringRef rescaleName(bool lazy);
+/// mask_form "rows" (per-row limits) | "keys" (per-key bounds).
+StringRef maskFormName(bool rowLimits);
 std::optional<bool> parseLazyRescale(StringRef word);
 
 /// Overrides `options` with the op's `fat.schedule` entries (the schedule
 /// keys, and the kernel's block_m, block_n, stages, q_buffers, o_store,
-/// pv_wait that fat-pipeline records after building); emits an error naming
-/// the entry and fails on a malformed one. `forced` (if given) receives the
-/// dictionary's `forced` entry: true when some choice was forced by a pass
-/// option rather than made by the cost model.
+/// pv_wait, tail_split, mask_form that fat-pipeline records after building);
+/// emits an error naming the entry and fails on a malformed one. `forced` (if
+/// given) receives the dictionary's `forced` entry: true when some choice was
+/// forced by a pass option rather than made by the cost model.
 LogicalResult applyScheduleAttr(AttentionOp op, HopperKernelOptions &options,
                                 bool *forced = nullptr);
 /// The same for a schedule dictionary `schedule` (may be null) written on
@@ -155,6 +157,15 @@ struct HopperKernelOptions {
   /// scheduling fence, false = where ptxas puts it, nullopt = late where it
   /// pays (AttentionKernelConfig::lateWaitPays).
   std::optional<bool> latePVWait;
+  /// Whether the overlapped steady loop runs the blocks below the first
+  /// one a mask can touch in a copy without the mask test (the
+  /// `tail-split` option): nullopt = where it pays
+  /// (AttentionKernelConfig::tailSplitPays).
+  std::optional<bool> splitMaskedTail;
+  /// How a masked block compares its keys (the `mask-form` option): true =
+  /// per-row limits, false = per-key bounds, nullopt = the limits where
+  /// the registers hold them (AttentionKernelConfig::rowLimitsFit).
+  std::optional<bool> maskByRowLimits;
   KernelSchedule schedule;
 };
 
@@ -281,12 +292,20 @@ struct AttentionKernelConfig {
   int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
   /// Registers of a consumer thread after setmaxnreg: 255, 240 or 160.
   int64_t consumerRegisters() const;
-  /// Whether the overlapped steady loop is built twice: unmasked blocks, then
-  /// the masked tail ("mainloop-edge").
-  bool splitMaskedTail() const;
-  /// Whether a masked block compares keys with per-row limits rather than
-  /// per-key bounds.
-  bool maskByRowLimits() const;
+  /// The overlapped steady loop is built twice: unmasked blocks, then the
+  /// masked tail ("mainloop-edge"); needs overlap and no left window edge.
+  bool splitMaskedTail = false;
+  /// tail-split=auto's rule (measurements in KernelConfig.cpp).
+  bool tailSplitPays() const;
+  /// Whether the split is possible: the blocks below the first masked one
+  /// (FirstMaskedKeyBlockOp) need no mask only without a left window edge,
+  /// and only the overlapped loop has a steady state to split.
+  bool canSplitMaskedTail() const;
+  /// A masked block compares keys with per-row limits rather than per-key
+  /// bounds (fat.mask's `row_limits`).
+  bool maskByRowLimits = false;
+  /// mask-form=auto's rule: where ptxas keeps the limits without spilling.
+  bool rowLimitsFit() const;
   /// Whether a key block inside its warpgroup's full key range (a
   /// four-column kv_ranges table) skips the mask region.
   bool skipsFullKeyBlocks() const;

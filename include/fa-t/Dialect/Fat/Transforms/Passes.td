@@ -367,12 +367,14 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     `rowsum=mma` the P·V wgmma has 8 columns of ones (N = Dv + 8), so the
     tensor cores compute l = P·1 and α·l rides with α·O. After the build
     `fat.launch`'s `fat.schedule` holds what the kernel does, with its
-    `block_m`, `block_n`, `stages`, `q_buffers`, `o_store` and `pv_wait`:
+    `block_m`, `block_n`, `stages`, `q_buffers`, `o_store`, `pv_wait`,
+    `tail_split` and `mask_form`:
     the kernel drops tile overlap where one Q buffer fits or its registers
     would not hold the pending tile, and a cost-model lazy rescale under
     `pv-wait=early`. Entries already on the loop (a schedule written by
     hand on the op, which fat-tile carries) are decisions made: `q_buffers`,
-    `o_store` and `pv_wait` win over this pass's options, and a schedule key
+    `o_store`, `pv_wait`, `tail_split` and `mask_form` win over this pass's
+    options, and a schedule key
     stands unless its option is given (`on` / `off`).
 
     Epilogue (`o-store`): O/l is packed to 16 bits and, by default, staged
@@ -392,6 +394,15 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     and a branch over a `membar.cta` that never runs fences it below the
     exponentials (ptxas schedules within basic blocks); `early` leaves it
     to ptxas. Example: `fat-pipeline{pv-wait=early}`.
+
+    Masked blocks (`tail-split`, `mask-form`): the overlapped steady loop
+    is split where it pays (ping-pong without the lazy rescale, perf-log
+    runs 62–63) at the first block a mask can touch — the ragged tail, the
+    causal diagonal, a right window edge —, the copy below it without the
+    mask test (one basic block for ptxas); a masked block compares each
+    key with the row's limits, computed once per block, where the
+    consumer's registers hold them (else each key's index with every
+    bound). Both are recorded as `tail_split` and `mask_form`.
 
     The schedule stays visible in the kernel it builds: the role split is
     the `fat.warp_specialize` (an `scf.if` tagged `fat.role` once lowered),
@@ -443,7 +454,17 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
            "(after the softmax of S(j), behind a scheduling fence; the P(j) "
            "packs follow the wait), 'early' (where ptxas puts it: before "
            "the softmax), 'auto' = late at Dv >= 128 where block-n × Dv >= "
-           "160 × 128, Dv = 256 or the mask is causal">
+           "160 × 128, Dv = 256 or the mask is causal">,
+    Option<"tailSplit", "tail-split", "std::string", /*default=*/"\"auto\"",
+           "The overlapped steady loop over the blocks below the first one "
+           "a mask can touch in a copy without the mask test, then the rest "
+           "with it: 'on' (needs overlap and no left window edge), 'off', "
+           "'auto' = with ping-pong turns and without the lazy rescale">,
+    Option<"maskForm", "mask-form", "std::string", /*default=*/"\"auto\"",
+           "How a masked block compares its keys: 'rows' (limits per row and "
+           "bound, computed once per block), 'keys' (each key's index "
+           "against every bound), 'auto' = rows where the consumers have "
+           "240 or more registers or, masked, tile overlap">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",

@@ -198,7 +198,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
   // one a mask can touch are peeled into a copy of the loop whose body has
   // no mask branch (one basic block for ptxas), then the rest with it.
   Value lo = add(v.kvLo, c32(1));
-  if (!cfg.splitMaskedTail())
+  if (!cfg.splitMaskedTail)
     return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
                             v.kvHi)
         .getResults();
@@ -270,7 +270,7 @@ scf::ForOp AttentionKernelBuilder::buildSteadyRange(Value consumer,
                                                     bool overwriteFirst,
                                                     Value lo, Value hi) {
   auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
-  tagStage(loop, cfg.splitMaskedTail() ? "mainloop-edge" : "mainloop");
+  tagStage(loop, cfg.splitMaskedTail ? "mainloop-edge" : "mainloop");
   tag(loop, "fat.order",
       b.getStrArrayAttr({"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
                          "O += P(j-1)*V(j-1)", "wait S (1 pending)",

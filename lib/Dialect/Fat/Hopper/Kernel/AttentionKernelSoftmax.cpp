@@ -86,7 +86,7 @@ Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
                                                Value wgRow) {
   // The tiled form's fat.mask on this warpgroup's tile of S (rows from
   // wgRow, keys from kvBlock·N); the per-row-limit form where the kernel
-  // has the registers for it (cfg.maskByRowLimits()).
+  // has the registers for it (cfg.maskByRowLimits).
   Value keyFirst = mul(kvBlock, c32(cfg.blockN));
   auto index = [&](Value x) -> Value {
     return arith::IndexCastOp::create(b, b.getIndexType(), x);
@@ -97,7 +97,7 @@ Value AttentionKernelBuilder::buildMaskedScores(Value s, Value kvBlock,
     window = b.getDenseI64ArrayAttr({cfg.windowLeft, cfg.windowRight});
   return MaskOp::create(b, type, s, index(wgRow), index(keyFirst),
                         index(v.seqKV), index(v.diag), cfg.causal, window,
-                        cfg.maskByRowLimits());
+                        cfg.maskByRowLimits);
 }
 
 SmallVector<Value> AttentionKernelBuilder::modificationCoordinates(

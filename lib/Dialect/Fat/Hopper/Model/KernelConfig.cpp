@@ -497,6 +497,15 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
                           "(fat-pipeline overlap): only there does a "
                           "softmax run while a P·V is in flight; use "
                           "pv-wait=early or auto");
+  config.splitMaskedTail =
+      options.splitMaskedTail.value_or(config.tailSplitPays());
+  if (config.splitMaskedTail && !config.canSplitMaskedTail())
+    return attentionError(op, "tail-split=on needs the overlapped main loop "
+                              "(fat-pipeline overlap) and no left window edge: "
+                              "with one the first blocks are masked too; use "
+                              "tail-split=off or auto");
+  config.maskByRowLimits =
+      options.maskByRowLimits.value_or(config.rowLimitsFit());
   if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
     return attentionError(op, "the kernel for D = ")
            << config.headDim << ", Dv = " << config.headDimV
@@ -609,8 +618,8 @@ int64_t AttentionKernelConfig::consumerRegisters() const {
   return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
 }
 
-// Whether the overlapped steady loop is built twice: over the blocks
-// below the first one a mask can touch (ragged tail, causal diagonal,
+// tail-split=auto: whether the overlapped steady loop is built twice: over the
+// blocks below the first one a mask can touch (ragged tail, causal diagonal,
 // right window edge), whose body has no mask test and so no branch in
 // the softmax, then over the rest ("mainloop-edge"). Measured (perf
 // log runs 62–63, against the single loop in the same run): the
@@ -619,12 +628,16 @@ int64_t AttentionKernelConfig::consumerRegisters() const {
 // 2k, D = 128 without a mask −0.6…+1.4% — while the others lose up to
 // 3% (the 192-row kernels, the lazy rescale's kernels). The first
 // block split the same way lost 3…5% (run 64): it stays one copy.
-bool AttentionKernelConfig::splitMaskedTail() const {
-  return schedule.pingpong && !schedule.lazyRescale && windowLeft < 0;
+bool AttentionKernelConfig::tailSplitPays() const {
+  return canSplitMaskedTail() && schedule.pingpong && !schedule.lazyRescale;
 }
 
-// Whether a masked block compares each element's key with per-row
-// limits (one limit per row and bound, computed once per block) rather
+bool AttentionKernelConfig::canSplitMaskedTail() const {
+  return schedule.overlap && windowLeft < 0;
+}
+
+// mask-form=auto: whether a masked block compares each element's key with
+// per-row limits (one limit per row and bound, computed once per block) rather
 // than building each key's index and comparing it with every bound.
 // The limits cost ~120 SASS instructions less per 128-key block but
 // keep their loop-invariant parts live: 240 and 255 registers hold
@@ -634,7 +647,7 @@ bool AttentionKernelConfig::splitMaskedTail() const {
 // mask beside the pending tile), while the others spill 40…52 bytes
 // with the limits and none per key. lit test/PTX/grid-kernels-no-spill
 // pins the default kernels.
-bool AttentionKernelConfig::maskByRowLimits() const {
+bool AttentionKernelConfig::rowLimitsFit() const {
   return consumerRegisters() >= 240 || (masked() && schedule.tileOverlap);
 }
 
@@ -683,6 +696,14 @@ std::string AttentionKernelConfig::kernelName() const {
   // auto leaves it to ptxas, z (early) where auto fences it late.
   if (latePVWait != autoLatePVWait())
     os << (latePVWait ? "y" : "z");
+  // The steady loop's masked-tail split where it differs from
+  // tail-split=auto's: u (an unmasked copy first) or w (whole); the mask's
+  // form where it differs from mask-form=auto's: i (per-row limits) or k
+  // (per-key bounds).
+  if (splitMaskedTail != tailSplitPays())
+    os << (splitMaskedTail ? "u" : "w");
+  if (maskByRowLimits != rowLimitsFit())
+    os << (maskByRowLimits ? "i" : "k");
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,

@@ -7,12 +7,14 @@
 //
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
 //                  rescale_threshold = τ,
-//                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T primitives)
+//                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T
+//                  primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
 //                  persistent = true | false, tile_overlap = true | false,
 //                  and once it has built the kernel: block_m, block_n,
 //                  stages, q_buffers, o_store = "staged" | "direct",
-//                  pv_wait = "late" | "early"
+//                  pv_wait = "late" | "early", tail_split = true | false,
+//                  mask_form = "rows" | "keys"
 //
 // fat-pipeline then builds the kernel of the tensorized ops and the
 // dictionary and writes back what the kernel runs. The
@@ -55,6 +57,10 @@ std::optional<bool> mlir::fat::parseRowsumMma(StringRef word) {
   if (word == "mma" || word == "vector")
     return word == "mma";
   return std::nullopt;
+}
+
+StringRef mlir::fat::maskFormName(bool rowLimits) {
+  return rowLimits ? "rows" : "keys";
 }
 
 StringRef mlir::fat::rescaleName(bool lazy) {
@@ -157,14 +163,23 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
        : key == "block_n" ? options.blockN
        : key == "stages"  ? options.stages
                           : options.qBuffers) = n.getInt();
-    } else if (key == "o_store" || key == "pv_wait") {
-      bool isStore = key == "o_store";
-      StringRef yes = isStore ? "staged" : "late";
-      StringRef no = isStore ? "direct" : "early";
+    } else if (key == "o_store" || key == "pv_wait" || key == "mask_form") {
+      bool isStore = key == "o_store", isWait = key == "pv_wait";
+      StringRef yes = isStore ? "staged" : isWait ? "late" : maskFormName(true);
+      StringRef no = isStore  ? "direct"
+                     : isWait ? "early"
+                              : maskFormName(false);
       auto s = dyn_cast<StringAttr>(value);
       if (!s || (s.getValue() != yes && s.getValue() != no))
         return expect(("\"" + yes + "\" or \"" + no + "\"").str());
-      (isStore ? options.stageO : options.latePVWait) = s.getValue() == yes;
+      (isStore  ? options.stageO
+       : isWait ? options.latePVWait
+                : options.maskByRowLimits) = s.getValue() == yes;
+    } else if (key == "tail_split") {
+      auto flag = dyn_cast<BoolAttr>(value);
+      if (!flag)
+        return expect("a bool");
+      options.splitMaskedTail = flag.getValue();
     } else if (key == "exp2_poly") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f || !(f.getValueAsDouble() >= 0.0 && f.getValueAsDouble() <= 1.0))
@@ -176,7 +191,7 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, persistent, tile_overlap, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
-                "pv_wait";
+                "pv_wait, tail_split, mask_form";
     }
   }
   return success();
