@@ -3,14 +3,17 @@
 # and `alibisum` steps (perf log, run 111): the soft-cap and ALiBi kernels
 # with the row sums on the tensor cores and / or the lazy rescale, built
 # with this tree's fa-t-opt beside the default folder .kernels-mods
+# (only the folders named: bash bench/build-mods-variants.sh [FOLDER...])
 # (scripts/build-gpu-kernels.sh builds that one).
 #   bash bench/build-mods-variants.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD/python:$PWD/test/Python
 py=${PYTHON:-.venv/bin/python}
+only=" $* "
 build() {  # FOLDER "TUNING" MODIFICATIONS...
   local out=$1 tuning=$2; shift 2
+  [ "$only" = "  " ] || [[ $only == *" $out "* ]] || return 0
   rm -rf "$out"
   # shellcheck disable=SC2086
   "$py" bench/bench_mods.py build --fa-t-opt build/bin/fa-t-opt --out "$out" \
@@ -22,3 +25,8 @@ build .kernels-mods-sc-l "rescale=lazy pv-wait=late" softcap softcap-causal
 build .kernels-mods-sc-rl "rowsum=mma block-n=128 rescale=lazy pv-wait=late" softcap softcap-causal
 build .kernels-mods-al-r "rowsum=mma" alibi-causal alibi-slopes
 build .kernels-mods-al-rl "rowsum=mma rescale=lazy pv-wait=late" alibi-causal alibi-slopes
+# Run 112: the soft-cap's softmax reference at its bound (row-max=bound: no
+# row maximum, no rescale), with vector sums (b) and with the row sums on
+# the tensor cores (rb).
+build .kernels-mods-sc-b "row-max=bound" softcap softcap-causal
+build .kernels-mods-sc-rb "rowsum=mma block-n=128 row-max=bound" softcap softcap-causal

@@ -12,6 +12,8 @@ relative position bias table (T5), document masks (packed sequences),
 prefix-LM, attention sinks with a sliding window, and a user-written region.
 """
 
+import re
+
 import pytest
 
 np = pytest.importorskip("numpy")
@@ -33,6 +35,20 @@ SOFTCAP = Mods(
   %r = arith.mulf %t, %c : f32
   fat.yield %r : f32""",
     score_fn=lambda s, b, h, i, j: 30.0 * np.tanh(s / 30.0))
+
+# The soft-cap shifted down: s' = 30·tanh(s / 30) − 25 ∈ [−55, 5]. Its factor
+# does not leave the region (the shift), so row-max=bound's reference is
+# U = 5 with c = log2 e: c·(U − L) = 86.6, and a row whose keys all sit at
+# the low end has every P near 2^−86.6.
+SOFTCAP_SHIFTED = Mods(
+    score="""  %c = arith.constant 30.0 : f32
+  %d = arith.constant 25.0 : f32
+  %x = arith.divf %s, %c : f32
+  %t = math.tanh %x : f32
+  %u = arith.mulf %t, %c : f32
+  %r = arith.subf %u, %d : f32
+  fat.yield %r : f32""",
+    score_fn=lambda s, b, h, i, j: 30.0 * np.tanh(s / 30.0) - 25.0)
 
 # ALiBi: s' = s − slope_h · (i − j), slopes a capture (2^(−8(h+1)/H)).
 SLOPES = np.array([2.0 ** (-8.0 * (h + 1) / HEADS) for h in range(HEADS)], dtype=np.float32)
@@ -139,6 +155,17 @@ CONFIGS = [
     # (foldScoreOutputScale): large scores cross the lazy threshold.
     Config("softcap_tensorized_lazy_causal", dtype="bf16", causal=True, mods=SOFTCAP,
            magnitude=40.0, tensorize="rowsum=vector rescale=lazy exp2-poly=0.5", **TBASE),
+    # row-max=bound: the reference at the soft-cap's bound, no row maximum
+    # and no rescale (BoundRowMax.cpp). Saturated scores (magnitude 40: each
+    # tanh near ±1) put whole rows at the low end of the range — the first
+    # causal rows see one or two keys — where every P is near 2^(−c·(U−L)).
+    Config("softcap_bound_vector", dtype="bf16", mods=SOFTCAP, magnitude=4.0,
+           tensorize="rowsum=vector row-max=bound", **TBASE),
+    Config("softcap_bound_mma_causal_saturated", dtype="bf16", causal=True, mods=SOFTCAP,
+           magnitude=40.0, tensorize="rowsum=mma row-max=bound", **TBASE),
+    Config("softcap_shifted_bound_causal_saturated", dtype="bf16", causal=True,
+           mods=SOFTCAP_SHIFTED, magnitude=40.0,
+           tensorize="rowsum=vector row-max=bound exp2-poly=0.25", **TBASE),
     Config("alibi_tensorized_poly", dtype="bf16", causal=True, mods=ALIBI,
            tensorize="rowsum=vector exp2-poly=0.25", **TBASE),
     Config("document_tensorized_lazy", dtype="f16", mods=DOCUMENT,
@@ -158,6 +185,11 @@ def test_modification_against_float64(cfg, record_property):
             assert "fat.score_mod" in ir
         if cfg.mods is SOFTCAP:  # 30 left the region: c = 30·log2 e
             assert "43.28" in ir and "fat.finalize" in ir and "scale 3.0" in ir
+        if "row-max=bound" in cfg.tensorize:  # no maximum, no rescale, l + ΣP
+            assert "fat.softmax_max" not in ir and "fat.rescale" not in ir
+            assert 'row_max = "bound"' in ir
+            assert ("rowsum(%" in ir) == ("rowsum=vector" in cfg.tensorize)
+            assert not re.search(r"rowsum\(%\w+, ", ir)
         if cfg.mods.mask:
             assert "fat.mask_mod" in ir
     check_result(cfg, res, TOL, LSE_TOL, record_property)

@@ -262,11 +262,15 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
   out.options.tensorize =
       std::string("rowsum=") +
       c.usually<const char *>({"auto", "vector", "mma"}, {"''", "tensor"}) +
-      " rescale=" + c.usually<const char *>({"auto", "always", "lazy"}, {"never"}) +
+      " rescale=" +
+      c.usually<const char *>({"auto", "always", "lazy"}, {"never"}) +
       " rescale-threshold=" +
       c.usually<const char *>({"8.0", "0", "16"}, {"-1", "17", "nan"}) +
       " exp2-poly=" +
-      c.usually<const char *>({"auto", "0", "0.25", "1"}, {"2", "nan", "half"});
+      c.usually<const char *>({"auto", "0", "0.25", "1"},
+                              {"2", "nan", "half"}) +
+      " row-max=" +
+      c.usually<const char *>({"auto", "online", "bound"}, {"''", "top"});
   std::string sm = c.usually<const char *>(
       {"sm_90a"}, {"sm_90", "sm_80", "sm_100a", "''", "'sm_90a} O=3'",
                    "'sm_90a features=+ptx80'"});
@@ -292,6 +296,8 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       " exp2-poly=" +
       c.usually<const char *>({"auto", "0", "0.25", "1"},
                               {"-0.5", "2", "nan", "''", "half"}) +
+      " row-max=" +
+      c.usually<const char *>({"auto", "online", "bound"}, {"''", "top"}) +
       " persistent=" +
       c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
       " tile-overlap=" +

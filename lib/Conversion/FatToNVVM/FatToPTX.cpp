@@ -76,6 +76,11 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<int64_t> numSMs{
       *this, "num-sms", llvm::cl::init(132),
       llvm::cl::desc("SMs of the target (persistent kernels' grid)")};
+  Option<std::string> rowMax{
+      *this, "row-max", llvm::cl::init("auto"),
+      llvm::cl::desc("The softmax reference: auto, online (the running row "
+                     "maximum) or bound (a bounded score region's bound; "
+                     "fat-tensorize)")};
   Option<std::string> rowsum{
       *this, "rowsum", llvm::cl::init("auto"),
       llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
@@ -123,6 +128,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pm.addPass(fat::createFatTile(tile));
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;
+  tensorize.rowMax = opts.rowMax;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
   tensorize.exp2Poly = opts.exp2Poly;

@@ -185,7 +185,9 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
       for (size_t i = 0; i < s.size() / 4; ++i)
         inputs.append({s[4 * i + 2 * r], s[4 * i + 2 * r + 1]});
       if (rowSum)
-        inputs.append({lOld[r], alpha[r]});
+        inputs.push_back(lOld[r]);
+      if (!alpha.empty())
+        inputs.push_back(alpha[r]);
       setInsertionPointAfterLast(b, op, inputs, m[r]);
       Value negScaledMax = buildNegScaledMax(b, m[r], c);
       Value sum = f32Const(b, 0.0);
@@ -200,8 +202,12 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
             sum = arith::AddFOp::create(b, sum, p[idx]);
         }
       }
+      // Without α (a fixed reference, α = 1) the sum is only added.
       if (rowSum)
-        l.push_back(LLVM::FMAOp::create(b, lOld[r], alpha[r], sum));
+        l.push_back(
+            alpha.empty()
+                ? arith::AddFOp::create(b, lOld[r], sum).getResult()
+                : LLVM::FMAOp::create(b, lOld[r], alpha[r], sum).getResult());
     }
     if (rowSum)
       rewriter.replaceOpWithMultiple(op, {p, l});

@@ -48,7 +48,7 @@ func.func @d64(%q: tensor<1x1x256x64xbf16>, %k: tensor<1x1x256x64xbf16>,
 // VEC-NOT:     fat.row_sum
 // VEC:         fat.finalize
 // The choice as made, beside fat-tile's record, on the loop it rewrote.
-// VEC:       } {fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}, fat.tile = {block_m = 128 : i64, block_n = 64 : i64, seq_len = 256 : i64, stages = 2 : i64}}
+// VEC:       } {fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector"}, fat.tile = {block_m = 128 : i64, block_n = 64 : i64, seq_len = 256 : i64, stages = 2 : i64}}
 
 // rowsum=mma, lazy rescale with τ = 6, a quarter of the exponentials on the
 // FMA pipe: the row sum rides in the P·V wgmma as 8 ones columns beside V,

@@ -21,9 +21,9 @@
 // widened by 8 ones columns (N = Dv + 8 = 72), so every ones column of the
 // accumulator holds the row's sum.
 // CHECK-LABEL: func.func @d64
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, rowsum = "vector"}
+// FORCED:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = true, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, row_max = "online", rowsum = "vector"}
 // S = Q·Kᵀ: D/16 = 4 k-steps of N = 128 keys; then P·[V | 1]: 128/16 = 8
 // k-steps of N = 72.
 // KERNEL-LABEL:  gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
@@ -60,7 +60,7 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // An LSE output keeps the f32 vector row sums (the tensor cores would sum
 // the bf16-rounded P): the P·V is N = Dv = 64 wide.
 // CHECK-LABEL: func.func @d64_lse
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector"}
 // KERNEL-LABEL:  gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_lse_m192n128s2q2_ot132c {
 // KERNEL-COUNT-4:  wgmma.mma_async.sync.aligned.m64n128k16
 // KERNEL-COUNT-8:  wgmma.mma_async.sync.aligned.m64n64k16
@@ -76,7 +76,7 @@ func.func @d64_lse(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>, %l: mem
 // Causal D = 64 below 4k keys: fat-tensorize predicts fat-pipeline's
 // ping-pong (the same cost model), under which the row sums pay again.
 // CHECK-LABEL: func.func @d64_causal
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, rowsum = "mma"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma"}
 // KERNEL-LABEL:  gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // KERNEL-COUNT-4:  wgmma.mma_async.sync.aligned.m64n128k16
 // KERNEL-COUNT-8:  wgmma.mma_async.sync.aligned.m64n72k16
@@ -91,7 +91,7 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // Dv = 256: no room for the ones columns (N = Dv + 8 > 256); the lazy
 // rescale, since its 80-key blocks take the late P·V wait (run 55).
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, rowsum = "vector"}
+// CHECK:         fat.schedule = {exp2_poly = 0.000000e+00 : f64, forced = false, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector"}
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)
       outs(%o : tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16>

@@ -470,7 +470,7 @@ func.func @softmax_exp_poly(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
 
 func.func @softmax_exp_rowsum(%s: tensor<64x64xf32>, %m: tensor<64xf32>, %l: tensor<64xf32>) {
   %c = arith.constant 0.125 : f32
-  // expected-error @+1 {{expected rowsum(sum, alpha) and the new_sum result together, or none of them}}
+  // expected-error @+1 {{expected rowsum(sum[, alpha]) and the new_sum result together, or none of them}}
   %p = fat.softmax_exp %s, %m scale %c rowsum(%l, %l) : (tensor<64x64xf32>, tensor<64xf32>, f32, tensor<64xf32>, tensor<64xf32>) -> tensor<64x64xf32>
   return
 }

@@ -103,8 +103,8 @@ LogicalResult SoftmaxExpOp::verify() {
                          << phi;
   bool hasSum = bool(getSum()), hasAlpha = bool(getAlpha()),
        hasNewSum = bool(getNewSum());
-  if (hasSum != hasAlpha || hasSum != hasNewSum)
-    return emitOpError() << "expected rowsum(sum, alpha) and the new_sum "
+  if (hasSum != hasNewSum || (hasAlpha && !hasSum))
+    return emitOpError() << "expected rowsum(sum[, alpha]) and the new_sum "
                             "result together, or none of them";
   // On fragments the sums may be the quad's shares of l (FatAttrs.td).
   auto isSumType = [&](Type t) {
@@ -112,7 +112,8 @@ LogicalResult SoftmaxExpOp::verify() {
                       t == WgmmaFragmentAttr::withPartial(
                                cast<RankedTensorType>(m), true));
   };
-  if (hasSum && (!isSumType(getSum().getType()) || getAlpha().getType() != m ||
+  if (hasSum && (!isSumType(getSum().getType()) ||
+                 (hasAlpha && getAlpha().getType() != m) ||
                  getNewSum().getType() != getSum().getType()))
     return emitOpError() << "expected alpha to have the type of max, " << m
                          << ", and sum and new_sum that type or its "

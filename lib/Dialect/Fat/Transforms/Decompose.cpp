@@ -554,7 +554,8 @@ Value buildExp2Polynomial(OpBuilder &b, Location loc, Value x) {
 
 /// fat.softmax_exp: p_ij = exp2 or poly of fma(s_ij, c, −ĉm_i), the
 /// polynomial columns a constant i1 row vector read off the fragment
-/// layout; with rowsum, l'_i = fma(l_i, α_i, Σ_j p_ij).
+/// layout; with rowsum, l'_i = fma(l_i, α_i, Σ_j p_ij) (without α,
+/// l_i + Σ_j p_ij).
 struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxExpOp op, PatternRewriter &rewriter) const override {
@@ -602,6 +603,12 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
                       emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type()))
                       .getResult(0);
     Value blockSum = buildRowReduction<arith::AddFOp>(rewriter, loc, p, zeros);
+    if (!op.getAlpha()) { // a fixed reference: l' = l + Σ_j P
+      rewriter.replaceOp(
+          op, ValueRange{p, arith::AddFOp::create(rewriter, loc, op.getSum(),
+                                                  blockSum)});
+      return success();
+    }
     AffineMap row = dimsMap(ctx, 1, {0});
     Value sumInit = emptyLike(rewriter, loc, op.getSum(), rewriter.getF32Type());
     Value newSum = linalg::GenericOp::create(

@@ -94,7 +94,8 @@ builtSchedule(Builder &b, const AttentionKernelConfig &config) {
       b.getNamedAttr("rescale", b.getStringAttr(rescaleName(s.lazyRescale))),
       b.getNamedAttr("rescale_threshold",
                      b.getF64FloatAttr(s.rescaleThreshold)),
-      b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly))};
+      b.getNamedAttr("exp2_poly", b.getF64FloatAttr(s.exp2Poly)),
+      b.getNamedAttr("row_max", b.getStringAttr(rowMaxName(s.boundMax)))};
 }
 
 namespace {
@@ -131,6 +132,9 @@ struct TensorizedAttention {
   SetVector<Value> captures;
   /// The primitives the tensorized ops compute.
   bool rowsumMma = false, lazyRescale = false;
+  /// The softmax reference is a constant (row-max=bound): no
+  /// fat.softmax_max, no rescale of O.
+  bool boundMax = false;
   double rescaleThreshold = 8.0, exp2Poly = 0.0;
 };
 
@@ -240,6 +244,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       }
     } else if (auto exp = dyn_cast<SoftmaxExpOp>(op)) {
       t.softmaxExp = exp;
+      FloatAttr c;
+      if (matchPattern(exp.getScale(), m_Constant(&c)))
+        t.modSoftmaxScale = c.getValueAsDouble();
       t.exp2Poly = exp.getExp2Poly().convertToDouble();
     } else if (auto rescale = dyn_cast<RescaleOp>(op);
                rescale && cast<ShapedType>(rescale.getType()).getRank() == 2) {
@@ -287,14 +294,21 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   }
   t.scoreGemm = qk;
   t.outputGemm = pv;
-  if (!qk || !pv || !t.scale || !t.softmaxMax || !t.softmaxExp || !t.rescale)
+  // row-max=bound: P's reference is a constant, and nothing rescales.
+  DenseElementsAttr reference;
+  t.boundMax = t.softmaxExp && !t.softmaxMax && !t.rescale &&
+               matchPattern(t.softmaxExp.getMax(), m_Constant(&reference)) &&
+               reference.isSplat();
+  if (!qk || !pv || !t.scale || !t.softmaxExp ||
+      (!t.boundMax && (!t.softmaxMax || !t.rescale)))
     return fail("expected the tensorized KV loop of one attention (the Q·Kᵀ "
                 "and P·V fat.wgmma, fat.softmax_max, fat.softmax_exp, "
                 "fat.rescale of O, fat.finalize) in this fat.tile loop");
   t.kvLoop = qk->getParentOfType<scf::ForOp>();
   if (!t.kvLoop || !t.kvLoop->isAncestor(pv) ||
-      !t.kvLoop->isAncestor(t.softmaxMax) ||
-      !t.kvLoop->isAncestor(t.softmaxExp) || !t.kvLoop->isAncestor(t.rescale) ||
+      (!t.boundMax && (!t.kvLoop->isAncestor(t.softmaxMax) ||
+                       !t.kvLoop->isAncestor(t.rescale))) ||
+      !t.kvLoop->isAncestor(t.softmaxExp) ||
       t.kvLoop.getNumRegionIterArgs() != 3 ||
       llvm::range_size(t.kvLoop.getBody()->getOps<WgmmaOp>()) != 2)
     return fail("expected the Q·Kᵀ and P·V fat.wgmma (no other), the softmax "
@@ -534,7 +548,8 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                         b.getStringAttr(rescaleName(t->lazyRescale))),
          b.getNamedAttr("rescale_threshold",
                         b.getF64FloatAttr(t->rescaleThreshold)),
-         b.getNamedAttr("exp2_poly", b.getF64FloatAttr(t->exp2Poly))},
+         b.getNamedAttr("exp2_poly", b.getF64FloatAttr(t->exp2Poly)),
+         b.getNamedAttr("row_max", b.getStringAttr(rowMaxName(t->boundMax)))},
         /*forced=*/false);
     FailureOr<AttentionKernelConfig> config = getAttentionKernelConfig(
         loop, t->sig, loop->getAttr(kScheduleAttrName), options);

@@ -10,6 +10,8 @@
 //             max grew by more than τ = rescale_threshold ("lazy")
 //   exp2_poly the fraction φ of exponentials on the FMA pipe (a polynomial)
 //             beside MUFU.EX2
+//   row_max   the softmax reference: the running row maximum ("online") or
+//             a bounded score region's bound ("bound", BoundRowMax.cpp)
 //
 // A score region's positive constant output factor then joins the softmax
 // constant (foldScoreOutputScale, ScoreScales.cpp).
@@ -100,25 +102,80 @@ TiledProblem readTiledProblem(Operation *scope) {
   return tiled;
 }
 
+/// The softmax constant c of `max` (a compile-time constant after
+/// fat-tensorize), 0 if it is not one.
+double softmaxConstant(SoftmaxMaxOp max) {
+  FloatAttr c;
+  return matchPattern(max.getScale(), m_Constant(&c)) ? c.getValueAsDouble()
+                                                      : 0.0;
+}
+
+/// row-max=bound on one tiled attention: each fat.softmax_max on bounded
+/// scores becomes the constant reference; one left is an error naming why.
+LogicalResult takeBoundReference(Operation *scope) {
+  // P is rounded to the inputs' type for the P·V: f16 keeps it normal only
+  // down to 2^−14, far above the bound's smallest P.
+  WalkResult f16 = scope->walk([](arith::TruncFOp round) {
+    if (!getElementTypeOrSelf(round.getType()).isF16())
+      return WalkResult::advance();
+    round.emitError("fat-tensorize: row-max=bound needs bf16 inputs: P, "
+                    "rounded to f16 for the P·V, is normal only down to "
+                    "2^-14, and the bound's P go down to 2^-96");
+    return WalkResult::interrupt();
+  });
+  if (f16.wasInterrupted())
+    return failure();
+  RewritePatternSet patterns(scope->getContext());
+  populateBoundRowMaxPatterns(patterns);
+  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+    return failure();
+  WalkResult left = scope->walk([](SoftmaxMaxOp max) {
+    InFlightDiagnostic diag = max.emitError("fat-tensorize: row-max=bound ");
+    std::optional<std::pair<double, double>> range =
+        boundedScoreRange(max.getScores());
+    if (!range)
+      diag << "needs a score region whose output is bounded (constants, "
+              "tanh, and their sums and constant multiples), so that the "
+              "bound can stand for every row's maximum";
+    else
+      diag << llvm::formatv(
+          "needs c·(U − L) <= {0} (the smallest P stays a normal number); "
+          "this region's scores lie in [{1:f1}, {2:f1}], c·(U − L) = {3:f1}",
+          int64_t(kMaxBoundSpan), range->first, range->second,
+          softmaxConstant(max) * (range->second - range->first));
+    return WalkResult::interrupt();
+  });
+  return failure(left.wasInterrupted());
+}
+
 struct FatTensorizePass
     : public fat::impl::FatTensorizeBase<FatTensorizePass> {
   using Base::Base;
   void runOnOperation() override {
     Operation *root = getOperation();
-    std::optional<bool> forceRowsumMma = parseRowsumMma(rowsum);
-    std::optional<bool> forceLazyRescale = parseLazyRescale(rescale);
-    if (rowsum != "auto" && !forceRowsumMma) {
-      root->emitError() << "fat-tensorize: rowsum must be auto, vector or "
-                           "mma, got '"
-                        << rowsum << "'";
+    // A two-word option: nullopt for auto; an error naming the words for
+    // anything else.
+    auto parseChoice = [&](StringRef option, StringRef value,
+                           function_ref<StringRef(bool)> name)
+        -> FailureOr<std::optional<bool>> {
+      std::optional<bool> choice = parseWord(value, name);
+      if (value == "auto" || choice)
+        return choice;
+      return root->emitError()
+             << "fat-tensorize: " << option << " must be auto, " << name(false)
+             << " or " << name(true) << ", got '" << value << "'";
+    };
+    FailureOr<std::optional<bool>> rowsumOpt =
+        parseChoice("rowsum", rowsum, rowsumName);
+    FailureOr<std::optional<bool>> rescaleOpt =
+        parseChoice("rescale", rescale, rescaleName);
+    FailureOr<std::optional<bool>> rowMaxOpt =
+        parseChoice("row-max", rowMax, rowMaxName);
+    if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt))
       return signalPassFailure();
-    }
-    if (rescale != "auto" && !forceLazyRescale) {
-      root->emitError() << "fat-tensorize: rescale must be auto, always or "
-                           "lazy, got '"
-                        << rescale << "'";
-      return signalPassFailure();
-    }
+    std::optional<bool> forceRowsumMma = *rowsumOpt,
+                        forceLazyRescale = *rescaleOpt,
+                        forceBoundMax = *rowMaxOpt;
     if (!(rescaleThreshold >= 0.0 && rescaleThreshold <= 16.0)) {
       root->emitError() << "fat-tensorize: rescale-threshold must be in "
                            "[0, 16] (log2 units), got "
@@ -134,6 +191,7 @@ struct FatTensorizePass
     }
     // The cost model's choice with every forced option in its place.
     auto withForced = [&](TensorizationChoice choice) {
+      choice.boundMax = forceBoundMax.value_or(choice.boundMax);
       choice.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
       choice.lazyRescale = forceLazyRescale.value_or(choice.lazyRescale);
       choice.exp2Poly = forceExp2Poly->value_or(choice.exp2Poly);
@@ -191,8 +249,11 @@ struct FatTensorizePass
            b.getNamedAttr("rescale",
                           b.getStringAttr(rescaleName(choice.lazyRescale))),
            b.getNamedAttr("rescale_threshold", b.getF64FloatAttr(threshold)),
-           b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly))},
-          /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly);
+           b.getNamedAttr("exp2_poly", b.getF64FloatAttr(choice.exp2Poly)),
+           b.getNamedAttr("row_max",
+                          b.getStringAttr(rowMaxName(choice.boundMax)))},
+          /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly ||
+              forceBoundMax);
       TileTensorization rewrite;
       rewrite.rowsumMma = choice.rowsumMma;
       rewrite.lazyRescale = choice.lazyRescale;
@@ -216,6 +277,8 @@ struct FatTensorizePass
       if (left.wasInterrupted())
         return signalPassFailure();
       foldScoreOutputScale(scope);
+      if (choice.boundMax && failed(takeBoundReference(scope)))
+        return signalPassFailure();
     }
   }
 };

@@ -63,10 +63,14 @@ struct KernelSchedule {
   /// boundaries. The first P·V of each tile overwrites the accumulator
   /// (wgmma scale-d = 0) instead of adding to a zeroed one.
   bool tileOverlap = false;
+  /// The softmax reference is the score region's bound U, not the running
+  /// row maximum (row-max=bound, BoundRowMax.cpp): no maximum, no rescale.
+  bool boundMax = false;
 
   bool operator==(const KernelSchedule &o) const {
     return overlap == o.overlap && pingpong == o.pingpong &&
-           rowsumMma == o.rowsumMma && lazyRescale == o.lazyRescale &&
+           boundMax == o.boundMax && rowsumMma == o.rowsumMma &&
+           lazyRescale == o.lazyRescale &&
            rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly &&
            persistent == o.persistent && tileOverlap == o.tileOverlap;
   }
@@ -84,6 +88,8 @@ struct TensorizationChoice {
   bool rowsumMma = false;
   bool lazyRescale = false;
   double exp2Poly = 0.0;
+  /// The softmax reference at the scores' bound (row-max=bound).
+  bool boundMax = false;
 };
 /// The consumer schedule the cost model picks for an op.
 struct PipelineChoice {
@@ -112,6 +118,13 @@ PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
 StringRef rowsumName(bool mma);
 std::optional<bool> parseRowsumMma(StringRef word);
 StringRef rescaleName(bool lazy);
+/// row_max "online" | "bound".
+StringRef rowMaxName(bool bound);
+std::optional<bool> parseBoundMax(StringRef word);
+/// A two-word choice spelled by `name` (rowsumName, rescaleName,
+/// rowMaxName): true for name(true), false for name(false), else nullopt.
+std::optional<bool> parseWord(StringRef word,
+                              function_ref<StringRef(bool)> name);
 /// mask_form "rows" (per-row limits) | "keys" (per-key bounds).
 StringRef maskFormName(bool rowLimits);
 std::optional<bool> parseLazyRescale(StringRef word);

@@ -137,7 +137,16 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     l'_i = fma(l_i, α_i, Σ_j p_ij)          (with rowsum(l, α): the vector
                                              row sum; without it the P·V
                                              wgmma's ones columns sum P)
+    l'_i = l_i + Σ_j p_ij                   (rowsum(l): a fixed reference,
+                                             α = 1; see below)
     ```
+    The reference m' is usually `fat.softmax_max`'s running maximum. Where
+    the scores are bounded, L ≤ s ≤ U (a soft-capped score region), it may
+    be the constant U for every row (`--fat-tensorize row-max=bound`): no
+    row maximum, α = 1, no rescale of O or l; P ∈ [2^(c·(L−U)), 1] as with
+    the running maximum, and c·(U − L) ≤ 96 keeps every P a normal f32
+    (and bf16) number with 30 binades to spare, so no row's sum underflows.
+    A row with nothing visible keeps its initial m = −inf and l = 0.
 
     On `#fat.wgmma_fragment` tiles the sums may be `partial` (each thread
     adds its own p_ij into its share of l; `fat.convert_layout` sums the
@@ -167,7 +176,7 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
                  Optional<AnyRankedTensor>:$new_sum);
   let assemblyFormat = [{
     $scores `,` $max `scale` $scale (`exp2_poly` $exp2_poly^)?
-    (`rowsum` `(` $sum^ `,` $alpha `)`)? attr-dict `:`
+    (`rowsum` `(` $sum^ (`,` $alpha^)? `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasVerifier = 1;

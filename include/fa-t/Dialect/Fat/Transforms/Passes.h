@@ -95,6 +95,18 @@ LogicalResult checkTensorizableTiles(Operation *scope,
 /// or reaches anything but masks and the softmax.
 void foldScoreOutputScale(Operation *scope);
 
+/// The widest c·(U − L) for which row-max=bound takes the reference at the
+/// scores' bound U: P ≥ 2^−96 stays 2^30 above f32's smallest normal.
+constexpr double kMaxBoundSpan = 96.0;
+/// [L, U] of the visible scores of a tile where a score region bounds them
+/// (through fat.mask / fat.mask_mod, which only hide scores); nullopt where
+/// its output is not provably bounded (BoundRowMax.cpp).
+std::optional<std::pair<double, double>> boundedScoreRange(Value scores);
+/// fat.softmax_max on bounded scores (c·(U − L) ≤ kMaxBoundSpan) → the
+/// constant reference U, α = 1: the rescales of O and l and the row sums'
+/// α go with it (`--fat-tensorize row-max=bound`).
+void populateBoundRowMaxPatterns(RewritePatternSet &patterns);
+
 /// The mask's geometry over key blocks (fat.visible_key_blocks,
 /// fat.first_masked_key_block, fat.key_block_needs_mask) as arith on the
 /// op's integer type, `operands` in place of its own (a conversion's

@@ -258,6 +258,15 @@ def FatTensorize : Pass<"fat-tensorize"> {
     per score on it (ScoreScales.cpp; `fat-pipeline` folds the region's
     leading constant into the kernel's scale the same way).
 
+    `row-max=bound`: where the score region bounds the scores, L ≤ s ≤ U
+    (after the fold above, a soft cap's tanh ∈ [−1, 1]) with c·(U − L) ≤
+    96, the softmax takes the constant reference m = U for every row
+    instead of the running maximum (BoundRowMax.cpp): `fat.softmax_max`
+    and the rescales of O and l go, the row sums add without α. P ∈
+    [2^(c·(L−U)), 1] as before, never below 2^−96 (f32 and bf16 keep it
+    normal; f16 kernels are refused). `auto` keeps the running maximum
+    (not measured yet, perf log run 112). Recorded as `row_max = "bound"`.
+
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
     `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`
@@ -276,7 +285,12 @@ def FatTensorize : Pass<"fat-tensorize"> {
            /*default=*/"8.0", "Lazy-rescale threshold τ, log2 units (0..16)">,
     Option<"exp2Poly", "exp2-poly", "std::string", /*default=*/"\"auto\"",
            "Exponentials on the FMA pipe: auto, or a fraction in [0, 1] of "
-           "them computed by the polynomial instead of MUFU.EX2">
+           "them computed by the polynomial instead of MUFU.EX2">,
+    Option<"rowMax", "row-max", "std::string", /*default=*/"\"auto\"",
+           "The softmax reference: 'online' (the running row maximum), "
+           "'bound' (the bound U of a score region bounding the scores, "
+           "L <= s <= U with c·(U − L) <= 96: no maximum, no rescale; bf16), "
+           "'auto' = online">
   ];
 }
 

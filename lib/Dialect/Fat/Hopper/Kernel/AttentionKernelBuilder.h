@@ -275,6 +275,9 @@ private:
   /// (m', α), and (P, l').
   std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,
                                           Value mOld);
+  /// The tensorized loop's splat row constant `rows` on the warpgroup's
+  /// rows (row-max=bound's reference).
+  Value buildRowConstant(Value rows);
   std::pair<Value, Value> buildSoftmaxExp(Operation *tmpl, Value s, Value m,
                                           Value alpha, Value lOld);
   /// One key block of the tensorized KV loop (cfg.kvLoop) rewritten onto

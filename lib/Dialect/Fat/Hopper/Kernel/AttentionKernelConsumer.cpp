@@ -376,7 +376,8 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
             p = buildPackP(probs);
           }
           retireStageOne(*prev, o);
-          if (!prev->otherTile)
+          // (row-max=bound has no rescale: α = 1.)
+          if (!prev->otherTile && rescale)
             o = buildRescale(rescale, o, map.lookup(rescale.getFactor()));
           map.map(gemm.getResult(), o);
         })

@@ -222,7 +222,9 @@ AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
   SmallVector<Value> operands{s, m, v.softmaxScale};
   SmallVector<Type> types{s.getType()};
   if (vectorSum) {
-    operands.append({lOld, alpha});
+    operands.push_back(lOld);
+    if (alpha) // none with row-max=bound (α = 1)
+      operands.push_back(alpha);
     types.push_back(sumType());
   }
   auto exp = cast<SoftmaxExpOp>(moveTileOp(tmpl, operands, types));
@@ -271,6 +273,12 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         return true;
       })
       .Case([&](SoftmaxExpOp exp) {
+        // Without fat.softmax_max (row-max=bound) the tail's mask comes
+        // here, and the reference is the loop's constant U.
+        if (!r.masked)
+          r.map.map(exp.getScores(), mask(lookup(exp.getScores())));
+        if (!r.map.contains(exp.getMax()))
+          r.map.map(exp.getMax(), buildRowConstant(exp.getMax()));
         Value alpha = exp.getAlpha() ? lookup(exp.getAlpha()) : Value();
         std::tie(r.probs, r.step.l) = buildSoftmaxExp(
             exp, lookup(exp.getScores()), lookup(exp.getMax()), alpha,
@@ -281,6 +289,17 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         return true;
       })
       .Default([](Operation *) { return false; });
+}
+
+Value AttentionKernelBuilder::buildRowConstant(Value rows) {
+  // A splat per row of the tensorized loop (the bound reference U) on
+  // the warpgroup's row fragment.
+  DenseElementsAttr value;
+  bool splat = matchPattern(rows, m_Constant(&value)) && value.isSplat();
+  assert(splat && "readTensorizedAttention checked the splat");
+  (void)splat;
+  return fragmentSplat(fragmentType(0, b.getF32Type()),
+                       value.getSplatValue<APFloat>().convertToDouble());
 }
 
 AttentionKernelBuilder::BlockRewrite

@@ -97,6 +97,10 @@ mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
   // 10.2% — the polynomial's 9 instructions lengthen each warpgroup's
   // softmax chain, which binds, while MUFU's throughput does not.
   choice.exp2Poly = 0.0;
+  // The reference at a bounded score region's bound (row-max=bound) removes
+  // the row maximum and every rescale; not measured yet (perf log run 112),
+  // so the running maximum stays.
+  choice.boundMax = false;
   return choice;
 }
 
@@ -164,6 +168,8 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
     choice.lazyRescale = onIR.lazyRescale;
   if (written.get("exp2_poly"))
     choice.exp2Poly = onIR.exp2Poly;
+  if (written.get("row_max"))
+    choice.boundMax = onIR.boundMax;
   return choice;
 }
 

@@ -706,13 +706,15 @@ std::string AttentionKernelConfig::kernelName() const {
     os << (maskByRowLimits ? "i" : "k");
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
-  // l(azy rescale)<τ>, e(xp2-poly)<%>, t(ile loop: persistent)<SMs>,
-  // c(hained tiles: tile overlap).
+  // l(azy rescale)<τ>, b(ound reference: row-max=bound), e(xp2-poly)<%>, t(ile
+  // loop: persistent)<SMs>, c(hained tiles: tile overlap).
   if (!(schedule == KernelSchedule())) {
     os << "_" << (schedule.overlap ? "o" : "n")
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
     if (schedule.lazyRescale)
       os << "l" << static_cast<int64_t>(schedule.rescaleThreshold);
+    if (schedule.boundMax)
+      os << "b";
     // e<percent> of the exponentials on the FMA pipe.
     if (schedule.exp2Poly > 0.0)
       os << "e" << static_cast<int64_t>(std::lround(schedule.exp2Poly * 100));
@@ -833,6 +835,11 @@ std::string AttentionKernelConfig::manifestJson() const {
   // where there are some: the manifests of plain kernels stay as they are).
   if (!modifications.empty())
     manifest.getObject("config")->try_emplace("modifications", modifications);
+  // The softmax reference where it is not the running maximum (absent:
+  // "online", as in every manifest before row-max=bound).
+  if (schedule.boundMax)
+    manifest.getObject("schedule")
+        ->try_emplace("row_max", rowMaxName(true).str());
 
   std::string text;
   llvm::raw_string_ostream os(text);

@@ -7,7 +7,8 @@
 //
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
 //                  rescale_threshold = τ,
-//                  exp2_poly = φ ∈ [0, 1]          (FlashAttention-T
+//                  exp2_poly = φ ∈ [0, 1],
+//                  row_max = "online" | "bound"   (FlashAttention-T
 //                  primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
 //                  persistent = true | false, tile_overlap = true | false,
@@ -51,12 +52,25 @@ mlir::fat::getTileProblem(AttentionOp op, int64_t seqLenOption) {
   return getTileProblem(AttentionSignature::of(op), seqLenOption);
 }
 
+std::optional<bool> mlir::fat::parseWord(StringRef word,
+                                         function_ref<StringRef(bool)> name) {
+  if (word == name(true) || word == name(false))
+    return word == name(true);
+  return std::nullopt;
+}
+
 StringRef mlir::fat::rowsumName(bool mma) { return mma ? "mma" : "vector"; }
 
 std::optional<bool> mlir::fat::parseRowsumMma(StringRef word) {
-  if (word == "mma" || word == "vector")
-    return word == "mma";
-  return std::nullopt;
+  return parseWord(word, rowsumName);
+}
+
+StringRef mlir::fat::rowMaxName(bool bound) {
+  return bound ? "bound" : "online";
+}
+
+std::optional<bool> mlir::fat::parseBoundMax(StringRef word) {
+  return parseWord(word, rowMaxName);
 }
 
 StringRef mlir::fat::maskFormName(bool rowLimits) {
@@ -68,9 +82,7 @@ StringRef mlir::fat::rescaleName(bool lazy) {
 }
 
 std::optional<bool> mlir::fat::parseLazyRescale(StringRef word) {
-  if (word == "lazy" || word == "always")
-    return word == "lazy";
-  return std::nullopt;
+  return parseWord(word, rescaleName);
 }
 
 void mlir::fat::updateSchedule(Operation *op,
@@ -135,19 +147,20 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
        : key == "pingpong"   ? schedule.pingpong
        : key == "persistent" ? schedule.persistent
                              : schedule.tileOverlap) = flag.getValue();
-    } else if (key == "rowsum") {
+    } else if (key == "rowsum" || key == "rescale" || key == "row_max") {
+      // The primitives' two-word choices.
+      StringRef (*name)(bool) = key == "rowsum"    ? rowsumName
+                                : key == "rescale" ? rescaleName
+                                                   : rowMaxName;
       auto s = dyn_cast<StringAttr>(value);
-      std::optional<bool> mma = s ? parseRowsumMma(s.getValue()) : std::nullopt;
-      if (!mma)
-        return expect("\"vector\" or \"mma\"");
-      schedule.rowsumMma = *mma;
-    } else if (key == "rescale") {
-      auto s = dyn_cast<StringAttr>(value);
-      std::optional<bool> lazy =
-          s ? parseLazyRescale(s.getValue()) : std::nullopt;
-      if (!lazy)
-        return expect("\"always\" or \"lazy\"");
-      schedule.lazyRescale = *lazy;
+      std::optional<bool> word =
+          s ? parseWord(s.getValue(), name) : std::nullopt;
+      if (!word)
+        return expect(
+            ("\"" + name(false) + "\" or \"" + name(true) + "\"").str());
+      (key == "rowsum"    ? schedule.rowsumMma
+       : key == "rescale" ? schedule.lazyRescale
+                          : schedule.boundMax) = *word;
     } else if (key == "rescale_threshold") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f)
@@ -189,7 +202,8 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
       return op->emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
-                "rescale_threshold, exp2_poly, persistent, tile_overlap, "
+                "rescale_threshold, exp2_poly, row_max, persistent, "
+                "tile_overlap, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
                 "pv_wait, tail_split, mask_form";
     }
