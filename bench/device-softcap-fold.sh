@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -27,6 +27,14 @@ bench() {  # NAME TIMEOUT ARGS...
 # tanh bounds the soft-capped scores, so it rarely fires) and both (rl),
 # beside the defaults (.kernels-mods). Build the variant folders first:
 #   bash bench/build-mods-variants.sh
+# Run 112 (prepared 2026-12-05, session 14): the soft-cap's softmax
+# reference at its bound (row-max=bound: no row maximum, no rescale) with
+# vector sums (b) and with the ones columns and 128 keys (rb, float64 checks
+# on these), beside the defaults and run 111's rl. Build first:
+#   bash bench/build-mods-variants.sh .kernels-mods-sc-b .kernels-mods-sc-rb
+case $steps in *" bound112 "*) bench bound112 400 --kernels .kernels-mods-sc-rb --reps 6 \
+  --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
+  b=.kernels-mods-sc-b rl=.kernels-mods-sc-rl ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac
