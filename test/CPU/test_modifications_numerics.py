@@ -163,6 +163,9 @@ CONFIGS = [
            tensorize="rowsum=vector row-max=bound", **TBASE),
     Config("softcap_bound_mma_causal_saturated", dtype="bf16", causal=True, mods=SOFTCAP,
            magnitude=40.0, tensorize="rowsum=mma row-max=bound", **TBASE),
+    # Rows with no visible key (causal, Sq > Skv): m stays −inf, l = 0.
+    Config("softcap_bound_empty_rows", dtype="bf16", causal=True, mods=SOFTCAP,
+           tensorize="rowsum=mma row-max=bound", **dict(TBASE, Skv=100)),
     Config("softcap_shifted_bound_causal_saturated", dtype="bf16", causal=True,
            mods=SOFTCAP_SHIFTED, magnitude=40.0,
            tensorize="rowsum=vector row-max=bound exp2-poly=0.25", **TBASE),
