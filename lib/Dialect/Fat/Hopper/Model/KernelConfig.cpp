@@ -506,14 +506,23 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
                               "tail-split=off or auto");
   config.maskByRowLimits =
       options.maskByRowLimits.value_or(config.rowLimitsFit());
-  if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
-    return attentionError(op, "the kernel for D = ")
-           << config.headDim << ", Dv = " << config.headDimV
-           << ", block-m = " << config.blockM << ", block-n = " << config.blockN
-           << ", stages = " << config.stages << " needs "
-           << config.dynamicSmemBytes()
-           << " bytes of shared memory, more than the " << kMaxSharedMemoryPerBlock
-           << " a block may use; lower block-n or stages";
+  if (config.dynamicSmemBytes() > kMaxSharedMemoryPerBlock) {
+    InFlightDiagnostic diag =
+        attentionError(op, "the kernel for D = ")
+        << config.headDim << ", Dv = " << config.headDimV
+        << ", block-m = " << config.blockM << ", block-n = " << config.blockN
+        << ", stages = " << config.stages << " needs "
+        << config.dynamicSmemBytes()
+        << " bytes of shared memory, more than the " << kMaxSharedMemoryPerBlock
+        << " a block may use; lower block-n or stages";
+    // fat-tile's automatic blocks assume the row sums it predicts: a
+    // rowsum=mma forced later may not fit them.
+    if (config.schedule.rowsumMma)
+      diag << " (rowsum=mma adds a chunk of ones, block-n × 128 bytes, to "
+              "each V stage: "
+           << config.onesChunkBytes() * config.stages << " bytes here)";
+    return diag;
+  }
   return config;
 }
 
