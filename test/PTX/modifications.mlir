@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" | FileCheck %s --check-prefix=PIPE
-// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="persistent=off pingpong=off tile-overlap=off output-dir=%t" -o %t/out.mlir
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize="row-max=online" --fat-pipeline="persistent=off pingpong=off tile-overlap=off" | FileCheck %s --check-prefix=PIPE
+// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="row-max=online persistent=off pingpong=off tile-overlap=off output-dir=%t" -o %t/out.mlir
 // RUN: cat %t/*.json | FileCheck %s --check-prefix=JSON
 // RUN: ls %t | FileCheck %s --check-prefix=NAMES
 // RUN: FileCheck %s --check-prefix=PTX --input-file=%t/out.mlir

@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --split-input-file --fat-tile="block-m=64 block-n=64" --fat-tensorize | FileCheck %s
-// RUN: fa-t-opt %s --split-input-file --fat-tile="block-m=64 block-n=64" --fat-tensorize --fat-to-cpu | FileCheck %s --check-prefix=CPU
+// RUN: fa-t-opt %s --split-input-file --fat-tile="block-m=64 block-n=64" --fat-tensorize="row-max=online" | FileCheck %s
+// RUN: fa-t-opt %s --split-input-file --fat-tile="block-m=64 block-n=64" --fat-tensorize="row-max=online" --fat-to-cpu | FileCheck %s --check-prefix=CPU
 
 // fat-tensorize moves a score region's positive constant output factor A
 // (s' = A·g) into the softmax constant (c = A·log2 e, fat.softmax_max and

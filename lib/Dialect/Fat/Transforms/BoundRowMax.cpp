@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
@@ -27,51 +28,6 @@ using namespace mlir;
 using namespace mlir::fat;
 
 namespace {
-
-/// [lo, hi] of an f32 value of a score region (nullopt: unbounded).
-using Range = std::optional<std::pair<double, double>>;
-
-Range scale(Range r, double k) {
-  if (!r)
-    return std::nullopt;
-  double a = r->first * k, b = r->second * k;
-  return std::make_pair(std::min(a, b), std::max(a, b));
-}
-
-/// The range of `v` whatever the region's arguments are: constants, tanh,
-/// and sums, differences, negations and constant multiples and quotients
-/// of bounded values.
-Range rangeOf(Value v) {
-  FloatAttr k;
-  if (matchPattern(v, m_Constant(&k)))
-    return std::make_pair(k.getValueAsDouble(), k.getValueAsDouble());
-  Operation *def = v.getDefiningOp();
-  if (!def)
-    return std::nullopt;
-  if (isa<math::TanhOp>(def))
-    return std::make_pair(-1.0, 1.0);
-  if (auto neg = dyn_cast<arith::NegFOp>(def))
-    return scale(rangeOf(neg.getOperand()), -1.0);
-  if (isa<arith::AddFOp, arith::SubFOp>(def)) {
-    Range a = rangeOf(def->getOperand(0)), b = rangeOf(def->getOperand(1));
-    if (!a || !b)
-      return std::nullopt;
-    if (isa<arith::SubFOp>(def))
-      b = scale(b, -1.0);
-    return std::make_pair(a->first + b->first, a->second + b->second);
-  }
-  if (auto mul = dyn_cast<arith::MulFOp>(def)) {
-    for (int i = 0; i < 2; ++i)
-      if (matchPattern(mul->getOperand(i), m_Constant(&k)))
-        return scale(rangeOf(mul->getOperand(1 - i)), k.getValueAsDouble());
-    return std::nullopt;
-  }
-  if (auto div = dyn_cast<arith::DivFOp>(def);
-      div && matchPattern(div.getRhs(), m_Constant(&k)) &&
-      k.getValueAsDouble() != 0.0)
-    return scale(rangeOf(div.getLhs()), 1.0 / k.getValueAsDouble());
-  return std::nullopt;
-}
 
 /// fat.softmax_max → the constant reference U: its new max replaced by U,
 /// α by 1 (the rescales of O and l return their input, fat.softmax_exp
@@ -128,7 +84,7 @@ mlir::fat::boundedScoreRange(Value scores) {
   auto mod = scores.getDefiningOp<ScoreModOp>();
   if (!mod || !cast<ShapedType>(scores.getType()).getElementType().isF32())
     return std::nullopt;
-  return rangeOf(mod.getBody().front().getTerminator()->getOperand(0));
+  return scoreRegionRange(mod.getBody());
 }
 
 void mlir::fat::populateBoundRowMaxPatterns(RewritePatternSet &patterns) {

@@ -78,16 +78,21 @@ SetVector<Operation *> tiledAttentionScopes(Operation *root) {
 TiledProblem readTiledProblem(Operation *scope) {
   TiledProblem tiled;
   TileProblem p;
+  ScoreModOp scoreMod;
+  Type element;
   scope->walk([&](Operation *op) {
     if (auto qk = dyn_cast<QKOp>(op)) {
       auto s = cast<ShapedType>(qk.getScores().getType());
       p.headDim = cast<ShapedType>(qk.getQuery().getType()).getDimSize(1);
+      element = cast<ShapedType>(qk.getQuery().getType()).getElementType();
       tiled.blockM = s.getDimSize(0);
       tiled.blockN = s.getDimSize(1);
     } else if (auto pv = dyn_cast<PVOp>(op)) {
       p.headDimV = cast<ShapedType>(pv.getValue().getType()).getDimSize(1);
     } else if (auto fin = dyn_cast<FinalizeOp>(op)) {
       tiled.writesLse |= !fin.getLse().use_empty();
+    } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
+      scoreMod = mod;
     }
   });
   TiledAttentionFacts facts = readTiledAttentionFacts(scope);
@@ -96,6 +101,8 @@ TiledProblem readTiledProblem(Operation *scope) {
   // mask the cost model knows whose every block may be partial).
   p.windowed = facts.window.has_value() || facts.maskMod;
   p.seqLen = facts.seqLen;
+  p.boundedScores =
+      scoreMod && element && boundsScores(scoreMod.getBody(), element);
   tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;
@@ -211,6 +218,17 @@ struct FatTensorizePass
     // Per tiled attention: the cost model's choice on the problem read off
     // its tiles, rewritten into ops.
     for (Operation *scope : tiledAttentionScopes(root)) {
+      // Entries already on the loop (a schedule written by hand on the op,
+      // which fat-tile carries) stand unless an option forces another.
+      HopperKernelOptions written;
+      if (failed(applyScheduleAttr(scope, scope->getAttr(kScheduleAttrName),
+                                   written)))
+        return signalPassFailure();
+      auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+      // The softmax reference first: the other primitives' rules assume it.
+      std::optional<bool> rowMaxDecided = forceBoundMax;
+      if (!rowMaxDecided && dict && dict.get("row_max"))
+        rowMaxDecided = written.schedule.boundMax;
       TiledProblem tiled = readTiledProblem(scope);
       TensorizationChoice choice;
       if (tiled.problem) {
@@ -219,15 +237,9 @@ struct FatTensorizePass
         target.blockN = tiled.blockN;
         target.stages = tiled.stages;
         target.seqLen = tiled.problem->seqLen;
-        choice = chooseTensorization(*tiled.problem, tiled.writesLse, target);
+        choice = chooseTensorization(*tiled.problem, tiled.writesLse, target,
+                                     rowMaxDecided);
       }
-      // Entries already on the loop (a schedule written by hand on the op,
-      // which fat-tile carries) stand unless an option forces another.
-      HopperKernelOptions written;
-      if (failed(applyScheduleAttr(scope, scope->getAttr(kScheduleAttrName),
-                                   written)))
-        return signalPassFailure();
-      auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
       choice = keepWrittenPrimitives(choice, written.schedule, dict);
       double threshold = rescaleThreshold;
       if (dict && dict.get("rescale_threshold") && !rescaleThreshold.hasValue())

@@ -103,13 +103,18 @@ struct PipelineChoice {
 /// each rule.
 struct HopperKernelOptions;
 struct TileProblem;
-TensorizationChoice chooseTensorization(AttentionOp op,
-                                        const HopperKernelOptions &target);
+/// `rowMax`: the softmax reference already decided (forced by an option or
+/// written on the IR), which the other primitives' rules then assume;
+/// nullopt lets the cost model decide it too.
+TensorizationChoice
+chooseTensorization(AttentionOp op, const HopperKernelOptions &target,
+                    std::optional<bool> rowMax = std::nullopt);
 /// The same models on a problem read off the tiled form (fat-tensorize
 /// there): `writesLse` whether the LSE is an output.
-TensorizationChoice chooseTensorization(const TileProblem &problem,
-                                        bool writesLse,
-                                        const HopperKernelOptions &target);
+TensorizationChoice
+chooseTensorization(const TileProblem &problem, bool writesLse,
+                    const HopperKernelOptions &target,
+                    std::optional<bool> rowMax = std::nullopt);
 PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
 
 /// The schedule's words, one spelling for the pass options, `fat.schedule`
@@ -409,6 +414,8 @@ struct TileProblem {
   int64_t seqLen = 0;
   /// Score or mask regions compute with positions per element.
   bool positional = false;
+  /// The score region bounds the scores (row-max=bound applies).
+  bool boundedScores = false;
   int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
   bool masked() const { return causal || windowed; }
 };
@@ -453,6 +460,9 @@ struct AttentionSignature {
   SmallVector<Type> captureTypes;
   /// The regions read the query or key position (readsPositions).
   bool positionalRegions = false;
+  /// The score region bounds its output so that row-max=bound applies
+  /// (boundsScores).
+  bool boundedScores = false;
 
   static AttentionSignature of(AttentionOp op);
   /// The position of logical dim (B, H, S, D) = (0, 1, 2, 3) in the layout.
@@ -475,6 +485,17 @@ std::string modificationKey(Region *score, Region *mask,
 /// query or key position, or the mask carries a key-range test
 /// (`kv_ranges`): index math per score element.
 bool readsPositions(Region *score, Region *mask, bool kvRanges);
+/// [lo, hi] of a score region's output whatever its arguments (constants,
+/// tanh, their sums, negations and constant multiples); nullopt where it is
+/// not provably bounded or the region is empty.
+std::optional<std::pair<double, double>> scoreRegionRange(Region &score);
+/// Whether row-max=bound applies to a score region on `element` inputs:
+/// bf16 (f16's P is normal only down to 2^-14) and log2 e·(U − L) <=
+/// kMaxBoundSpan, the softmax constant before any factor leaves the region.
+bool boundsScores(Region &score, Type element);
+/// The widest c·(U − L) for which row-max=bound takes the reference at the
+/// scores' bound U: P ≥ 2^−96 stays 2^30 above f32's smallest normal.
+constexpr double kMaxBoundSpan = 96.0;
 
 /// Reads the static configuration of the attention `sig` describes under
 /// `options`, with the schedule dictionary `schedule` (may be null). Emits

@@ -95,9 +95,6 @@ LogicalResult checkTensorizableTiles(Operation *scope,
 /// or reaches anything but masks and the softmax.
 void foldScoreOutputScale(Operation *scope);
 
-/// The widest c·(U − L) for which row-max=bound takes the reference at the
-/// scores' bound U: P ≥ 2^−96 stays 2^30 above f32's smallest normal.
-constexpr double kMaxBoundSpan = 96.0;
 /// [L, U] of the visible scores of a tile where a score region bounds them
 /// (through fat.mask / fat.mask_mod, which only hide scores); nullopt where
 /// its output is not provably bounded (BoundRowMax.cpp).

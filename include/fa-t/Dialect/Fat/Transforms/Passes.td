@@ -264,9 +264,14 @@ def FatTensorize : Pass<"fat-tensorize"> {
     instead of the running maximum (BoundRowMax.cpp): `fat.softmax_max`
     and the rescales of O and l go, the row sums add without α. P ∈
     [2^(c·(L−U)), 1] as before, never below 2^−96 (f32 and bf16 keep it
-    normal; f16 kernels are refused). `auto` keeps the running maximum
-    until run 112 measures this form (perf log; run 95's experiment with
-    the same removal: +3…5% at D = 128). Recorded as `row_max = "bound"`.
+    normal; f16 kernels are refused). `auto` takes the bound where it
+    applies at D = 128 — with the ones columns (`rowsum=mma`) unless the
+    LSE is written — and at D = 64 under a causal mask (perf log run 112:
+    +6% and +21…26% causal at D = 128, +5% at D = 64 causal, −3.6% at
+    D = 64 without a mask, which keeps the running maximum). The other
+    primitives' `auto` assumes the reference decided first: a forced
+    `row-max=online` keeps the vector row sums at D = 128. Recorded as
+    `row_max = "bound"`.
 
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
@@ -291,7 +296,7 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "The softmax reference: 'online' (the running row maximum), "
            "'bound' (the bound U of a score region bounding the scores, "
            "L <= s <= U with c·(U − L) <= 96: no maximum, no rescale; bf16), "
-           "'auto' = online">
+           "'auto' = bound at D = 128 and at D = 64 causal, else online">
   ];
 }
 

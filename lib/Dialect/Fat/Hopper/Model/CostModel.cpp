@@ -32,16 +32,19 @@ static bool onesChunksFit(const TileProblem &problem,
 
 TensorizationChoice
 mlir::fat::chooseTensorization(AttentionOp op,
-                               const HopperKernelOptions &target) {
+                               const HopperKernelOptions &target,
+                               std::optional<bool> rowMax) {
   std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
   if (!shape)
     return TensorizationChoice();
-  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target);
+  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target,
+                             rowMax);
 }
 
 TensorizationChoice
 mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
-                               const HopperKernelOptions &target) {
+                               const HopperKernelOptions &target,
+                               std::optional<bool> rowMax) {
   TensorizationChoice choice;
   // Row sums on the tensor cores pay where every block is full and the P·V
   // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
@@ -98,10 +101,19 @@ mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
   // softmax chain, which binds, while MUFU's throughput does not.
   choice.exp2Poly = 0.0;
   // The reference at a bounded score region's bound (row-max=bound) removes
-  // the row maximum and every rescale: +3…5% on the soft-cap at D = 128,
-  // ±5% at D = 64 as an experiment (perf log run 95); the running maximum
-  // stays until run 112 measures the compiler's form.
-  choice.boundMax = false;
+  // the row maximum and every rescale. Measured on the soft-cap (perf log
+  // run 112, against the previous defaults): at D = 128 with the ones
+  // columns (and so 128-key blocks) +6% without a mask and +21…26% causal;
+  // with vector sums (kernels writing the LSE keep them) +5.5% / +9.6%; at
+  // D = 64 +5% causal but −3.6% without a mask. D = 256 not measured.
+  // Without the running maximum nothing rescales and the row sums are one
+  // MMA's more columns: the ones columns then pay at D = 128 as well (rb vs
+  // b in run 112: +0…1%, +10…12% causal), where the LSE is not written.
+  int64_t d = problem.maxHeadDim();
+  choice.boundMax = rowMax.value_or(problem.boundedScores &&
+                                    (d == 128 || (d <= 64 && problem.causal)));
+  if (choice.boundMax && d == 128 && !writesLse)
+    choice.rowsumMma = onesChunksFit(problem, target);
   return choice;
 }
 
@@ -226,8 +238,11 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   if (target.blockN)
     options.blockN = target.blockN;
   auto written = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
+  std::optional<bool> rowMax;
+  if (written && written.get("row_max"))
+    rowMax = options.schedule.boundMax;
   TensorizationChoice primitives = keepWrittenPrimitives(
-      chooseTensorization(op, options), options.schedule, written);
+      chooseTensorization(op, options, rowMax), options.schedule, written);
   options.schedule.rowsumMma = primitives.rowsumMma;
   options.schedule.lazyRescale = primitives.lazyRescale;
   options.schedule.exp2Poly = primitives.exp2Poly;

@@ -7,6 +7,9 @@
 
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/xxhash.h"
@@ -150,7 +153,67 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
   llvm::append_range(sig.captureTypes, op.getCaptures().getTypes());
   sig.positionalRegions = readsPositions(&op.getScore(), &op.getMask(),
                                          op.getKvRanges().has_value());
+  sig.boundedScores =
+      boundsScores(op.getScore(), sig.query.getElementType());
   return sig;
+}
+
+/// [lo, hi] of an f32 value of a score region (nullopt: unbounded).
+using Interval = std::optional<std::pair<double, double>>;
+
+static Interval scale(Interval r, double k) {
+  if (!r)
+    return std::nullopt;
+  double a = r->first * k, b = r->second * k;
+  return std::make_pair(std::min(a, b), std::max(a, b));
+}
+
+/// The range of `v` whatever the region's arguments are: constants, tanh,
+/// and sums, differences, negations and constant multiples and quotients
+/// of bounded values.
+static Interval rangeOf(Value v) {
+  FloatAttr k;
+  if (matchPattern(v, m_Constant(&k)))
+    return std::make_pair(k.getValueAsDouble(), k.getValueAsDouble());
+  Operation *def = v.getDefiningOp();
+  if (!def)
+    return std::nullopt;
+  if (isa<math::TanhOp>(def))
+    return std::make_pair(-1.0, 1.0);
+  if (auto neg = dyn_cast<arith::NegFOp>(def))
+    return scale(rangeOf(neg.getOperand()), -1.0);
+  if (isa<arith::AddFOp, arith::SubFOp>(def)) {
+    Interval a = rangeOf(def->getOperand(0)), b = rangeOf(def->getOperand(1));
+    if (!a || !b)
+      return std::nullopt;
+    if (isa<arith::SubFOp>(def))
+      b = scale(b, -1.0);
+    return std::make_pair(a->first + b->first, a->second + b->second);
+  }
+  if (auto mul = dyn_cast<arith::MulFOp>(def)) {
+    for (int i = 0; i < 2; ++i)
+      if (matchPattern(mul->getOperand(i), m_Constant(&k)))
+        return scale(rangeOf(mul->getOperand(1 - i)), k.getValueAsDouble());
+    return std::nullopt;
+  }
+  if (auto div = dyn_cast<arith::DivFOp>(def);
+      div && matchPattern(div.getRhs(), m_Constant(&k)) &&
+      k.getValueAsDouble() != 0.0)
+    return scale(rangeOf(div.getLhs()), 1.0 / k.getValueAsDouble());
+  return std::nullopt;
+}
+
+std::optional<std::pair<double, double>>
+mlir::fat::scoreRegionRange(Region &score) {
+  if (score.empty())
+    return std::nullopt;
+  return rangeOf(score.front().getTerminator()->getOperand(0));
+}
+
+bool mlir::fat::boundsScores(Region &score, Type element) {
+  std::optional<std::pair<double, double>> range = scoreRegionRange(score);
+  return element.isBF16() && range &&
+         M_LOG2E * (range->second - range->first) <= kMaxBoundSpan;
 }
 
 bool mlir::fat::readsPositions(Region *score, Region *mask, bool kvRanges) {
@@ -341,7 +404,8 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
               "the tiles for, or 0 (unknown)";
   config.seqLen = sig.tunedSeqLen(options.seqLen);
   TileProblem problem{config.headDim, config.headDimV, config.causal,
-                      config.windowed(), config.seqLen, sig.positionalRegions};
+                      config.windowed(), config.seqLen, sig.positionalRegions,
+                      sig.boundedScores};
   int64_t blockM = options.blockM;
   if (blockM == 0)
     blockM = defaultBlockM(problem, options.schedule);

@@ -44,7 +44,8 @@ mlir::fat::getTileProblem(const AttentionSignature &sig,
   if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
     return std::nullopt;
   return TileProblem{d, dv, sig.causal, sig.windowed(),
-                     sig.tunedSeqLen(seqLenOption), sig.positionalRegions};
+                     sig.tunedSeqLen(seqLenOption), sig.positionalRegions,
+                     sig.boundedScores};
 }
 
 std::optional<TileProblem>
