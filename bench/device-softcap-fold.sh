@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -35,6 +35,15 @@ bench() {  # NAME TIMEOUT ARGS...
 case $steps in *" bound112 "*) bench bound112 400 --kernels .kernels-mods-sc-rb --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   b=.kernels-mods-sc-b rl=.kernels-mods-sc-rl ;; esac
+# Run 113 (session 15): the soft-cap's defaults are now run 112's rb / b
+# kernels; beside them the bound form with part of the exponentials on the
+# FMA pipe (be12, be25) and with 128 rows at D64 (bm128, bm128p: ping-pong
+# forced where auto has none). Build first (into .kernels-mods-v113/):
+#   bash bench/build-mods-variants.sh .kernels-mods-v113/{b,be12,be25,bm128,bm128p}
+v=.kernels-mods-v113
+case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6 \
+  --shapes 0 2 1 --only softcap softcap-causal --variant b=$v/b be12=$v/be12 \
+  be25=$v/be25 bm128=$v/bm128 bm128p=$v/bm128p ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac
