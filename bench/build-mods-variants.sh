@@ -41,4 +41,10 @@ build $v/b "row-max=bound" softcap softcap-causal
 build $v/be12 "row-max=bound exp2-poly=0.125" softcap softcap-causal
 build $v/be25 "row-max=bound exp2-poly=0.25" softcap softcap-causal
 build $v/bm128 "row-max=bound block-m=128" softcap softcap-causal
-build $v/bm128p "row-max=bound block-m=128 pingpong=on" softcap
+build $v/bm128p "row-max=bound block-m=128 pingpong=on" softcap softcap-causal
+# Run 114: 128 rows at D64 (run 113: +13% on the causal bound form) — with
+# the running maximum (om128), with exp2-poly 1/8 (bm128e12); exp2-poly 1/8
+# on the running maximum at 192 rows (e12).
+build $v/om128 "row-max=online block-m=128" softcap softcap-causal
+build $v/bm128e12 "row-max=bound block-m=128 exp2-poly=0.125" softcap softcap-causal
+build $v/e12 "exp2-poly=0.125" softcap softcap-causal
