@@ -47,7 +47,7 @@ case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6
 # Run 114: 128 rows at D64 with the running maximum (om128) and with
 # exp2-poly 1/8 (bm128e12), exp2-poly 1/8 on the defaults (e12); bm128 again.
 case $steps in *" rows114 "*) bench rows114 420 --kernels .kernels-mods --reps 6 \
-  --shapes 2 --only softcap softcap-causal --variant om128=$v/om128 bm128=$v/bm128 \
+  --shapes 2 3 --only softcap softcap-causal --variant om128=$v/om128 bm128=$v/bm128 \
   bm128e12=$v/bm128e12 e12=$v/e12 b=$v/b ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
