@@ -235,15 +235,13 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       (mma.getTransposeB() ? qk : pv) = mma;
     } else if (auto max = dyn_cast<SoftmaxMaxOp>(op)) {
       t.softmaxMax = max;
-      FloatAttr c;
-      if (matchPattern(max.getScale(), m_Constant(&c)))
-        t.modSoftmaxScale = c.getValueAsDouble();
       if (std::optional<APFloat> tau = max.getThreshold()) {
         t.lazyRescale = true;
         t.rescaleThreshold = tau->convertToDouble();
       }
     } else if (auto exp = dyn_cast<SoftmaxExpOp>(op)) {
       t.softmaxExp = exp;
+      // fat.softmax_max, where there is one, carries the same constant.
       FloatAttr c;
       if (matchPattern(exp.getScale(), m_Constant(&c)))
         t.modSoftmaxScale = c.getValueAsDouble();

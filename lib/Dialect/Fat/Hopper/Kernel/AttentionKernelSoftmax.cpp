@@ -247,6 +247,12 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
     return buildMaskIfNeeded(s, r.block, r.wgRow);
   };
   auto lookup = [&](Value x) { return r.map.lookup(x); };
+  // The softmax's first op (fat.softmax_max, or fat.softmax_exp without
+  // one: row-max=bound) masks where no fat.mask did.
+  auto maskUnlessMasked = [&](Value scores) {
+    if (!r.masked)
+      r.map.map(scores, mask(lookup(scores)));
+  };
   return llvm::TypeSwitch<Operation *, bool>(&op)
       .Case([&](ScoreModOp mod) {
         r.map.map(mod.getResult(),
@@ -264,8 +270,7 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         return true;
       })
       .Case([&](SoftmaxMaxOp max) {
-        if (!r.masked)
-          r.map.map(max.getScores(), mask(lookup(max.getScores())));
+        maskUnlessMasked(max.getScores());
         std::tie(r.step.m, r.step.alpha) = buildSoftmaxMax(
             max, lookup(max.getScores()), lookup(max.getMax()));
         r.map.map(max.getNewMax(), r.step.m);
@@ -273,10 +278,9 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         return true;
       })
       .Case([&](SoftmaxExpOp exp) {
-        // Without fat.softmax_max (row-max=bound) the tail's mask comes
-        // here, and the reference is the loop's constant U.
-        if (!r.masked)
-          r.map.map(exp.getScores(), mask(lookup(exp.getScores())));
+        // Without fat.softmax_max (row-max=bound) the reference is the
+        // loop's constant U.
+        maskUnlessMasked(exp.getScores());
         if (!r.map.contains(exp.getMax()))
           r.map.map(exp.getMax(), buildRowConstant(exp.getMax()));
         Value alpha = exp.getAlpha() ? lookup(exp.getAlpha()) : Value();
