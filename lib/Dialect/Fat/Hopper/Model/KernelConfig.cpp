@@ -114,11 +114,16 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // spilled 8…692 bytes in 160 registers and none in 240, and measured
   // +6% (ALiBi), +32…55% (block-sparse document / prefix masks), +62% (bias
   // table) with 128 rows (perf log run 83); a soft-cap, which reads the
-  // score only, keeps 192 (−2% with 128).
+  // score only, keeps 192 without a mask (−1…2% with 128, runs 83 and 113).
+  // Under a causal mask a bounded region's kernel (the soft-cap: tanh and
+  // ex2 per score, the reference at the bound) gains +13% with two
+  // warpgroups and turns at 4k keys (run 113); from 8k it keeps 192 rows,
+  // not measured.
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
       problem.positional)
     return 128;
-  if (!problem.causal || problem.seqLen >= 4096)
+  int64_t causal192From = problem.boundedScores ? 8192 : 4096;
+  if (!problem.causal || problem.seqLen >= causal192From)
     return 192;
   return 128;
 }
