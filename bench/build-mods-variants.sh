@@ -48,3 +48,8 @@ build $v/bm128p "row-max=bound block-m=128 pingpong=on" softcap softcap-causal
 build $v/om128 "row-max=online block-m=128" softcap softcap-causal
 build $v/bm128e12 "row-max=bound block-m=128 exp2-poly=0.125" softcap softcap-causal
 build $v/e12 "exp2-poly=0.125" softcap softcap-causal
+# ALiBi (rows at the origin: slope·j per key, no row term) with 160-key
+# blocks: since runs 97-99 its D128 kernels no longer spill there (ptxas: 0
+# bytes, 168 registers; the 128-key rule for positional regions dates from
+# run 86), and the plain causal kernel takes 160 keys at 4k.
+build $v/al160 "block-n=160" alibi-causal alibi-slopes

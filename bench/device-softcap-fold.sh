@@ -45,10 +45,13 @@ case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6
   --shapes 0 2 1 --only softcap softcap-causal --variant b=$v/b be12=$v/be12 \
   be25=$v/be25 bm128=$v/bm128 bm128p=$v/bm128p ;; esac
 # Run 114: 128 rows at D64 with the running maximum (om128) and with
-# exp2-poly 1/8 (bm128e12), exp2-poly 1/8 on the defaults (e12); bm128 again.
+# exp2-poly 1/8 (bm128e12), exp2-poly 1/8 on the defaults (e12); bm128 again;
+# ALiBi with 160-key blocks at D128 (al160).
 case $steps in *" rows114 "*) bench rows114 420 --kernels .kernels-mods --reps 6 \
   --shapes 2 3 --only softcap softcap-causal --variant om128=$v/om128 bm128=$v/bm128 \
-  bm128e12=$v/bm128e12 e12=$v/e12 b=$v/b ;; esac
+  bm128e12=$v/bm128e12 e12=$v/e12 b=$v/b
+  bench alibi114 300 --kernels .kernels-mods --reps 6 --shapes 0 1 --no-checks \
+  --only alibi-causal alibi-slopes --variant al160=$v/al160 ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac
