@@ -16,7 +16,7 @@ build() {  # FOLDER "TUNING" MODIFICATIONS...
   [ "$only" = "  " ] || [[ $only == *" $out "* ]] || return 0
   rm -rf "$out"
   # shellcheck disable=SC2086
-  "$py" bench/bench_mods.py build --fa-t-opt build/bin/fa-t-opt --out "$out" \
+  "$py" bench/bench_mods.py build --fa-t-opt "${FA_T_OPT:-build/bin/fa-t-opt}" --out "$out" \
     --tuning $tuning --only "$@"
   echo "$out: $(ls "$out" | grep -c '\.ptx$') kernels"
 }
@@ -53,3 +53,10 @@ build $v/e12 "exp2-poly=0.125" softcap softcap-causal
 # bytes, 168 registers; the 128-key rule for positional regions dates from
 # run 86), and the plain causal kernel takes 160 keys at 4k.
 build $v/al160 "block-n=160" alibi-causal alibi-slopes
+# ALiBi's bias per key as one FADD/FFMA on a per-tile product (branch
+# wip/alibi-key-fma, not on main until timed): build these with that
+# branch's compiler, FA_T_OPT=<its build>/bin/fa-t-opt.
+if [ -n "${FA_T_OPT:-}" ]; then
+  build $v/alfma "" alibi-causal alibi-slopes
+  build $v/alfma160 "block-n=160" alibi-causal alibi-slopes
+fi
