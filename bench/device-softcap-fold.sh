@@ -48,13 +48,16 @@ case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6
 # exp2-poly 1/8 (bm128e12), exp2-poly 1/8 on the defaults (e12); bm128 again;
 # ALiBi with 160-key blocks at D128 (al160), with its bias per key as one
 # FADD on a per-tile product (alfma: branch wip/alibi-key-fma; float64
-# checks on it) and both (alfma160).
+# checks on it) and both (alfma160); the D128 soft-cap with 144-key blocks
+# (rb144).
 case $steps in *" rows114 "*) bench rows114 420 --kernels .kernels-mods --reps 6 \
   --shapes 2 3 --only softcap softcap-causal --variant om128=$v/om128 bm128=$v/bm128 \
   bm128e12=$v/bm128e12 e12=$v/e12 b=$v/b
   bench alibi114 300 --kernels $v/alfma --reps 6 --shapes 0 1 2 \
   --only alibi-causal alibi-slopes --variant default=.kernels-mods al160=$v/al160 \
-  alfma160=$v/alfma160 ;; esac
+  alfma160=$v/alfma160
+  bench softcap114 300 --kernels .kernels-mods --reps 6 --shapes 0 1 --no-checks \
+  --only softcap softcap-causal --variant rb144=$v/rb144 ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac
