@@ -384,8 +384,17 @@ struct FatTilePass : fat::impl::FatTileBase<FatTilePass> {
     RewritePatternSet patterns(&getContext());
     populateFatAttentionToTensorPatterns(patterns);
     populateFatTilePatterns(patterns, {blockM, blockN, stages, seqLen});
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
+    // Only the functions that hold a fat.attention (the driver folds what it
+    // visits): other functions and a kernel already built stay as they are,
+    // so the pass is a no-op on IR without one.
+    SetVector<Operation *> scopes;
+    getOperation()->walk([&](AttentionOp op) {
+      scopes.insert(op->getParentWithTrait<OpTrait::IsIsolatedFromAbove>());
+    });
+    FrozenRewritePatternSet frozen(std::move(patterns));
+    for (Operation *scope : scopes)
+      if (failed(applyPatternsGreedily(scope, frozen)))
+        return signalPassFailure();
     WalkResult left = getOperation()->walk([](AttentionOp op) {
       op.emitError("fat-tile: could not tile this fat.attention");
       return WalkResult::interrupt();
