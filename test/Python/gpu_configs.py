@@ -49,9 +49,12 @@ MODS_SHAPE = (2, 8, 1000, 1531)
 MODS_HEAD_DIMS = (("bf16", 64), ("bf16", 128), ("f16", 128))
 BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-causal-blocks",
                 "sliding-sink-blocks")
-#: Score regions whose row enters only as an added term (ALiBi): in a kernel
-#: without LSE fat-pipeline evaluates them at each tile's first row.
-ROW_SEPARABLE = ("alibi-causal", "alibi-slopes")
+#: Score regions whose kernel without LSE is another program, tested on its
+#: own too: ALiBi's row enters only as an added term, evaluated at each
+#: tile's first row (fat-pipeline's rows_at_origin); the soft-cap's bound
+#: reference sums its rows on the tensor cores (fat-tensorize's ones
+#: columns, which kernels writing the LSE do not take).
+WITHOUT_LSE = ("alibi-causal", "alibi-slopes", "softcap", "softcap-causal")
 
 
 def modifications(device="cpu"):
@@ -129,9 +132,9 @@ def mods_entries():
         regions, _ = mods.attention_regions(score_mod, mask_mod,
                                             None if bm is None else bm.ranges)
         out.append((config, jit.default_tuning(config, MODS_SHAPE[3]), regions))
-        if name in ROW_SEPARABLE:
-            # The kernel without LSE evaluates these at each tile's first
-            # row (rows_at_origin): test_gpu_mods checks it too.
+        if name in WITHOUT_LSE:
+            # The kernel without LSE is another program (rows_at_origin,
+            # the ones columns): test_gpu_mods checks it too.
             nolse = dataclasses.replace(config, lse=False)
             out.append((nolse, jit.default_tuning(nolse, MODS_SHAPE[3]), regions))
     return out

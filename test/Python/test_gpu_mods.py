@@ -22,7 +22,7 @@ torch = require_hopper()
 import fa_t  # noqa: E402
 from fa_t import api, mods  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from gpu_configs import (MODS_HEAD_DIMS, MODS_SHAPE, ROW_SEPARABLE, block_mask_of,  # noqa: E402
+from gpu_configs import (MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE, block_mask_of,  # noqa: E402
                          modifications)
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
@@ -92,11 +92,12 @@ def test_modification_matches_float64(dtype, d, name):
 
 
 @pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
-@pytest.mark.parametrize("name", ROW_SEPARABLE)
-def test_row_separable_score_without_lse(dtype, d, name):
+@pytest.mark.parametrize("name", WITHOUT_LSE)
+def test_score_kernel_without_lse(dtype, d, name):
     # Without LSE the kernel evaluates ALiBi with every row of a tile at its
     # first (rows_at_origin): each row's scores shift by a constant the
-    # softmax ignores, so O matches float64 and the LSE kernel's O.
+    # softmax ignores; the soft-cap's bound reference sums P on the tensor
+    # cores (the ones columns). O matches float64 and the LSE kernel's O.
     causal, score_mod, _ = modifications("cuda")[name]
     b, h, sq, skv = MODS_SHAPE
     t = DTYPES[dtype]
