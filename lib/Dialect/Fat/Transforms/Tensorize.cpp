@@ -225,22 +225,18 @@ struct FatTensorizePass
                                    written)))
         return signalPassFailure();
       auto dict = scope->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-      // The softmax reference first: the other primitives' rules assume it.
-      std::optional<bool> rowMaxDecided = forceBoundMax;
-      if (!rowMaxDecided && dict && dict.get("row_max"))
-        rowMaxDecided = written.schedule.boundMax;
       TiledProblem tiled = readTiledProblem(scope);
-      TensorizationChoice choice;
+      TensorizationChoice choice =
+          keepWrittenPrimitives({}, written.schedule, dict);
       if (tiled.problem) {
         HopperKernelOptions target;
         target.blockM = tiled.blockM;
         target.blockN = tiled.blockN;
         target.stages = tiled.stages;
         target.seqLen = tiled.problem->seqLen;
-        choice = chooseTensorization(*tiled.problem, tiled.writesLse, target,
-                                     rowMaxDecided);
+        choice = decideTensorization(*tiled.problem, tiled.writesLse, target,
+                                     written.schedule, dict, forceBoundMax);
       }
-      choice = keepWrittenPrimitives(choice, written.schedule, dict);
       double threshold = rescaleThreshold;
       if (dict && dict.get("rescale_threshold") && !rescaleThreshold.hasValue())
         threshold = written.schedule.rescaleThreshold;

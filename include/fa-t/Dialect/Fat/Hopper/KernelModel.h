@@ -98,19 +98,15 @@ struct PipelineChoice {
   bool persistent = false;
   bool tileOverlap = false;
 };
-/// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
-/// and mask; see Hopper/Model/CostModel.cpp for the measurements behind
-/// each rule.
 struct HopperKernelOptions;
 struct TileProblem;
-/// `rowMax`: the softmax reference already decided (forced by an option or
-/// written on the IR), which the other primitives' rules then assume;
-/// nullopt lets the cost model decide it too.
-TensorizationChoice
-chooseTensorization(AttentionOp op, const HopperKernelOptions &target,
-                    std::optional<bool> rowMax = std::nullopt);
-/// The same models on a problem read off the tiled form (fat-tensorize
-/// there): `writesLse` whether the LSE is an output.
+/// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
+/// and mask, on a problem read off the tiled form or the op; see
+/// Hopper/Model/CostModel.cpp for the measurements behind each rule.
+/// `writesLse`: whether the LSE is an output. `rowMax`: the softmax
+/// reference already decided (forced by an option or written on the IR),
+/// which the other primitives' rules then assume; nullopt lets the cost
+/// model decide it too.
 TensorizationChoice
 chooseTensorization(const TileProblem &problem, bool writesLse,
                     const HopperKernelOptions &target,
@@ -530,6 +526,17 @@ SmallVector<AttentionOp> hostAttentionOps(Operation *root);
 TensorizationChoice keepWrittenPrimitives(TensorizationChoice choice,
                                           const KernelSchedule &onIR,
                                           DictionaryAttr written);
+/// fat-tensorize's primitives for `problem`: the softmax reference forced
+/// (`forcedRowMax`), else written in the IR's fat.schedule, else the cost
+/// model's, decided first; then chooseTensorization under it with every
+/// primitive `written` kept (keepWrittenPrimitives). fat-tile's prediction
+/// follows the same rule.
+TensorizationChoice decideTensorization(const TileProblem &problem,
+                                        bool writesLse,
+                                        const HopperKernelOptions &target,
+                                        const KernelSchedule &onIR,
+                                        DictionaryAttr written,
+                                        std::optional<bool> forcedRowMax);
 
 /// Schedule choices forced by options (nullopt: not forced).
 struct PipelineForce {

@@ -31,17 +31,6 @@ static bool onesChunksFit(const TileProblem &problem,
 }
 
 TensorizationChoice
-mlir::fat::chooseTensorization(AttentionOp op,
-                               const HopperKernelOptions &target,
-                               std::optional<bool> rowMax) {
-  std::optional<TileProblem> shape = getTileProblem(op, target.seqLen);
-  if (!shape)
-    return TensorizationChoice();
-  return chooseTensorization(*shape, /*writesLse=*/bool(op.getLse()), target,
-                             rowMax);
-}
-
-TensorizationChoice
 mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
                                const HopperKernelOptions &target,
                                std::optional<bool> rowMax) {
@@ -186,6 +175,17 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
   return choice;
 }
 
+TensorizationChoice mlir::fat::decideTensorization(
+    const TileProblem &problem, bool writesLse,
+    const HopperKernelOptions &target, const KernelSchedule &onIR,
+    DictionaryAttr written, std::optional<bool> forcedRowMax) {
+  std::optional<bool> rowMax = forcedRowMax;
+  if (!rowMax && written && written.get("row_max"))
+    rowMax = onIR.boundMax;
+  return keepWrittenPrimitives(
+      chooseTensorization(problem, writesLse, target, rowMax), onIR, written);
+}
+
 PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
                                          int64_t blockM,
                                          const KernelSchedule &onIR,
@@ -238,11 +238,9 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   if (target.blockN)
     options.blockN = target.blockN;
   auto written = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-  std::optional<bool> rowMax;
-  if (written && written.get("row_max"))
-    rowMax = options.schedule.boundMax;
-  TensorizationChoice primitives = keepWrittenPrimitives(
-      chooseTensorization(op, options, rowMax), options.schedule, written);
+  TensorizationChoice primitives =
+      decideTensorization(*problem, /*writesLse=*/bool(op.getLse()), options,
+                          options.schedule, written, std::nullopt);
   options.schedule.rowsumMma = primitives.rowsumMma;
   options.schedule.lazyRescale = primitives.lazyRescale;
   options.schedule.exp2Poly = primitives.exp2Poly;
