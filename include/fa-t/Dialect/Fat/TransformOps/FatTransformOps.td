@@ -64,4 +64,60 @@ def TileAttentionOp : Op<Transform_Dialect, "fat.tile_attention",
   }];
 }
 
+def PipelineLoopOp : Op<Transform_Dialect, "fat.pipeline_loop",
+    [FunctionalStyleTransformOpTrait, MemoryEffectsOpInterface,
+     TransformEachOpTrait, TransformOpInterface,
+     ReportTrackingListenerFailuresOpTrait]> {
+  let summary = "Expand an scf.for into the two-stage software pipeline its "
+                "ops' stages describe";
+  let description = [{
+    The expansion `--fat-pipeline` gives the consumer's key-block loop
+    (LoopPipeline, SoftwarePipeline.h), on any `scf.for` whose body ops
+    carry `fat.pipeline_stage` (0 or 1) and `fat.pipeline_cluster` (an
+    integer; clusters run in increasing order, an op keeps its place in the
+    body inside its cluster). For a loop over [lb, ub) with step s:
+
+    ```
+    if lb < ub:
+      stage 0 of lb                                      (prologue)
+      for j in [lb + s, ub): stage 0 of j, stage 1 of j − s
+                                                         (steady loop)
+      stage 1 of the last iteration                      (drain)
+    else: the loop's init values
+    ```
+
+    A stage-0 value stage 1 reads is carried one iteration by the steady
+    loop, except index arithmetic of the induction variable, which is
+    recomputed at j − s (as j's value − s where it is j plus loop
+    invariants). A carried value stage 1 computes and stage 0 reads (the
+    online softmax's O: α·O in stage 0, + P·V in stage 1) is carried as
+    the stage-0 value on its chain.
+
+    #### Return modes
+
+    Consumes the target handle and returns a handle to the steady loop. A
+    target that is not an `scf.for` is a silenceable failure; a schedule
+    the expansion cannot run (an op without a stage, stage 0 reading stage
+    1 of its own iteration, an op placed before what it reads) is a
+    definite one, with an error on the op.
+
+    ```mlir
+    %steady = transform.fat.pipeline_loop %for
+        : (!transform.any_op) -> !transform.any_op
+    ```
+  }];
+  let arguments = (ins TransformHandleTypeInterface:$target);
+  let results = (outs TransformHandleTypeInterface:$result);
+  let assemblyFormat = [{
+    $target attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    ::mlir::DiagnosedSilenceableFailure applyToOne(
+        ::mlir::transform::TransformRewriter &rewriter,
+        ::mlir::Operation *target,
+        ::mlir::transform::ApplyToEachResultList &results,
+        ::mlir::transform::TransformState &state);
+  }];
+}
+
 #endif // FAT_DIALECT_FAT_TRANSFORMOPS_FATTRANSFORMOPS_TD

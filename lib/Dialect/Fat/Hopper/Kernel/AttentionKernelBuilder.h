@@ -18,8 +18,9 @@
 #ifndef FAT_LIB_DIALECT_FAT_HOPPER_ATTENTIONKERNELBUILDER_H
 #define FAT_LIB_DIALECT_FAT_HOPPER_ATTENTIONKERNELBUILDER_H
 
-#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
 #include "fa-t/Dialect/Fat/Hopper/AttentionKernel.h"
+#include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
+#include "fa-t/Dialect/Fat/Hopper/SoftwarePipeline.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/IRMapping.h"
@@ -332,15 +333,22 @@ private:
   /// The online softmax before any key: (O = 0, m = −inf, l = 0), the tiles
   /// the consumer loops carry.
   SmallVector<Value> buildEmptyState();
+  /// The tensorized step over the tile's key blocks from `init` = (O, m,
+  /// l): the plain loop, and what the overlapped schedule expands.
+  scf::ForOp buildStepLoop(Value consumer, Value wgRow, ValueRange init);
   /// The two consumer loops, by the P·V's stage; both return (O, m, l).
   SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
+  /// The overlapped schedule on `step` (buildStepLoop): each op's stage and
+  /// cluster, ping-pong's turns around the GEMM issues (the drain's the
+  /// game's last when `lastTurn`) and the late P·V wait's fence.
+  LoopPipeline scheduleOverlap(scf::ForOp step, Value consumer, bool lastTurn);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
   /// from `init` = (O, m, l, P_kvLo); returns the same after the last
   /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
   /// first P·V ignores the incoming O (tile overlap hands in the previous
   /// tile's).
-  SmallVector<Value> buildSteadyLoop(Value consumer, Value wgRow,
+  SmallVector<Value> buildSteadyLoop(LoopPipeline &pipeline, Value wgRow,
                                      ValueRange init, bool overwriteFirst);
   /// The consumer's schedules are the tensorized step (cfg.kvLoop)
   /// rewritten op by op onto the warpgroup's tiles, software-pipelined by
@@ -348,15 +356,15 @@ private:
   /// from its Q·Kᵀ to its P. A P·V in stage 0 (overlap off) is issued and
   /// retired in its own step: the plain loop. In stage 1 it is issued by
   /// the next step beside that step's Q·Kᵀ and retired after its softmax:
-  /// the prologue is a step without a stage 1 before it, the steady loop
-  /// runs both, the drain is stage 1 alone; tile overlap continues the same
-  /// pipeline across tiles (a tile's first step issues the previous tile's
-  /// last P·V).
+  /// LoopPipeline expands the step into the prologue (stage 0 alone), the
+  /// steady loop (both) and the drain (stage 1 alone); tile overlap
+  /// continues the same pipeline across tiles (a tile's first step issues
+  /// the previous tile's last P·V: `prev` of rewriteKeyBlockStep).
   int pvStage() const { return cfg.schedule.overlap ? 1 : 0; }
   ///
-  /// StageOne is the P·V a step issues: the block before's accumulator O
-  /// and P (rounded), V's ring iteration (null: the step's own block's
-  /// minus one), and what the schedule adds around it.
+  /// StageOne is the pending tile's P·V that tile overlap's first step
+  /// issues: its accumulator O and P (rounded), V's ring iteration, and
+  /// what the schedule adds around it.
   struct StageOne {
     StageOne(Value o, Value p, Value iter) : o(o), p(p), iter(iter) {}
     Value o, p, iter;
@@ -376,16 +384,15 @@ private:
     bool lastTurn = false;
   };
   /// The step of block kvBlock (ring iteration `iter`) from the carried
-  /// (O, m, l): its stage 0, its P·V too where that is stage 0, and
-  /// `prev`'s P·V (stage 1 of the block before) in flight under it, or
-  /// none (the plain loop, a prologue). Returns (O, m, l) for the next
-  /// step, and P when its P·V is stage 1 (the next step issues it).
+  /// (O, m, l), with `prev`'s P·V in flight under it in place of its own,
+  /// or none. Returns (O, m, l) for the next step, and P with `prev` (the
+  /// next step issues its P·V).
   SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
                                          Value kvBlock, Value iter,
                                          ValueRange carried,
                                          const StageOne *prev);
-  /// Stage 1 alone (the drain): issues `pv`, waits and retires it;
-  /// returns O.
+  /// Stage 1 alone (the pending tile's drain): issues `pv`, waits and
+  /// retires it; returns O.
   Value drainStageOne(Value consumer, const StageOne &pv);
   /// Its three parts (pv.iter set): the wait for V, the issue (one
   /// fat.wgmma_async; the caller waits) and the retirement.
@@ -393,7 +400,7 @@ private:
   Value issueStageOne(const StageOne &pv);
   void retireStageOne(const StageOne &pv, Value o);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
-  scf::ForOp buildSteadyRange(Value consumer, Value wgRow, ValueRange init,
+  scf::ForOp buildSteadyRange(LoopPipeline &pipeline, ValueRange init,
                               bool overwriteFirst, Value lo, Value hi);
   /// Peels the iterations [lo, loop's lower bound) of a steady loop into a
   /// copy before it in which no block needs a mask (and, `full`, every

@@ -85,24 +85,28 @@ SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
           fragmentSplat(sumType(), 0.0)};
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
-                                                          Value wgRow) {
+scf::ForOp AttentionKernelBuilder::buildStepLoop(Value consumer, Value wgRow,
+                                                 ValueRange init) {
   // Loop-carried: the tiles O (with l's ones columns beside it under
   // rowsum=mma), m and l.
-  SmallVector<Value> init = buildEmptyState();
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
-  tagStage(loop, "mainloop");
-  tag(loop, "fat.order",
-      b.getStrArrayAttr({"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
-                         "O = alpha*O", "wait V(j)", "O += P(j)*V(j)",
-                         "wait O"}));
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
   scf::YieldOp::create(
       b, rewriteKeyBlockStep(consumer, wgRow, j, ringIteration(j),
                              loop.getRegionIterArgs(), /*prev=*/nullptr));
-  b.setInsertionPointAfter(loop);
+  return loop;
+}
+
+SmallVector<Value> AttentionKernelBuilder::buildPlainLoop(Value consumer,
+                                                          Value wgRow) {
+  scf::ForOp loop = buildStepLoop(consumer, wgRow, buildEmptyState());
+  tagStage(loop, "mainloop");
+  tag(loop, "fat.order",
+      b.getStrArrayAttr({"wait K(j)", "S(j) = Q*K(j)^T", "wait S", "softmax(j)",
+                         "O = alpha*O", "wait V(j)", "O += P(j)*V(j)",
+                         "wait O"}));
   buildReleaseQ(/*stagedInQ=*/cfg.stageO);
   return SmallVector<Value>(loop.getResults());
 }
@@ -148,6 +152,148 @@ bool AttentionKernelBuilder::rewriteAccumulatorOp(Operation &op,
       .Default([](Operation *) { return false; });
 }
 
+namespace {
+/// The overlapped schedule's clusters: one iteration of its steady loop
+/// issues them in this order (stage 0 of block j, stage 1 of block j − 1).
+enum OverlapCluster : int64_t {
+  kWaitOperands, // j's ring iteration; wait for K_j, then for V_{j−1}
+  kIssue,        // S_j = Q·K_jᵀ, then O += P_{j−1}·V_{j−1}: one turn
+  kSoftmax,      // wait for S_j, release K_j, S_j → P_j (P_j packed here
+                 // unless the P·V wait is late)
+  kRetirePV,     // wait for P_{j−1}·V_{j−1}
+  kLatePack,     // P_j packed into the registers P_{j−1} leaves
+  kReleaseV,     // V_{j−1} back to the producer
+  kRescale,      // O = α_j·O, after the P·V it scales
+};
+} // namespace
+
+LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
+                                                     Value consumer,
+                                                     bool lastTurn) {
+  // The stage of each op of the step: its P·V with V's ring wait and
+  // release in stage 1, everything else in stage 0; an op the schedule
+  // does not name goes with its users (stage 1 if only stage 1 reads it,
+  // else stage 0, no later than the softmax).
+  Block *body = step.getBody();
+  WgmmaAsyncOp pv;
+  for (auto gemm : body->getOps<WgmmaAsyncOp>())
+    if (gemm.getARegs())
+      pv = gemm;
+  using Slot = std::pair<int64_t, int64_t>;
+  auto fromUsers = [&](Operation &op) -> Slot {
+    std::optional<int64_t> stageOne, stageZero;
+    for (Operation *user : op.getUsers()) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (isa<scf::YieldOp>(top))
+        continue;
+      auto stage = top->getAttrOfType<IntegerAttr>(kPipelineStage).getInt();
+      auto cluster = top->getAttrOfType<IntegerAttr>(kPipelineCluster).getInt();
+      std::optional<int64_t> &at = stage ? stageOne : stageZero;
+      at = std::min(at.value_or(cluster), cluster);
+    }
+    if (stageOne && !stageZero)
+      return {1, *stageOne};
+    return {0, std::min<int64_t>(stageZero.value_or(kSoftmax), kSoftmax)};
+  };
+  for (Operation &op : llvm::reverse(body->without_terminator())) {
+    Slot slot = llvm::TypeSwitch<Operation *, Slot>(&op)
+                    .Case([&](RingWaitOp wait) -> Slot {
+                      return {wait.getRing() == v.vRing, kWaitOperands};
+                    })
+                    .Case([&](WgmmaAsyncOp gemm) -> Slot {
+                      return {gemm == pv, kIssue};
+                    })
+                    .Case([&](WgmmaWaitOp wait) -> Slot {
+                      if (llvm::is_contained(wait.getInputs(), pv.getResult()))
+                        return {1, kRetirePV};
+                      return {0, kSoftmax};
+                    })
+                    .Case([&](RingReleaseOp release) -> Slot {
+                      if (release.getRing() == v.vRing)
+                        return {1, kReleaseV};
+                      return {0, kSoftmax};
+                    })
+                    .Case([&](arith::TruncFOp round) -> Slot {
+                      if (round.getResult() != pv.getARegs())
+                        return fromUsers(op);
+                      return {0, cfg.latePVWait ? kLatePack : kSoftmax};
+                    })
+                    .Case([&](RescaleOp) -> Slot {
+                      return {0, kRescale};
+                    })
+                    .Default([&](Operation *) { return fromUsers(op); });
+    setPipelineSchedule(&op, slot.first, slot.second);
+  }
+  FailureOr<LoopPipeline> pipeline = LoopPipeline::analyze(step);
+  if (failed(pipeline))
+    llvm::report_fatal_error("fa-t: the overlapped schedule does not expand");
+  pipeline->setClusterHook(
+      [this, consumer, lastTurn](OpBuilder &, int64_t cluster,
+                                 PipelinePart part, bool after) {
+        // Ping-pong: a step's GEMMs are issued in one turn.
+        if (cluster == kIssue && !after)
+          buildTurnBegin(consumer);
+        if (cluster == kIssue && after)
+          buildTurnEnd(consumer, lastTurn && part == PipelinePart::Drain);
+        // Packed late, P_j follows the wait, and the fence keeps ptxas from
+        // lifting the wait (and with it the rest of the softmax) above the
+        // exponentials.
+        if (cluster == kRetirePV && !after && part == PipelinePart::Steady &&
+            cfg.latePVWait)
+          buildSchedulingFence(b, v.seqKV);
+      });
+  return *pipeline;
+}
+
+/// Each fat.wgmma_wait of `block` waits for the youngest commit group it
+/// returns a result of: `pending` is the number of groups issued after it
+/// and not yet retired (groups retire in order).
+static void assignWaitPending(Block &block) {
+  SmallVector<Operation *> inFlight;
+  for (Operation &op : block) {
+    if (isa<WgmmaAsyncOp>(op))
+      inFlight.push_back(&op);
+    auto wait = dyn_cast<WgmmaWaitOp>(op);
+    if (!wait)
+      continue;
+    std::optional<size_t> youngest;
+    for (auto [i, group] : llvm::enumerate(inFlight))
+      if (llvm::is_contained(wait.getInputs(), group->getResult(0)))
+        youngest = i;
+    if (!youngest)
+      continue;
+    wait.setPendingAttr(IntegerAttr::get(IntegerType::get(op.getContext(), 32),
+                                         inFlight.size() - *youngest - 1));
+    inFlight.erase(inFlight.begin(), inFlight.begin() + *youngest + 1);
+  }
+}
+
+/// A wait that retires a P·V whose P the loop carries also returns that P:
+/// its registers stay live up to the wait, so the next P cannot be
+/// coalesced into them while the wgmma still reads them (ptxas would see
+/// the A operand redefined mid-flight and serialize every wgmma, C7513).
+static void keepCarriedOperandsLive(scf::ForOp loop) {
+  for (auto wait :
+       llvm::make_early_inc_range(loop.getBody()->getOps<WgmmaWaitOp>())) {
+    SmallVector<Value> inputs(wait.getInputs());
+    for (Value in : wait.getInputs()) {
+      auto gemm = in.getDefiningOp<WgmmaAsyncOp>();
+      auto a = gemm ? dyn_cast_or_null<BlockArgument>(gemm.getARegs())
+                    : BlockArgument();
+      if (a && a.getOwner() == loop.getBody() && !llvm::is_contained(inputs, a))
+        inputs.push_back(a);
+    }
+    if (inputs.size() == wait.getInputs().size())
+      continue;
+    OpBuilder builder(wait);
+    auto kept =
+        WgmmaWaitOp::create(builder, wait.getLoc(), wait.getPending(), inputs);
+    wait->replaceAllUsesWith(
+        kept.getResults().take_front(wait->getNumResults()));
+    wait.erase();
+  }
+}
+
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
                                                                Value wgRow) {
   SmallVector<Value> empty = buildEmptyState();
@@ -170,37 +316,51 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   if (!cfg.schedule.persistent)
     buildOpenGame(consumer);
 
+  // The step over the tile's blocks, expanded by its stages.
+  scf::ForOp step = buildStepLoop(consumer, wgRow, empty);
+  LoopPipeline pipeline =
+      scheduleOverlap(step, consumer, /*lastTurn=*/!cfg.schedule.persistent);
+
   // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
-  // P_0), no P·V before it.
-  SmallVector<Value> init = rewriteKeyBlockStep(
-      consumer, wgRow, v.kvLo, ringIteration(v.kvLo), empty, /*prev=*/nullptr);
+  // P_0). O is still the empty state: α·0 = 0 for every α fat.softmax_max
+  // gives (finite; 0 before any visible key), so it is not rescaled.
+  SmallVector<Value> init = pipeline.emitPrologue(b, v.kvLo, empty);
+  if (auto rescale = init[0].getDefiningOp<RescaleOp>();
+      rescale && rescale.getInput() == empty[0]) {
+    init[0] = empty[0];
+    rescale.erase();
+  }
 
   // Steady state, blocks kvLo+1 .. kvHi−1, carrying (O, m, l, P_{j−1}).
-  SmallVector<Value> last =
-      buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/false);
+  SmallVector<Value> last = buildSteadyLoop(pipeline, wgRow, init,
+                                            /*overwriteFirst=*/false);
 
   // Every S of the tile is done: Q may be overwritten (persistent).
   buildReleaseQ(/*stagedInQ=*/cfg.stageO && !cfg.stageOInV());
   // Drain: O += P_last·V_last. With stageOInV the epilogue stages O in
   // this V stage and releases it.
-  StageOne drain{last[0], last[3], lastKeyIteration()};
+  SmallVector<Value> results = pipeline.emitDrain(b, sub(v.kvHi, c32(1)), last);
   if (cfg.stageOInV())
-    drain.retire = [](Value) {};
-  drain.lastTurn = !cfg.schedule.persistent;
-  Value o = drainStageOne(consumer, drain);
-  scf::YieldOp::create(b, ValueRange{o, last[1], last[2]});
+    for (Operation &op : llvm::reverse(*b.getInsertionBlock()))
+      if (auto release = dyn_cast<RingReleaseOp>(op);
+          release && release.getRing() == v.vRing) {
+        release.erase();
+        break;
+      }
+  step.erase();
+  scf::YieldOp::create(b, results);
   return SmallVector<Value>(work.getResults());
 }
 
-SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
-    Value consumer, Value wgRow, ValueRange init, bool overwriteFirst) {
+SmallVector<Value>
+AttentionKernelBuilder::buildSteadyLoop(LoopPipeline &pipeline, Value wgRow,
+                                        ValueRange init, bool overwriteFirst) {
   // Where it measured faster (splitMaskedTail), the blocks below the first
   // one a mask can touch are peeled into a copy of the loop whose body has
   // no mask branch (one basic block for ptxas), then the rest with it.
   Value lo = add(v.kvLo, c32(1));
   if (!cfg.splitMaskedTail)
-    return buildSteadyRange(consumer, wgRow, init, overwriteFirst, lo,
-                            v.kvHi)
+    return buildSteadyRange(pipeline, init, overwriteFirst, lo, v.kvHi)
         .getResults();
   Value firstMasked = walkIndex(buildFirstMaskedBlock());
   bool full = cfg.skipsFullKeyBlocks();
@@ -218,7 +378,7 @@ SmallVector<Value> AttentionKernelBuilder::buildSteadyLoop(
   Value mid = arith::MaxSIOp::create(
       b, lo, arith::MinSIOp::create(b, v.kvHi, firstMasked));
   scf::ForOp loop =
-      buildSteadyRange(consumer, wgRow, init, overwriteFirst, mid, v.kvHi);
+      buildSteadyRange(pipeline, init, overwriteFirst, mid, v.kvHi);
   peelUnmaskedBlocks(loop, lo, full);
   return loop.getResults();
 }
@@ -264,55 +424,49 @@ void AttentionKernelBuilder::peelUnmaskedBlocks(scf::ForOp loop, Value lo,
       buildFenceOperands(b, peeled.getResults()));
 }
 
-scf::ForOp AttentionKernelBuilder::buildSteadyRange(Value consumer,
-                                                    Value wgRow,
+scf::ForOp AttentionKernelBuilder::buildSteadyRange(LoopPipeline &pipeline,
                                                     ValueRange init,
                                                     bool overwriteFirst,
                                                     Value lo, Value hi) {
-  auto loop = scf::ForOp::create(b, lo, hi, c32(1), init);
+  scf::ForOp loop = pipeline.emitSteadyLoop(b, lo, hi, init);
   tagStage(loop, cfg.splitMaskedTail ? "mainloop-edge" : "mainloop");
   tag(loop, "fat.order",
       b.getStrArrayAttr({"wait K(j), V(j-1)", "S(j) = Q*K(j)^T",
                          "O += P(j-1)*V(j-1)", "wait S (1 pending)",
                          "softmax(j)", "wait O", "O = alpha*O"}));
-  OpBuilder::InsertionGuard body(b);
-  b.setInsertionPointToStart(loop.getBody());
-  Value j = loop.getInductionVar();
-  Value iter = ringIteration(j);
-  ValueRange carried = loop.getRegionIterArgs();
-  // With overwriteFirst, block kvLo+1's P·V starts the tile's O.
-  auto firstOverwrites = [&]() -> Value {
-    return arith::ExtUIOp::create(
+  assignWaitPending(*loop.getBody());
+  keepCarriedOperandsLive(loop);
+  if (overwriteFirst) {
+    // Block kvLo+1's P·V starts the tile's O (tile overlap hands in the
+    // previous tile's): its accumulate flag, set beside the step's Q·Kᵀ.
+    auto gemms = llvm::to_vector(loop.getBody()->getOps<WgmmaAsyncOp>());
+    auto [qk, pv] = std::make_pair(gemms.front(), gemms.back());
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfter(qk);
+    Value j = loop.getInductionVar();
+    pv.getScaleDMutable().assign(arith::ExtUIOp::create(
         b, b.getI32Type(),
-        cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1))));
-  };
-  StageOne prev{carried[0], carried[3], Value()};
-  if (overwriteFirst)
-    prev.accumulate = firstOverwrites;
-  scf::YieldOp::create(b, rewriteKeyBlockStep(consumer, wgRow, j, iter,
-                                              carried.take_front(3), &prev));
+        cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1)))));
+  }
   return loop;
 }
 
 SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
     Value consumer, Value wgRow, Value kvBlock, Value iter,
     ValueRange carried, const StageOne *prev) {
-  // The tensorized loop's step for block j, its ops in the loop's order,
-  // each placed by its stage (pvStage()) —
-  //   Q·Kᵀ     issued, with `prev`'s P·V (stage 1 of block j − 1) beside
-  //            it, and S waited for with that P·V in flight (groups retire
-  //            in order: one pending);
+  // The tensorized loop's step for block j, its ops in the loop's order:
+  //   Q·Kᵀ     issued and waited for, K released;
   //   S → P    as they are (rewriteScoreOp); P's rounding and O's rescale
   //            in the loop's order;
-  //   P·V      stage 0: issued, waited for and V released here. Stage 1:
-  //            not issued (the next step does); `prev`'s wait, retirement
-  //            and O's rescale stand in its place — after the P·V it
-  //            scales (O holds Σ_{i<j} relative to m_{j−1}; α_j moves it to
-  //            m_j).
-  // In stage 1 without `prev` (the first block) S is waited for alone, P
-  // packed at once, and O, still the empty state, needs no rescale; after
-  // another tile's P·V neither does this tile's O.
-  bool pvLater = pvStage() == 1;
+  //   P·V      issued, waited for and V released.
+  // This is every schedule's step: the overlapped one expands it by stages
+  // (scheduleOverlap). Tile overlap's first step takes `prev`, the pending
+  // tile's P·V: issued beside Q·Kᵀ in one turn, S waited for with it in
+  // flight (groups retire in order: one pending), and in place of this
+  // block's P·V (which the steady loop or the next tile issues) prev's
+  // wait and retirement; P_j is packed after that wait, and this tile's O,
+  // still the empty state, needs no rescale.
+  bool pvLater = prev != nullptr;
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   IRMapping &map = r.map;
   map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
@@ -335,13 +489,15 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            if (prev)
+            if (prev) {
               waitStageOne(*prev, iter);
-            buildTurnBegin(consumer);
+              buildTurnBegin(consumer);
+            }
             Value s = buildQK(consumer, iter, gemm);
-            if (prev)
+            if (prev) {
               o = issueStageOne(*prev);
-            buildTurnEnd(consumer, /*lastTurn=*/false);
+              buildTurnEnd(consumer, /*lastTurn=*/false);
+            }
             s = buildWgmmaWait(b, prev ? 1 : 0, s)[0];
             takeScores(r, gemm, s, kvBlock, iter);
             return;
@@ -352,10 +508,6 @@ SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
                                map.lookup(gemm.getA()), iter, {}, gemm);
             map.map(gemm.getResult(), buildWgmmaWait(b, 0, pv)[0]);
             RingReleaseOp::create(b, v.vRing, iter);
-            return;
-          }
-          if (!prev) {
-            map.map(gemm.getResult(), o);
             return;
           }
           // prev's P is read by the in-flight wgmma until here. Using it
@@ -509,8 +661,11 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
                                                 firstIter, empty, &pendingPV);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
+  scf::ForOp step = buildStepLoop(consumer, wgRow, empty);
+  LoopPipeline pipeline = scheduleOverlap(step, consumer, /*lastTurn=*/false);
   SmallVector<Value> last =
-      buildSteadyLoop(consumer, wgRow, init, /*overwriteFirst=*/true);
+      buildSteadyLoop(pipeline, wgRow, init, /*overwriteFirst=*/true);
+  step.erase();
   // Every S of the tile is done: Q may be overwritten.
   buildReleaseQ(/*stagedInQ=*/false);
 
