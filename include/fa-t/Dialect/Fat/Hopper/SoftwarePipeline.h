@@ -30,29 +30,29 @@ void setPipelineSchedule(Operation *op, int64_t stage, int64_t cluster);
 /// last iteration alone.
 enum class PipelinePart { Prologue, Steady, Drain };
 
-/// A loop `for j in [lo, hi) step 1 iter_args(x)` whose body is scheduled
+/// A loop `for j in [lo, hi) step s iter_args(x)` whose body is scheduled
 /// in two stages, expanded as
 ///
 ///   prologue:  stage 0 of iteration lo
-///   steady:    for j in [lo + 1, hi): stage 0 of j, stage 1 of j − 1,
+///   steady:    for j in [lo + s, hi): stage 0 of j, stage 1 of j − s,
 ///              interleaved cluster by cluster
-///   drain:     stage 1 of iteration hi − 1
+///   drain:     stage 1 of the last iteration
 ///
 /// for a trip count ≥ 1 (the caller guards it; upstream's
 /// scf::pipelineForLoop predicates each prologue op instead, which the
 /// kernel's barrier and wgmma ops cannot take). Values stage 0 defines and
 /// stage 1 reads cross one iteration: index arithmetic of the induction
-/// variable is recomputed at j − 1 (j's value minus the step where it is
-/// j plus an invariant), every other value is carried by the
-/// steady loop. Its iter_args are the body's — each one whose next value
+/// variable is recomputed at j − s (j's value minus s where it is j plus
+/// loop invariants), every other value is carried by the steady loop. Its iter_args are the body's — each one whose next value
 /// stage 1 computes from a stage-0 value on its chain (O through α·O and
 /// the P·V) replaced by that value (α·O) — then the other stage-0 values
 /// stage 1 reads (P), in body order. Every op of the body has its stage
 /// and cluster.
 class LoopPipeline {
 public:
-  /// Reads the body's schedule; a diagnostic on `loop` if it is not one
-  /// this expansion can run.
+  /// Reads the body's schedule; an error on the op that makes it one this
+  /// expansion cannot run (no stage, stage 0 reading stage 1 of its own
+  /// iteration, an op ordered before a value it reads).
   static FailureOr<LoopPipeline> analyze(scf::ForOp loop);
 
   /// Runs before the first / after the last op of a cluster, in each part
@@ -69,8 +69,6 @@ public:
   /// Stage 1 of iteration `last` from the steady loop's results; returns
   /// the original loop's results.
   SmallVector<Value> emitDrain(OpBuilder &b, Value last, ValueRange carried);
-
-  scf::ForOp getLoop() { return loop; }
 
 private:
   explicit LoopPipeline(scf::ForOp loop) : loop(loop) {}

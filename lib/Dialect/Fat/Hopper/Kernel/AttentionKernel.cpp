@@ -40,6 +40,8 @@
 //                        wait S_j (wait_group 1); softmax_j (the P·V runs)
 //                        wait P·V (wait_group 0); O = α_j·O
 //             O += P_last·V_last
+//             (the plain loop's step with the P·V in stage 1, expanded by
+//             LoopPipeline, SoftwarePipeline.h)
 //   pingpong  (with overlap) the consumer warpgroups issue their GEMMs in
 //             turns — bar.sync on their own named barrier before issuing,
 //             bar.arrive on the next one's after — so the tensor cores work

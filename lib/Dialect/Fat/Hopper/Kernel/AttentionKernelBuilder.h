@@ -12,6 +12,9 @@
 //                                online softmax, O = α·O, O += P·V
 //   AttentionKernelConsumer.cpp  the consumer loops (plain, overlapped,
 //                                ping-pong turns) and tile overlap
+//   SoftwarePipeline.cpp         a loop expanded by its ops' stages (the
+//                                overlapped loop's prologue, steady loop
+//                                and drain; SoftwarePipeline.h)
 //   AttentionKernelEpilogue.cpp  O / l and the LSE to global memory
 //
 //===----------------------------------------------------------------------===//

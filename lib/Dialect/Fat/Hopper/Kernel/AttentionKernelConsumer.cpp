@@ -1,11 +1,12 @@
 //===- AttentionKernelConsumer.cpp - the consumer loops -------------------===//
 //
-// The consumer warpgroups' schedules over a tile's key blocks, all one step
-// of the tensorized KV loop placed by the stage of its P·V: the plain loop
-// (stage 0), the overlapped software pipeline (stage 1: P_{j−1}·V_{j−1}
-// under softmax_j; prologue, steady loop, drain), the steady loop split at
-// the mask's first block (index-set splitting), ping-pong turns on named
-// barriers, and tile overlap (the pipeline across a persistent CTA's tiles).
+// The consumer warpgroups' schedules over a tile's key blocks, all the loop
+// of one step of the tensorized KV loop: the plain loop, the overlapped
+// software pipeline (its ops' stages and clusters set by scheduleOverlap,
+// expanded by LoopPipeline: P_{j−1}·V_{j−1} under softmax_j; prologue,
+// steady loop, drain), the steady loop split at the mask's first block
+// (index-set splitting), ping-pong turns on named barriers, and tile
+// overlap (the pipeline across a persistent CTA's tiles).
 //
 //===----------------------------------------------------------------------===//
 
