@@ -101,7 +101,7 @@ func.func @unscheduled(%n: index, %a: memref<?xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   scf.for %i = %c0 to %n step %c1 {
-    // expected-error @below {{has no pipeline stage and cluster}}
+    // expected-error @below {{needs integer attributes fat.pipeline_stage and fat.pipeline_cluster}}
     %x = memref.load %a[%i] : memref<?xf32>
     memref.store %x, %a[%i] {fat.pipeline_stage = 0, fat.pipeline_cluster = 0} : memref<?xf32>
   }

@@ -77,6 +77,11 @@ transform::PipelineLoopOp::applyToOne(transform::TransformRewriter &rewriter,
                             lb, ub);
   auto guard = scf::IfOp::create(rewriter, loc, loop.getResultTypes(), any,
                                  /*withElseRegion=*/true);
+  // (Without results the builder made the branches' yields: ours replace
+  // them.)
+  for (Block *branch : {guard.thenBlock(), guard.elseBlock()})
+    if (!branch->empty())
+      rewriter.eraseOp(branch->getTerminator());
   rewriter.setInsertionPointToStart(guard.elseBlock());
   scf::YieldOp::create(rewriter, loc, loop.getInitArgs());
   rewriter.setInsertionPointToStart(guard.thenBlock());

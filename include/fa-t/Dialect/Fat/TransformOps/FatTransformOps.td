@@ -91,7 +91,9 @@ def PipelineLoopOp : Op<Transform_Dialect, "fat.pipeline_loop",
     recomputed at j − s (as j's value − s where it is j plus loop
     invariants). A carried value stage 1 computes and stage 0 reads (the
     online softmax's O: α·O in stage 0, + P·V in stage 1) is carried as
-    the stage-0 value on its chain.
+    the stage-0 value on its chain. The schedule is trusted with what the
+    IR does not show: memory an op of stage 1 writes and the next
+    iteration's stage 0 reads (as upstream's `scf::pipelineForLoop`).
 
     #### Return modes
 

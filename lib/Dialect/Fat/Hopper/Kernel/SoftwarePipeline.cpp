@@ -46,7 +46,8 @@ LogicalResult LoopPipeline::schedule() {
     auto stage = op.getAttrOfType<IntegerAttr>(kPipelineStage);
     auto cluster = op.getAttrOfType<IntegerAttr>(kPipelineCluster);
     if (!stage || !cluster)
-      return op.emitOpError("has no pipeline stage and cluster");
+      return op.emitOpError("needs integer attributes ")
+             << kPipelineStage << " and " << kPipelineCluster;
     if (stage.getInt() < 0 || stage.getInt() > 1)
       return op.emitOpError("pipeline stage must be 0 or 1");
     stages[&op] = stage.getInt();
@@ -323,6 +324,9 @@ scf::ForOp LoopPipeline::emitSteadyLoop(OpBuilder &b, Value lo, Value hi,
   auto steady =
       scf::ForOp::create(b, loop.getLoc(), lo, hi, loop.getStep(), init);
   OpBuilder::InsertionGuard guard(b);
+  // (Without iter_args the builder made the body's yield: ours replaces it.)
+  if (!steady.getBody()->empty())
+    steady.getBody()->getTerminator()->erase();
   b.setInsertionPointToStart(steady.getBody());
   Value j = steady.getInductionVar();
   ValueRange now = steady.getRegionIterArgs();
