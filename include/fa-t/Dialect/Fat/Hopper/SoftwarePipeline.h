@@ -70,13 +70,22 @@ public:
   /// the original loop's results.
   SmallVector<Value> emitDrain(OpBuilder &b, Value last, ValueRange carried);
 
+  /// The three parts' common form, for an iteration the caller describes
+  /// (tile overlap's first step: stage 1 of another tile's last block):
+  /// emits `part`'s stages in cluster order with map0 and map1, which map
+  /// each stage's induction variable and inputs and may map any value the
+  /// caller computes otherwise (an op whose results are all mapped is not
+  /// emitted).
+  void emit(OpBuilder &b, PipelinePart part, IRMapping &map0, IRMapping &map1);
+  /// Maps stage 1's inputs to `carried`, in the steady loop's layout.
+  void mapStageOneInputs(IRMapping &map1, ValueRange carried);
+  /// The steady loop's carried values after an emission with these maps.
+  SmallVector<Value> carriedAfter(IRMapping &map0, IRMapping &map1);
+
 private:
   explicit LoopPipeline(scf::ForOp loop) : loop(loop) {}
   LogicalResult schedule();
   int64_t stageOf(Operation *op) const { return stages.lookup(op); }
-  /// Emits the ops of the part's stages in cluster order, with one mapping
-  /// per stage.
-  void emit(OpBuilder &b, PipelinePart part, std::array<IRMapping *, 2> maps);
   /// The clone of stage-1 operand `v` at iteration j − 1: carried values
   /// are in the map; index arithmetic is recomputed.
   Value rematerialize(OpBuilder &b, Value v, IRMapping &map);
@@ -86,11 +95,6 @@ private:
   std::optional<int64_t> ivCoefficient(Value v);
   /// Whether `v` is computed from `arg` inside the body.
   bool dependsOn(Value v, BlockArgument arg);
-
-  /// The carried value in `slot` after an emission with `maps`.
-  Value carriedAfter(size_t slot, std::array<IRMapping *, 2> maps);
-  /// Stage 1's inputs from the steady loop's carried values `now`.
-  void mapStageOneInputs(IRMapping &map1, ValueRange now);
 
   scf::ForOp loop;
   SmallVector<Operation *> order; // the body's ops in emission order

@@ -29,6 +29,7 @@
 #include "mlir/IR/IRMapping.h"
 
 #include <functional>
+#include <optional>
 
 namespace mlir {
 namespace fat {
@@ -337,15 +338,19 @@ private:
   /// the consumer loops carry.
   SmallVector<Value> buildEmptyState();
   /// The tensorized step over the tile's key blocks from `init` = (O, m,
-  /// l): the plain loop, and what the overlapped schedule expands.
-  scf::ForOp buildStepLoop(Value consumer, Value wgRow, ValueRange init);
+  /// l): the plain loop, and what the overlapped schedule expands; its
+  /// blocks' ring iteration in `iteration`.
+  scf::ForOp buildStepLoop(Value consumer, Value wgRow, ValueRange init,
+                           Value *iteration = nullptr);
   /// The two consumer loops, by the P·V's stage; both return (O, m, l).
   SmallVector<Value> buildPlainLoop(Value consumer, Value wgRow);
   SmallVector<Value> buildOverlappedLoop(Value consumer, Value wgRow);
   /// The overlapped schedule on `step` (buildStepLoop): each op's stage and
-  /// cluster, ping-pong's turns around the GEMM issues (the drain's the
-  /// game's last when `lastTurn`) and the late P·V wait's fence.
-  LoopPipeline scheduleOverlap(scf::ForOp step, Value consumer, bool lastTurn);
+  /// cluster (P_j packed after the P·V's wait with `packLate`), ping-pong's
+  /// turns around the GEMM issues (the drain's the game's last when
+  /// `lastTurn`) and the late P·V wait's fence.
+  LoopPipeline scheduleOverlap(scf::ForOp step, Value consumer, bool lastTurn,
+                               bool packLate);
   /// The overlapped loop's steady state over blocks kvLo+1 .. kvHi−1,
   /// from `init` = (O, m, l, P_kvLo); returns the same after the last
   /// block (P of block kvHi−1 not yet multiplied). `overwriteFirst`: the
@@ -361,47 +366,17 @@ private:
   /// the next step beside that step's Q·Kᵀ and retired after its softmax:
   /// LoopPipeline expands the step into the prologue (stage 0 alone), the
   /// steady loop (both) and the drain (stage 1 alone); tile overlap
-  /// continues the same pipeline across tiles (a tile's first step issues
-  /// the previous tile's last P·V: `prev` of rewriteKeyBlockStep).
+  /// continues the same pipeline across tiles (a tile's first step is a
+  /// steady step whose stage 1 is the previous tile's last P·V).
   int pvStage() const { return cfg.schedule.overlap ? 1 : 0; }
-  ///
-  /// StageOne is the pending tile's P·V that tile overlap's first step
-  /// issues: its accumulator O and P (rounded), V's ring iteration, and
-  /// what the schedule adds around it.
-  struct StageOne {
-    StageOne(Value o, Value p, Value iter) : o(o), p(p), iter(iter) {}
-    Value o, p, iter;
-    /// Waits for V's buffer, after the step's wait for K's buffer of ring
-    /// iteration kIter (null in a drain); null: the ring wait of `iter`.
-    std::function<void(Value kIter)> waitV;
-    /// The run-time accumulate flag, built right before the issue (null:
-    /// accumulate).
-    std::function<Value()> accumulate;
-    /// Once the P·V is complete: V's release (or the pending tile's
-    /// store); null: release V.
-    std::function<void(Value)> retire;
-    /// The P·V finishes the previous tile (tile overlap): its O is not this
-    /// tile's, so the step does not rescale it, and P is packed after it.
-    bool otherTile = false;
-    /// The issue is the game's last turn (drain only).
-    bool lastTurn = false;
-  };
   /// The step of block kvBlock (ring iteration `iter`) from the carried
-  /// (O, m, l), with `prev`'s P·V in flight under it in place of its own,
-  /// or none. Returns (O, m, l) for the next step, and P with `prev` (the
-  /// next step issues its P·V).
+  /// (O, m, l); returns (O, m, l) for the next step.
   SmallVector<Value> rewriteKeyBlockStep(Value consumer, Value wgRow,
                                          Value kvBlock, Value iter,
-                                         ValueRange carried,
-                                         const StageOne *prev);
-  /// Stage 1 alone (the pending tile's drain): issues `pv`, waits and
-  /// retires it; returns O.
-  Value drainStageOne(Value consumer, const StageOne &pv);
-  /// Its three parts (pv.iter set): the wait for V, the issue (one
-  /// fat.wgmma_async; the caller waits) and the retirement.
-  void waitStageOne(const StageOne &pv, Value kIter);
-  Value issueStageOne(const StageOne &pv);
-  void retireStageOne(const StageOne &pv, Value o);
+                                         ValueRange carried);
+  /// Sets the run-time accumulate flag of P·V `pv` (built by `flag` right
+  /// before its V buffer's address).
+  void setAccumulate(WgmmaAsyncOp pv, function_ref<Value()> flag);
   /// One steady-state loop over blocks [lo, hi) (buildSteadyLoop).
   scf::ForOp buildSteadyRange(LoopPipeline &pipeline, ValueRange init,
                               bool overwriteFirst, Value lo, Value hi);
@@ -412,11 +387,19 @@ private:
   /// fat.operand_fence.
   void peelUnmaskedBlocks(scf::ForOp loop, Value lo, bool full);
   /// Tile overlap (KernelSchedule::tileOverlap): the consumer's tile loop,
-  /// one tile, and the final P·V after the last tile.
+  /// one tile, and the final P·V after the last tile. A tile's step loop
+  /// (with its blocks' ring iteration and its schedule) stays until the
+  /// final P·V is emitted from it.
+  struct TileStep {
+    scf::ForOp loop;
+    Value iter;
+    LoopPipeline pipeline;
+  };
   void buildOverlappedTiles();
-  SmallVector<Value> buildOverlappedTile(Value consumer, ValueRange pending);
-  void buildDrainPending(Value consumer, Value ringPosition,
-                         ValueRange pending);
+  SmallVector<Value> buildOverlappedTile(Value consumer, ValueRange pending,
+                                         std::optional<TileStep> &step);
+  void buildDrainPending(Value consumer, Value ringPosition, ValueRange pending,
+                         TileStep &step);
   /// The pending tile's V block from the CTA's ring position (blocks
   /// issued so far): whether there is one (position > 0) and its ring
   /// iteration (0 when there is none: the P = 0 product reads any stage).
@@ -426,10 +409,17 @@ private:
   PendingSlot buildPendingSlot(Value ringPosition);
   void buildStorePending(Value consumer, const PendingSlot &slot, Value o,
                          const PendingTile &pending);
-  /// The pending tile's last P·V as a stage 1: issued with its accumulate
-  /// bit, retired by storing the tile (buildStorePending).
-  StageOne pendingStageOne(Value consumer, const PendingSlot &slot,
-                           const PendingTile &pending);
+  /// The pending tile's last P·V as `pipeline`'s stage 1 (map1: its O, P
+  /// and V's ring iteration), beside a tile's first block (part Steady,
+  /// K's ring iteration kIter) or alone (part Drain): issued with the
+  /// tile's accumulate bit, retired by storing the tile
+  /// (buildStorePending). Returns the carried values after it.
+  SmallVector<Value> emitPendingStageOne(LoopPipeline &pipeline,
+                                         PipelinePart part, IRMapping &map0,
+                                         IRMapping &map1, Value consumer,
+                                         const PendingSlot &slot,
+                                         const PendingTile &pending,
+                                         Value kIter);
   /// Ping-pong turn taking around one GEMM issue phase (no-ops without it),
   /// and the game's first hand-over (the last consumer to 0) and last
   /// take-over: the fat.turn* ops.

@@ -87,16 +87,19 @@ SmallVector<Value> AttentionKernelBuilder::buildEmptyState() {
 }
 
 scf::ForOp AttentionKernelBuilder::buildStepLoop(Value consumer, Value wgRow,
-                                                 ValueRange init) {
+                                                 ValueRange init,
+                                                 Value *iteration) {
   // Loop-carried: the tiles O (with l's ones columns beside it under
   // rowsum=mma), m and l.
   auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1), init);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(loop.getBody());
   Value j = loop.getInductionVar();
-  scf::YieldOp::create(
-      b, rewriteKeyBlockStep(consumer, wgRow, j, ringIteration(j),
-                             loop.getRegionIterArgs(), /*prev=*/nullptr));
+  Value iter = ringIteration(j);
+  if (iteration)
+    *iteration = iter;
+  scf::YieldOp::create(b, rewriteKeyBlockStep(consumer, wgRow, j, iter,
+                                              loop.getRegionIterArgs()));
   return loop;
 }
 
@@ -170,7 +173,8 @@ enum OverlapCluster : int64_t {
 
 LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
                                                      Value consumer,
-                                                     bool lastTurn) {
+                                                     bool lastTurn,
+                                                     bool packLate) {
   // The stage of each op of the step: its P·V with V's ring wait and
   // release in stage 1, everything else in stage 0; an op the schedule
   // does not name goes with its users (stage 1 if only stage 1 reads it,
@@ -217,7 +221,7 @@ LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
                     .Case([&](arith::TruncFOp round) -> Slot {
                       if (round.getResult() != pv.getARegs())
                         return fromUsers(op);
-                      return {0, cfg.latePVWait ? kLatePack : kSoftmax};
+                      return {0, packLate ? kLatePack : kSoftmax};
                     })
                     .Case([&](RescaleOp) -> Slot {
                       return {0, kRescale};
@@ -320,7 +324,8 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
   // The step over the tile's blocks, expanded by its stages.
   scf::ForOp step = buildStepLoop(consumer, wgRow, empty);
   LoopPipeline pipeline =
-      scheduleOverlap(step, consumer, /*lastTurn=*/!cfg.schedule.persistent);
+      scheduleOverlap(step, consumer, /*lastTurn=*/!cfg.schedule.persistent,
+                      /*packLate=*/cfg.latePVWait);
 
   // Prologue, block kvLo: the step's first stage alone (S_0, its softmax,
   // P_0). O is still the empty state: α·0 = 0 for every α fat.softmax_max
@@ -439,155 +444,74 @@ scf::ForOp AttentionKernelBuilder::buildSteadyRange(LoopPipeline &pipeline,
   keepCarriedOperandsLive(loop);
   if (overwriteFirst) {
     // Block kvLo+1's P·V starts the tile's O (tile overlap hands in the
-    // previous tile's): its accumulate flag, set beside the step's Q·Kᵀ.
-    auto gemms = llvm::to_vector(loop.getBody()->getOps<WgmmaAsyncOp>());
-    auto [qk, pv] = std::make_pair(gemms.front(), gemms.back());
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointAfter(qk);
+    // previous tile's).
     Value j = loop.getInductionVar();
-    pv.getScaleDMutable().assign(arith::ExtUIOp::create(
-        b, b.getI32Type(),
-        cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1)))));
+    WgmmaAsyncOp pv;
+    for (auto gemm : loop.getBody()->getOps<WgmmaAsyncOp>())
+      if (gemm.getARegs())
+        pv = gemm;
+    setAccumulate(pv, [&]() -> Value {
+      return arith::ExtUIOp::create(
+          b, b.getI32Type(),
+          cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1))));
+    });
   }
   return loop;
 }
 
-SmallVector<Value> AttentionKernelBuilder::rewriteKeyBlockStep(
-    Value consumer, Value wgRow, Value kvBlock, Value iter,
-    ValueRange carried, const StageOne *prev) {
+void AttentionKernelBuilder::setAccumulate(WgmmaAsyncOp pv,
+                                           function_ref<Value()> flag) {
+  // The P·V's run-time accumulate flag (fat.wgmma_async scale_d), built
+  // right before the address of its V buffer.
+  Operation *first = pv;
+  for (Operation *op = pv->getPrevNode(); op; op = op->getPrevNode()) {
+    first = op;
+    if (auto buffer = dyn_cast<RingBufferOp>(op);
+        buffer && buffer.getRing() == v.vRing)
+      break;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(first);
+  pv.getScaleDMutable().assign(flag());
+}
+
+SmallVector<Value>
+AttentionKernelBuilder::rewriteKeyBlockStep(Value consumer, Value wgRow,
+                                            Value kvBlock, Value iter,
+                                            ValueRange carried) {
   // The tensorized loop's step for block j, its ops in the loop's order:
   //   Q·Kᵀ     issued and waited for, K released;
   //   S → P    as they are (rewriteScoreOp); P's rounding and O's rescale
   //            in the loop's order;
   //   P·V      issued, waited for and V released.
-  // This is every schedule's step: the overlapped one expands it by stages
-  // (scheduleOverlap). Tile overlap's first step takes `prev`, the pending
-  // tile's P·V: issued beside Q·Kᵀ in one turn, S waited for with it in
-  // flight (groups retire in order: one pending), and in place of this
-  // block's P·V (which the steady loop or the next tile issues) prev's
-  // wait and retirement; P_j is packed after that wait, and this tile's O,
-  // still the empty state, needs no rescale.
-  bool pvLater = prev != nullptr;
+  // This is every schedule's step: the overlapped one expands its loop by
+  // stages (scheduleOverlap).
   BlockRewrite r = startBlockRewrite(wgRow, carried[1], carried[2]);
   IRMapping &map = r.map;
   map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
-  Value o = carried[0], p;
-  // prev with its V iteration resolved (null: this block's minus one).
-  std::optional<StageOne> stage1;
-  if (prev) {
-    stage1 = *prev;
-    if (!stage1->iter)
-      stage1->iter = sub(iter, c32(1));
-    prev = &*stage1;
-  }
-  // P_j is packed after prev's wait (cfg.latePVWait, and always after
-  // another tile's P·V): into registers the in-flight P leaves.
-  bool packLate = prev && (cfg.latePVWait || prev->otherTile);
-  RescaleOp rescale;
-  arith::TruncFOp round;
-  SmallVector<Value> next = rewriteStep(r, [&](Operation &op) {
+  return rewriteStep(r, [&](Operation &op) {
     llvm::TypeSwitch<Operation *>(&op)
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            if (prev) {
-              waitStageOne(*prev, iter);
-              buildTurnBegin(consumer);
-            }
-            Value s = buildQK(consumer, iter, gemm);
-            if (prev) {
-              o = issueStageOne(*prev);
-              buildTurnEnd(consumer, /*lastTurn=*/false);
-            }
-            s = buildWgmmaWait(b, prev ? 1 : 0, s)[0];
+            Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm))[0];
             takeScores(r, gemm, s, kvBlock, iter);
             return;
           }
-          if (!pvLater) {
-            RingWaitOp::create(b, v.vRing, iter);
-            Value pv = buildPV(map.lookup(gemm.getAcc()),
-                               map.lookup(gemm.getA()), iter, {}, gemm);
-            map.map(gemm.getResult(), buildWgmmaWait(b, 0, pv)[0]);
-            RingReleaseOp::create(b, v.vRing, iter);
-            return;
-          }
-          // prev's P is read by the in-flight wgmma until here. Using it
-          // after the wait keeps its PTX registers live, so P_j cannot be
-          // coalesced into them (ptxas would see the wgmma's A operand
-          // redefined mid-flight and serialize every wgmma, C7513).
-          o = buildWgmmaWait(b, 0, {o, prev->p})[0];
-          if (packLate) {
-            Value probs = map.lookup(round.getIn());
-            // After another tile's P·V: so ptxas can give P_0 the pending
-            // P's registers, and the steady loop's P (which starts as P_0
-            // and ends as the next pending P) stays one set of registers —
-            // packed before, P_0 needs a set of its own and every
-            // iteration copies P into the wgmma's operand registers (perf
-            // log run 34).
-            if (prev->otherTile)
-              probs = buildFenceOperands(b, probs)[0];
-            p = buildPackP(probs);
-          }
-          retireStageOne(*prev, o);
-          // (row-max=bound has no rescale: α = 1.)
-          if (!prev->otherTile && rescale)
-            o = buildRescale(rescale, o, map.lookup(rescale.getFactor()));
-          map.map(gemm.getResult(), o);
+          RingWaitOp::create(b, v.vRing, iter);
+          Value pv = buildPV(map.lookup(gemm.getAcc()), map.lookup(gemm.getA()),
+                             iter, {}, gemm);
+          map.map(gemm.getResult(), buildWgmmaWait(b, 0, pv)[0]);
+          RingReleaseOp::create(b, v.vRing, iter);
         })
         .Case([&](arith::TruncFOp t) { // P, the 16-bit A tile
-          // Packed late, P_j follows the wait, and the fence keeps ptxas
-          // from lifting the wait (and with it the rest of the softmax)
-          // above the exponentials.
-          round = t;
-          if (!packLate) {
-            p = buildPackP(map.lookup(t.getIn()));
-            map.map(t.getResult(), p);
-          } else if (cfg.latePVWait) {
-            buildSchedulingFence(b, v.seqKV);
-          }
+          map.map(t.getResult(), buildPackP(map.lookup(t.getIn())));
         })
         .Case([&](RescaleOp t) { // O's
-          if (pvLater)
-            rescale = t; // after its P·V
-          else
-            map.map(t.getResult(), buildRescale(t, map.lookup(t.getInput()),
-                                                map.lookup(t.getFactor())));
+          map.map(t.getResult(), buildRescale(t, map.lookup(t.getInput()),
+                                              map.lookup(t.getFactor())));
         });
   });
-  if (pvLater)
-    next.push_back(p);
-  return next;
-}
-
-void AttentionKernelBuilder::waitStageOne(const StageOne &pv, Value kIter) {
-  if (pv.waitV)
-    pv.waitV(kIter);
-  else
-    RingWaitOp::create(b, v.vRing, pv.iter);
-}
-
-Value AttentionKernelBuilder::issueStageOne(const StageOne &pv) {
-  return buildPV(pv.o, pv.p, pv.iter,
-                 pv.accumulate ? pv.accumulate() : Value());
-}
-
-void AttentionKernelBuilder::retireStageOne(const StageOne &pv, Value o) {
-  if (pv.retire)
-    pv.retire(o);
-  else
-    RingReleaseOp::create(b, v.vRing, pv.iter);
-}
-
-Value AttentionKernelBuilder::drainStageOne(Value consumer,
-                                            const StageOne &pv) {
-  waitStageOne(pv, /*kIter=*/Value());
-  buildTurnBegin(consumer);
-  Value o = issueStageOne(pv);
-  buildTurnEnd(consumer, pv.lastTurn);
-  // No P is packed after it: nothing to keep its A live for.
-  o = buildWgmmaWait(b, 0, o)[0];
-  retireStageOne(pv, o);
-  return o;
 }
 
 void AttentionKernelBuilder::buildOverlappedTiles() {
@@ -608,17 +532,18 @@ void AttentionKernelBuilder::buildOverlappedTiles() {
   nothing.append({fragmentSplat(fragmentType(cfg.blockN, elt), 0.0), c32(0)});
   PendingTile none = PendingTile::unpack(nothing);
   buildOpenGame(consumer);
-  SmallVector<Value> last =
-      buildTileLoop(none.pack(), [&](ValueRange pending) {
-        return buildOverlappedTile(consumer, pending);
-      });
-  buildDrainPending(consumer, last[0], ArrayRef<Value>(last).drop_front(2));
+  std::optional<TileStep> step;
+  SmallVector<Value> last = buildTileLoop(none.pack(), [&](ValueRange pending) {
+    return buildOverlappedTile(consumer, pending, step);
+  });
+  buildDrainPending(consumer, last[0], ArrayRef<Value>(last).drop_front(2),
+                    *step);
+  step->loop.erase();
   buildCloseGame(consumer);
 }
 
-SmallVector<Value>
-AttentionKernelBuilder::buildOverlappedTile(Value consumer,
-                                            ValueRange pendingVals) {
+SmallVector<Value> AttentionKernelBuilder::buildOverlappedTile(
+    Value consumer, ValueRange pendingVals, std::optional<TileStep> &step) {
   PendingTile pending = PendingTile::unpack(pendingVals);
   SmallVector<Value> empty = buildEmptyState();
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
@@ -645,28 +570,31 @@ AttentionKernelBuilder::buildOverlappedTile(Value consumer,
   scf::YieldOp::create(b, pendingVals);
 
   b.setInsertionPointToStart(work.thenBlock());
-  // The first block's step issues the pending tile's last P·V (stage 1
-  // across the tile boundary) and stores that tile once it retires.
+  // The first block's step is the steady loop's with the pending tile's
+  // last P·V as its stage 1 (the pipeline across the tile boundary): it
+  // issues that P·V beside S_0 and stores the tile once it retires.
   Value firstIter = ringIteration(v.kvLo);
   PendingSlot slot = buildPendingSlot(v.ringBase);
-  auto waitV = [&](Value kIter) {
-    // Nothing pending: K_0's buffer, just waited for, stands in for the V
-    // buffer (the P = 0 product is never stored).
-    RingWaitOp::create(b, v.vRing, slot.iteration, slot.isPending, v.kRing,
-                       kIter);
-  };
-  StageOne pendingPV = pendingStageOne(consumer, slot, pending);
-  pendingPV.waitV = waitV;
-  pendingPV.otherTile = true;
-  SmallVector<Value> init = rewriteKeyBlockStep(consumer, wgRow, v.kvLo,
-                                                firstIter, empty, &pendingPV);
+  Value iter;
+  scf::ForOp loop = buildStepLoop(consumer, wgRow, empty, &iter);
+  LoopPipeline first = scheduleOverlap(loop, consumer, /*lastTurn=*/false,
+                                       /*packLate=*/true);
+  IRMapping map0, map1;
+  map0.map(loop.getInductionVar(), v.kvLo);
+  map0.map(loop.getRegionIterArgs(), empty);
+  map0.map(iter, firstIter);
+  first.mapStageOneInputs(map1, pendingVals.take_front(4));
+  map1.map(iter, slot.iteration);
+  SmallVector<Value> init =
+      emitPendingStageOne(first, PipelinePart::Steady, map0, map1, consumer,
+                          slot, pending, firstIter);
 
   // Blocks kvLo+1 .. kvHi−1; the first P·V overwrites the stored O.
-  scf::ForOp step = buildStepLoop(consumer, wgRow, empty);
-  LoopPipeline pipeline = scheduleOverlap(step, consumer, /*lastTurn=*/false);
+  step.emplace(TileStep{loop, iter,
+                        scheduleOverlap(loop, consumer, /*lastTurn=*/false,
+                                        /*packLate=*/cfg.latePVWait)});
   SmallVector<Value> last =
-      buildSteadyLoop(pipeline, wgRow, init, /*overwriteFirst=*/true);
-  step.erase();
+      buildSteadyLoop(step->pipeline, wgRow, init, /*overwriteFirst=*/true);
   // Every S of the tile is done: Q may be overwritten.
   buildReleaseQ(/*stagedInQ=*/false);
 
@@ -724,34 +652,102 @@ void AttentionKernelBuilder::buildStorePending(Value consumer,
                 /*storeLse=*/!vectorSums);
 }
 
-AttentionKernelBuilder::StageOne AttentionKernelBuilder::pendingStageOne(
-    Value consumer, const PendingSlot &slot, const PendingTile &pending) {
-  // Its accumulate bit: the tile had more than one block. Once retired, the
-  // pending tile's V block is released and its O stored.
-  StageOne pv{pending.o, pending.p, slot.iteration};
-  pv.accumulate = [this, id = pending.id]() -> Value {
-    return arith::ShRUIOp::create(b, id, c32(31));
+SmallVector<Value> AttentionKernelBuilder::emitPendingStageOne(
+    LoopPipeline &pipeline, PipelinePart part, IRMapping &map0, IRMapping &map1,
+    Value consumer, const PendingSlot &slot, const PendingTile &pending,
+    Value kIter) {
+  // The pending tile's P·V as stage 1 (map1 holds its O, P and V's ring
+  // iteration), emitted as `part`, then made the pending tile's: V is
+  // waited for only where a tile is pending (nothing pending: after a first
+  // step, K_0's buffer stands in — the P = 0 product is never stored; in
+  // the final drain, no wait), the P·V accumulates by the tile's bit 31,
+  // and its retirement stores the tile. Beside a new tile's first block
+  // (part Steady) that block's P_0 is packed after the wait into registers
+  // the pending P leaves, the pending P kept live to the wait, and this
+  // tile's O — overwritten by its next P·V — is not rescaled.
+  Block *block = b.getInsertionBlock();
+  Operation *before = block->empty() ? nullptr : &block->back();
+  pipeline.emit(b, part, map0, map1);
+  SmallVector<Value> carried = pipeline.carriedAfter(map0, map1);
+  auto emitted = llvm::make_early_inc_range(llvm::make_range(
+      before ? std::next(before->getIterator()) : block->begin(),
+      block->end()));
+  auto replaceCarried = [&](ValueRange from, ValueRange to) {
+    for (Value &x : carried)
+      for (auto [f, t] : llvm::zip(from, to))
+        if (x == f)
+          x = t;
   };
-  pv.retire = [this, consumer, slot, pending](Value o) {
-    buildStorePending(consumer, slot, o, pending);
-  };
-  return pv;
+  OpBuilder::InsertionGuard guard(b);
+  WgmmaAsyncOp pv;
+  Value retired; // the pending tile's O once its P·V is complete
+  for (Operation &op : emitted) {
+    b.setInsertionPoint(&op);
+    if (auto gemm = dyn_cast<WgmmaAsyncOp>(op); gemm && gemm.getARegs())
+      pv = gemm;
+    if (auto wait = dyn_cast<RingWaitOp>(op);
+        wait && wait.getRing() == v.vRing) {
+      if (part == PipelinePart::Steady) {
+        RingWaitOp::create(b, v.vRing, slot.iteration, slot.isPending, v.kRing,
+                           kIter);
+      } else {
+        auto pendingOnly =
+            scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
+        b.setInsertionPoint(pendingOnly.thenBlock()->getTerminator());
+        RingWaitOp::create(b, v.vRing, slot.iteration);
+      }
+      op.erase();
+    } else if (auto wait = dyn_cast<WgmmaWaitOp>(op);
+               wait && pv &&
+               llvm::is_contained(wait.getInputs(), pv.getResult())) {
+      retired = wait.getResult(0);
+      if (part != PipelinePart::Steady)
+        continue;
+      SmallVector<Value> inputs(wait.getInputs());
+      inputs.push_back(pending.p);
+      auto kept = WgmmaWaitOp::create(b, wait.getPending(), inputs);
+      ValueRange results = kept.getResults().take_front(wait.getNumResults());
+      replaceCarried(wait.getResults(), results);
+      wait->replaceAllUsesWith(results);
+      retired = results[0];
+      op.erase();
+    } else if (auto round = dyn_cast<arith::TruncFOp>(op);
+               round && part == PipelinePart::Steady) {
+      // So ptxas can give P_0 the pending P's registers, and the steady
+      // loop's P (which starts as P_0 and ends as the next pending P) stays
+      // one set of registers — packed before, P_0 needs a set of its own
+      // and every iteration copies P into the wgmma's operand registers
+      // (perf log run 34).
+      round.getInMutable().assign(buildFenceOperands(b, round.getIn())[0]);
+    } else if (auto release = dyn_cast<RingReleaseOp>(op);
+               release && release.getRing() == v.vRing) {
+      buildStorePending(consumer, slot, retired, pending);
+      op.erase();
+    } else if (auto rescale = dyn_cast<RescaleOp>(op);
+               rescale && cast<ShapedType>(rescale.getType()).getRank() == 2) {
+      replaceCarried(rescale.getResult(), rescale.getInput());
+      rescale.replaceAllUsesWith(rescale.getInput());
+      op.erase();
+    }
+  }
+  setAccumulate(pv, [&]() -> Value {
+    return arith::ShRUIOp::create(b, pending.id, c32(31));
+  });
+  assignWaitPending(*block);
+  return carried;
 }
 
 void AttentionKernelBuilder::buildDrainPending(Value consumer,
                                                Value ringPosition,
-                                               ValueRange pendingVals) {
+                                               ValueRange pendingVals,
+                                               TileStep &step) {
   // The last tile's last P·V (a P = 0 product on stage 0 when the CTA had
   // no keys at all: both warpgroups still take the turn).
   PendingTile pending = PendingTile::unpack(pendingVals);
   PendingSlot slot = buildPendingSlot(ringPosition);
-  auto waitV = [&](Value) {
-    auto wait = scf::IfOp::create(b, slot.isPending, /*withElseRegion=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPoint(wait.thenBlock()->getTerminator());
-    RingWaitOp::create(b, v.vRing, slot.iteration);
-  };
-  StageOne drain = pendingStageOne(consumer, slot, pending);
-  drain.waitV = waitV;
-  drainStageOne(consumer, drain);
+  IRMapping map0, map1;
+  step.pipeline.mapStageOneInputs(map1, pendingVals.take_front(4));
+  map1.map(step.iter, slot.iteration);
+  emitPendingStageOne(step.pipeline, PipelinePart::Drain, map0, map1, consumer,
+                      slot, pending, Value());
 }

@@ -224,8 +224,9 @@ Value LoopPipeline::rematerialize(OpBuilder &b, Value v, IRMapping &map) {
   return map.lookup(v);
 }
 
-void LoopPipeline::emit(OpBuilder &b, PipelinePart part,
-                        std::array<IRMapping *, 2> maps) {
+void LoopPipeline::emit(OpBuilder &b, PipelinePart part, IRMapping &map0,
+                        IRMapping &map1) {
+  std::array<IRMapping *, 2> maps = {&map0, &map1};
   ValueRange iterArgs = loop.getRegionIterArgs();
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
   bool stageOn[2] = {part != PipelinePart::Drain,
@@ -261,6 +262,11 @@ void LoopPipeline::emit(OpBuilder &b, PipelinePart part,
     for (Operation *op : members) {
       int64_t stage = stageOf(op);
       IRMapping &map = *maps[stage];
+      // The caller computes it otherwise.
+      if (op->getNumResults() && llvm::all_of(op->getResults(), [&](Value r) {
+            return map.contains(r);
+          }))
+        continue;
       if (stage == 1)
         rematerializeOperands(op);
       Operation *clone = b.clone(*op, map);
@@ -268,7 +274,7 @@ void LoopPipeline::emit(OpBuilder &b, PipelinePart part,
       clone->removeAttr(kPipelineCluster);
       if (stage == 0 && stageOn[1])
         for (Value v : op->getResults())
-          if (shifted.contains(v))
+          if (shifted.contains(v) && !maps[1]->contains(v))
             maps[1]->map(v,
                          arith::SubIOp::create(b, loop.getLoc(), map.lookup(v),
                                                loop.getStep()));
@@ -285,12 +291,12 @@ void LoopPipeline::emit(OpBuilder &b, PipelinePart part,
   }
 }
 
-/// The value the steady loop carries in `slot` after an iteration (or the
-/// prologue) that emitted with `maps`.
-Value LoopPipeline::carriedAfter(size_t i, std::array<IRMapping *, 2> maps) {
-  const Slot &slot = slots[i];
-  return slot.kind == Slot::StageOne ? maps[1]->lookupOrDefault(slot.value)
-                                     : maps[0]->lookupOrDefault(slot.value);
+SmallVector<Value> LoopPipeline::carriedAfter(IRMapping &map0,
+                                              IRMapping &map1) {
+  return llvm::map_to_vector(slots, [&](const Slot &slot) {
+    return slot.kind == Slot::StageOne ? map1.lookupOrDefault(slot.value)
+                                       : map0.lookupOrDefault(slot.value);
+  });
 }
 
 SmallVector<Value> LoopPipeline::emitPrologue(OpBuilder &b, Value lo,
@@ -298,17 +304,15 @@ SmallVector<Value> LoopPipeline::emitPrologue(OpBuilder &b, Value lo,
   IRMapping map0, map1;
   map0.map(loop.getInductionVar(), lo);
   map0.map(loop.getRegionIterArgs(), init);
-  emit(b, PipelinePart::Prologue, {&map0, &map1});
-  SmallVector<Value> next;
+  emit(b, PipelinePart::Prologue, map0, map1);
+  // (Stage 1 did not run: what it carries is still the init.)
+  SmallVector<Value> next = carriedAfter(map0, map1);
   for (auto [i, slot] : llvm::enumerate(slots))
-    next.push_back(slot.kind == Slot::StageOne
-                       ? init[i]
-                       : carriedAfter(i, {&map0, &map1}));
+    if (slot.kind == Slot::StageOne)
+      next[i] = init[i];
   return next;
 }
 
-/// The stage-1 mapping of the carried values `now` (the steady loop's
-/// iter_args or results).
 void LoopPipeline::mapStageOneInputs(IRMapping &map1, ValueRange now) {
   ValueRange iterArgs = loop.getRegionIterArgs();
   for (auto [i, slot] : llvm::enumerate(slots)) {
@@ -336,11 +340,8 @@ scf::ForOp LoopPipeline::emitSteadyLoop(OpBuilder &b, Value lo, Value hi,
     if (slots[i].kind == Slot::StageZero)
       map0.map(arg, now[i]);
   mapStageOneInputs(map1, now);
-  emit(b, PipelinePart::Steady, {&map0, &map1});
-  SmallVector<Value> next;
-  for (size_t i = 0; i < slots.size(); ++i)
-    next.push_back(carriedAfter(i, {&map0, &map1}));
-  scf::YieldOp::create(b, loop.getLoc(), next);
+  emit(b, PipelinePart::Steady, map0, map1);
+  scf::YieldOp::create(b, loop.getLoc(), carriedAfter(map0, map1));
   return steady;
 }
 
@@ -349,7 +350,7 @@ SmallVector<Value> LoopPipeline::emitDrain(OpBuilder &b, Value last,
   IRMapping map0, map1;
   map1.map(loop.getInductionVar(), last);
   mapStageOneInputs(map1, steadyResults);
-  emit(b, PipelinePart::Drain, {&map0, &map1});
+  emit(b, PipelinePart::Drain, map0, map1);
   // The loop's results: what stage 1 computed, or what the steady loop
   // carried.
   auto yield = cast<scf::YieldOp>(loop.getBody()->getTerminator());
