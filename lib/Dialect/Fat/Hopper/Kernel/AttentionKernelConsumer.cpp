@@ -167,7 +167,8 @@ enum OverlapCluster : int64_t {
   kRetirePV,     // wait for P_{j−1}·V_{j−1}
   kLatePack,     // P_j packed into the registers P_{j−1} leaves
   kReleaseV,     // V_{j−1} back to the producer
-  kRescale,      // O = α_j·O, after the P·V it scales
+  kRescale,      // O = α_j·O, after the P·V it scales (O then holds
+                 // Σ_{i<j} relative to m_{j−1}; α_j moves it to m_j)
 };
 } // namespace
 
@@ -273,30 +274,37 @@ static void assignWaitPending(Block &block) {
   }
 }
 
-/// A wait that retires a P·V whose P the loop carries also returns that P:
-/// its registers stay live up to the wait, so the next P cannot be
+/// `wait` (which retires a P·V) also returning that P·V's A tile `a`, so
+/// that a's registers stay live up to the wait and the next P cannot be
 /// coalesced into them while the wgmma still reads them (ptxas would see
 /// the A operand redefined mid-flight and serialize every wgmma, C7513).
+/// Returns the new wait's results for the old ones.
+static ValueRange keepOperandLive(WgmmaWaitOp wait, Value a) {
+  SmallVector<Value> inputs(wait.getInputs());
+  inputs.push_back(a);
+  OpBuilder builder(wait);
+  auto kept =
+      WgmmaWaitOp::create(builder, wait.getLoc(), wait.getPending(), inputs);
+  ValueRange results = kept.getResults().take_front(wait->getNumResults());
+  wait->replaceAllUsesWith(results);
+  wait.erase();
+  return results;
+}
+
+/// In the steady loop, the waits for P·Vs of the P the loop carries.
 static void keepCarriedOperandsLive(scf::ForOp loop) {
   for (auto wait :
-       llvm::make_early_inc_range(loop.getBody()->getOps<WgmmaWaitOp>())) {
-    SmallVector<Value> inputs(wait.getInputs());
+       llvm::make_early_inc_range(loop.getBody()->getOps<WgmmaWaitOp>()))
     for (Value in : wait.getInputs()) {
       auto gemm = in.getDefiningOp<WgmmaAsyncOp>();
       auto a = gemm ? dyn_cast_or_null<BlockArgument>(gemm.getARegs())
                     : BlockArgument();
-      if (a && a.getOwner() == loop.getBody() && !llvm::is_contained(inputs, a))
-        inputs.push_back(a);
+      if (a && a.getOwner() == loop.getBody() &&
+          !llvm::is_contained(wait.getInputs(), a)) {
+        keepOperandLive(wait, a);
+        break;
+      }
     }
-    if (inputs.size() == wait.getInputs().size())
-      continue;
-    OpBuilder builder(wait);
-    auto kept =
-        WgmmaWaitOp::create(builder, wait.getLoc(), wait.getPending(), inputs);
-    wait->replaceAllUsesWith(
-        kept.getResults().take_front(wait->getNumResults()));
-    wait.erase();
-  }
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildOverlappedLoop(Value consumer,
@@ -703,14 +711,10 @@ SmallVector<Value> AttentionKernelBuilder::emitPendingStageOne(
       retired = wait.getResult(0);
       if (part != PipelinePart::Steady)
         continue;
-      SmallVector<Value> inputs(wait.getInputs());
-      inputs.push_back(pending.p);
-      auto kept = WgmmaWaitOp::create(b, wait.getPending(), inputs);
-      ValueRange results = kept.getResults().take_front(wait.getNumResults());
-      replaceCarried(wait.getResults(), results);
-      wait->replaceAllUsesWith(results);
+      SmallVector<Value> old(wait.getResults());
+      ValueRange results = keepOperandLive(wait, pending.p);
+      replaceCarried(old, results);
       retired = results[0];
-      op.erase();
     } else if (auto round = dyn_cast<arith::TruncFOp>(op);
                round && part == PipelinePart::Steady) {
       // So ptxas can give P_0 the pending P's registers, and the steady
