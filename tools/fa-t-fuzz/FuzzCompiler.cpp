@@ -12,14 +12,18 @@
 
 #include "fa-t/Conversion/FatToNVVM/FatToNVVM.h"
 #include "fa-t/Dialect/Fat/IR/FatDialect.h"
+#include "fa-t/Dialect/Fat/TransformOps/FatTransformOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Linalg/TransformOps/DialectExtension.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Transform/IR/TransformDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -120,6 +124,12 @@ FuzzCompiler::FuzzCompiler() {
   inputRegistry.insert<FatDialect, func::FuncDialect, arith::ArithDialect,
                        tensor::TensorDialect, memref::MemRefDialect,
                        linalg::LinalgDialect, math::MathDialect>();
+  scriptRegistry.insert<FatDialect, func::FuncDialect, arith::ArithDialect,
+                        tensor::TensorDialect, memref::MemRefDialect,
+                        linalg::LinalgDialect, math::MathDialect,
+                        scf::SCFDialect, transform::TransformDialect>();
+  linalg::registerTransformDialectExtension(scriptRegistry);
+  registerTransformDialectExtension(scriptRegistry);
   registerAllDialects(toolRegistry);
   registerAllExtensions(toolRegistry);
   toolRegistry.insert<FatDialect>();
@@ -135,7 +145,9 @@ FuzzCompiler::~FuzzCompiler() { llvm::sys::fs::remove_directories(outputDir); }
 
 void FuzzCompiler::compile(StringRef source,
                            const FuzzPipelineOptions &options) {
-  MLIRContext ctx(inputRegistry, MLIRContext::Threading::DISABLED);
+  bool script = source.contains("transform.fat.");
+  MLIRContext ctx(script ? scriptRegistry : inputRegistry,
+                  MLIRContext::Threading::DISABLED);
   std::string diagnostics;
   ScopedDiagnosticHandler handler(&ctx, [&](Diagnostic &diag) {
     llvm::raw_string_ostream os(diagnostics);
@@ -176,7 +188,9 @@ void FuzzCompiler::compile(StringRef source,
   // The tensorized level: tiled, tensorized and lowered for the CPU.
   std::string tensorized = "fat-tile{" + options.tile + "},fat-tensorize{" +
                            options.tensorize + "},fat-to-cpu";
-  const std::pair<StringRef, std::string> pipelines[] = {
+  const std::pair<StringRef, std::string> scriptPipelines[] = {
+      {"transform-interpreter", ""}};
+  const std::pair<StringRef, std::string> inputPipelines[] = {
       {"fat-tile", options.tile},
       {tensorized, options.cpu},
       {"fat-to-cpu", options.cpu},
@@ -185,7 +199,8 @@ void FuzzCompiler::compile(StringRef source,
       {"convert-fat-to-nvvm", ""},
       {"fat-raise-attention", "remarks=1"},
       {"fat-raise-attention,fat-to-cpu", options.cpu}};
-  for (const auto &[name, opts] : pipelines) {
+  for (const auto &[name, opts] :
+       script ? ArrayRef(scriptPipelines) : ArrayRef(inputPipelines)) {
     std::string pipeline = (name + "{" + opts + "}").str();
     if (verbose)
       llvm::errs() << "fa-t-fuzz: running " << pipeline << "\n";

@@ -44,7 +44,8 @@ public:
   /// give the context fa-t-opt's registry and run fat-tile, fat-tile then
   /// fat-tensorize then fat-to-cpu (the tensorized level on the CPU),
   /// fat-to-cpu, fat-to-ptx, fat-raise-attention, and fat-raise-attention
-  /// followed by fat-to-cpu, each on its own copy.
+  /// followed by fat-to-cpu, each on its own copy. A transform script (text
+  /// naming a `transform.fat.` op) runs the transform interpreter instead.
   void compile(llvm::StringRef source, const FuzzPipelineOptions &options);
 
   /// Whether FA_T_FUZZ_VERBOSE is set: print diagnostics and each pipeline
@@ -54,6 +55,9 @@ public:
 private:
   /// What an input may be written in: fat, func, arith, tensor, memref.
   DialectRegistry inputRegistry;
+  /// What a transform script may be written in: the inputs' dialects, scf,
+  /// the transform dialect with linalg's match ops and ours (transform.fat.*).
+  DialectRegistry scriptRegistry;
   /// What fa-t-opt registers (every upstream dialect, extension and external
   /// model): the pipelines run with it, as they do in the tool.
   DialectRegistry toolRegistry;
