@@ -124,10 +124,8 @@ FuzzCompiler::FuzzCompiler() {
   inputRegistry.insert<FatDialect, func::FuncDialect, arith::ArithDialect,
                        tensor::TensorDialect, memref::MemRefDialect,
                        linalg::LinalgDialect, math::MathDialect>();
-  scriptRegistry.insert<FatDialect, func::FuncDialect, arith::ArithDialect,
-                        tensor::TensorDialect, memref::MemRefDialect,
-                        linalg::LinalgDialect, math::MathDialect,
-                        scf::SCFDialect, transform::TransformDialect>();
+  inputRegistry.appendTo(scriptRegistry);
+  scriptRegistry.insert<scf::SCFDialect, transform::TransformDialect>();
   linalg::registerTransformDialectExtension(scriptRegistry);
   registerTransformDialectExtension(scriptRegistry);
   registerAllDialects(toolRegistry);

@@ -111,8 +111,9 @@ private:
     Value value;
   };
   SmallVector<Slot> slots;
-  /// Index values stage 1 reads that are j's minus the step at j − 1.
-  DenseSet<Value> shifted;
+  /// Stage-0 index values stage 1 reads, recomputed at its iteration; of
+  /// them, those that are j's minus the step there.
+  DenseSet<Value> recomputed, shifted;
   ClusterHook clusterHook;
 };
 

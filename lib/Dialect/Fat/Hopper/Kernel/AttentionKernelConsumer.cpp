@@ -172,6 +172,15 @@ enum OverlapCluster : int64_t {
 };
 } // namespace
 
+/// The step's P·V: its GEMM with A in registers.
+static WgmmaAsyncOp findPV(Block *body) {
+  WgmmaAsyncOp pv;
+  for (auto gemm : body->getOps<WgmmaAsyncOp>())
+    if (gemm.getARegs())
+      pv = gemm;
+  return pv;
+}
+
 LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
                                                      Value consumer,
                                                      bool lastTurn,
@@ -181,10 +190,7 @@ LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
   // does not name goes with its users (stage 1 if only stage 1 reads it,
   // else stage 0, no later than the softmax).
   Block *body = step.getBody();
-  WgmmaAsyncOp pv;
-  for (auto gemm : body->getOps<WgmmaAsyncOp>())
-    if (gemm.getARegs())
-      pv = gemm;
+  WgmmaAsyncOp pv = findPV(body);
   using Slot = std::pair<int64_t, int64_t>;
   auto fromUsers = [&](Operation &op) -> Slot {
     std::optional<int64_t> stageOne, stageZero;
@@ -454,11 +460,7 @@ scf::ForOp AttentionKernelBuilder::buildSteadyRange(LoopPipeline &pipeline,
     // Block kvLo+1's P·V starts the tile's O (tile overlap hands in the
     // previous tile's).
     Value j = loop.getInductionVar();
-    WgmmaAsyncOp pv;
-    for (auto gemm : loop.getBody()->getOps<WgmmaAsyncOp>())
-      if (gemm.getARegs())
-        pv = gemm;
-    setAccumulate(pv, [&]() -> Value {
+    setAccumulate(findPV(loop.getBody()), [&]() -> Value {
       return arith::ExtUIOp::create(
           b, b.getI32Type(),
           cmp(arith::CmpIPredicate::ne, j, add(v.kvLo, c32(1))));

@@ -104,9 +104,11 @@ LogicalResult LoopPipeline::schedule() {
       if (stageOf(def) > stageOf(&op))
         return op.emitOpError("in pipeline stage 0 reads a value of stage 1 "
                               "of the same iteration");
-      if (stageOf(def) < stageOf(&op) && !isRecomputable(v))
+      if (stageOf(def) == stageOf(&op))
+        continue;
+      if (!isRecomputable(v))
         crossingSet.insert(v);
-      else if (stageOf(def) < stageOf(&op) && ivCoefficient(v) == 1)
+      else if (recomputed.insert(v).second && ivCoefficient(v) == 1)
         shifted.insert(v);
     }
   }
@@ -235,9 +237,7 @@ void LoopPipeline::emit(OpBuilder &b, PipelinePart part, IRMapping &map0,
   Value iv = loop.getInductionVar();
   auto rematerializeOperands = [&](Operation *op) {
     for (Value v : operandsOf(op)) {
-      Operation *def = v.getDefiningOp();
-      if (!def || def->getBlock() != loop.getBody() || stageOf(def) != 0 ||
-          !isRecomputable(v) || maps[1]->contains(v))
+      if (!recomputed.contains(v) || maps[1]->contains(v))
         continue;
       if (!maps[1]->contains(iv))
         maps[1]->map(iv, arith::SubIOp::create(b, loop.getLoc(),
