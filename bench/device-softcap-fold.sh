@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -44,7 +44,7 @@ v=.kernels-mods-v113
 case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant b=$v/b be12=$v/be12 \
   be25=$v/be25 bm128=$v/bm128 bm128p=$v/bm128p ;; esac
-# Run 114: 128 rows at D64 with the running maximum (om128) and with
+# Run 114 (three steps, rows114 alibi114 softcap114): 128 rows at D64 with the running maximum (om128) and with
 # exp2-poly 1/8 (bm128e12), exp2-poly 1/8 on the defaults (e12); bm128 again;
 # ALiBi with 160-key blocks at D128 (al160), with its bias per key as one
 # FADD on a per-tile product (alfma: branch wip/alibi-key-fma; float64
@@ -53,10 +53,11 @@ case $steps in *" poly113 "*) bench poly113 420 --kernels .kernels-mods --reps 6
 case $steps in *" rows114 "*) bench rows114 420 --kernels .kernels-mods --reps 6 \
   --shapes 2 3 --only softcap softcap-causal --variant om128=$v/om128 bm128=$v/bm128 \
   bm128e12=$v/bm128e12 e12=$v/e12 b=$v/b
-  bench alibi114 300 --kernels $v/alfma --reps 6 --shapes 0 1 2 \
+ ;; esac
+case $steps in *" alibi114 "*) bench alibi114 300 --kernels $v/alfma --reps 6 --shapes 0 1 2 \
   --only alibi-causal alibi-slopes --variant default=.kernels-mods al160=$v/al160 \
-  alfma160=$v/alfma160
-  bench softcap114 300 --kernels .kernels-mods --reps 6 --shapes 0 1 --no-checks \
+  alfma160=$v/alfma160 ;; esac
+case $steps in *" softcap114 "*) bench softcap114 300 --kernels .kernels-mods --reps 6 --shapes 0 1 --no-checks \
   --only softcap softcap-causal --variant rb144=$v/rb144 ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
