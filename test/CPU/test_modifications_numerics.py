@@ -63,6 +63,24 @@ ALIBI = Mods(
   fat.yield %r : f32""",
     score_fn=lambda s, b, h, i, j: s - SLOPES[h].astype(np.float64) * (i - j))
 
+# ALiBi with the slope from the head (2^(−8(h+1)/H), no capture) and the
+# term written the other way round: s' = s + slope_h · (j − i).
+ALIBI_HEAD = Mods(
+    score="""  %c1 = arith.constant 1 : index
+  %h1 = arith.addi %h, %c1 : index
+  %hi = arith.index_cast %h1 : index to i64
+  %hf = arith.sitofp %hi : i64 to f32
+  %m2 = arith.constant -2.0 : f32
+  %e = arith.mulf %hf, %m2 : f32
+  %sl = math.exp2 %e : f32
+  %d = arith.subi %j, %i : index
+  %di = arith.index_cast %d : index to i64
+  %df = arith.sitofp %di : i64 to f32
+  %p = arith.mulf %df, %sl : f32
+  %r = arith.addf %s, %p : f32
+  fat.yield %r : f32""",
+    score_fn=lambda s, b, h, i, j: s + 2.0 ** (-2.0 * (h + 1)) * (j - i))
+
 # T5-style relative bias: s' = s + table[h, clamp(j − i + 31, 0, 62)].
 TABLE = (RNG.standard_normal((HEADS, 63)) * 0.5).astype(np.float32)
 REL_BIAS = Mods(
@@ -171,6 +189,23 @@ CONFIGS = [
            tensorize="rowsum=vector row-max=bound exp2-poly=0.25", **TBASE),
     Config("alibi_tensorized_poly", dtype="bf16", causal=True, mods=ALIBI,
            tensorize="rowsum=vector exp2-poly=0.25", **TBASE),
+    # linear-bias=mma: ALiBi's bias as one more k16 step of Q·Kᵀ on bias
+    # columns (TensorizeBias.cpp), kernels without an LSE: the causal and
+    # full masks, a ragged key length (the last block's padding keys),
+    # GQA, f16, the lazy rescale crossing its threshold (magnitude 8), part
+    # of the exponentials on the FMA pipe, the slope from the head, and Sq
+    # ≠ Skv (the blocks' offset kv_start − q_start up to ±149, its bias to
+    # ±37 with slope 1/4).
+    Config("alibi_bias_mma_causal", dtype="bf16", causal=True, mods=ALIBI, lse=False,
+           tensorize="linear-bias=mma", **TBASE),
+    Config("alibi_bias_mma_ragged_gqa", dtype="bf16", mods=ALIBI, lse=False,
+           tensorize="linear-bias=mma rowsum=vector", **dict(TBASE, Hkv=2, Skv=100)),
+    Config("alibi_bias_mma_f16_lazy", dtype="f16", causal=True, mods=ALIBI, lse=False,
+           magnitude=8.0, tensorize="linear-bias=mma rescale=lazy", **TBASE),
+    Config("alibi_bias_mma_poly_head", dtype="bf16", causal=True, mods=ALIBI_HEAD,
+           lse=False, tensorize="linear-bias=mma exp2-poly=0.25", **TBASE),
+    Config("alibi_bias_mma_head_long_keys", dtype="bf16", mods=ALIBI_HEAD, lse=False,
+           tensorize="linear-bias=mma", **dict(TBASE, Sq=64, Skv=300)),
     Config("document_tensorized_lazy", dtype="f16", mods=DOCUMENT,
            tensorize="rowsum=vector rescale=lazy", **TBASE),
     Config("user_tensorized_mma", B=2, dtype="bf16", mods=USER, tensorize="rowsum=mma",
@@ -184,7 +219,10 @@ def test_modification_against_float64(cfg, record_property):
     if cfg.tensorize is not None:
         ir = res.tensorized_ir
         assert "fat.wgmma" in ir and "fat.qk " not in ir
-        if cfg.mods.score:
+        if "linear-bias=mma" in cfg.tensorize:  # the region became GEMM columns
+            assert "fat.score_mod" not in ir and "fat.bias_query_columns" in ir
+            assert re.search(r"fat\.wgmma %\w+, %\w+ transpose_b .*x80xbf16|x80xf16", ir)
+        elif cfg.mods.score:
             assert "fat.score_mod" in ir
         if cfg.mods is SOFTCAP:  # 30 left the region: c = 30·log2 e
             assert "43.28" in ir and "fat.finalize" in ir and "scale 3.0" in ir

@@ -8,9 +8,11 @@
 
 #include "TileVerifiers.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -125,4 +127,56 @@ bool SoftmaxExpOp::usesPolynomial(int64_t k, double phi) {
   // The 1e-9 keeps fractions like 1/8 exact at multiples of 8 (as the GPU
   // kernel's choice, which must agree element for element).
   return std::floor((k + 1) * phi + 1e-9) > std::floor(k * phi + 1e-9);
+}
+
+/// A static N × 16 tile of a wgmma operand type; N ≤ `maxRows` (the key
+/// offsets r < 256 are exact in f16 and bf16).
+static LogicalResult verifyBiasColumns(Operation *op, Type type,
+                                       int64_t maxRows) {
+  auto t = dyn_cast<RankedTensorType>(type);
+  if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
+      t.getDimSize(1) != BiasKeyColumnsOp::kColumns || t.getDimSize(0) < 1 ||
+      t.getDimSize(0) > maxRows || !isWgmmaElementType(t.getElementType()))
+    return op->emitOpError()
+           << "expected a static N x " << BiasKeyColumnsOp::kColumns
+           << " tile of f16 or bf16 with 1 <= N <= " << maxRows << ", got "
+           << type;
+  return success();
+}
+
+LogicalResult BiasKeyColumnsOp::verify() {
+  return verifyBiasColumns(*this, getType(), /*maxRows=*/256);
+}
+
+LogicalResult BiasQueryColumnsOp::verify() {
+  if (failed(verifyBiasColumns(*this, getType(),
+                               std::numeric_limits<int64_t>::max())))
+    return failure();
+  double scale = getScale().convertToDouble();
+  if (!std::isfinite(scale) || scale <= 0.0)
+    return emitOpError() << "expected a finite positive scale, got " << scale;
+  Block &body = getBody().front();
+  Builder b(getContext());
+  SmallVector<Type> expected(2, b.getIndexType());
+  llvm::append_range(expected, getCaptures().getTypes());
+  // As in the score region: in a kernel a captured tensor is its address.
+  auto matches = [](Type arg, Type want) {
+    auto tensor = dyn_cast<RankedTensorType>(arg);
+    return arg == want || (isa<LLVM::LLVMPointerType>(want) && tensor &&
+                           tensor.hasStaticShape());
+  };
+  if (body.getNumArguments() != expected.size() ||
+      !llvm::all_of(
+          llvm::zip_equal(body.getArgumentTypes(), expected),
+          [&](auto p) { return matches(std::get<0>(p), std::get<1>(p)); })) {
+    InFlightDiagnostic diag = emitOpError()
+                              << "expected the region's arguments to be (";
+    llvm::interleaveComma(expected, diag);
+    return diag << ") — b, h, then the captures";
+  }
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || !yield.getValue().getType().isF32())
+    return emitOpError() << "expected the region to end in fat.yield of the "
+                            "bias factor G (f32)";
+  return success();
 }

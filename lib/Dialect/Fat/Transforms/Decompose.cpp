@@ -471,6 +471,84 @@ struct DecomposeWgmma : OpRewritePattern<WgmmaOp> {
   }
 };
 
+/// fat.bias_key_columns: the constant tile, row r = [r, r, r, 256, 256,
+/// 256, 0, …].
+struct DecomposeBiasKeyColumns : OpRewritePattern<BiasKeyColumnsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BiasKeyColumnsOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    SmallVector<Attribute> values;
+    for (int64_t r = 0; r < type.getDimSize(0); ++r)
+      for (int64_t c = 0; c < type.getDimSize(1); ++c)
+        values.push_back(FloatAttr::get(type.getElementType(),
+                                        BiasKeyColumnsOp::value(r, c)));
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, DenseElementsAttr::get(type, values));
+    return success();
+  }
+};
+
+/// fat.bias_query_columns: G from the region, then every row [split(g),
+/// split(g·d/256), 0, …] with g = G·rnd(1/scale), d = float(kv_start −
+/// q_start), split as the op's description gives it (the GPU rounds the
+/// same values in the same order).
+struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(BiasQueryColumnsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Type elt = type.getElementType();
+    Block &body = op.getBody().front();
+    IRMapping mapping;
+    SmallVector<Value> args{op.getBatch(), op.getHead()};
+    llvm::append_range(args, op.getCaptures());
+    mapping.map(body.getArguments(), args);
+    for (Operation &inner : body.without_terminator())
+      rewriter.clone(inner, mapping);
+    Value factor =
+        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value g = arith::MulFOp::create(
+        rewriter, loc, factor,
+        f32Const(rewriter, loc,
+                 static_cast<float>(1.0 / op.getScale().convertToDouble())));
+    Value offset =
+        arith::SubIOp::create(rewriter, loc, op.getKvStart(), op.getQStart());
+    Value d = arith::SIToFPOp::create(
+        rewriter, loc, rewriter.getF32Type(),
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                   offset));
+    Value t = arith::MulFOp::create(
+        rewriter, loc, arith::MulFOp::create(rewriter, loc, g, d),
+        f32Const(rewriter, loc, 1.0 / BiasKeyColumnsOp::kOffsetScale));
+    SmallVector<Value> row;
+    for (Value x : {g, t}) {
+      // x₀ = rnd(x), x₁ = rnd(x − x₀), x₂ = rnd(x − x₀ − x₁); the
+      // differences are exact in f32.
+      Value rest = x;
+      for (int64_t k = 0; k < BiasKeyColumnsOp::kParts; ++k) {
+        Value part = arith::TruncFOp::create(rewriter, loc, elt, rest);
+        row.push_back(part);
+        rest = arith::SubFOp::create(
+            rewriter, loc, rest,
+            arith::ExtFOp::create(rewriter, loc, rewriter.getF32Type(), part));
+      }
+    }
+    Value zero =
+        arith::ConstantOp::create(rewriter, loc, FloatAttr::get(elt, 0.0));
+    row.resize(type.getDimSize(1), zero);
+    Value vector = tensor::FromElementsOp::create(
+        rewriter, loc, RankedTensorType::get({type.getDimSize(1)}, elt), row);
+    Value empty = tensor::EmptyOp::create(rewriter, loc, type, ValueRange{});
+    rewriter.replaceOp(op,
+                       linalg::BroadcastOp::create(rewriter, loc, vector, empty,
+                                                   ArrayRef<int64_t>{0})
+                           ->getResult(0));
+    return success();
+  }
+};
+
 /// ĉm = m' = −inf ? 0 : c·m' (fat.softmax_max / fat.softmax_exp): the
 /// subtrahend of every exponent argument, 0 for a row with nothing visible.
 Value scaledMax(OpBuilder &b, Location loc, Value m, Value c) {
@@ -638,9 +716,10 @@ struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
 
 void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
   patterns.add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
-               DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
-               DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
-               DecomposeScoreMod, DecomposeMaskMod>(
+               DecomposeRowSum, DecomposeRescale, DecomposePV,
+               DecomposeFinalize, DecomposeWgmma, DecomposeSoftmaxMax,
+               DecomposeSoftmaxExp, DecomposeScoreMod, DecomposeMaskMod,
+               DecomposeBiasKeyColumns, DecomposeBiasQueryColumns>(
       patterns.getContext());
   populateKeyGeometryExpansionPatterns(patterns);
 }

@@ -155,6 +155,40 @@ LogicalResult takeBoundReference(Operation *scope) {
   return failure(left.wasInterrupted());
 }
 
+/// linear-bias=mma: every score region of `scope` as the bias columns of
+/// Q·Kᵀ (TensorizeBias.cpp), recorded as `linear_bias = "mma"`; an error
+/// where the kernel writes the LSE or a region is not s + G·(j − i).
+LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
+                                          const TiledProblem &tiled) {
+  ScoreModOp first;
+  scope->walk([&](ScoreModOp mod) { first = first ? first : mod; });
+  if (!first)
+    return scope->emitError("fat-tensorize: linear-bias=mma needs a score "
+                            "region s + G·(j − i); this attention has none");
+  if (tiled.writesLse)
+    return first.emitError(
+        "fat-tensorize: linear-bias=mma needs a kernel that writes no LSE: "
+        "the biased scores miss G·(i − q_start), one constant per row, "
+        "which O does not see and the LSE would");
+  RewritePatternSet patterns(scope->getContext());
+  populateLinearBiasTensorCorePatterns(patterns);
+  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+    return failure();
+  WalkResult left = scope->walk([](ScoreModOp mod) {
+    mod.emitError("fat-tensorize: linear-bias=mma needs the score region "
+                  "to be s + G·(j − i) with G reading neither the score nor "
+                  "the positions (ALiBi), on the scores of Q·Kᵀ read only "
+                  "by masks and the softmax");
+    return WalkResult::interrupt();
+  });
+  if (left.wasInterrupted())
+    return failure();
+  Builder b(scope->getContext());
+  updateSchedule(scope, {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
+                 /*forced=*/true);
+  return success();
+}
+
 struct FatTensorizePass
     : public fat::impl::FatTensorizeBase<FatTensorizePass> {
   using Base::Base;
@@ -178,8 +212,13 @@ struct FatTensorizePass
         parseChoice("rescale", rescale, rescaleName);
     FailureOr<std::optional<bool>> rowMaxOpt =
         parseChoice("row-max", rowMax, rowMaxName);
-    if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt))
+    // linear-bias: the words of rowsum, "vector" | "mma".
+    FailureOr<std::optional<bool>> linearBiasOpt =
+        parseChoice("linear-bias", linearBias, rowsumName);
+    if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
+        failed(linearBiasOpt))
       return signalPassFailure();
+    bool linearBiasMma = linearBiasOpt->value_or(false);
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;
@@ -286,6 +325,8 @@ struct FatTensorizePass
         return signalPassFailure();
       foldScoreOutputScale(scope);
       if (choice.boundMax && failed(takeBoundReference(scope)))
+        return signalPassFailure();
+      if (linearBiasMma && failed(takeLinearBiasOnTensorCores(scope, tiled)))
         return signalPassFailure();
     }
   }

@@ -213,12 +213,14 @@ def Fat_AttentionOp : Fat_Op<"attention", [
 }
 
 def Fat_YieldOp : Fat_Op<"yield", [Pure, Terminator,
-    ParentOneOf<["AttentionOp", "ScoreModOp", "MaskModOp"]>]> {
+    ParentOneOf<["AttentionOp", "ScoreModOp", "MaskModOp",
+                 "BiasQueryColumnsOp"]>]> {
   let summary = "the value of a score or mask region";
   let description = [{
     Ends the `score` region of `fat.attention` / `fat.score_mod` with the
-    modified score (f32), or the `mask` region of `fat.attention` /
-    `fat.mask_mod` with whether the key stays visible (i1).
+    modified score (f32), the `mask` region of `fat.attention` /
+    `fat.mask_mod` with whether the key stays visible (i1), or the region
+    of `fat.bias_query_columns` with the bias factor G (f32).
 
     ```mlir
     fat.yield %s2 : f32

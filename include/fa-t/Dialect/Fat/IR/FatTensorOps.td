@@ -193,4 +193,93 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
   }];
 }
 
+// A linear positional bias on the tensor cores: Q·Kᵀ's extra k16 step.
+def Fat_BiasKeyColumnsOp : Fat_Op<"bias_key_columns", [Pure]> {
+  let summary = "Q·Kᵀ's extra B columns for a linear positional bias";
+  let description = [{
+    The constant N × 16 tile whose row r (the key's offset in its block) is
+
+    ```
+    [r, r, r, 256, 256, 256, 0, …, 0]
+    ```
+
+    in the operand type (exact: r < 256 and 256 are representable in f16
+    and bf16). Appended to K's columns, it meets `fat.bias_query_columns`
+    appended to Q's in one more k16 step of Q·Kᵀ, which then adds the
+    bias g·(r + d) to every score (see there). The kernel fills it into
+    shared memory once per CTA: it is the same for every key block.
+
+    ```mlir
+    %kx = fat.bias_key_columns : tensor<128x16xbf16>
+    ```
+  }];
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The extra columns: one k16 step of the GEMM.
+    static constexpr int64_t kColumns = 16;
+    /// Columns that carry each of the two terms (g's and g·d's parts).
+    static constexpr int64_t kParts = 3;
+    /// The offset term's columns hold 256 (its A parts g·d / 256), so
+    /// that g·d up to 2^24 stays inside f16's range.
+    static constexpr int64_t kOffsetScale = 256;
+    /// The value of column `column` of row `row`.
+    static double value(int64_t row, int64_t column) {
+      return column < kParts ? double(row)
+             : column < 2 * kParts ? double(kOffsetScale) : 0.0;
+    }
+  }];
+}
+
+def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
+    [Pure, IsolatedFromAbove]> {
+  let summary = "Q·Kᵀ's extra A columns for a linear positional bias";
+  let description = [{
+    A score region s' = s + G·(j − i) whose factor G is free of the score
+    and the positions (ALiBi: G = slope_h) adds per score one term that the
+    vector units would pay for element by element. On the tensor cores it
+    costs one k16 step of Q·Kᵀ instead: with this op's tile appended to Q's
+    columns and `fat.bias_key_columns` to K's,
+
+    ```
+    g = G · rnd(1/scale)         (f32; scale: the attention's, the GEMM's
+                                  scores are unscaled)
+    d = float(kv_start − q_start)
+    t = g·d / 256
+    split(x) = (x₀, x₁, x₂):  x₀ = rnd(x), x₁ = rnd(x − x₀),
+                              x₂ = rnd(x − x₀ − x₁)
+                              (rnd: to the element type; differences in f32)
+    row i (every row):  [split(g), split(t), 0, …, 0]      (16 columns)
+    ```
+
+    and the step adds Σ_c x_c·k_rc = (g₀+g₁+g₂)·r + 256·(t₀+t₁+t₂) = g·(r +
+    d) to score (i, r) of the block (each part's product exact in f32, the
+    parts' sum within 2^−(3p) of the factor for p-bit parts). So scale·S' =
+    scale·q·k + G·(j − q_start): the region's bias up to G·(i − q_start),
+    one constant per row, which the softmax does not see — for kernels that
+    write no LSE (the LSE would). The region yields G from the batch and
+    head and the captures; it reads neither a position nor the score.
+
+    ```mlir
+    %x = fat.bias_query_columns at(%b, %h, %q0, %k0) scale 1.250000e-01 {
+    ^bb0(%bb: index, %hh: index):
+      %g = arith.constant 2.500000e-01 : f32
+      fat.yield %g : f32
+    } : tensor<128x16xbf16>
+    ```
+  }];
+  let arguments = (ins Index:$batch, Index:$head, Index:$q_start,
+                   Index:$kv_start, Variadic<AnyType>:$captures,
+                   F32Attr:$scale);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)` `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // FAT_DIALECT_FAT_IR_FATTENSOROPS_TD

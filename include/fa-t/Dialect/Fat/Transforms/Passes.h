@@ -82,6 +82,13 @@ struct TileTensorization {
 void populateFatTensorizeTilePatterns(RewritePatternSet &patterns,
                                       const TileTensorization &choice);
 
+/// fat.score_mod {s + G·(j − i)} (G free of the score and the positions)
+/// on a tensorized Q·Kᵀ → one wgmma on [Q | fat.bias_query_columns] ·
+/// [K | fat.bias_key_columns]ᵀ, the softmax constant times the scale
+/// (TensorizeBias.cpp). Only for kernels that write no LSE: the scores
+/// miss one constant per row.
+void populateLinearBiasTensorCorePatterns(RewritePatternSet &patterns);
+
 /// Emits an error at the first tile op under `scope` whose shape warpgroup
 /// MMA cannot take under `choice` (rows a multiple of 64, keys and D of 16,
 /// Dv (+ 8 ones columns) of 8, f16/bf16 operands) and fails; else succeeds.

@@ -273,6 +273,19 @@ def FatTensorize : Pass<"fat-tensorize"> {
     `row-max=online` keeps the vector row sums at D = 128. Recorded as
     `row_max = "bound"`.
 
+    `linear-bias=mma`: a score region s' = s + G·(j − i) whose factor G
+    reads neither the score nor the positions (ALiBi, G = slope_h) costs
+    the vector units one FFMA per score; instead Q·Kᵀ takes one more k16
+    step on extra columns chosen for it (TensorizeBias.cpp):
+    `fat.bias_query_columns` (G/scale in three parts, and the block's
+    offset kv_start − q_start times it) beside Q and `fat.bias_key_columns`
+    (each key's offset r in its block) beside K, so the GEMM's scores carry
+    G·(j − q_start) and the region goes; the softmax constant becomes
+    scale·log2 e. The scores then miss G·(i − q_start), one constant per
+    row, which O does not see and the LSE would: kernels that write the
+    LSE are refused. `auto` = `vector` (the region on the vector units)
+    until the device measures the form.
+
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
     `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`
@@ -296,7 +309,11 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "The softmax reference: 'online' (the running row maximum), "
            "'bound' (the bound U of a score region bounding the scores, "
            "L <= s <= U with c·(U − L) <= 96: no maximum, no rescale; bf16), "
-           "'auto' = bound at D = 128 and at D = 64 causal, else online">
+           "'auto' = bound at D = 128 and at D = 64 causal, else online">,
+    Option<"linearBias", "linear-bias", "std::string", /*default=*/"\"auto\"",
+           "A score region s + G·(j − i) (ALiBi): 'vector' (the region per "
+           "score) or 'mma' (one more k16 step of Q·Kᵀ on bias columns; no "
+           "LSE); 'auto' = vector">
   ];
 }
 

@@ -1,0 +1,178 @@
+//===- TensorizeBias.cpp - a linear positional bias onto the tensor cores -===//
+//
+// Part of --fat-tensorize (`linear-bias=mma`). A score region
+// s' = s + G·(j − i) with G free of the score and the positions (ALiBi)
+// costs the vector units one FFMA per score on top of the plain kernel's
+// softmax. Choosing Q's and K's extra columns moves it into Q·Kᵀ instead
+// (FlashAttention-T's idea, applied to the bias):
+//
+//   fat.wgmma(Q, K)              fat.wgmma([Q | X], [K | R])
+//   fat.score_mod {s + G(j−i)} → (no region)
+//   softmax constant log2 e      softmax constant scale·log2 e
+//
+// with X = fat.bias_query_columns (G / scale in three parts, and the block's
+// offset kv_start − q_start times it) and R = fat.bias_key_columns (the key
+// offsets r within the block): one more k16 step, D = 128: 1/8 more of
+// Q·Kᵀ. The scores then miss G·(i − q_start), one constant per row: O does
+// not see it, the LSE would, so only kernels that write no LSE.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TiledAttention.h"
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
+#include "fa-t/Dialect/Fat/Transforms/Passes.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::fat;
+
+namespace {
+
+/// The ops of `body` that `value` is computed from, in the body's order.
+SmallVector<Operation *> sliceOf(Block &body, Value value) {
+  llvm::SmallPtrSet<Operation *, 8> inSlice;
+  SmallVector<Value> work{value};
+  while (!work.empty()) {
+    Operation *def = work.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != &body || !inSlice.insert(def).second)
+      continue;
+    llvm::append_range(work, def->getOperands());
+  }
+  SmallVector<Operation *> ordered;
+  for (Operation &op : body.without_terminator())
+    if (inSlice.contains(&op))
+      ordered.push_back(&op);
+  return ordered;
+}
+
+/// The softmax ops that read `scores` (through masks): the ones whose
+/// constant c changes with the scores' unit. Fails where anything else
+/// reads them.
+LogicalResult collectSoftmaxReaders(Value scores,
+                                    SmallVectorImpl<Operation *> &readers) {
+  SmallVector<Value> work{scores};
+  while (!work.empty()) {
+    Value s = work.pop_back_val();
+    for (OpOperand &use : s.getUses()) {
+      Operation *user = use.getOwner();
+      if (isa<MaskOp, MaskModOp>(user) && use.getOperandNumber() == 0) {
+        work.push_back(user->getResult(0));
+      } else if (auto max = dyn_cast<SoftmaxMaxOp>(user);
+                 max && max.getScores() == s) {
+        readers.push_back(max);
+      } else if (auto exp = dyn_cast<SoftmaxExpOp>(user);
+                 exp && exp.getScores() == s) {
+        readers.push_back(exp);
+      } else {
+        return failure();
+      }
+    }
+  }
+  return success();
+}
+
+/// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as one wgmma on
+/// [Q | X]·[K | R]ᵀ, X and R the bias columns; the softmax constant c of
+/// the ops reading the scores becomes c·scale (the scores are now unscaled,
+/// as in a kernel without a region).
+struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    std::string why;
+    FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+    if (failed(term))
+      return rewriter.notifyMatchFailure(op, why);
+    if (term->rest != body.getArgument(0) || term->restNegated)
+      return rewriter.notifyMatchFailure(
+          op, "the region is not the score plus the position term");
+    auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
+    if (!gemm || gemm.getAFrom() != OperandSource::Smem ||
+        !gemm.getTransposeB() || gemm.getAcc() || !gemm->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the scores are not Q·Kᵀ's");
+    auto sType = cast<RankedTensorType>(op.getScores().getType());
+    if (sType.getDimSize(1) > 256)
+      return rewriter.notifyMatchFailure(op, "over 256 keys per block");
+    SmallVector<Operation *> readers;
+    if (failed(collectSoftmaxReaders(op.getResult(), readers)))
+      return rewriter.notifyMatchFailure(op, "a score is read by other ops");
+
+    Location loc = op.getLoc();
+    auto qType = cast<RankedTensorType>(gemm.getA().getType());
+    Type elt = qType.getElementType();
+    int64_t cols = BiasKeyColumnsOp::kColumns;
+    auto query = BiasQueryColumnsOp::create(
+        rewriter, loc, RankedTensorType::get({qType.getDimSize(0), cols}, elt),
+        op.getBatch(), op.getHead(), op.getQStart(), op.getKvStart(),
+        op.getCaptures(), op.getScaleAttr());
+    {
+      // The region: G from b, h and the captures (the score region's slice
+      // of the factor), negated where the term is −B·(j − i).
+      OpBuilder::InsertionGuard guard(rewriter);
+      SmallVector<Type> types{rewriter.getIndexType(), rewriter.getIndexType()};
+      auto captureArgs = body.getArguments().drop_front(5);
+      for (BlockArgument arg : captureArgs)
+        types.push_back(arg.getType());
+      Block *factorBody = rewriter.createBlock(
+          &query.getBody(), {}, types, SmallVector<Location>(types.size(), loc));
+      IRMapping mapping;
+      mapping.map(body.getArgument(1), factorBody->getArgument(0));
+      mapping.map(body.getArgument(2), factorBody->getArgument(1));
+      for (auto [from, to] :
+           llvm::zip_equal(captureArgs, factorBody->getArguments().drop_front(2)))
+        mapping.map(from, to);
+      for (Operation *inner : sliceOf(body, term->factor))
+        rewriter.clone(*inner, mapping);
+      Value g = mapping.lookupOrDefault(term->factor);
+      if (term->negated)
+        g = arith::NegFOp::create(rewriter, loc, g);
+      YieldOp::create(rewriter, loc, g);
+    }
+    auto keyType = RankedTensorType::get({sType.getDimSize(1), cols}, elt);
+    Value keys = BiasKeyColumnsOp::create(rewriter, loc, keyType);
+    Value a = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1,
+                                       ValueRange{gemm.getA(), query});
+    Value b = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1,
+                                       ValueRange{gemm.getB(), keys});
+    auto biased = WgmmaOp::create(rewriter, loc, sType, a, b, /*acc=*/Value(),
+                                  gemm.getTransposeBAttr(), gemm.getAFromAttr(),
+                                  gemm.getShapeAttr());
+    double scale = op.getScale().convertToDouble();
+    for (Operation *reader : readers) {
+      OpOperand &c = isa<SoftmaxMaxOp>(reader)
+                         ? cast<SoftmaxMaxOp>(reader).getScaleMutable()
+                         : cast<SoftmaxExpOp>(reader).getScaleMutable();
+      rewriter.setInsertionPoint(reader);
+      FloatAttr constant;
+      Value scaled =
+          matchPattern(c.get(), m_Constant(&constant))
+              ? Value(arith::ConstantOp::create(
+                    rewriter, loc,
+                    rewriter.getF32FloatAttr(static_cast<float>(
+                        constant.getValueAsDouble() * scale))))
+              : Value(arith::MulFOp::create(
+                    rewriter, loc, c.get(),
+                    arith::ConstantOp::create(
+                        rewriter, loc,
+                        rewriter.getF32FloatAttr(static_cast<float>(scale)))));
+      rewriter.modifyOpInPlace(reader, [&] { c.set(scaled); });
+    }
+    rewriter.replaceOp(op, biased.getResult());
+    rewriter.eraseOp(gemm);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::fat::populateLinearBiasTensorCorePatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<LinearBiasToTensorCores>(patterns.getContext());
+}
