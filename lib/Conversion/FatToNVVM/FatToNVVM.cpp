@@ -94,16 +94,14 @@ struct ConvertFatToNVVMPass
 
     expandTileLoops(top);
     ConversionTarget target(getContext());
-    target.addIllegalOp<WarpSpecializeOp, WgmmaAsyncOp, TmaLoadOp,
-                        OperandFenceOp,
-                        VisibleKeyBlocksOp, FirstMaskedKeyBlockOp,
-                        KeyBlockNeedsMaskOp, KeyBlockRangeOp, KeyBlockHoleOp,
-                        FullKeyBlockOp, FullKeyBlocksOp,
-                        WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp,
-                        StageOutputOp, RingCreateOp, RingInitOp,
-                        RingAcquireOp, RingWaitOp, RingReleaseOp,
-                        RingBufferOp, RingFillOp, TurnsOpenOp, TurnBeginOp, TurnEndOp,
-                        TurnsCloseOp>();
+    target.addIllegalOp<
+        WarpSpecializeOp, WgmmaAsyncOp, TmaLoadOp, OperandFenceOp,
+        VisibleKeyBlocksOp, FirstMaskedKeyBlockOp, KeyBlockNeedsMaskOp,
+        KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
+        WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp, StageOutputOp,
+        RingCreateOp, RingInitOp, RingAcquireOp, RingWaitOp, RingReleaseOp,
+        RingBufferOp, RingFillOp, BiasKeysFillOp, TurnsOpenOp, TurnBeginOp,
+        TurnEndOp, TurnsCloseOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);
     TypeConverter fragments;

@@ -84,6 +84,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
   Option<std::string> rowsum{
       *this, "rowsum", llvm::cl::init("auto"),
       llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
+  Option<std::string> linearBias{
+      *this, "linear-bias", llvm::cl::init("auto"),
+      llvm::cl::desc("A score region s + G·(j − i): auto, vector or mma "
+                     "(Q·Kᵀ's extra k16 step; fat-tensorize)")};
   Option<std::string> rescale{
       *this, "rescale", llvm::cl::init("auto"),
       llvm::cl::desc("Rescale: auto, always or lazy (fat-tensorize)")};
@@ -129,6 +133,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   fat::FatTensorizeOptions tensorize;
   tensorize.rowsum = opts.rowsum;
   tensorize.rowMax = opts.rowMax;
+  tensorize.linearBias = opts.linearBias;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
   tensorize.exp2Poly = opts.exp2Poly;

@@ -877,6 +877,49 @@ private:
   DenseMap<Value, std::pair<Value, Value>> known;
 };
 
+/// A captured tensor's element as a region reads it (`tensor.extract
+/// %capture[x…]`, the indices mapped through `mapping`): its row-major
+/// linear index Σ_d x_d·stride_d, each x_d clamped into [0, n_d − 1]
+/// unless `inBounds` (an index the region computes out of range reads an
+/// edge element, never outside the tensor).
+static Value captureLinearIndex(ImplicitLocOpBuilder &b,
+                                tensor::ExtractOp extract, IRMapping &mapping,
+                                bool inBounds) {
+  auto tensor = cast<RankedTensorType>(extract.getTensor().getType());
+  auto nsw = inBounds ? arith::IntegerOverflowFlags::nsw
+                      : arith::IntegerOverflowFlags::none;
+  Value linear;
+  int64_t stride = 1;
+  for (int64_t d = tensor.getRank() - 1; d >= 0; --d) {
+    Value x = mapping.lookup(extract.getIndices()[d]);
+    if (!inBounds) {
+      x = arith::MaxSIOp::create(b, x, arith::ConstantIndexOp::create(b, 0));
+      x = arith::MinSIOp::create(
+          b, x, arith::ConstantIndexOp::create(b, tensor.getDimSize(d) - 1));
+    }
+    if (stride != 1)
+      x = arith::MulIOp::create(b, x, arith::ConstantIndexOp::create(b, stride),
+                                nsw);
+    linear = linear ? arith::AddIOp::create(b, linear, x, nsw) : x;
+    stride *= tensor.getDimSize(d);
+  }
+  return linear ? linear : arith::ConstantIndexOp::create(b, 0);
+}
+
+/// The element at `index` (i32) of the capture at address `base`: an
+/// invariant load, i1 stored as a byte (as torch.bool).
+static Value loadCaptureElement(ImplicitLocOpBuilder &b,
+                                tensor::ExtractOp extract, Value base,
+                                Value index) {
+  Type elt = extract.getType();
+  Value value = buildInvariantLoad(b, elt.isInteger(1) ? b.getI8Type() : elt,
+                                   base, index, /*alignment=*/0);
+  if (elt.isInteger(1))
+    value = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, value,
+                                  arith::ConstantIntOp::create(b, 0, 8));
+  return value;
+}
+
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
 /// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
 /// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
@@ -954,27 +997,7 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // clamped (see above) or, `inBounds`, as they are; the element there.
     auto linearIndex = [&](tensor::ExtractOp extract, IRMapping &mapping,
                            bool inBounds) -> Value {
-      auto tensor = cast<RankedTensorType>(extract.getTensor().getType());
-      auto nsw = inBounds ? arith::IntegerOverflowFlags::nsw
-                          : arith::IntegerOverflowFlags::none;
-      Value linear;
-      int64_t stride = 1;
-      for (int64_t d = tensor.getRank() - 1; d >= 0; --d) {
-        Value x = mapping.lookup(extract.getIndices()[d]);
-        if (!inBounds) {
-          x = arith::MaxSIOp::create(b, x,
-                                     arith::ConstantIndexOp::create(b, 0));
-          x = arith::MinSIOp::create(
-              b, x,
-              arith::ConstantIndexOp::create(b, tensor.getDimSize(d) - 1));
-        }
-        if (stride != 1)
-          x = arith::MulIOp::create(
-              b, x, arith::ConstantIndexOp::create(b, stride), nsw);
-        linear = linear ? arith::AddIOp::create(b, linear, x, nsw) : x;
-        stride *= tensor.getDimSize(d);
-      }
-      return linear ? linear : arith::ConstantIndexOp::create(b, 0);
+      return captureLinearIndex(b, extract, mapping, inBounds);
     };
     auto storedType = [&](tensor::ExtractOp extract) -> Type {
       Type elt = extract.getType();
@@ -986,13 +1009,7 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     };
     auto loadAt = [&](tensor::ExtractOp extract, Value base,
                       Value index) -> Value {
-      Value value =
-          buildInvariantLoad(b, storedType(extract), base, index,
-                             /*alignment=*/0);
-      if (extract.getType().isInteger(1))
-        value = arith::CmpIOp::create(b, arith::CmpIPredicate::ne, value,
-                                      arith::ConstantIntOp::create(b, 0, 8));
-      return value;
+      return loadCaptureElement(b, extract, base, index);
     };
     auto load = [&](tensor::ExtractOp extract, IRMapping &mapping) -> Value {
       return loadAt(extract, address(extract),
@@ -1273,6 +1290,93 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     return success();
   }
 };
+/// fat.bias_query_columns of a fragment tile (the A operand of Q·Kᵀ's
+/// extra k16 step): G from the region — b and h the op's, a capture's read
+/// an invariant load, clamped — then g = G / scale, t = g·float(kv_start −
+/// q_start)/256, their three 16-bit parts each (x₀ = rnd(x), x₁ = rnd(x −
+/// x₀), x₂ = rnd(x − x₀ − x₁), as on the CPU). Every row is [g₀, g₁, g₂,
+/// t₀, t₁, t₂, 0, …]: in the A fragment thread λ holds columns 2(λ mod 4)
+/// + e in its registers 0 and 1 (its two rows) and 8 + 2(λ mod 4) + e in
+/// 2 and 3, so lanes λ mod 4 = 0, 1, 2 hold the pairs (g₀, g₁), (g₂, t₀),
+/// (t₁, t₂), lane 3 and registers 2 and 3 zeros.
+struct BiasQueryColumnsLowering : OpConversionPattern<BiasQueryColumnsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BiasQueryColumnsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!WgmmaFragmentAttr::isFragment(type) || type.getDimSize(0) != 64)
+      return rewriter.notifyMatchFailure(op, "not a warpgroup's A fragment");
+    if (!llvm::all_of(op.getCaptures().getTypes(),
+                      llvm::IsaPred<LLVM::LLVMPointerType>))
+      return rewriter.notifyMatchFailure(op, "a capture is not an address");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    Block &body = op.getBody().front();
+    unsigned firstCapture = 2;
+    IRMapping mapping;
+    mapping.map(body.getArgument(0), op.getBatch());
+    mapping.map(body.getArgument(1), op.getHead());
+    for (Operation &inner : body.without_terminator()) {
+      auto extract = dyn_cast<tensor::ExtractOp>(inner);
+      auto arg = extract ? dyn_cast<BlockArgument>(extract.getTensor())
+                         : BlockArgument();
+      if (arg && arg.getOwner() == &body &&
+          arg.getArgNumber() >= firstCapture) {
+        Value index = arith::IndexCastOp::create(
+            b, b.getI32Type(),
+            captureLinearIndex(b, extract, mapping, /*inBounds=*/false));
+        mapping.map(extract.getResult(),
+                    loadCaptureElement(
+                        b, extract,
+                        op.getCaptures()[arg.getArgNumber() - firstCapture],
+                        index));
+        continue;
+      }
+      b.clone(inner, mapping);
+    }
+    Value factor =
+        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value g = arith::DivFOp::create(b, factor, op.getScale());
+    Value offset = arith::SubIOp::create(b, asI32(b, op.getKvStart()),
+                                         asI32(b, op.getQStart()));
+    Value t = arith::MulFOp::create(
+        b,
+        arith::MulFOp::create(
+            b, g, arith::SIToFPOp::create(b, b.getF32Type(), offset)),
+        f32Const(b, 1.0 / BiasKeyColumnsOp::kOffsetScale));
+    Type elt = type.getElementType();
+    SmallVector<Value> parts; // f32 values of the 16-bit parts
+    for (Value x : {g, t}) {
+      Value rest = x;
+      for (int64_t k = 0; k < BiasKeyColumnsOp::kParts; ++k) {
+        Value part = arith::ExtFOp::create(
+            b, b.getF32Type(),
+            arith::TruncFOp::create(b, elt, rest).getResult());
+        parts.push_back(part);
+        rest = arith::SubFOp::create(b, rest, part);
+      }
+    }
+    Value zero = f32Const(b, 0.0);
+    Value quad = arith::RemUIOp::create(
+        b, NVVM::LaneIdOp::create(b, b.getI32Type()), i32Const(b, 4));
+    auto pick = [&](Value v0, Value v1, Value v2) {
+      auto is = [&](int64_t q) {
+        return arith::CmpIOp::create(b, arith::CmpIPredicate::eq, quad,
+                                     i32Const(b, q));
+      };
+      return arith::SelectOp::create(
+          b, is(0), v0,
+          arith::SelectOp::create(b, is(1), v1,
+                                  arith::SelectOp::create(b, is(2), v2, zero)));
+    };
+    bool isF16 = elt.isF16();
+    Value pair = buildPackPair(b, pick(parts[0], parts[2], parts[4]),
+                               pick(parts[1], parts[3], parts[5]), isF16);
+    Value none = i32Const(b, 0);
+    rewriter.replaceOpWithMultiple(op, {{pair, pair, none, none}});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
@@ -1280,9 +1384,9 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addDynamicallyLegalOp<math::TanhOp, math::ExpOp, math::AbsFOp>(
       [](Operation *op) { return !op->getResult(0).getType().isF32(); });
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
-                               FinalizeOp, arith::TruncFOp, arith::ConstantOp,
-                               arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
-      [](Operation *op) {
+                               BiasQueryColumnsOp, FinalizeOp, arith::TruncFOp,
+                               arith::ConstantOp, arith::MulFOp, arith::AddFOp,
+                               tensor::SplatOp>([](Operation *op) {
     return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
   });
 }
@@ -1294,13 +1398,12 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
   patterns.add<UnaryMathLowering<math::ExpOp, buildExp>,
                UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
                                                           patterns.getContext());
-  patterns.add<SoftmaxMaxLowering, SoftmaxExpLowering,
-               ConvertLayoutLowering, FinalizeFragmentLowering,
-               TruncFFragmentLowering,
-               RescaleFragmentLowering, MaskFragmentLowering,
-               ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
-               ElementwiseFragmentLowering<arith::MulFOp>,
-               ElementwiseFragmentLowering<arith::AddFOp>,
-               SplatFragmentLowering, ConstantFragmentLowering>(
-      converter, patterns.getContext());
+  patterns
+      .add<SoftmaxMaxLowering, SoftmaxExpLowering, ConvertLayoutLowering,
+           FinalizeFragmentLowering, TruncFFragmentLowering,
+           RescaleFragmentLowering, MaskFragmentLowering,
+           ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
+           BiasQueryColumnsLowering, ElementwiseFragmentLowering<arith::MulFOp>,
+           ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
+           ConstantFragmentLowering>(converter, patterns.getContext());
 }

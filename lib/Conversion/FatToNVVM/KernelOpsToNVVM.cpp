@@ -156,8 +156,81 @@ struct WgmmaAsyncLowering : OpConversionPattern<WgmmaAsyncOp> {
                            wgmmaConstraints(regs, "r,r,r,r,l,r", accumulate),
                            /*sideEffects=*/true);
     }
+    if (!adaptor.getBiasA().empty()) {
+      // linear-bias=mma's step: A the bias query columns in registers, B
+      // the key columns, K-major (imm-trans-b 0) without swizzle.
+      std::string text = llvm::formatv(
+          "{{\n.reg .pred p;\nsetp.ne.b32 p, ${0}, 0;\n"
+          "wgmma.mma_async.sync.aligned.m64n{1}k16.f32.{2}.{2} {3}, {4}, "
+          "${5}, p, 1, 1, 0;\n}",
+          regs + 5, n, t, asmRegList(0, regs), asmRegList(regs, 4), regs + 4);
+      SmallVector<Value> operands(adaptor.getBiasA());
+      operands.push_back(buildWgmmaDescriptor(
+          b, adaptor.getBiasB().front(), /*leadingByteOffset=*/128,
+          /*strideByteOffset=*/256, /*swizzle128=*/false));
+      operands.push_back(i32Const(b, 1));
+      llvm::append_range(operands, acc);
+      acc = buildInlineAsm(b, types, operands, text,
+                           wgmmaConstraints(regs, "r,r,r,r,l,r", true),
+                           /*sideEffects=*/true);
+    }
     NVVM::WgmmaGroupSyncAlignedOp::create(b);
     rewriter.replaceOpWithMultiple(op, {acc});
+    return success();
+  }
+};
+
+/// fat.bias_keys_fill → a loop over the thread's 16-byte pieces (from the
+/// thread, step threads): piece p is row r = 8⌊p/16⌋ + p mod 8 of the
+/// core matrix of columns 8·(⌊p/8⌋ mod 2) + 0..7, at byte 16p — [r, r, r,
+/// 256, 256, 256, 0, 0] for the first eight columns, zeros for the rest —
+/// one vector store each, then fence.proxy.async.
+struct BiasKeysFillLowering : OpConversionPattern<BiasKeysFillOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BiasKeysFillOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    bool isF16 = op.getElt().isF16();
+    auto vecType = VectorType::get({4}, b.getI32Type());
+    auto loop = scf::ForOp::create(b, adaptor.getThread(),
+                                   i32Const(b, op.getKeys() * 2),
+                                   i32Const(b, op.getThreads()));
+    loop->setAttr("fat.stage", b.getStringAttr("bias-keys"));
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(loop.getBody());
+      Value p = loop.getInductionVar();
+      Value row = arith::AddIOp::create(
+          b,
+          arith::MulIOp::create(
+              b, arith::DivUIOp::create(b, p, i32Const(b, 16)), i32Const(b, 8)),
+          arith::RemUIOp::create(b, p, i32Const(b, 8)));
+      Value r = arith::UIToFPOp::create(b, b.getF32Type(), row);
+      Value offsetScale =
+          f32Const(b, static_cast<double>(BiasKeyColumnsOp::kOffsetScale));
+      Value zero = f32Const(b, 0.0);
+      Value words[4] = {buildPackPair(b, r, r, isF16),
+                        buildPackPair(b, r, offsetScale, isF16),
+                        buildPackPair(b, offsetScale, offsetScale, isF16),
+                        buildPackPair(b, zero, zero, isF16)};
+      // Columns 8..15 (odd ⌊p/8⌋): zeros.
+      Value upper = arith::CmpIOp::create(
+          b, arith::CmpIPredicate::ne,
+          arith::AndIOp::create(b, p, i32Const(b, 8)), i32Const(b, 0));
+      Value piece = LLVM::UndefOp::create(b, vecType);
+      for (int64_t i = 0; i < 4; ++i)
+        piece = LLVM::InsertElementOp::create(
+            b, piece, arith::SelectOp::create(b, upper, words[3], words[i]),
+            i32Const(b, i));
+      LLVM::StoreOp::create(
+          b, piece,
+          buildByteOffset(b, adaptor.getDst(),
+                          arith::MulIOp::create(b, p, i32Const(b, 16))),
+          /*alignment=*/16);
+    }
+    buildAsyncProxyFence(b);
+    rewriter.eraseOp(op);
     return success();
   }
 };
@@ -1164,12 +1237,12 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
                KeyGeometryLowering<VisibleKeyBlocksOp>,
                KeyGeometryLowering<FirstMaskedKeyBlockOp>,
                KeyGeometryLowering<KeyBlockNeedsMaskOp>, KeyBlockRangeLowering,
-               KeyBlockHoleLowering,
-               FullKeyBlockLowering, FullKeyBlocksLowering,
-               StoreOutputLowering, StageOutputLowering, RingCreateLowering,
-               RingInitLowering, RingAcquireLowering, RingWaitLowering,
-               RingReleaseLowering, RingBufferLowering, RingFillLowering>(
-      converter, patterns.getContext());
+               KeyBlockHoleLowering, FullKeyBlockLowering,
+               FullKeyBlocksLowering, StoreOutputLowering, StageOutputLowering,
+               RingCreateLowering, RingInitLowering, RingAcquireLowering,
+               RingWaitLowering, RingReleaseLowering, RingBufferLowering,
+               RingFillLowering, BiasKeysFillLowering>(converter,
+                                                       patterns.getContext());
 }
 
 void mlir::fat::populateRingTypeConversion(TypeConverter &converter) {

@@ -8,10 +8,11 @@
 // becomes scale·log2 e = 0.125·1.4427 (the scores are unscaled again).
 
 // CHECK-LABEL: func.func @alibi
-// CHECK:         %[[C:.+]] = arith.constant 0.180336878 : f32
+// CHECK-DAG:     %[[C:.+]] = arith.constant 0.180336878 : f32
+// CHECK-DAG:     %[[SC:.+]] = arith.constant 1.250000e-01 : f32
 // CHECK:         scf.forall (%[[B:.+]], %[[H:.+]], %[[I0:.+]]) =
 // CHECK:           scf.for
-// CHECK:             %[[X:.+]] = fat.bias_query_columns at(%[[B]], %[[H]], %[[I0]], %[[J0:.+]]) scale 1.250000e-01 captures(%[[SL:.+]] : tensor<4xf32>) {
+// CHECK:             %[[X:.+]] = fat.bias_query_columns at(%[[B]], %[[H]], %[[I0]], %[[J0:.+]]) scale %[[SC]] captures(%[[SL:.+]] : tensor<4xf32>) {
 // CHECK-NEXT:        ^bb0(%{{.+}}: index, %[[HH:.+]]: index, %[[T:.+]]: tensor<4xf32>):
 // CHECK-NEXT:          %[[G:.+]] = tensor.extract %[[T]][%[[HH]]] : tensor<4xf32>
 // CHECK-NEXT:          fat.yield %[[G]] : f32

@@ -1336,7 +1336,8 @@ func.func @bias_key_columns_rows() -> tensor<512x16xbf16> {
 
 func.func @bias_query_columns_width(%i: index) -> tensor<128x8xbf16> {
   // expected-error @+1 {{expected a static N x 16 tile of f16 or bf16}}
-  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale 0.125 {
+  %c = arith.constant 0.125 : f32
+  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index):
     %g = arith.constant 0.5 : f32
     fat.yield %g : f32
@@ -1348,7 +1349,8 @@ func.func @bias_query_columns_width(%i: index) -> tensor<128x8xbf16> {
 
 func.func @bias_query_columns_args(%i: index) -> tensor<128x16xbf16> {
   // expected-error @+1 {{expected the region's arguments to be ('index', 'index') — b, h, then the captures}}
-  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale 0.125 {
+  %c = arith.constant 0.125 : f32
+  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index, %q: index):
     %g = arith.constant 0.5 : f32
     fat.yield %g : f32
@@ -1360,7 +1362,8 @@ func.func @bias_query_columns_args(%i: index) -> tensor<128x16xbf16> {
 
 func.func @bias_query_columns_scale(%i: index) -> tensor<128x16xbf16> {
   // expected-error @+1 {{expected a finite positive scale, got 0}}
-  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale 0.0 {
+  %c = arith.constant 0.0 : f32
+  %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index):
     %g = arith.constant 0.5 : f32
     fat.yield %g : f32

@@ -453,13 +453,13 @@ func.func @tile_loop(%nm: i32, %b: i32, %x: f32) -> f32 {
 
 // A linear positional bias's extra Q·Kᵀ columns (fat-tensorize linear-bias=mma).
 // CHECK-LABEL: func.func @bias_columns
-// CHECK:         %[[X:.+]] = fat.bias_query_columns at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) scale 1.250000e-01 captures(%{{.+}} : tensor<4xf32>) {
+// CHECK:         %[[X:.+]] = fat.bias_query_columns at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) scale %{{.+}} captures(%{{.+}} : tensor<4xf32>) {
 // CHECK:           fat.yield %{{.+}} : f32
 // CHECK:         } : tensor<128x16xbf16>
 // CHECK:         %{{.+}} = fat.bias_key_columns : tensor<128x16xbf16>
-func.func @bias_columns(%b: index, %h: index, %q0: index, %k0: index, %slopes: tensor<4xf32>)
-    -> (tensor<128x16xbf16>, tensor<128x16xbf16>) {
-  %x = fat.bias_query_columns at(%b, %h, %q0, %k0) scale 0.125 captures(%slopes : tensor<4xf32>) {
+func.func @bias_columns(%b: index, %h: index, %q0: index, %k0: index, %slopes: tensor<4xf32>,
+                        %c: f32) -> (tensor<128x16xbf16>, tensor<128x16xbf16>) {
+  %x = fat.bias_query_columns at(%b, %h, %q0, %k0) scale %c captures(%slopes : tensor<4xf32>) {
   ^bb0(%bb: index, %hh: index, %s: tensor<4xf32>):
     %g = tensor.extract %s[%hh] : tensor<4xf32>
     fat.yield %g : f32

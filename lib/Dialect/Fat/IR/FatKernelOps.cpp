@@ -153,6 +153,20 @@ LogicalResult WgmmaAsyncOp::verify() {
   if (fromSmem != getABoxStride().has_value())
     return emitOpError("a_box_stride gives the layout of A in shared "
                        "memory: it goes with a_smem, and only with it");
+  if (static_cast<bool>(getBiasA()) != static_cast<bool>(getBiasB()))
+    return emitOpError("bias needs both the query columns and the key "
+                       "columns' address");
+  if (Value x = getBiasA()) {
+    auto type = cast<RankedTensorType>(x.getType());
+    if (!fromSmem || !getTransposeB() || type.getRank() != 2 ||
+        type.getDimSize(0) != 64 ||
+        type.getDimSize(1) != BiasKeyColumnsOp::kColumns ||
+        type.getElementType() != elt)
+      return emitOpError("bias is Q·Kᵀ's extra k16 step (A from shared "
+                         "memory, transpose_b): its query columns must be "
+                         "the 64 x 16 tile of ")
+             << elt << ", got " << type;
+  }
   if (Value a = getARegs()) {
     auto type = cast<RankedTensorType>(a.getType());
     if (type.getRank() != 2 || type.getElementType() != elt ||
@@ -612,4 +626,15 @@ void TileLoopOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
   // The carried values as one group (a name starts a group).
   if (!getResults().empty())
     setNameFn(getResults().front(), "carried");
+}
+
+LogicalResult BiasKeysFillOp::verify() {
+  Type elt = getElt();
+  if (!elt.isBF16() && !elt.isF16())
+    return emitOpError("elt must be bf16 or f16, got ") << elt;
+  if (getKeys() % 8 != 0 || getKeys() > 256)
+    return emitOpError("keys must be a multiple of 8 (8-row core matrices) "
+                       "up to 256 (offsets exact in 16 bits), got ")
+           << getKeys();
+  return success();
 }

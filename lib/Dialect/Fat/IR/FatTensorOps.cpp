@@ -152,9 +152,12 @@ LogicalResult BiasQueryColumnsOp::verify() {
   if (failed(verifyBiasColumns(*this, getType(),
                                std::numeric_limits<int64_t>::max())))
     return failure();
-  double scale = getScale().convertToDouble();
-  if (!std::isfinite(scale) || scale <= 0.0)
-    return emitOpError() << "expected a finite positive scale, got " << scale;
+  FloatAttr scale;
+  if (matchPattern(getScale(), m_Constant(&scale)) &&
+      !(std::isfinite(scale.getValueAsDouble()) &&
+        scale.getValueAsDouble() > 0.0))
+    return emitOpError() << "expected a finite positive scale, got "
+                         << scale.getValueAsDouble();
   Block &body = getBody().front();
   Builder b(getContext());
   SmallVector<Type> expected(2, b.getIndexType());

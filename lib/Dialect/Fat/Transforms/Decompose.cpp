@@ -490,7 +490,7 @@ struct DecomposeBiasKeyColumns : OpRewritePattern<BiasKeyColumnsOp> {
 };
 
 /// fat.bias_query_columns: G from the region, then every row [split(g),
-/// split(g·d/256), 0, …] with g = G·rnd(1/scale), d = float(kv_start −
+/// split(g·d/256), 0, …] with g = G / scale, d = float(kv_start −
 /// q_start), split as the op's description gives it (the GPU rounds the
 /// same values in the same order).
 struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
@@ -509,10 +509,7 @@ struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
       rewriter.clone(inner, mapping);
     Value factor =
         mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
-    Value g = arith::MulFOp::create(
-        rewriter, loc, factor,
-        f32Const(rewriter, loc,
-                 static_cast<float>(1.0 / op.getScale().convertToDouble())));
+    Value g = arith::DivFOp::create(rewriter, loc, factor, op.getScale());
     Value offset =
         arith::SubIOp::create(rewriter, loc, op.getKvStart(), op.getQStart());
     Value d = arith::SIToFPOp::create(

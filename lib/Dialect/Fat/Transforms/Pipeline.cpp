@@ -116,6 +116,8 @@ struct TensorizedAttention {
   /// are the same in each).
   ScoreModOp scoreMod;
   MaskModOp maskMod;
+  /// linear-bias=mma: the score region's bias as Q·Kᵀ's extra columns.
+  BiasQueryColumnsOp biasQuery;
   /// The online softmax's ops and O's rescale (one KV loop's), which the
   /// consumer moves onto its tiles.
   SoftmaxMaxOp softmaxMax;
@@ -191,8 +193,9 @@ static LogicalResult checkConsumerForms(scf::ForOp loop) {
                             "modifications and the mask before "
                             "fat.softmax_max in the tensorized KV loop");
     afterMax |= isa<SoftmaxMaxOp>(op);
-    if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp,
-            SoftmaxExpOp, RescaleOp, arith::TruncFOp>(op) ||
+    if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp, SoftmaxExpOp,
+            RescaleOp, arith::TruncFOp, BiasQueryColumnsOp, BiasKeyColumnsOp>(
+            op) ||
         isTileAddressing(&op))
       continue;
     return op.emitOpError("fat-pipeline: the Hopper consumer has no form for "
@@ -257,6 +260,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     } else if (auto mod = dyn_cast<MaskModOp>(op)) {
       t.maskMod = mod;
       t.captures.insert(mod.getCaptures().begin(), mod.getCaptures().end());
+    } else if (auto query = dyn_cast<BiasQueryColumnsOp>(op)) {
+      t.biasQuery = query;
+      t.captures.insert(query.getCaptures().begin(), query.getCaptures().end());
     }
     return WalkResult::advance();
   });
@@ -268,20 +274,27 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   double outputScale = 1.0;
   if (t.scoreMod && t.modSoftmaxScale != double(float(M_LOG2E)))
     outputScale = t.modSoftmaxScale / M_LOG2E;
-  t.sig.modifications =
-      modificationKey(t.scoreMod ? &t.scoreMod.getBody() : nullptr,
-                      t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
+  // The bias columns' region names the kernel where it replaced the score
+  // region (a kernel of its own beside the vector form's).
+  Region *scoreBody = t.scoreMod    ? &t.scoreMod.getBody()
+                      : t.biasQuery ? &t.biasQuery.getBody()
+                                    : nullptr;
+  t.sig.modifications = modificationKey(
+      scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
   t.sig.positionalRegions = readsPositions(
       t.scoreMod ? &t.scoreMod.getBody() : nullptr,
       t.maskMod ? &t.maskMod.getBody() : nullptr,
       t.maskMod && t.maskMod.getKvRanges().has_value());
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
-  for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation()})
-    if (mod && !llvm::equal(isa<ScoreModOp>(mod)
-                                ? cast<ScoreModOp>(mod).getCaptures()
-                                : cast<MaskModOp>(mod).getCaptures(),
-                            t.captures))
+  for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),
+                         t.biasQuery.getOperation()})
+    if (mod &&
+        !llvm::equal(isa<ScoreModOp>(mod) ? cast<ScoreModOp>(mod).getCaptures()
+                     : isa<MaskModOp>(mod)
+                         ? cast<MaskModOp>(mod).getCaptures()
+                         : cast<BiasQueryColumnsOp>(mod).getCaptures(),
+                     t.captures))
       return fail("expected the score and mask modifications to capture the "
                   "same values in the same order (the attention's captures)");
   for (Value capture : t.captures) {
@@ -317,9 +330,25 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (!round || round->getParentOp() != t.kvLoop)
     return fail("expected P·V's A to be P rounded by arith.truncf in the KV "
                 "loop");
+  // linear-bias=mma: Q·Kᵀ on [Q | X] and [K | R], the bias columns beside
+  // the tiles the producer copies.
+  Value qTile = qk.getA(), kTile = qk.getB();
+  if (t.biasQuery) {
+    auto qCat = qTile.getDefiningOp<tensor::ConcatOp>();
+    auto kCat = kTile.getDefiningOp<tensor::ConcatOp>();
+    if (!qCat || !kCat || qCat.getInputs().size() != 2 ||
+        kCat.getInputs().size() != 2 ||
+        qCat.getInputs()[1] != t.biasQuery.getResult() ||
+        !kCat.getInputs()[1].getDefiningOp<BiasKeyColumnsOp>() || t.scoreMod)
+      return fail("expected linear-bias=mma's Q·Kᵀ on [Q | "
+                  "fat.bias_query_columns] and [K | fat.bias_key_columns], "
+                  "and no score region beside it");
+    qTile = qCat.getInputs()[0];
+    kTile = kCat.getInputs()[0];
+  }
   // The producer copies the operands the loop slices per key block, and
   // Q once per tile.
-  if (!t.kvLoop.isDefinedOutsideOfLoop(qk.getA()) ||
+  if (!t.kvLoop.isDefinedOutsideOfLoop(qTile) ||
       qk.getAFrom() != OperandSource::Smem)
     return fail("expected Q·Kᵀ to read the tile's Q from shared memory, "
                 "defined outside the KV loop");
@@ -334,8 +363,8 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   t.blockM = scores.getDimSize(0);
   t.blockN = scores.getDimSize(1);
   tensor::ExtractSliceOp qSlice;
-  std::tie(t.query, qSlice) = wholeTensor(loop, qk.getA());
-  t.key = wholeTensor(loop, qk.getB()).first;
+  std::tie(t.query, qSlice) = wholeTensor(loop, qTile);
+  t.key = wholeTensor(loop, kTile).first;
   t.value = wholeTensor(loop, pv.getB()).first;
   ValueRange outs = loop.getOutputs();
   if (!t.query || !qSlice || !t.key || !t.value || outs.empty() ||
@@ -569,6 +598,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->outputGemm = t->outputGemm;
     config->kvLoop = t->kvLoop;
     config->scoreMod = t->scoreMod;
+    config->biasQuery = t->biasQuery;
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;
     if (t->maskMod && t->maskMod.getKvRanges())

@@ -170,6 +170,9 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
         "fat-tensorize: linear-bias=mma needs a kernel that writes no LSE: "
         "the biased scores miss G·(i − q_start), one constant per row, "
         "which O does not see and the LSE would");
+  // The scores become unscaled (the region received scale·s): the LSE's
+  // factor on m, fat.finalize's scale, takes the scale too.
+  double scale = first.getScale().convertToDouble();
   RewritePatternSet patterns(scope->getContext());
   populateLinearBiasTensorCorePatterns(patterns);
   if (failed(applyPatternsGreedily(scope, std::move(patterns))))
@@ -184,6 +187,11 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   if (left.wasInterrupted())
     return failure();
   Builder b(scope->getContext());
+  scope->walk([&](FinalizeOp fin) {
+    if (std::optional<APFloat> old = fin.getScale())
+      fin.setScaleAttr(b.getF32FloatAttr(
+          static_cast<float>(old->convertToDouble() * scale)));
+  });
   updateSchedule(scope, {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
                  /*forced=*/true);
   return success();
@@ -218,7 +226,7 @@ struct FatTensorizePass
     if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
         failed(linearBiasOpt))
       return signalPassFailure();
-    bool linearBiasMma = linearBiasOpt->value_or(false);
+
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;
@@ -326,6 +334,9 @@ struct FatTensorizePass
       foldScoreOutputScale(scope);
       if (choice.boundMax && failed(takeBoundReference(scope)))
         return signalPassFailure();
+      // A schedule written by hand may ask for it too; auto is vector.
+      bool linearBiasMma =
+          linearBiasOpt->value_or(written.schedule.linearBiasMma);
       if (linearBiasMma && failed(takeLinearBiasOnTensorCores(scope, tiled)))
         return signalPassFailure();
     }

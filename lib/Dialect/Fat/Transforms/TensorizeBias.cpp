@@ -108,10 +108,13 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
     auto qType = cast<RankedTensorType>(gemm.getA().getType());
     Type elt = qType.getElementType();
     int64_t cols = BiasKeyColumnsOp::kColumns;
+    double scale = op.getScale().convertToDouble();
+    Value c = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
     auto query = BiasQueryColumnsOp::create(
         rewriter, loc, RankedTensorType::get({qType.getDimSize(0), cols}, elt),
-        op.getBatch(), op.getHead(), op.getQStart(), op.getKvStart(),
-        op.getCaptures(), op.getScaleAttr());
+        op.getBatch(), op.getHead(), op.getQStart(), op.getKvStart(), c,
+        op.getCaptures());
     {
       // The region: G from b, h and the captures (the score region's slice
       // of the factor), negated where the term is −B·(j − i).
@@ -144,7 +147,6 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
     auto biased = WgmmaOp::create(rewriter, loc, sType, a, b, /*acc=*/Value(),
                                   gemm.getTransposeBAttr(), gemm.getAFromAttr(),
                                   gemm.getShapeAttr());
-    double scale = op.getScale().convertToDouble();
     for (Operation *reader : readers) {
       OpOperand &c = isa<SoftmaxMaxOp>(reader)
                          ? cast<SoftmaxMaxOp>(reader).getScaleMutable()

@@ -94,8 +94,12 @@ Value buildByteOffset(ImplicitLocOpBuilder &b, Value base, int64_t byteOffset);
 /// LBO unused (1). MN-major (rows of 64 MN-elements, one row per k): SBO =
 /// 1024 (8 k-rows), LBO = byte distance between consecutive 64-element MN
 /// blocks.
+/// `swizzle128` false: no swizzle (mode 0), the operand in 8 × 16-byte
+/// core matrices, LBO between the two along K, SBO between 8-row groups
+/// (fat.bias_keys_fill's layout).
 Value buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
-                           int64_t leadingByteOffset, int64_t strideByteOffset);
+                           int64_t leadingByteOffset, int64_t strideByteOffset,
+                           bool swizzle128 = true);
 
 /// `fat.wgmma_wait pending(N)` on `vals`, the tiles (or registers) the
 /// retired groups wrote and any to keep live to here; returns them as valid

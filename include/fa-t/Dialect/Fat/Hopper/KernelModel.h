@@ -36,6 +36,9 @@ struct KernelSchedule {
   /// beside each V stage), so its accumulator carries l = Σ_j P·1 next to O
   /// and the rescale α·l rides along with α·O. Needs Dv + 8 ≤ 256.
   bool rowsumMma = false;
+  /// linear-bias=mma: a score region s + G·(j − i) as Q·Kᵀ's extra k16
+  /// step on bias columns (fat-tensorize, TensorizeBias.cpp).
+  bool linearBiasMma = false;
   /// Lazy rescale: a row's reference max m only moves when the block max
   /// exceeds it by more than `rescaleThreshold` in log2 units; otherwise
   /// P = exp2(c·S − c·m) ≤ 2^threshold and O, l are not rescaled. A warp
@@ -280,6 +283,9 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
+  /// linear-bias=mma: the tensorized loop's fat.bias_query_columns (the
+  /// score region's bias as Q·Kᵀ's extra k16 step; no score region then).
+  Operation *biasQuery = nullptr;
   /// The tensorized scf.for over key blocks (set by fat-pipeline, which
   /// owns it while the kernel is built): the consumer rewrites its ops onto
   /// the fragment tiles — the plain loop all of them in the loop's order,
@@ -333,6 +339,7 @@ struct AttentionKernelConfig {
   ///   [ Q buffer 0 .. qBuffers-1: D/64 chunks of blockM x 128 B each ]
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
+  ///   [ linear-bias=mma: the bias key columns, blockN x 32 B ]
   ///   [ mbarriers, 8 B each, ring by ring (!fat.ring): Q's full[qBuffers]
   ///     (and, persistent, empty[qBuffers]), K's full[stages] and
   ///     empty[stages], V's full[stages] and empty[stages] ]
@@ -355,7 +362,11 @@ struct AttentionKernelConfig {
   int64_t pvColumns() const { return headDimV + (schedule.rowsumMma ? 8 : 0); }
   int64_t kOffset() const { return qBuffers * qBytes(); }
   int64_t vOffset() const { return kOffset() + stages * kStageBytes(); }
-  int64_t barrierOffset() const { return vOffset() + stages * vStageBytes(); }
+  /// The bias key columns (fat.bias_keys_fill's layout): one tile for
+  /// every key block.
+  int64_t biasKeysOffset() const { return vOffset() + stages * vStageBytes(); }
+  int64_t biasKeysBytes() const { return biasQuery ? blockN * 32 : 0; }
+  int64_t barrierOffset() const { return biasKeysOffset() + biasKeysBytes(); }
   /// Persistent kernels give Q buffers back (empty barriers): the
   /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
   /// the producer loads a later tile's Q into it.

@@ -405,6 +405,35 @@ def Fat_RingReleaseOp : Fat_RingOp<"release",
   }]>];
 }
 
+def Fat_BiasKeysFillOp : Fat_Op<"bias_keys_fill", [MemoryEffects<[MemWrite]>]> {
+  let summary = "writes fat.bias_key_columns' tile into shared memory";
+  let description = [{
+    The `keys` × 16 tile of `fat.bias_key_columns` (row r: [r, r, r, 256,
+    256, 256, 0, …] in `elt`) at `%dst`, in the layout a wgmma reads a
+    K-major B without swizzle: 8 × 8 core matrices of 128 bytes (8 rows of
+    16 bytes), element (r, c) at byte ((r/8)·2 + c/8)·128 + (r mod 8)·16 +
+    2·(c mod 8) — the descriptor's leading offset (between the two core
+    matrices along K) 128, its stride offset (between 8-row groups) 256.
+    The CTA's `threads` threads write the 16-byte pieces p = t, t +
+    threads, … (piece p: row 8⌊p/16⌋ + p mod 8, columns 8·(⌊p/8⌋ mod 2)
+    + 0..7), then each fences its writes for the async proxy
+    (`fence.proxy.async`) through which wgmma reads. The tile is the same
+    for every key block: the kernel fills it once. `%thread` is the
+    thread's index in the CTA.
+
+    ```mlir
+    fat.bias_keys_fill %p thread(%tid) {elt = bf16, keys = 128 : i64,
+                                        threads = 384 : i64}
+    ```
+  }];
+  let arguments = (ins Fat_SharedPointer:$dst, I32:$thread,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$keys,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$threads,
+                   TypeAttr:$elt);
+  let assemblyFormat = "$dst `thread` `(` $thread `)` attr-dict";
+  let hasVerifier = 1;
+}
+
 def Fat_RingBufferOp : Fat_RingOp<"buffer", [Pure]> {
   let summary = "the address of the ring's buffer of an iteration";
   let description = [{
@@ -558,6 +587,14 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
     here: stride between 8-row groups 1024 bytes; for an MN-major B, the
     leading stride (between 64-column boxes of N) is its box stride.
 
+    With `bias(%x, %r)` (fat-tensorize's `linear-bias=mma`) the group
+    ends with one more k16 step, D += X·R: X the 64 × 16 tile
+    `fat.bias_query_columns` computed in registers (the A fragment, as
+    a_regs), R = `fat.bias_key_columns`' N × 16 tile at shared-memory
+    address %r, K-major without swizzle (the layout `fat.bias_keys_fill`
+    writes: 8 × 8 core matrices of 128 bytes, the two along K 128 bytes
+    apart, 8-row groups 256). Q·Kᵀ then carries the linear bias.
+
     The group is asynchronous: read the result only through the
     `fat.wgmma_wait` that retires it (two groups may be in flight: the
     overlapped loop issues S_j and O += P_{j−1}·V_{j−1} back to back).
@@ -584,6 +621,7 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
                    OptionalAttr<ConfinedAttr<I64Attr, [IntPositive]>>:$a_box_stride,
                    Optional<Fat_FragmentTile>:$a_regs, I64:$b_addr,
                    ConfinedAttr<I64Attr, [IntPositive]>:$b_box_stride,
+                   Optional<Fat_FragmentTile>:$bias_a, Optional<I64>:$bias_b,
                    Optional<Fat_FragmentTile>:$acc,
                    Optional<I32>:$scale_d, UnitAttr:$transpose_b,
                    ConfinedAttr<I64Attr, [IntPositive]>:$k,
@@ -593,6 +631,7 @@ def Fat_WgmmaAsyncOp : Fat_Op<"wgmma_async",
     (`a_smem` `(` $a_addr^ `box_stride` $a_box_stride `)`)?
     (`a_regs` `(` $a_regs^ `:` type($a_regs) `)`)?
     `b` `(` $b_addr `box_stride` $b_box_stride `)`
+    (`bias` `(` $bias_a^ `:` type($bias_a) `,` $bias_b `)`)?
     (`acc` `(` $acc^ `:` type($acc) `)`)?
     (`scale_d` `(` $scale_d^ `)`)? (`transpose_b` $transpose_b^)?
     `k` $k `shape` $shape $elt attr-dict `->` type($result)

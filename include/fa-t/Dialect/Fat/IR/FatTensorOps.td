@@ -243,8 +243,10 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
     columns and `fat.bias_key_columns` to K's,
 
     ```
-    g = G · rnd(1/scale)         (f32; scale: the attention's, the GEMM's
-                                  scores are unscaled)
+    g = G / c                    (f32, IEEE division; c = %scale, the
+                                  attention's scale: the GEMM's scores are
+                                  unscaled. An f32 value, so that a kernel
+                                  can take it at run time.)
     d = float(kv_start − q_start)
     t = g·d / 256
     split(x) = (x₀, x₁, x₂):  x₀ = rnd(x), x₁ = rnd(x − x₀),
@@ -262,7 +264,7 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
     head and the captures; it reads neither a position nor the score.
 
     ```mlir
-    %x = fat.bias_query_columns at(%b, %h, %q0, %k0) scale 1.250000e-01 {
+    %x = fat.bias_query_columns at(%b, %h, %q0, %k0) scale %c {
     ^bb0(%bb: index, %hh: index):
       %g = arith.constant 2.500000e-01 : f32
       fat.yield %g : f32
@@ -270,8 +272,8 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
     ```
   }];
   let arguments = (ins Index:$batch, Index:$head, Index:$q_start,
-                   Index:$kv_start, Variadic<AnyType>:$captures,
-                   F32Attr:$scale);
+                   Index:$kv_start, F32:$scale,
+                   Variadic<AnyType>:$captures);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{

@@ -116,7 +116,19 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   }
   if (cfg.schedule.rowsumMma)
     buildOnesChunks();
+  if (cfg.biasQuery)
+    buildBiasKeys();
   NVVM::BarrierOp::create(b);
+}
+
+void AttentionKernelBuilder::buildBiasKeys() {
+  // The key offsets r of linear-bias=mma, the same tile for every block.
+  v.biasKeysAddr =
+      arith::AddIOp::create(b, v.smemAddr, i64Const(b, cfg.biasKeysOffset()));
+  BiasKeysFillOp::create(b, buildByteOffset(b, v.smem, cfg.biasKeysOffset()),
+                         v.tid, b.getI64IntegerAttr(cfg.blockN),
+                         b.getI64IntegerAttr(cfg.numThreads()),
+                         TypeAttr::get(inputType()));
 }
 
 void AttentionKernelBuilder::buildOnesChunks() {
@@ -152,6 +164,9 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.softmaxScale = v.scaleLog2e;
   if (cfg.scoreMod) {
     v.softmaxScale = f32Const(b, cfg.modSoftmaxScale);
+    v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
+  } else if (cfg.biasQuery) {
+    // The bias columns divide by the scale (the scores stay unscaled).
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
   }
   if (cfg.schedule.persistent)

@@ -72,6 +72,8 @@ struct KernelValues {
   Value tid, warpgroup;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
   Value smem, smemAddr;
+  // linear-bias=mma: the bias key columns' address (i64).
+  Value biasKeysAddr;
   // The rings (!fat.ring): Q (iteration = the tile index), K and V
   // (iteration = ringIteration of the key block).
   Value qRing, kRing, vRing;
@@ -150,6 +152,8 @@ private:
   void buildSharedMemoryAndBarriers(LLVM::GlobalOp dynamicSmem);
   /// rowsum=mma: fills the constant ones chunk after every V stage.
   void buildOnesChunks();
+  /// linear-bias=mma: fills the bias key columns (fat.bias_keys_fill).
+  void buildBiasKeys();
   /// The tile's coordinates from (query block, head, batch): rows, KV
   /// head, KV block range.
   void buildTileCoordinates(Value mBlock, Value head, Value batch);
@@ -212,7 +216,13 @@ private:
   /// iteration `iter` (one fat.wgmma_async, a commit group); the caller
   /// waits. S is an f32 fragment tile. `tmpl`: the tensorized fat.wgmma
   /// it issues (cfg.scoreGemm by default; buildPV's cfg.outputGemm).
-  Value buildQK(Value consumer, Value iter, Operation *tmpl = nullptr);
+  /// `biasA`: linear-bias=mma's query columns, the fragment tile of the
+  /// block's fat.bias_query_columns (buildBiasQuery).
+  Value buildQK(Value consumer, Value iter, Operation *tmpl = nullptr,
+                Value biasA = {});
+  /// linear-bias=mma: the tensorized loop's fat.bias_query_columns `tmpl`
+  /// on this warpgroup's rows (from wgRow) and key block kvBlock.
+  Value buildBiasQuery(Operation *tmpl, Value kvBlock, Value wgRow);
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
   /// kvBlock).
@@ -272,10 +282,11 @@ private:
   /// The tensorized loop's fat.wgmma `tmpl` as this warpgroup's
   /// fat.wgmma_async: A `a` (a shared-memory address or P's tile, as its
   /// a_from says), B at address `bAddr`, the box strides of the operands
-  /// in shared memory (A's first), the accumulator and run-time scale-d.
+  /// in shared memory (A's first), the accumulator and run-time scale-d;
+  /// `biasA`: Q·Kᵀ's extra k16 step on the bias columns (linear-bias=mma).
   Value moveGemm(Operation *tmpl, Value a, Value bAddr,
                  ArrayRef<int64_t> boxStrides, Value acc = {},
-                 Value scaleD = {});
+                 Value scaleD = {}, Value biasA = {});
   /// The online softmax's two ops, from the tensorized loop's `tmpl`:
   /// (m', α), and (P, l').
   std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,

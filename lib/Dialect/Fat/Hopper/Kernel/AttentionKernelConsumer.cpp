@@ -501,10 +501,17 @@ AttentionKernelBuilder::rewriteKeyBlockStep(Value consumer, Value wgRow,
   map.map(kvLoop().getRegionIterArgs()[0], carried[0]);
   return rewriteStep(r, [&](Operation &op) {
     llvm::TypeSwitch<Operation *>(&op)
+        .Case([&](BiasQueryColumnsOp query) { // linear-bias=mma
+          map.map(query.getResult(), buildBiasQuery(query, kvBlock, wgRow));
+        })
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            Value s = buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm))[0];
+            Value biasA;
+            if (auto concat = gemm.getA().getDefiningOp<tensor::ConcatOp>())
+              biasA = map.lookup(concat.getInputs().back());
+            Value s =
+                buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm, biasA))[0];
             takeScores(r, gemm, s, kvBlock, iter);
             return;
           }

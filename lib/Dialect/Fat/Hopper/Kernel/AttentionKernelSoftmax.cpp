@@ -23,34 +23,50 @@ using namespace mlir;
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
-Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a,
-                                       Value bAddr,
-                                       ArrayRef<int64_t> boxStrides,
-                                       Value acc, Value scaleD) {
+Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a, Value bAddr,
+                                       ArrayRef<int64_t> boxStrides, Value acc,
+                                       Value scaleD, Value biasA) {
   // The tensorized GEMM (its instruction shape, transpose_b, A's source and
-  // type; K its A's columns) issued on this warpgroup's operands: A's rows
-  // [64·consumer, +64), from shared memory (an address) or registers (P's
-  // tile), B the stage's boxes.
+  // type; K its A's columns, but for the bias columns' step) issued on this
+  // warpgroup's operands: A's rows [64·consumer, +64), from shared memory
+  // (an address) or registers (P's tile), B the stage's boxes.
   auto gemm = cast<WgmmaOp>(tmpl);
   auto aType = cast<RankedTensorType>(gemm.getA().getType());
   bool fromSmem = gemm.getAFrom() == OperandSource::Smem;
   ArrayRef<int64_t> shape = gemm.getShape();
+  int64_t k = aType.getDimSize(1) - (biasA ? BiasKeyColumnsOp::kColumns : 0);
   return WgmmaAsyncOp::create(
       b, fragmentType(shape[1], b.getF32Type()), fromSmem ? a : Value(),
       fromSmem ? b.getI64IntegerAttr(boxStrides[0]) : IntegerAttr(),
-      fromSmem ? Value() : a, bAddr, boxStrides.back(), acc, scaleD,
-      gemm.getTransposeB(), aType.getDimSize(1), shape,
-      aType.getElementType());
+      fromSmem ? Value() : a, bAddr, boxStrides.back(), biasA,
+      biasA ? v.biasKeysAddr : Value(), acc, scaleD, gemm.getTransposeB(), k,
+      shape, aType.getElementType());
 }
 
 Value AttentionKernelBuilder::buildQK(Value consumer, Value iter,
-                                     Operation *tmpl) {
+                                      Operation *tmpl, Value biasA) {
   // Q: this warpgroup's rows of the [blockM][64] boxes of the tile's
   // buffer; K: the [blockN][64] boxes of the stage.
   Value qAddr =
       ringAddress(v.qRing, v.tileIndex, mul(consumer, c32(64 * 128)));
-  return moveGemm(tmpl ? tmpl : cfg.scoreGemm, qAddr, ringAddress(v.kRing, iter),
-                  {cfg.blockM * 128, cfg.blockN * 128});
+  return moveGemm(tmpl ? tmpl : cfg.scoreGemm, qAddr,
+                  ringAddress(v.kRing, iter),
+                  {cfg.blockM * 128, cfg.blockN * 128}, {}, {}, biasA);
+}
+
+Value AttentionKernelBuilder::buildBiasQuery(Operation *tmplOp, Value kvBlock,
+                                             Value wgRow) {
+  // The block's query columns at the warpgroup's first row (every row's
+  // bias then differs from the region's by one constant per row) with the
+  // kernel's run-time scale; the region as the tiled form wrote it.
+  auto tmpl = cast<BiasQueryColumnsOp>(tmplOp);
+  SmallVector<Value> at = modificationCoordinates(keyBlock(kvBlock), wgRow);
+  auto query = BiasQueryColumnsOp::create(
+      b, fragmentType(BiasKeyColumnsOp::kColumns, inputType()), at[0], at[1],
+      at[2], at[3], v.scoreScale, v.captures);
+  IRMapping none;
+  tmpl.getBody().cloneInto(&query.getBody(), none);
+  return query.getResult();
 }
 
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,

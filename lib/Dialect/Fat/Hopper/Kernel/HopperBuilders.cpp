@@ -68,14 +68,14 @@ SmallVector<Value> hopper::buildInlineAsm(ImplicitLocOpBuilder &b,
 
 Value hopper::buildWgmmaDescriptor(ImplicitLocOpBuilder &b, Value smemAddr,
                                    int64_t leadingByteOffset,
-                                   int64_t strideByteOffset) {
+                                   int64_t strideByteOffset, bool swizzle128) {
   // The start address field holds bits 4..17 of the shared-window address.
   Value addrField = arith::ShRUIOp::create(
       b, arith::AndIOp::create(b, smemAddr, i64Const(b, 0x3FFFF)),
       i64Const(b, 4));
   uint64_t fixed = (uint64_t((leadingByteOffset >> 4) & 0x3FFF) << 16) |
                    (uint64_t((strideByteOffset >> 4) & 0x3FFF) << 32) |
-                   (uint64_t(1) << 62); // 128B swizzle
+                   (uint64_t(swizzle128 ? 1 : 0) << 62); // 128B swizzle
   return arith::OrIOp::create(b, addrField,
                               i64Const(b, static_cast<int64_t>(fixed)));
 }

@@ -8,7 +8,8 @@
 //   fat-tensorize  rowsum = "vector" | "mma", rescale = "always" | "lazy",
 //                  rescale_threshold = τ,
 //                  exp2_poly = φ ∈ [0, 1],
-//                  row_max = "online" | "bound"   (FlashAttention-T
+//                  row_max = "online" | "bound",
+//                  linear_bias = "vector" | "mma"  (FlashAttention-T
 //                  primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
 //                  persistent = true | false, tile_overlap = true | false,
@@ -148,11 +149,12 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
        : key == "pingpong"   ? schedule.pingpong
        : key == "persistent" ? schedule.persistent
                              : schedule.tileOverlap) = flag.getValue();
-    } else if (key == "rowsum" || key == "rescale" || key == "row_max") {
-      // The primitives' two-word choices.
-      StringRef (*name)(bool) = key == "rowsum"    ? rowsumName
-                                : key == "rescale" ? rescaleName
-                                                   : rowMaxName;
+    } else if (key == "rowsum" || key == "rescale" || key == "row_max" ||
+               key == "linear_bias") {
+      // The primitives' two-word choices (linear_bias spelled as rowsum).
+      StringRef (*name)(bool) = key == "rescale"   ? rescaleName
+                                : key == "row_max" ? rowMaxName
+                                                   : rowsumName;
       auto s = dyn_cast<StringAttr>(value);
       std::optional<bool> word =
           s ? parseWord(s.getValue(), name) : std::nullopt;
@@ -161,7 +163,8 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
             ("\"" + name(false) + "\" or \"" + name(true) + "\"").str());
       (key == "rowsum"    ? schedule.rowsumMma
        : key == "rescale" ? schedule.lazyRescale
-                          : schedule.boundMax) = *word;
+       : key == "row_max" ? schedule.boundMax
+                          : schedule.linearBiasMma) = *word;
     } else if (key == "rescale_threshold") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f)
@@ -203,7 +206,8 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
       return op->emitOpError("'")
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
-                "rescale_threshold, exp2_poly, row_max, persistent, "
+                "rescale_threshold, exp2_poly, row_max, linear_bias, "
+                "persistent, "
                 "tile_overlap, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
                 "pv_wait, tail_split, mask_form";
