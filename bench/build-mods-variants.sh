@@ -64,3 +64,8 @@ if [ -n "${FA_T_OPT:-}" ]; then
   build $v/alfma "" alibi-causal alibi-slopes
   build $v/alfma160 "block-n=160" alibi-causal alibi-slopes
 fi
+# Run 115: ALiBi's bias on the tensor cores (fat-tensorize linear-bias=mma:
+# Q·Kᵀ's extra k16 step on bias columns, no per-score work for the bias),
+# at the tiles the cost model picks for it (128 keys and rows, as the
+# vector form's).
+build .kernels-mods-v115/lb "linear-bias=mma" alibi-causal alibi-slopes

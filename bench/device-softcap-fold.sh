@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -59,6 +59,11 @@ case $steps in *" alibi114 "*) bench alibi114 300 --kernels $v/alfma --reps 6 --
   alfma160=$v/alfma160 ;; esac
 case $steps in *" softcap114 "*) bench softcap114 300 --kernels .kernels-mods --reps 6 --shapes 0 1 --no-checks \
   --only softcap softcap-causal --variant rb144=$v/rb144 ;; esac
+# Run 115: ALiBi's bias on the tensor cores (linear-bias=mma, float64
+# checks on it) beside the vector form (default) and its 160-key blocks.
+case $steps in *" bias115 "*) bench bias115 420 --kernels .kernels-mods-v115/lb --reps 6 \
+  --shapes 0 1 2 3 --only alibi-causal alibi-slopes --variant default=.kernels-mods \
+  al160=$v/al160 ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac

@@ -664,7 +664,7 @@ func.func @wgmma_async_no_a(%d: i64) {
 
 func.func @wgmma_async_box_without_smem(%d: i64, %a: tensor<64x16xbf16, #fat.wgmma_fragment>) {
   // expected-error @+1 {{a_box_stride gives the layout of A in shared memory: it goes with a_smem, and only with it}}
-  %s = "fat.wgmma_async"(%a, %d) <{a_box_stride = 1024 : i64, b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0>}> : (tensor<64x16xbf16, #fat.wgmma_fragment>, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = "fat.wgmma_async"(%a, %d) <{a_box_stride = 1024 : i64, b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 0, 1, 1, 0, 0, 0, 0>}> : (tensor<64x16xbf16, #fat.wgmma_fragment>, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -672,7 +672,7 @@ func.func @wgmma_async_box_without_smem(%d: i64, %a: tensor<64x16xbf16, #fat.wgm
 
 func.func @wgmma_async_smem_without_box(%d: i64) {
   // expected-error @+1 {{a_box_stride gives the layout of A in shared memory: it goes with a_smem, and only with it}}
-  %s = "fat.wgmma_async"(%d, %d) <{b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0>}> : (i64, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
+  %s = "fat.wgmma_async"(%d, %d) <{b_box_stride = 1024 : i64, k = 16 : i64, elt = bf16, shape = array<i64: 64, 8, 16>, operandSegmentSizes = array<i32: 1, 0, 1, 0, 0, 0, 0>}> : (i64, i64) -> tensor<64x8xf32, #fat.wgmma_fragment>
   return
 }
 
@@ -1335,8 +1335,8 @@ func.func @bias_key_columns_rows() -> tensor<512x16xbf16> {
 // -----
 
 func.func @bias_query_columns_width(%i: index) -> tensor<128x8xbf16> {
-  // expected-error @+1 {{expected a static N x 16 tile of f16 or bf16}}
   %c = arith.constant 0.125 : f32
+  // expected-error @+1 {{expected a static M x 16 tile of f16 or bf16, got 'tensor<128x8xbf16>'}}
   %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index):
     %g = arith.constant 0.5 : f32
@@ -1348,8 +1348,8 @@ func.func @bias_query_columns_width(%i: index) -> tensor<128x8xbf16> {
 // -----
 
 func.func @bias_query_columns_args(%i: index) -> tensor<128x16xbf16> {
-  // expected-error @+1 {{expected the region's arguments to be ('index', 'index') — b, h, then the captures}}
   %c = arith.constant 0.125 : f32
+  // expected-error @+1 {{expected the region's arguments to be ('index', 'index') — b, h, then the captures}}
   %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index, %q: index):
     %g = arith.constant 0.5 : f32
@@ -1361,8 +1361,8 @@ func.func @bias_query_columns_args(%i: index) -> tensor<128x16xbf16> {
 // -----
 
 func.func @bias_query_columns_scale(%i: index) -> tensor<128x16xbf16> {
-  // expected-error @+1 {{expected a finite positive scale, got 0}}
   %c = arith.constant 0.0 : f32
+  // expected-error @+1 {{expected a finite positive scale, got 0}}
   %x = fat.bias_query_columns at(%i, %i, %i, %i) scale %c {
   ^bb0(%b: index, %h: index):
     %g = arith.constant 0.5 : f32

@@ -12,7 +12,6 @@
 #include "mlir/IR/Matchers.h"
 
 #include <cmath>
-#include <limits>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -129,19 +128,24 @@ bool SoftmaxExpOp::usesPolynomial(int64_t k, double phi) {
   return std::floor((k + 1) * phi + 1e-9) > std::floor(k * phi + 1e-9);
 }
 
-/// A static N × 16 tile of a wgmma operand type; N ≤ `maxRows` (the key
-/// offsets r < 256 are exact in f16 and bf16).
+/// A static rows × 16 tile of a wgmma operand type, with at most
+/// `maxRows` rows where given (the key offsets r < 256 are exact in f16
+/// and bf16).
 static LogicalResult verifyBiasColumns(Operation *op, Type type,
-                                       int64_t maxRows) {
+                                       std::optional<int64_t> maxRows) {
   auto t = dyn_cast<RankedTensorType>(type);
-  if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
-      t.getDimSize(1) != BiasKeyColumnsOp::kColumns || t.getDimSize(0) < 1 ||
-      t.getDimSize(0) > maxRows || !isWgmmaElementType(t.getElementType()))
-    return op->emitOpError()
-           << "expected a static N x " << BiasKeyColumnsOp::kColumns
-           << " tile of f16 or bf16 with 1 <= N <= " << maxRows << ", got "
-           << type;
-  return success();
+  if (t && t.getRank() == 2 && t.hasStaticShape() &&
+      t.getDimSize(1) == BiasKeyColumnsOp::kColumns && t.getDimSize(0) >= 1 &&
+      t.getDimSize(0) <= maxRows.value_or(t.getDimSize(0)) &&
+      isWgmmaElementType(t.getElementType()))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError()
+                            << "expected a static " << (maxRows ? "N" : "M")
+                            << " x " << BiasKeyColumnsOp::kColumns
+                            << " tile of f16 or bf16";
+  if (maxRows)
+    diag << " with 1 <= N <= " << *maxRows;
+  return diag << ", got " << type;
 }
 
 LogicalResult BiasKeyColumnsOp::verify() {
@@ -149,8 +153,7 @@ LogicalResult BiasKeyColumnsOp::verify() {
 }
 
 LogicalResult BiasQueryColumnsOp::verify() {
-  if (failed(verifyBiasColumns(*this, getType(),
-                               std::numeric_limits<int64_t>::max())))
+  if (failed(verifyBiasColumns(*this, getType(), std::nullopt)))
     return failure();
   FloatAttr scale;
   if (matchPattern(getScale(), m_Constant(&scale)) &&
