@@ -192,7 +192,7 @@ CONFIGS = [
     # linear-bias=mma: ALiBi's bias as one more k16 step of Q·Kᵀ on bias
     # columns (TensorizeBias.cpp), kernels without an LSE: the causal and
     # full masks, a ragged key length (the last block's padding keys),
-    # GQA, f16, the lazy rescale crossing its threshold (magnitude 8), part
+    # GQA, the lazy rescale crossing its threshold (magnitude 8), part
     # of the exponentials on the FMA pipe, the slope from the head, and Sq
     # ≠ Skv (the blocks' offset kv_start − q_start up to ±149, its bias to
     # ±37 with slope 1/4).
@@ -200,7 +200,7 @@ CONFIGS = [
            tensorize="linear-bias=mma", **TBASE),
     Config("alibi_bias_mma_ragged_gqa", dtype="bf16", mods=ALIBI, lse=False,
            tensorize="linear-bias=mma rowsum=vector", **dict(TBASE, Hkv=2, Skv=100)),
-    Config("alibi_bias_mma_f16_lazy", dtype="f16", causal=True, mods=ALIBI, lse=False,
+    Config("alibi_bias_mma_lazy", dtype="bf16", causal=True, mods=ALIBI, lse=False,
            magnitude=8.0, tensorize="linear-bias=mma rescale=lazy", **TBASE),
     Config("alibi_bias_mma_poly_head", dtype="bf16", causal=True, mods=ALIBI_HEAD,
            lse=False, tensorize="linear-bias=mma exp2-poly=0.25", **TBASE),

@@ -230,6 +230,20 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
     os << " window " << window;
   if (*layout)
     os << " layout(" << layout << ")";
+  // Now and then ALiBi's score region (linear-bias=mma's input), its
+  // slope at the edges of f32 too.
+  if (c.flip() && c.flip()) {
+    std::string slope = c.usually<const char *>({"0.25", "0.0078125", "-0.5"},
+                                                {"0.0", "1.0e30", "-1.0e-30"});
+    os << " score {\n  ^bb0(%x: f32, %b: index, %h: index, %i: index, "
+          "%j: index):\n    %s = arith.constant "
+       << slope
+       << " : f32\n    %n = arith.subi %i, %j : index\n"
+          "    %ni = arith.index_cast %n : index to i64\n"
+          "    %nf = arith.sitofp %ni : i64 to f32\n"
+          "    %p = arith.mulf %s, %nf : f32\n"
+          "    %y = arith.subf %x, %p : f32\n    fat.yield %y : f32\n  }";
+  }
   if (!results.empty()) {
     os << " -> ";
     llvm::interleaveComma(results, os);
@@ -270,7 +284,9 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
       c.usually<const char *>({"auto", "0", "0.25", "1"},
                               {"2", "nan", "half"}) +
       " row-max=" +
-      c.usually<const char *>({"auto", "online", "bound"}, {"''", "top"});
+      c.usually<const char *>({"auto", "online", "bound"}, {"''", "top"}) +
+      " linear-bias=" +
+      c.usually<const char *>({"auto", "vector", "mma"}, {"''", "tensor"});
   std::string sm = c.usually<const char *>(
       {"sm_90a"}, {"sm_90", "sm_80", "sm_100a", "''", "'sm_90a} O=3'",
                    "'sm_90a features=+ptx80'"});
@@ -298,6 +314,8 @@ AttentionCase mlir::fat::generateAttentionCase(const uint8_t *data,
                               {"-0.5", "2", "nan", "''", "half"}) +
       " row-max=" +
       c.usually<const char *>({"auto", "online", "bound"}, {"''", "top"}) +
+      " linear-bias=" +
+      c.usually<const char *>({"auto", "vector", "mma"}, {"''", "tensor"}) +
       " persistent=" +
       c.usually<const char *>({"auto", "off", "on"}, {"''", "2"}) +
       " tile-overlap=" +

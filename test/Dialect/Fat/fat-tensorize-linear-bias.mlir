@@ -128,3 +128,25 @@ func.func @no_region(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>,
       outs(%o : tensor<1x4x256x64xbf16>) -> tensor<1x4x256x64xbf16>
   return %n : tensor<1x4x256x64xbf16>
 }
+
+// -----
+
+// f16 cannot hold the query columns' G/scale times key offsets.
+func.func @alibi_f16(%q: tensor<1x4x256x64xf16>, %k: tensor<1x4x256x64xf16>,
+                     %v: tensor<1x4x256x64xf16>, %o: tensor<1x4x256x64xf16>)
+    -> tensor<1x4x256x64xf16> {
+  // expected-error @+1 {{linear-bias=mma needs bf16 inputs}}
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>)
+      outs(%o : tensor<1x4x256x64xf16>)
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x256x64xf16>
+  return %n : tensor<1x4x256x64xf16>
+}

@@ -165,6 +165,19 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   if (!first)
     return scope->emitError("fat-tensorize: linear-bias=mma needs a score "
                             "region s + G·(j − i); this attention has none");
+  // The query columns hold G/scale and G/scale·(kv_start − q_start)/256 in
+  // the inputs' type: bf16 has f32's range, f16 overflows at 65504 (a
+  // slope of 1 at D = 128 past 1.5k keys).
+  WalkResult f16 = scope->walk([](WgmmaOp gemm) {
+    return getElementTypeOrSelf(gemm.getA().getType()).isF16()
+               ? WalkResult::interrupt()
+               : WalkResult::advance();
+  });
+  if (f16.wasInterrupted())
+    return first.emitError(
+        "fat-tensorize: linear-bias=mma needs bf16 inputs: its query columns "
+        "hold G/scale times key offsets, which overflow f16 (65504) where "
+        "bf16 has f32's range");
   if (tiled.writesLse)
     return first.emitError(
         "fat-tensorize: linear-bias=mma needs a kernel that writes no LSE: "
