@@ -599,6 +599,18 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->kvLoop = t->kvLoop;
     config->scoreMod = t->scoreMod;
     config->biasQuery = t->biasQuery;
+    // linear-bias=mma's key columns follow the V stages: the layout grew.
+    if (config->dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+      return loop.emitOpError("fat-pipeline: the kernel for D = ")
+             << config->headDim << ", block-m = " << config->blockM
+             << ", block-n = " << config->blockN
+             << ", stages = " << config->stages
+             << " with linear-bias=mma's key columns ("
+             << config->biasKeysBytes() << " bytes) needs "
+             << config->dynamicSmemBytes()
+             << " bytes of shared memory, more than the "
+             << kMaxSharedMemoryPerBlock
+             << " a block may use; lower block-n or stages";
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;
     if (t->maskMod && t->maskMod.getKvRanges())
