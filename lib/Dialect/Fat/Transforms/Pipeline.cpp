@@ -357,6 +357,14 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       return failure();
   if (t.scoreMod)
     t.scale = t.scoreMod.getScaleAttr();
+  // linear-bias=mma: the bias columns carry the attention's scale (their
+  // GEMM's scores are unscaled, as without a region).
+  FloatAttr biasScale;
+  if (t.biasQuery &&
+      !matchPattern(t.biasQuery.getScale(), m_Constant(&biasScale)))
+    return fail("expected fat.bias_query_columns' scale to be a constant");
+  if (biasScale)
+    t.scale = biasScale;
   auto scores = cast<ShapedType>(qk.getResult().getType());
   if (scores.getRank() != 2)
     return fail("expected a 2-D score tile");
