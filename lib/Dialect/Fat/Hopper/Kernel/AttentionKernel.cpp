@@ -162,13 +162,12 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.diag = args[a++];
   v.scaleLog2e = args[a++];
   v.softmaxScale = v.scaleLog2e;
-  if (cfg.scoreMod) {
+  if (cfg.scoreMod)
     v.softmaxScale = f32Const(b, cfg.modSoftmaxScale);
+  // A score region reads scale·s; linear-bias=mma's columns divide by the
+  // scale (their scores stay unscaled).
+  if (cfg.scoreMod || cfg.biasQuery)
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
-  } else if (cfg.biasQuery) {
-    // The bias columns divide by the scale (the scores stay unscaled).
-    v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
-  }
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];
   v.captures.assign(args.begin() + a, args.end());

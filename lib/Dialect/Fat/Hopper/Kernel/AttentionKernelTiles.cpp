@@ -204,9 +204,14 @@ void AttentionKernelBuilder::buildProducerTile() {
       // that buffer's previous tile; with two buffers that is tile t − 2,
       // released while tile t − 1 ran, so Q(t) loads while the consumers
       // still work on tile t − 1.
+      // (With linear-bias=mma A is [Q | bias columns]: Q is the first.)
+      Value query = gemm.getA();
+      if (auto concat = query.getDefiningOp<tensor::ConcatOp>())
+        query = concat.getInputs().front();
       assert(gemm.getAFrom() == OperandSource::Smem &&
-             tmpl.isDefinedOutsideOfLoop(gemm.getA()) &&
+             tmpl.isDefinedOutsideOfLoop(query) &&
              "Q·Kᵀ reads the tile's Q from shared memory");
+      (void)query;
       auto q = RingAcquireOp::create(b, v.qRing, v.tileIndex, cfg.qBytes());
       TmaLoadOp::create(b, v.qMap, ValueRange{v.rowFirst, v.head, v.batch},
                         q.getBuffer(), cfg.blockM * 128, cfg.headDim,
