@@ -56,6 +56,8 @@ struct TiledProblem {
   std::optional<TileProblem> problem;
   bool writesLse = false;
   int64_t blockM = 0, blockN = 0, stages = 2;
+  /// Q's element type (null without a fat.qk).
+  Type element;
 };
 
 /// The scopes holding one tiled attention each: the scf.forall fat-tile
@@ -95,6 +97,7 @@ TiledProblem readTiledProblem(Operation *scope) {
       scoreMod = mod;
     }
   });
+  tiled.element = element;
   TiledAttentionFacts facts = readTiledAttentionFacts(scope);
   p.causal = facts.causal;
   // A mask region may hide keys in any block: modeled as a window (the
@@ -168,12 +171,7 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   // The query columns hold G/scale and G/scale·(kv_start − q_start)/256 in
   // the inputs' type: bf16 has f32's range, f16 overflows at 65504 (a
   // slope of 1 at D = 128 past 1.5k keys).
-  WalkResult f16 = scope->walk([](WgmmaOp gemm) {
-    return getElementTypeOrSelf(gemm.getA().getType()).isF16()
-               ? WalkResult::interrupt()
-               : WalkResult::advance();
-  });
-  if (f16.wasInterrupted())
+  if (tiled.element && tiled.element.isF16())
     return first.emitError(
         "fat-tensorize: linear-bias=mma needs bf16 inputs: its query columns "
         "hold G/scale times key offsets, which overflow f16 (65504) where "
@@ -239,7 +237,6 @@ struct FatTensorizePass
     if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
         failed(linearBiasOpt))
       return signalPassFailure();
-
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;

@@ -22,6 +22,7 @@
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
+#include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
@@ -33,23 +34,6 @@ using namespace mlir;
 using namespace mlir::fat;
 
 namespace {
-
-/// The ops of `body` that `value` is computed from, in the body's order.
-SmallVector<Operation *> sliceOf(Block &body, Value value) {
-  llvm::SmallPtrSet<Operation *, 8> inSlice;
-  SmallVector<Value> work{value};
-  while (!work.empty()) {
-    Operation *def = work.pop_back_val().getDefiningOp();
-    if (!def || def->getBlock() != &body || !inSlice.insert(def).second)
-      continue;
-    llvm::append_range(work, def->getOperands());
-  }
-  SmallVector<Operation *> ordered;
-  for (Operation &op : body.without_terminator())
-    if (inSlice.contains(&op))
-      ordered.push_back(&op);
-  return ordered;
-}
 
 /// The softmax ops that read `scores` (through masks): the ones whose
 /// constant c changes with the scores' unit. Fails where anything else
@@ -131,7 +115,16 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
       for (auto [from, to] :
            llvm::zip_equal(captureArgs, factorBody->getArguments().drop_front(2)))
         mapping.map(from, to);
-      for (Operation *inner : sliceOf(body, term->factor))
+      // The ops of the body G is computed from, in a valid order.
+      SetVector<Operation *> slice;
+      BackwardSliceOptions options;
+      options.inclusive = true;
+      options.filter = [&](Operation *inner) {
+        return inner->getBlock() == &body;
+      };
+      if (failed(getBackwardSlice(term->factor, &slice, options)))
+        return rewriter.notifyMatchFailure(op, "no slice of the factor");
+      for (Operation *inner : slice)
         rewriter.clone(*inner, mapping);
       Value g = mapping.lookupOrDefault(term->factor);
       if (term->negated)
