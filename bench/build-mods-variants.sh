@@ -69,3 +69,10 @@ fi
 # at the tiles the cost model picks for it (128 keys and rows, as the
 # vector form's).
 build .kernels-mods-v115/lb "linear-bias=mma" alibi-causal alibi-slopes
+# Run 116: linear-bias=auto now takes ALiBi onto the tensor cores with the
+# plain kernel's key blocks (160 at D128 causal 4k and 16k); beside it the
+# vector form (the previous default, vec) and run 115's tensor-core form at
+# 128 keys (lb128).
+v=.kernels-mods-v116
+build $v/vec "linear-bias=vector" alibi-causal alibi-slopes
+build $v/lb128 "linear-bias=mma block-n=128" alibi-causal alibi-slopes

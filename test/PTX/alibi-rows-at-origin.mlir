@@ -1,4 +1,4 @@
-// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off pingpong=off tile-overlap=off" | FileCheck %s
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize=linear-bias=vector --fat-pipeline="persistent=off pingpong=off tile-overlap=off" | FileCheck %s
 
 // ALiBi, s − slope·(i − j): the row enters only as an added term, so each
 // row's scores may all shift by one constant, which O does not see.
@@ -6,7 +6,9 @@
 // first (rows_at_origin; the kernel computes float(j − i') once per key) —
 // in a kernel that writes no LSE only, since the LSE would see the shift.
 // A factor that reads the key (slope·j·(i − j)) is not separable: not
-// marked.
+// marked. (The vector form, linear-bias=vector: linear-bias=auto takes
+// this bias onto the tensor cores where no LSE is written,
+// linear-bias-mma.mlir.)
 
 // CHECK-LABEL: gpu.module @fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_lse_mod
 // CHECK:         fat.score_mod %{{.+}} scale 1.000000e+00 {

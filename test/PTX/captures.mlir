@@ -10,7 +10,9 @@
 // in the manifest); the host's fat.launch passes the tensors; in the
 // kernel fat.score_mod / fat.mask_mod carry the addresses and
 // convert-fat-to-nvvm loads the elements the regions extract (ld.global.nc:
-// the loads are invariant).
+// the loads are invariant). Beside the mask region's position math ALiBi's
+// bias stays in the score region (linear-bias=auto: the query columns would
+// spill there).
 
 // PIPE:        fat.launch @[[K:[a-z0-9_]+]]::@{{[a-z0-9_]+}} ins({{.+}}) outs({{.+}}) diagonal(%{{.+}}) captures(%arg4, %arg5 : tensor<2x1000xi32>, tensor<16xf32>)
 // PIPE:        gpu.module @[[K]]

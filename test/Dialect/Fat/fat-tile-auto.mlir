@@ -61,10 +61,14 @@ func.func @f32(%q: tensor<1x1x200x64xf32>, %k: tensor<1x1x300x64xf32>,
 
 // -----
 
-// D = 64 with a score region that reads positions (ALiBi): two consumer
-// warpgroups, whose 240 registers hold the per-element index math the 160
-// of three spill (perf log run 83).
+// D = 64 with a linear position bias (ALiBi): two consumer warpgroups
+// either way. Without an LSE fat-tensorize's linear-bias=auto takes the bias
+// onto the tensor cores, whose query columns spilled in the 160 registers
+// of three; writing the LSE keeps the region on the vector units, whose
+// per-element index math spilled there too (perf log run 83).
 // CHECK-LABEL: func.func @d64_alibi
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
+// CHECK-LABEL: func.func @d64_alibi_lse
 // CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
 func.func @d64_alibi(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
                      %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
@@ -82,6 +86,24 @@ func.func @d64_alibi(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
            fat.yield %y : f32
          } -> tensor<1x4x4096x64xbf16>
   return %r : tensor<1x4x4096x64xbf16>
+}
+func.func @d64_alibi_lse(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+                         %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>,
+                         %lse: tensor<1x4x4096xf32>)
+    -> (tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>) {
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+         outs(%o : tensor<1x4x4096x64xbf16>) lse(%lse : tensor<1x4x4096xf32>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %d = arith.subi %i, %j : index
+           %d64 = arith.index_cast %d : index to i64
+           %df = arith.sitofp %d64 : i64 to f32
+           %c = arith.constant 0.0625 : f32
+           %bias = arith.mulf %c, %df : f32
+           %y = arith.subf %s, %bias : f32
+           fat.yield %y : f32
+         } -> tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>
+  return %r#0, %r#1 : tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>
 }
 
 // -----
@@ -143,11 +165,15 @@ func.func @d64_softcap_causal_16k(%q: tensor<1x4x16384x64xbf16>, %k: tensor<1x4x
 
 // -----
 
-// D = 128 with a region that reads positions: 128-key blocks, where 160 /
-// 176 spilled the per-element index math (perf log run 86). The soft-cap
-// takes its reference at the bound with the ones columns (row-max=bound,
-// run 112), which leave room for 128-key blocks.
+// D = 128 with ALiBi on the tensor cores: the plain kernel's 176-key
+// blocks (the key columns, 176 × 32 bytes, fit beside them). Where the
+// region stays on the vector units (the LSE is written) it reads positions:
+// 128-key blocks, where 160 / 176 spilled the per-element index math (perf
+// log run 86). The soft-cap takes its reference at the bound with the ones
+// columns (row-max=bound, run 112), which leave room for 128-key blocks.
 // CHECK-LABEL: func.func @d128_alibi
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 176 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
+// CHECK-LABEL: func.func @d128_alibi_lse
 // CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
 // CHECK-LABEL: func.func @d128_softcap
 // CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
@@ -167,6 +193,24 @@ func.func @d128_alibi(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xb
            fat.yield %y : f32
          } -> tensor<1x4x16384x128xbf16>
   return %r : tensor<1x4x16384x128xbf16>
+}
+func.func @d128_alibi_lse(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xbf16>,
+                         %v: tensor<1x4x16384x128xbf16>, %o: tensor<1x4x16384x128xbf16>,
+                         %lse: tensor<1x4x16384xf32>)
+    -> (tensor<1x4x16384x128xbf16>, tensor<1x4x16384xf32>) {
+  %r:2 = fat.attention ins(%q, %k, %v : tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>, tensor<1x4x16384x128xbf16>)
+         outs(%o : tensor<1x4x16384x128xbf16>) lse(%lse : tensor<1x4x16384xf32>)
+         score {
+         ^bb0(%s: f32, %b: index, %h: index, %i: index, %j: index):
+           %d = arith.subi %i, %j : index
+           %d64 = arith.index_cast %d : index to i64
+           %df = arith.sitofp %d64 : i64 to f32
+           %c = arith.constant 0.0625 : f32
+           %bias = arith.mulf %c, %df : f32
+           %y = arith.subf %s, %bias : f32
+           fat.yield %y : f32
+         } -> tensor<1x4x16384x128xbf16>, tensor<1x4x16384xf32>
+  return %r#0, %r#1 : tensor<1x4x16384x128xbf16>, tensor<1x4x16384xf32>
 }
 func.func @d128_softcap(%q: tensor<1x4x16384x128xbf16>, %k: tensor<1x4x16384x128xbf16>,
                         %v: tensor<1x4x16384x128xbf16>, %o: tensor<1x4x16384x128xbf16>)

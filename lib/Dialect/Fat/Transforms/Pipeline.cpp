@@ -281,10 +281,11 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
                                     : nullptr;
   t.sig.modifications = modificationKey(
       scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
+  Region *maskBody = t.maskMod ? &t.maskMod.getBody() : nullptr;
+  bool kvRanges = t.maskMod && t.maskMod.getKvRanges().has_value();
   t.sig.positionalRegions = readsPositions(
-      t.scoreMod ? &t.scoreMod.getBody() : nullptr,
-      t.maskMod ? &t.maskMod.getBody() : nullptr,
-      t.maskMod && t.maskMod.getKvRanges().has_value());
+      t.scoreMod ? &t.scoreMod.getBody() : nullptr, maskBody, kvRanges);
+  t.sig.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
   for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),
@@ -573,6 +574,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                    loop->getAttrOfType<DictionaryAttr>(kScheduleAttrName));
     // What the ops compute and the tiles are stands over any entry.
     Builder b(&getContext());
+    if (t->biasQuery)
+      updateSchedule(loop,
+                     {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
+                     /*forced=*/false);
     updateSchedule(
         loop,
         {b.getNamedAttr("block_m", b.getI64IntegerAttr(t->blockM)),
@@ -607,18 +612,6 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->kvLoop = t->kvLoop;
     config->scoreMod = t->scoreMod;
     config->biasQuery = t->biasQuery;
-    // linear-bias=mma's key columns follow the V stages: the layout grew.
-    if (config->dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
-      return loop.emitOpError("fat-pipeline: the kernel for D = ")
-             << config->headDim << ", block-m = " << config->blockM
-             << ", block-n = " << config->blockN
-             << ", stages = " << config->stages
-             << " with linear-bias=mma's key columns ("
-             << config->biasKeysBytes() << " bytes) needs "
-             << config->dynamicSmemBytes()
-             << " bytes of shared memory, more than the "
-             << kMaxSharedMemoryPerBlock
-             << " a block may use; lower block-n or stages";
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;
     if (t->maskMod && t->maskMod.getKvRanges())

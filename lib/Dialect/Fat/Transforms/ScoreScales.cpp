@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TiledAttention.h"
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 
@@ -208,72 +209,6 @@ struct ScoreInputScaleIntoTile : OpRewritePattern<ScoreModOp> {
     return success();
   }
 };
-
-/// Whether `v` (a value of a region's body) is computed without `args`.
-static bool independentOf(Value v, ValueRange args) {
-  SmallVector<Value> work{v};
-  llvm::SmallPtrSet<Value, 8> seen;
-  while (!work.empty()) {
-    Value x = work.pop_back_val();
-    if (!seen.insert(x).second)
-      continue;
-    if (llvm::is_contained(args, x))
-      return false;
-    if (Operation *def = x.getDefiningOp())
-      llvm::append_range(work, def->getOperands());
-  }
-  return true;
-}
-
-} // namespace
-
-FailureOr<PositionTerm> mlir::fat::matchPositionTerm(Block &body,
-                                                     std::string &why) {
-  auto fail = [&](StringRef reason) {
-    why = reason.str();
-    return failure();
-  };
-  Value score = body.getArgument(0), row = body.getArgument(3),
-        key = body.getArgument(4);
-  // The row's one use: i − j or j − i, used once, converted to f32.
-  if (!row.hasOneUse())
-    return fail("the row is read more than once");
-  auto diff = dyn_cast<arith::SubIOp>(*row.getUsers().begin());
-  if (!diff || !llvm::is_contained(diff->getOperands(), key) ||
-      diff.getLhs() == diff.getRhs() || !diff->hasOneUse())
-    return fail("the row is not in i − j");
-  Operation *conv = *diff->getUsers().begin();
-  if (isa<arith::IndexCastOp>(conv) && conv->hasOneUse())
-    conv = *conv->getUsers().begin();
-  if (!isa<arith::SIToFPOp>(conv) || !conv->hasOneUse() ||
-      !conv->getResult(0).getType().isF32())
-    return fail("i − j is not converted to f32");
-  // B·float(i − j), used once, added to or subtracted from the yield.
-  auto mul = dyn_cast<arith::MulFOp>(*conv->getUsers().begin());
-  if (!mul || !mul->hasOneUse())
-    return fail("float(i − j) is not scaled");
-  PositionTerm term;
-  Value scaled = mul.getResult();
-  term.factor =
-      mul.getLhs() == conv->getResult(0) ? mul.getRhs() : mul.getLhs();
-  if (!independentOf(term.factor, {score, row, key}))
-    return fail("the factor reads a position");
-  Operation *sum = *mul->getUsers().begin();
-  if (!isa<arith::AddFOp, arith::SubFOp>(sum) ||
-      body.getTerminator()->getOperand(0) != sum->getResult(0))
-    return fail("the term is not added last");
-  bool termSubtracted = isa<arith::SubFOp>(sum) && sum->getOperand(1) == scaled;
-  term.rest =
-      sum->getOperand(0) == scaled ? sum->getOperand(1) : sum->getOperand(0);
-  term.restNegated = isa<arith::SubFOp>(sum) && sum->getOperand(0) == scaled;
-  // y = rest ± B·(i − j): the coefficient on (j − i) is +B where exactly
-  // one of "i − j" and "subtracted" holds.
-  bool rowFirst = diff.getLhs() == row;
-  term.negated = rowFirst != termSubtracted;
-  return term;
-}
-
-namespace {
 
 /// fat.score_mod whose body's row i enters only through the yielded sum
 /// y = a ± B·float(i − j) (or j − i), B computed without the score, the

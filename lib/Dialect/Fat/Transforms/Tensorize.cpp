@@ -81,6 +81,7 @@ TiledProblem readTiledProblem(Operation *scope) {
   TiledProblem tiled;
   TileProblem p;
   ScoreModOp scoreMod;
+  MaskModOp maskMod;
   Type element;
   scope->walk([&](Operation *op) {
     if (auto qk = dyn_cast<QKOp>(op)) {
@@ -95,6 +96,8 @@ TiledProblem readTiledProblem(Operation *scope) {
       tiled.writesLse |= !fin.getLse().use_empty();
     } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
       scoreMod = mod;
+    } else if (auto mod = dyn_cast<MaskModOp>(op)) {
+      maskMod = mod;
     }
   });
   tiled.element = element;
@@ -106,6 +109,12 @@ TiledProblem readTiledProblem(Operation *scope) {
   p.seqLen = facts.seqLen;
   p.boundedScores =
       scoreMod && element && boundsScores(scoreMod.getBody(), element);
+  p.linearBias = scoreMod && isLinearBias(scoreMod.getBody(), element);
+  Region *maskBody = maskMod ? &maskMod.getBody() : nullptr;
+  bool kvRanges = maskMod && maskMod.getKvRanges().has_value();
+  p.positional = readsPositions(scoreMod ? &scoreMod.getBody() : nullptr,
+                                maskBody, kvRanges);
+  p.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
   tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;
@@ -162,7 +171,8 @@ LogicalResult takeBoundReference(Operation *scope) {
 /// Q·Kᵀ (TensorizeBias.cpp), recorded as `linear_bias = "mma"`; an error
 /// where the kernel writes the LSE or a region is not s + G·(j − i).
 LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
-                                          const TiledProblem &tiled) {
+                                          const TiledProblem &tiled,
+                                          bool forced) {
   ScoreModOp first;
   scope->walk([&](ScoreModOp mod) { first = first ? first : mod; });
   if (!first)
@@ -204,7 +214,7 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
           static_cast<float>(old->convertToDouble() * scale)));
   });
   updateSchedule(scope, {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
-                 /*forced=*/true);
+                 forced);
   return success();
 }
 
@@ -344,10 +354,12 @@ struct FatTensorizePass
       foldScoreOutputScale(scope);
       if (choice.boundMax && failed(takeBoundReference(scope)))
         return signalPassFailure();
-      // A schedule written by hand may ask for it too; auto is vector.
-      bool linearBiasMma =
-          linearBiasOpt->value_or(written.schedule.linearBiasMma);
-      if (linearBiasMma && failed(takeLinearBiasOnTensorCores(scope, tiled)))
+      // The bias columns: forced, written by hand on the op, or the cost
+      // model's (a linear bias without an LSE).
+      if (linearBiasOpt->value_or(choice.linearBiasMma) &&
+          failed(takeLinearBiasOnTensorCores(
+              scope, tiled,
+              /*forced=*/linearBiasOpt->has_value())))
         return signalPassFailure();
     }
   }

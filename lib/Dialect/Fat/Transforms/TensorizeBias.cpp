@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TiledAttention.h"
+#include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "fa-t/Dialect/Fat/Transforms/Passes.h"
 

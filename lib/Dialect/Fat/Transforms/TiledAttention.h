@@ -30,18 +30,6 @@ struct TiledAttentionFacts {
 
 TiledAttentionFacts readTiledAttentionFacts(Operation *scope);
 
-/// A score region's yield y = rest ± B·float(i − j) (or j − i) whose factor
-/// B reads neither the score nor the positions (ALiBi): y = rest + G·(j − i)
-/// with G = B, or −B where `negated`; `restNegated`: y = −rest + …
-/// (ScoreScales.cpp: rows_at_origin; TensorizeBias.cpp: the bias on the
-/// tensor cores).
-struct PositionTerm {
-  Value factor, rest;
-  bool negated = false, restNegated = false;
-};
-/// The region body's position term, or failure with the reason in `why`.
-FailureOr<PositionTerm> matchPositionTerm(Block &body, std::string &why);
-
 } // namespace mlir::fat
 
 #endif // FAT_LIB_DIALECT_FAT_TRANSFORMS_TILEDATTENTION_H

@@ -93,6 +93,8 @@ struct TensorizationChoice {
   double exp2Poly = 0.0;
   /// The softmax reference at the scores' bound (row-max=bound).
   bool boundMax = false;
+  /// A linear position bias as Q·Kᵀ's extra k16 step (linear-bias=mma).
+  bool linearBiasMma = false;
 };
 /// The consumer schedule the cost model picks for an op.
 struct PipelineChoice {
@@ -103,6 +105,7 @@ struct PipelineChoice {
 };
 struct HopperKernelOptions;
 struct TileProblem;
+struct AttentionSignature;
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
 /// and mask, on a problem read off the tiled form or the op; see
 /// Hopper/Model/CostModel.cpp for the measurements behind each rule.
@@ -365,7 +368,11 @@ struct AttentionKernelConfig {
   /// The bias key columns (fat.bias_keys_fill's layout): one tile for
   /// every key block.
   int64_t biasKeysOffset() const { return vOffset() + stages * vStageBytes(); }
-  int64_t biasKeysBytes() const { return biasQuery ? blockN * 32 : 0; }
+  /// linear-bias=mma's key columns (blockN × 16 bf16), counted from the
+  /// schedule's choice on so that the Q buffers and block-n fit beside them.
+  int64_t biasKeysBytes() const {
+    return biasQuery || schedule.linearBiasMma ? blockN * 32 : 0;
+  }
   int64_t barrierOffset() const { return biasKeysOffset() + biasKeysBytes(); }
   /// Persistent kernels give Q buffers back (empty barriers): the
   /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
@@ -423,8 +430,26 @@ struct TileProblem {
   bool positional = false;
   /// The score region bounds the scores (row-max=bound applies).
   bool boundedScores = false;
+  /// The score region is a linear position bias that linear-bias=mma can
+  /// take onto the tensor cores (isLinearBias), and whether the mask alone
+  /// still computes with positions once it has (`positional` then).
+  bool linearBias = false, positionalMask = false;
+  /// The kernel carries linear-bias=mma's query columns (registers).
+  bool biasColumns = false;
   int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
   bool masked() const { return causal || windowed; }
+  /// The problem read off `sig`, tuned for `seqLenOption` keys
+  /// (AttentionSignature::tunedSeqLen), whatever its head dims.
+  static TileProblem of(const AttentionSignature &sig, int64_t seqLenOption);
+  /// The problem of the kernel whose score region went onto the tensor
+  /// cores (linear-bias=mma): no position math per score is left of it.
+  TileProblem withBiasOnTensorCores() const {
+    TileProblem p = *this;
+    p.positional = positionalMask;
+    p.linearBias = false;
+    p.biasColumns = true;
+    return p;
+  }
 };
 /// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
 /// still fit in shared memory, and 80 measured faster than 64), 64 when
@@ -465,8 +490,12 @@ struct AttentionSignature {
   /// and the types of the values they capture (kernel parameters).
   std::string modifications;
   SmallVector<Type> captureTypes;
-  /// The regions read the query or key position (readsPositions).
-  bool positionalRegions = false;
+  /// The regions read the query or key position (readsPositions); the
+  /// mask region (or its key ranges) alone does.
+  bool positionalRegions = false, positionalMask = false;
+  /// The score region is a linear position bias on bf16 inputs
+  /// (isLinearBias).
+  bool linearBias = false;
   /// The score region bounds its output so that row-max=bound applies
   /// (boundsScores).
   bool boundedScores = false;
@@ -500,6 +529,21 @@ std::optional<std::pair<double, double>> scoreRegionRange(Region &score);
 /// bf16 (f16's P is normal only down to 2^-14) and log2 e·(U − L) <=
 /// kMaxBoundSpan, the softmax constant before any factor leaves the region.
 bool boundsScores(Region &score, Type element);
+/// A score region's yield y = rest ± B·float(i − j) (or j − i) whose factor
+/// B reads neither the score nor the positions (ALiBi): y = rest + G·(j − i)
+/// with G = B, or −B where `negated`; `restNegated`: y = −rest + …
+/// (rows_at_origin, and linear-bias=mma's bias columns).
+struct PositionTerm {
+  Value factor, rest;
+  bool negated = false, restNegated = false;
+};
+/// The region body's position term, or failure with the reason in `why`.
+FailureOr<PositionTerm> matchPositionTerm(Block &body, std::string &why);
+/// Whether linear-bias=mma applies to a score region on `element` inputs:
+/// the region is s + G·(j − i) (matchPositionTerm with the score as the
+/// rest) and the inputs bf16 (the query columns' G/scale times key offsets
+/// overflow f16).
+bool isLinearBias(Region &score, Type element);
 /// The widest c·(U − L) for which row-max=bound takes the reference at the
 /// scores' bound U: P ≥ 2^−96 stays 2^30 above f32's smallest normal.
 constexpr double kMaxBoundSpan = 96.0;

@@ -15,13 +15,15 @@
 using namespace mlir;
 using namespace mlir::fat;
 
-/// Whether the kernel still fits in shared memory with the ones chunks.
-static bool onesChunksFit(const TileProblem &problem,
-                          const HopperKernelOptions &t) {
+/// Whether the kernel fits in shared memory with the ones chunks
+/// (`rowsumMma`) and linear-bias=mma's key columns (`linearBiasMma`).
+static bool fitsWith(const TileProblem &problem, const HopperKernelOptions &t,
+                     bool rowsumMma, bool linearBiasMma) {
   AttentionKernelConfig cfg;
   cfg.headDim = problem.headDim;
   cfg.headDimV = problem.headDimV;
-  cfg.schedule.rowsumMma = true;
+  cfg.schedule.rowsumMma = rowsumMma;
+  cfg.schedule.linearBiasMma = linearBiasMma;
   cfg.blockM = t.blockM ? t.blockM : defaultBlockM(problem, cfg.schedule);
   if (!isSupportedBlocking(cfg.blockM, t.blockN, t.stages))
     return false;
@@ -31,10 +33,30 @@ static bool onesChunksFit(const TileProblem &problem,
 }
 
 TensorizationChoice
-mlir::fat::chooseTensorization(const TileProblem &problem, bool writesLse,
+mlir::fat::chooseTensorization(const TileProblem &asked, bool writesLse,
                                const HopperKernelOptions &target,
                                std::optional<bool> rowMax) {
   TensorizationChoice choice;
+  // A linear position bias s + G·(j − i) (ALiBi) as Q·Kᵀ's extra k16 step
+  // (linear-bias=mma) instead of one FFMA per score: +3.8…6.1% over the
+  // vector form at D = 64 and 128, 4k and 16k keys, causal, with the vector
+  // form's tiles (perf log run 115b); the softmax is then the plain
+  // kernel's, and so are its tiles (the rules below and fat-tile's blocks
+  // see the problem without the score region's positions). The biased
+  // scores miss one constant per row, which the LSE would see: kernels
+  // writing it keep the vector form.
+  // The key columns (block-n × 32 bytes) must fit beside the plain tiles:
+  // at D = 256 they do not. Beside a mask region's per-element position
+  // math the query columns spilled 40 bytes at D = 128 (document mask and
+  // ALiBi, 128 × 128 tiles; ptxas) where the vector form spills none.
+  choice.linearBiasMma =
+      asked.linearBias && !writesLse && !asked.positionalMask &&
+      fitsWith(asked.withBiasOnTensorCores(), target, false, true);
+  const TileProblem problem =
+      choice.linearBiasMma ? asked.withBiasOnTensorCores() : asked;
+  auto onesChunksFit = [&](const TileProblem &p, const HopperKernelOptions &t) {
+    return fitsWith(p, t, true, choice.linearBiasMma);
+  };
   // Row sums on the tensor cores pay where every block is full and the P·V
   // is narrow enough for 8 more columns: no mask, D, Dv ≤ 64. Measured
   // round-robin (perf log run 10): +3…5% at D = 64, +1…2.5% at D = 128
@@ -172,6 +194,8 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
     choice.exp2Poly = onIR.exp2Poly;
   if (written.get("row_max"))
     choice.boundMax = onIR.boundMax;
+  if (written.get("linear_bias"))
+    choice.linearBiasMma = onIR.linearBiasMma;
   return choice;
 }
 
@@ -244,6 +268,9 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   options.schedule.rowsumMma = primitives.rowsumMma;
   options.schedule.lazyRescale = primitives.lazyRescale;
   options.schedule.exp2Poly = primitives.exp2Poly;
+  options.schedule.linearBiasMma = primitives.linearBiasMma;
+  if (primitives.linearBiasMma)
+    problem = problem->withBiasOnTensorCores();
   PipelineChoice pipeline = decidePipeline(*problem, options.blockM,
                                            options.schedule, written, {});
   options.schedule.overlap = pipeline.overlap;

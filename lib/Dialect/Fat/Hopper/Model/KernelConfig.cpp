@@ -7,6 +7,7 @@
 
 #include "fa-t/Dialect/Fat/Hopper/KernelModel.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/Matchers.h"
 
@@ -119,8 +120,11 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // ex2 per score, the reference at the bound) gains +13% with two
   // warpgroups and turns at 4k keys (run 113); from 8k it keeps 192 rows,
   // not measured.
+  // linear-bias=mma's query columns (a 64 × 16 A fragment per warpgroup)
+  // spilled 32 bytes in 160 registers (ptxas, ALiBi at D = 64 causal) and
+  // none in 240: two warpgroups.
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
-      problem.positional)
+      problem.positional || problem.biasColumns)
     return 128;
   int64_t causal192From = problem.boundedScores ? 8192 : 4096;
   if (!problem.causal || problem.seqLen >= causal192From)
@@ -158,6 +162,9 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
   llvm::append_range(sig.captureTypes, op.getCaptures().getTypes());
   sig.positionalRegions = readsPositions(&op.getScore(), &op.getMask(),
                                          op.getKvRanges().has_value());
+  sig.positionalMask =
+      readsPositions(nullptr, &op.getMask(), op.getKvRanges().has_value());
+  sig.linearBias = isLinearBias(op.getScore(), sig.query.getElementType());
   sig.boundedScores =
       boundsScores(op.getScore(), sig.query.getElementType());
   return sig;
@@ -219,6 +226,78 @@ bool mlir::fat::boundsScores(Region &score, Type element) {
   std::optional<std::pair<double, double>> range = scoreRegionRange(score);
   return element.isBF16() && range &&
          M_LOG2E * (range->second - range->first) <= kMaxBoundSpan;
+}
+
+/// Whether `v` (a value of a region's body) is computed without `args`.
+static bool independentOf(Value v, ValueRange args) {
+  SmallVector<Value> work{v};
+  llvm::SmallPtrSet<Value, 8> seen;
+  while (!work.empty()) {
+    Value x = work.pop_back_val();
+    if (!seen.insert(x).second)
+      continue;
+    if (llvm::is_contained(args, x))
+      return false;
+    if (Operation *def = x.getDefiningOp())
+      llvm::append_range(work, def->getOperands());
+  }
+  return true;
+}
+
+FailureOr<PositionTerm> mlir::fat::matchPositionTerm(Block &body,
+                                                     std::string &why) {
+  auto fail = [&](StringRef reason) {
+    why = reason.str();
+    return failure();
+  };
+  Value score = body.getArgument(0), row = body.getArgument(3),
+        key = body.getArgument(4);
+  // The row's one use: i − j or j − i, used once, converted to f32.
+  if (!row.hasOneUse())
+    return fail("the row is read more than once");
+  auto diff = dyn_cast<arith::SubIOp>(*row.getUsers().begin());
+  if (!diff || !llvm::is_contained(diff->getOperands(), key) ||
+      diff.getLhs() == diff.getRhs() || !diff->hasOneUse())
+    return fail("the row is not in i − j");
+  Operation *conv = *diff->getUsers().begin();
+  if (isa<arith::IndexCastOp>(conv) && conv->hasOneUse())
+    conv = *conv->getUsers().begin();
+  if (!isa<arith::SIToFPOp>(conv) || !conv->hasOneUse() ||
+      !conv->getResult(0).getType().isF32())
+    return fail("i − j is not converted to f32");
+  // B·float(i − j), used once, added to or subtracted from the yield.
+  auto mul = dyn_cast<arith::MulFOp>(*conv->getUsers().begin());
+  if (!mul || !mul->hasOneUse())
+    return fail("float(i − j) is not scaled");
+  PositionTerm term;
+  Value scaled = mul.getResult();
+  term.factor =
+      mul.getLhs() == conv->getResult(0) ? mul.getRhs() : mul.getLhs();
+  if (!independentOf(term.factor, {score, row, key}))
+    return fail("the factor reads a position");
+  Operation *sum = *mul->getUsers().begin();
+  if (!isa<arith::AddFOp, arith::SubFOp>(sum) ||
+      body.getTerminator()->getOperand(0) != sum->getResult(0))
+    return fail("the term is not added last");
+  bool termSubtracted = isa<arith::SubFOp>(sum) && sum->getOperand(1) == scaled;
+  term.rest =
+      sum->getOperand(0) == scaled ? sum->getOperand(1) : sum->getOperand(0);
+  term.restNegated = isa<arith::SubFOp>(sum) && sum->getOperand(0) == scaled;
+  // y = rest ± B·(i − j): the coefficient on (j − i) is +B where exactly
+  // one of "i − j" and "subtracted" holds.
+  bool rowFirst = diff.getLhs() == row;
+  term.negated = rowFirst != termSubtracted;
+  return term;
+}
+
+bool mlir::fat::isLinearBias(Region &score, Type element) {
+  if (score.empty() || !element || !element.isBF16())
+    return false;
+  Block &body = score.front();
+  std::string why;
+  FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+  return succeeded(term) && term->rest == body.getArgument(0) &&
+         !term->restNegated;
 }
 
 bool mlir::fat::readsPositions(Region *score, Region *mask, bool kvRanges) {
@@ -408,9 +487,9 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
            << " is not supported; supported: a key-sequence length to tune "
               "the tiles for, or 0 (unknown)";
   config.seqLen = sig.tunedSeqLen(options.seqLen);
-  TileProblem problem{config.headDim, config.headDimV, config.causal,
-                      config.windowed(), config.seqLen, sig.positionalRegions,
-                      sig.boundedScores};
+  TileProblem problem = TileProblem::of(sig, options.seqLen);
+  if (options.schedule.linearBiasMma)
+    problem = problem.withBiasOnTensorCores();
   int64_t blockM = options.blockM;
   if (blockM == 0)
     blockM = defaultBlockM(problem, options.schedule);
@@ -590,6 +669,9 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
       diag << " (rowsum=mma adds a chunk of ones, block-n × 128 bytes, to "
               "each V stage: "
            << config.onesChunkBytes() * config.stages << " bytes here)";
+    if (config.biasKeysBytes())
+      diag << " (linear-bias=mma's key columns, block-n × 32 bytes: "
+           << config.biasKeysBytes() << " bytes here)";
     return diag;
   }
   return config;

@@ -37,16 +37,30 @@
 using namespace mlir;
 using namespace mlir::fat;
 
+TileProblem TileProblem::of(const AttentionSignature &sig,
+                            int64_t seqLenOption) {
+  unsigned feat = sig.physicalDim(AttentionOp::kFeatureDim);
+  TileProblem problem;
+  problem.headDim = sig.query.getDimSize(feat);
+  problem.headDimV = sig.value.getDimSize(feat);
+  problem.causal = sig.causal;
+  problem.windowed = sig.windowed();
+  problem.seqLen = sig.tunedSeqLen(seqLenOption);
+  problem.positional = sig.positionalRegions;
+  problem.positionalMask = sig.positionalMask;
+  problem.boundedScores = sig.boundedScores;
+  problem.linearBias = sig.linearBias;
+  return problem;
+}
+
 std::optional<TileProblem>
 mlir::fat::getTileProblem(const AttentionSignature &sig,
                           int64_t seqLenOption) {
-  unsigned feat = sig.physicalDim(AttentionOp::kFeatureDim);
-  int64_t d = sig.query.getDimSize(feat), dv = sig.value.getDimSize(feat);
-  if (!isSupportedHeadDim(d) || !isSupportedHeadDim(dv))
+  TileProblem problem = TileProblem::of(sig, seqLenOption);
+  if (!isSupportedHeadDim(problem.headDim) ||
+      !isSupportedHeadDim(problem.headDimV))
     return std::nullopt;
-  return TileProblem{d, dv, sig.causal, sig.windowed(),
-                     sig.tunedSeqLen(seqLenOption), sig.positionalRegions,
-                     sig.boundedScores};
+  return problem;
 }
 
 std::optional<TileProblem>

@@ -1,0 +1,149 @@
+// RUN: fa-t-opt %s --split-input-file --fat-tile --fat-tensorize | FileCheck %s
+
+// linear-bias=auto: fat-tensorize's cost model takes a linear position bias
+// s + G·(j − i) (ALiBi) onto the tensor cores (Q·Kᵀ's bias columns) where
+// it applies and pays — bf16, no LSE, no mask region computing with
+// positions beside it, room in shared memory for the key columns (perf log
+// run 115b: +3.8…6.1% over the vector form) — and records the choice as
+// made by the cost model (forced = false). Elsewhere the region stays.
+
+// CHECK-LABEL: func.func @alibi
+// CHECK:         scf.for
+// CHECK:           %[[X:.+]] = fat.bias_query_columns at(%{{.+}}) scale %{{.+}} {
+// CHECK:           %[[R:.+]] = fat.bias_key_columns : tensor<128x16xbf16>
+// CHECK:           %[[QX:.+]] = tensor.concat dim(1) %{{.+}}, %[[X]] : (tensor<128x64xbf16>, tensor<128x16xbf16>) -> tensor<128x80xbf16>
+// CHECK:           %[[KR:.+]] = tensor.concat dim(1) %{{.+}}, %[[R]] : (tensor<128x64xbf16>, tensor<128x16xbf16>) -> tensor<128x80xbf16>
+// CHECK:           fat.wgmma %[[QX]], %[[KR]] transpose_b a_from smem
+// CHECK-NOT:     fat.score_mod
+// CHECK:         fat.schedule = {{{.*}}forced = false, linear_bias = "mma"
+func.func @alibi(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>,
+    %v: tensor<1x4x256x64xbf16>, %o: tensor<1x4x256x64xbf16>)
+    -> tensor<1x4x256x64xbf16> {
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>)
+      outs(%o : tensor<1x4x256x64xbf16>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x256x64xbf16>
+  return %n : tensor<1x4x256x64xbf16>
+}
+
+// -----
+
+// The LSE would see the constant per row the bias columns leave out.
+// CHECK-LABEL: func.func @alibi_lse
+// CHECK-NOT:     fat.bias_query_columns
+// CHECK:         fat.score_mod
+// CHECK-NOT:     linear_bias
+// CHECK:         return
+func.func @alibi_lse(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>,
+    %v: tensor<1x4x256x64xbf16>, %o: tensor<1x4x256x64xbf16>, %lse: tensor<1x4x256xf32>)
+    -> (tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>) {
+  %n:2 = fat.attention ins(%q, %k, %v : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>)
+      outs(%o : tensor<1x4x256x64xbf16>) lse(%lse : tensor<1x4x256xf32>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+  return %n#0, %n#1 : tensor<1x4x256x64xbf16>, tensor<1x4x256xf32>
+}
+
+// -----
+
+// f16 overflows with G/scale times key offsets.
+// CHECK-LABEL: func.func @alibi_f16
+// CHECK-NOT:     fat.bias_query_columns
+// CHECK:         fat.score_mod
+// CHECK-NOT:     linear_bias
+// CHECK:         return
+func.func @alibi_f16(%q: tensor<1x4x256x64xf16>, %k: tensor<1x4x256x64xf16>,
+    %v: tensor<1x4x256x64xf16>, %o: tensor<1x4x256x64xf16>)
+    -> tensor<1x4x256x64xf16> {
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>, tensor<1x4x256x64xf16>)
+      outs(%o : tensor<1x4x256x64xf16>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x256x64xf16>
+  return %n : tensor<1x4x256x64xf16>
+}
+
+// -----
+
+// A mask region that computes with positions keeps the bias beside it on the
+// vector units (the query columns spilled there).
+// CHECK-LABEL: func.func @alibi_window_region
+// CHECK-NOT:     fat.bias_query_columns
+// CHECK:         fat.score_mod
+// CHECK:         fat.mask_mod
+// CHECK-NOT:     linear_bias
+// CHECK:         return
+func.func @alibi_window_region(%q: tensor<1x4x256x64xbf16>, %k: tensor<1x4x256x64xbf16>,
+    %v: tensor<1x4x256x64xbf16>, %o: tensor<1x4x256x64xbf16>)
+    -> tensor<1x4x256x64xbf16> {
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>, tensor<1x4x256x64xbf16>)
+      outs(%o : tensor<1x4x256x64xbf16>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      }
+      mask {
+      ^bb0(%b: index, %h: index, %i: index, %j: index):
+        %w = arith.subi %i, %j : index
+        %c64 = arith.constant 64 : index
+        %near = arith.cmpi ult, %w, %c64 : index
+        fat.yield %near : i1
+      } -> tensor<1x4x256x64xbf16>
+  return %n : tensor<1x4x256x64xbf16>
+}
+
+// -----
+
+// D = 256 causal from 2k keys: the key columns do not fit beside two 80-key K and V
+// stages (at 1k keys and below, 64-key blocks leave room).
+// CHECK-LABEL: func.func @alibi_d256
+// CHECK-NOT:     fat.bias_query_columns
+// CHECK:         fat.score_mod
+// CHECK-NOT:     linear_bias
+// CHECK:         return
+func.func @alibi_d256(%q: tensor<1x4x4096x256xbf16>, %k: tensor<1x4x4096x256xbf16>,
+    %v: tensor<1x4x4096x256xbf16>, %o: tensor<1x4x4096x256xbf16>)
+    -> tensor<1x4x4096x256xbf16> {
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x4096x256xbf16>, tensor<1x4x4096x256xbf16>, tensor<1x4x4096x256xbf16>)
+      outs(%o : tensor<1x4x4096x256xbf16>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x4096x256xbf16>
+  return %n : tensor<1x4x4096x256xbf16>
+}
