@@ -71,8 +71,9 @@ fi
 build .kernels-mods-v115/lb "linear-bias=mma" alibi-causal alibi-slopes
 # Run 116: linear-bias=auto now takes ALiBi onto the tensor cores with the
 # plain kernel's key blocks (160 at D128 causal 4k and 16k); beside it the
-# vector form (the previous default, vec) and run 115's tensor-core form at
+# vector form (the previous default, vec: fat-tile predicts auto, so its
+# 128-key blocks are asked for) and run 115's tensor-core form at
 # 128 keys (lb128).
 v=.kernels-mods-v116
-build $v/vec "linear-bias=vector" alibi-causal alibi-slopes
+build $v/vec "linear-bias=vector block-n=128" alibi-causal alibi-slopes
 build $v/lb128 "linear-bias=mma block-n=128" alibi-causal alibi-slopes
