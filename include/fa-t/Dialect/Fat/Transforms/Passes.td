@@ -283,11 +283,13 @@ def FatTensorize : Pass<"fat-tensorize"> {
     G·(j − q_start) and the region goes; the softmax constant becomes
     scale·log2 e. The scores then miss G·(i − q_start), one constant per
     row, which O does not see and the LSE would: kernels that write the
-    LSE are refused. `auto` = `mma` where it applies (bf16 — G/scale times
-    key offsets overflows f16 — and no LSE; +3.8…6.1% over the vector form
-    at D = 64 and 128, perf log run 115b), else `vector`; fat-tile then
-    predicts it and gives the kernel the plain one's tiles. Recorded as
-    `linear_bias = "mma"`.
+    LSE are refused. `auto` = `mma` where it applies — bf16 (G/scale times
+    key offsets overflows f16), no LSE, no mask region computing with
+    positions beside it (the query columns spill there), the key columns
+    (block-n × 32 bytes) fitting in shared memory — else `vector` (+3.8…6.1%
+    over the vector form at D = 64 and 128, perf log run 115b); fat-tile
+    predicts the choice and gives the kernel the plain one's key blocks.
+    Recorded as `linear_bias = "mma"`.
 
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
@@ -316,7 +318,8 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Option<"linearBias", "linear-bias", "std::string", /*default=*/"\"auto\"",
            "A score region s + G·(j − i) (ALiBi): 'vector' (the region per "
            "score) or 'mma' (one more k16 step of Q·Kᵀ on bias columns; no "
-           "LSE); 'auto' = mma on bf16 without an LSE, else vector">
+           "LSE); 'auto' = mma where it applies (bf16, no LSE, no positional "
+           "mask region, room for the key columns), else vector">
   ];
 }
 
