@@ -144,10 +144,14 @@ def build_kernel(config: KernelConfig, tuning: Dict[str, Any], out: Path, fat_op
 
 
 def _record_modifications(out: Path, regions: str, key: str) -> None:
-    """Names ``regions``' compiler key in ``out``'s modifications index."""
+    """Adds ``regions``' compiler key to ``out``'s modifications index (one
+    text may have several: ALiBi's kernels without an LSE take the bias onto
+    the tensor cores and are named by its columns, those with one by the
+    score region)."""
     index_path = out / jit.MODIFICATIONS_INDEX
     index = json.loads(index_path.read_text(encoding="utf-8")) if index_path.exists() else {}
-    index[jit.regions_id(regions)] = key
+    keys = jit.modification_keys(index.get(jit.regions_id(regions)))
+    index[jit.regions_id(regions)] = sorted(set(keys) | {key})
     index_path.write_text(json.dumps(index, indent=1, sort_keys=True) + "\n", encoding="utf-8")
 
 

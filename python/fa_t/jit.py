@@ -161,9 +161,20 @@ def seq_len_bucket(seq_len: int) -> int:
 
 
 #: The index file of a kernel directory that names, for each score / mask
-#: modification text it holds kernels of (by :func:`regions_id`), the key the
-#: compiler gave those regions (the manifests' ``config.modifications``).
+#: modification text it holds kernels of (by :func:`regions_id`), the keys the
+#: compiler gave those regions (the manifests' ``config.modifications``; one
+#: text may compile to several forms, each named by its own key).
 MODIFICATIONS_INDEX = "modifications.json"
+
+
+def modification_keys(entry) -> List[str]:
+    """The keys of one :data:`MODIFICATIONS_INDEX` entry: a list of keys, or
+    one key (folders built before a text could have several)."""
+    if isinstance(entry, str):
+        return [entry]
+    if isinstance(entry, list):
+        return [k for k in entry if isinstance(k, str)]
+    return []
 
 
 def regions_id(regions: str) -> str:

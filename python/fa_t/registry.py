@@ -81,16 +81,17 @@ def pick_for_seq_len(manifests: Sequence[Manifest], seq_len: int) -> Manifest:
 
 
 def _with_modifications(config: KernelConfig, directory: Path,
-                        regions: str) -> Optional[KernelConfig]:
-    """``config`` with the key ``directory``'s modifications index gives
-    ``regions`` (None where it holds no kernel of them)."""
+                        regions: str) -> List[KernelConfig]:
+    """``config`` with each key ``directory``'s modifications index gives
+    ``regions`` (none where it holds no kernel of them)."""
     index_path = Path(directory) / jit.MODIFICATIONS_INDEX
     try:
         index = json.loads(index_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    key = index.get(jit.regions_id(regions)) if isinstance(index, dict) else None
-    return dataclasses.replace(config, modifications=key) if isinstance(key, str) else None
+        return []
+    entry = index.get(jit.regions_id(regions)) if isinstance(index, dict) else None
+    return [dataclasses.replace(config, modifications=key)
+            for key in jit.modification_keys(entry)]
 
 
 def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
@@ -100,11 +101,9 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
     doc for the search order."""
     dirs = kernel_dirs(kernel_dir)
     for directory in dirs:
-        wanted = _with_modifications(config, directory, regions) if regions else config
-        if wanted is None:
-            continue
+        wanted = _with_modifications(config, directory, regions) if regions else [config]
         matches = [m for m in scan_kernel_dir(directory)
-                   if m.config == wanted and m.sm == jit.SM]
+                   if m.config in wanted and m.sm == jit.SM]
         if matches:
             # The cost model's kernels if any; else (a folder of ablation
             # variants) the forced ones, still picked by their tuned length.
