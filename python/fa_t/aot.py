@@ -16,7 +16,8 @@ option spelled with '_' for '-'); in Python files entries may also be
 ``(KernelConfig, tuning dict, regions)`` triples, ``regions`` the score / mask
 modification text of :func:`fa_t.mods.attention_regions` (a JSON entry spells
 it ``"regions"``); the folder's ``modifications.json`` then names the
-compiler's key of each text, which is how :mod:`fa_t.registry` finds those
+compiler's keys of each text (one per form it compiled to: ALiBi with and
+without an LSE differ), which is how :mod:`fa_t.registry` finds those
 kernels for ``fa_t.attention(score_mod=…, mask_mod=…)``. Untuned
 entries get :func:`fa_t.jit.default_tuning`. The folder is flat: every
 kernel's ``<name>.ptx`` and ``<name>.json`` side by side, names unique per
