@@ -128,7 +128,7 @@ def test_traced_mods_compile_to_hopper_kernels(tmp_path):
     keys = [registry.load_manifest(p).config.modifications for p in paths]
     assert all(keys) and keys[0] != keys[1]
     index = __import__("json").loads((out / jit.MODIFICATIONS_INDEX).read_text())
-    assert index == {jit.regions_id(softcap): keys[0], jit.regions_id(prefix): keys[1]}
+    assert index == {jit.regions_id(softcap): [keys[0]], jit.regions_id(prefix): [keys[1]]}
     found = registry.find_kernel(config, out, allow_jit=False, seq_len=4096, regions=softcap)
     assert found.config.modifications == keys[0] and "_mod" + keys[0] in found.entry
     ptx = (out / found.ptx).read_text()
