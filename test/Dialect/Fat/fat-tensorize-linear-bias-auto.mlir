@@ -1,4 +1,11 @@
 // RUN: fa-t-opt %s --split-input-file --fat-tile --fat-tensorize | FileCheck %s
+// RUN: fa-t-opt %s --split-input-file --fat-tile --fat-tensorize=linear-bias=vector | FileCheck %s --check-prefix=VEC
+
+// Forcing the vector form where auto takes the columns is a forced choice
+// (the manifest says so; kernel lookup prefers the cost model's kernels).
+// VEC-LABEL: func.func @alibi
+// VEC:         fat.score_mod
+// VEC:         fat.schedule = {{{.*}}forced = true
 
 // linear-bias=auto: fat-tensorize's cost model takes a linear position bias
 // s + G·(j − i) (ALiBi) onto the tensor cores (Q·Kᵀ's bias columns) where

@@ -328,7 +328,10 @@ struct FatTensorizePass
            b.getNamedAttr("row_max",
                           b.getStringAttr(rowMaxName(choice.boundMax)))},
           /*forced=*/forceRowsumMma || forceLazyRescale || *forceExp2Poly ||
-              forceBoundMax);
+              forceBoundMax ||
+              // linear-bias decides only for a linear bias region.
+              (linearBiasOpt->has_value() && tiled.problem &&
+               tiled.problem->linearBias));
       TileTensorization rewrite;
       rewrite.rowsumMma = choice.rowsumMma;
       rewrite.lazyRescale = choice.lazyRescale;
