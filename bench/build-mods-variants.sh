@@ -77,3 +77,8 @@ build .kernels-mods-v115/lb "linear-bias=mma" alibi-causal alibi-slopes
 v=.kernels-mods-v116
 build $v/vec "linear-bias=vector block-n=128" alibi-causal alibi-slopes
 build $v/lb128 "linear-bias=mma block-n=128" alibi-causal alibi-slopes
+# Run 117: a region's reads that move with the key (the relative bias
+# table, document ids) without the next key block's L1 prefetch (nopf: the
+# kernels before it) beside the defaults, which prefetch.
+build .kernels-mods-v117/nopf "capture-prefetch=false" relative-bias document-causal \
+  document-causal-blocks

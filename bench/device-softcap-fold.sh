@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -70,6 +70,12 @@ case $steps in *" bias115 "*) bench bias115 420 --kernels .kernels-mods-v115/lb 
 case $steps in *" bias116 "*) bench bias116 420 --kernels .kernels-mods --reps 6 \
   --shapes 0 1 2 3 --only alibi-causal alibi-slopes --variant vec=.kernels-mods-v116/vec \
   lb128=.kernels-mods-v116/lb128 ;; esac
+# Run 117: the next key block's L1 prefetch of a region's reads that move
+# with the key (the defaults, .kernels-mods, float64 checks on them) beside
+# the kernels without it (nopf).
+case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods --reps 6 \
+  --shapes 0 1 2 3 --only relative-bias document-causal document-causal-blocks \
+  --variant nopf=.kernels-mods-v117/nopf ;; esac
 case $steps in *" sumscale "*) bench sumscale 330 --kernels .kernels-mods-sc-rl --reps 6 \
   --shapes 0 2 1 --only softcap softcap-causal --variant default=.kernels-mods \
   r=.kernels-mods-sc-r l=.kernels-mods-sc-l ;; esac

@@ -121,7 +121,8 @@ struct ConvertFatToNVVMPass
                        << tanh << "'";
       return signalPassFailure();
     }
-    populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form);
+    populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form,
+                                        capturePrefetch);
     // Loops and branches that carry tiles carry their registers instead.
     scf::populateSCFStructuralTypeConversionsAndLegality(fragments, patterns,
                                                          target);

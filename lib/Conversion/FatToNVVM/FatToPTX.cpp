@@ -102,6 +102,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "tanh", llvm::cl::init("auto"),
       llvm::cl::desc("The kernel's tanh: auto, approx or precise "
                      "(convert-fat-to-nvvm)")};
+  Option<bool> capturePrefetch{
+      *this, "capture-prefetch", llvm::cl::init(true),
+      llvm::cl::desc("Prefetch the next key block's lines of a region's "
+                     "reads that move with the key (convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -154,6 +158,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pm.addPass(fat::createFatPipeline(pipeline));
   fat::ConvertFatToNVVMOptions toNVVM;
   toNVVM.tanh = opts.tanh;
+  toNVVM.capturePrefetch = opts.capturePrefetch;
   pm.addPass(fat::createConvertFatToNVVM(toNVVM));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm{index-bitwidth=32},reconcile-unrealized-casts,"

@@ -920,6 +920,56 @@ static Value loadCaptureElement(ImplicitLocOpBuilder &b,
   return value;
 }
 
+/// Brings the lines that a thread's reads of `extract` will touch in the
+/// next key block into L1 (`prefetch.global.L1`): the read at linear index
+/// `at` (the thread's first row and key) moves `perRow` elements per row and
+/// `perKey` per key, so over the next block (`tileKeys` keys on) the thread
+/// reads at + perKey·tileKeys + o for its register offsets o = perRow·8r +
+/// perKey·(8i + e) in [oMin, oMax]. The lines of that span are n ≤ ⌈span /
+/// 128 B⌉ + 1; lane λ prefetches line λ mod n of its own span, so one warp
+/// instruction covers the warp's lines (its lanes' spans are a few elements
+/// apart). The index is clamped into the tensor: the next block may lie past
+/// its end. Without it the loads after the scores' wait take new lines from
+/// L2 each block, on the softmax's path.
+static void prefetchNextKeyBlock(ImplicitLocOpBuilder &b,
+                                 tensor::ExtractOp extract, Value base,
+                                 Value at, Value lane, int64_t perRow,
+                                 int64_t perKey, bool atOrigin,
+                                 int64_t tileKeys) {
+  auto tensor = cast<RankedTensorType>(extract.getTensor().getType());
+  Type elt = extract.getType();
+  int64_t bytes = elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
+  int64_t lineElements = 128 / bytes;
+  int64_t oMin = 0, oMax = 0;
+  for (int64_t r = 0; r < (atOrigin ? 1 : 2); ++r)
+    for (int64_t k = 0; k < tileKeys; ++k) {
+      int64_t o = perRow * 8 * r + perKey * k;
+      oMin = std::min(oMin, o);
+      oMax = std::max(oMax, o);
+    }
+  int64_t lines = std::min<int64_t>(
+      32, llvm::divideCeil((oMax - oMin + 1) * bytes, 128) + 1);
+  int64_t last = tensor.getNumElements() - 1;
+  // 32-bit: a capture's elements are indexed in i32 (its reads' clamps).
+  Value laneLine = arith::MulIOp::create(
+      b, arith::RemUIOp::create(b, lane, i32Const(b, lines)),
+      i32Const(b, lineElements));
+  Value next = arith::AddIOp::create(
+      b,
+      arith::AddIOp::create(b, arith::TruncIOp::create(b, b.getI32Type(), at),
+                            i32Const(b, perKey * tileKeys + oMin)),
+      laneLine);
+  next = arith::MinSIOp::create(
+      b, arith::MaxSIOp::create(b, next, i32Const(b, 0)), i32Const(b, last));
+  Value line = LLVM::GEPOp::create(b, base.getType(),
+                                   elt.isInteger(1) ? b.getI8Type() : elt, base,
+                                   ValueRange{next});
+  NVVM::PrefetchOp::create(b,
+                           NVVM::PrefetchCacheLevelAttr::get(
+                               b.getContext(), NVVM::PrefetchCacheLevel::L1),
+                           /*evictPriority=*/{}, line, /*predicate=*/Value());
+}
+
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
 /// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
 /// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
@@ -937,8 +987,12 @@ static Value loadCaptureElement(ImplicitLocOpBuilder &b,
 /// without the clamps (below).
 template <typename ModOp>
 struct ModFragmentLowering : OpConversionPattern<ModOp> {
-  using OpConversionPattern<ModOp>::OpConversionPattern;
   using OneToNOpAdaptor = typename OpConversionPattern<ModOp>::OneToNOpAdaptor;
+  ModFragmentLowering(const TypeConverter &converter, MLIRContext *context,
+                      bool prefetchReads)
+      : OpConversionPattern<ModOp>(converter, context),
+        prefetchReads(prefetchReads) {}
+  bool prefetchReads;
   LogicalResult
   matchAndRewrite(ModOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -1164,16 +1218,21 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
         for (Operation &inner : body.without_terminator())
           if (indexOps.contains(&inner))
             b.clone(inner, mapping);
-        for (tensor::ExtractOp extract : unclamped)
-          threadReads[extract] = {
-              LLVM::GEPOp::create(
-                  b, address(extract).getType(), storedType(extract),
-                  address(extract),
-                  ValueRange{arith::IndexCastOp::create(
-                      b, b.getI64Type(),
-                      linearIndex(extract, mapping, /*inBounds=*/true))}),
-              atOrigin ? 0 : ranges.coefficient(extract, 0),
-              ranges.coefficient(extract, 1)};
+        for (tensor::ExtractOp extract : unclamped) {
+          Value at = arith::IndexCastOp::create(
+              b, b.getI64Type(),
+              linearIndex(extract, mapping, /*inBounds=*/true));
+          ThreadRead read{LLVM::GEPOp::create(b, address(extract).getType(),
+                                              storedType(extract),
+                                              address(extract), ValueRange{at}),
+                          atOrigin ? 0 : ranges.coefficient(extract, 0),
+                          ranges.coefficient(extract, 1)};
+          threadReads[extract] = read;
+          if (prefetchReads && read.perKey != 0)
+            prefetchNextKeyBlock(b, extract, address(extract), at, lane,
+                                 read.perRow, read.perKey, atOrigin,
+                                 type.getDimSize(1));
+        }
       }
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
@@ -1392,8 +1451,8 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
 }
 
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
-    const TypeConverter &converter, RewritePatternSet &patterns,
-    TanhForm tanh) {
+    const TypeConverter &converter, RewritePatternSet &patterns, TanhForm tanh,
+    bool prefetchReads) {
   patterns.add<TanhLowering>(converter, patterns.getContext(), tanh);
   patterns.add<UnaryMathLowering<math::ExpOp, buildExp>,
                UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
@@ -1402,8 +1461,9 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
       .add<SoftmaxMaxLowering, SoftmaxExpLowering, ConvertLayoutLowering,
            FinalizeFragmentLowering, TruncFFragmentLowering,
            RescaleFragmentLowering, MaskFragmentLowering,
-           ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>,
            BiasQueryColumnsLowering, ElementwiseFragmentLowering<arith::MulFOp>,
            ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
            ConstantFragmentLowering>(converter, patterns.getContext());
+  patterns.add<ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>>(
+      converter, patterns.getContext(), prefetchReads);
 }

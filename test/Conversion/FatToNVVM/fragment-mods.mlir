@@ -1,5 +1,6 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=approx" | FileCheck %s --check-prefix=APPROX
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=false" | FileCheck %s --check-prefix=NOPF
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 
 // fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
@@ -14,6 +15,15 @@
 // APPROX-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
 // APPROX-NOT:     ex2.approx
 // BADTANH: convert-fat-to-nvvm: tanh must be auto, approx or precise, got 'fast'
+
+// Without capture-prefetch the reads are the same and nothing is prefetched.
+// NOPF-LABEL: func.func @document
+// NOPF:         scf.if
+// NOPF-NOT:     nvvm.prefetch
+// NOPF:         llvm.load %{{[0-9]+}} invariant
+// NOPF-LABEL: func.func @relative_bias
+// NOPF-NOT:     nvvm.prefetch
+// NOPF:         return
 
 // softcap 30·tanh(s/30), scale 1/8, on a 64 x 8 tile (4 registers: rows r,
 // keys e): register (r, e) = body(scale · s, b, h, row_r, key_e).
@@ -121,6 +131,18 @@
 // CHECK:           %[[OFFJ:[0-9]+]] = arith.addi %[[KEY]], %{{[0-9]+}} overflow<nsw> : index
 // CHECK-NEXT:      %[[LINJ:[0-9]+]] = arith.index_cast %[[OFFJ]] : index to i64
 // CHECK-NEXT:      %[[ADDRJ:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[LINJ]]] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, i32
+// doc[b, j] moves with the key: the next block's line (8 keys on), lane λ
+// taking line λ mod 2 of its 32-byte span, clamped into the 200 elements.
+// CHECK:           %[[LINE:[0-9]+]] = arith.muli %{{[0-9]+}}, %c32_i32{{[_0-9]*}} : i32
+// CHECK-NEXT:      %[[AT:[0-9]+]] = arith.trunci %[[LINJ]] : i64 to i32
+// CHECK-NEXT:      %[[C8:.+]] = arith.constant 8 : i32
+// CHECK-NEXT:      %[[NEXT:[0-9]+]] = arith.addi %[[AT]], %[[C8]] : i32
+// CHECK-NEXT:      %[[SPREAD:[0-9]+]] = arith.addi %[[NEXT]], %[[LINE]] : i32
+// CHECK:           %[[LOW:[0-9]+]] = arith.maxsi %[[SPREAD]], %{{.+}} : i32
+// CHECK:           %[[CLAMPED:[0-9]+]] = arith.minsi %[[LOW]], %c199_i32 : i32
+// CHECK-NEXT:      %[[PF:[0-9]+]] = llvm.getelementptr %[[DOC]][%[[CLAMPED]]] : (!llvm.ptr<1>, i32) -> !llvm.ptr<1>, i32
+// CHECK-NEXT:      nvvm.prefetch level = L1, %[[PF]] : !llvm.ptr<1>
+// CHECK-NOT:       nvvm.prefetch
 // CHECK-NOT:       arith.maxsi
 // CHECK-NOT:       arith.minsi
 // CHECK:           %[[AI:[0-9]+]] = llvm.getelementptr %[[ADDRI]][%c0_i64{{[_0-9]*}}]
@@ -175,6 +197,12 @@
 // CHECK:         arith.cmpi sle, %[[HIC]], %c254 : index
 // CHECK:         scf.if
 // CHECK:           %[[ADDR:[0-9]+]] = llvm.getelementptr %[[TABLE]][%{{[0-9]+}}] : (!llvm.ptr<1>, i64) -> !llvm.ptr<1>, f32
+// The next block's lines: the thread's offsets span −8 … 7 elements, so
+// the prefetch starts 8 − 8 = 0 elements past its first read.
+// CHECK:           %[[RB:.+]] = arith.constant 0 : i32
+// CHECK-NEXT:      %[[RBN:[0-9]+]] = arith.addi %{{[0-9]+}}, %[[RB]] : i32
+// CHECK:           arith.minsi %{{[0-9]+}}, %c1019_i32 : i32
+// CHECK:           nvvm.prefetch level = L1
 // CHECK:           llvm.getelementptr %[[ADDR]][%c0_i64{{[_0-9]*}}]
 // CHECK:           llvm.getelementptr %[[ADDR]][%c-8_i64{{[_0-9]*}}]
 // CHECK:           llvm.getelementptr %[[ADDR]][%c1_i64{{[_0-9]*}}]

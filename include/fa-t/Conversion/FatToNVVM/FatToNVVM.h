@@ -53,10 +53,13 @@ enum class TanhForm { Auto, Approx, Precise };
 
 /// One pattern per tile op on fragments (its math on the registers), and
 /// the kernel's own forms of the scalar math a modification's body uses
-/// (math.exp, math.absf, math.tanh by `tanh`).
+/// (math.exp, math.absf, math.tanh by `tanh`). With `prefetchReads` a
+/// region's reads that move with the key bring the next key block's cache
+/// lines into L1 (Passes.td, `capture-prefetch`).
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns,
-                                         TanhForm tanh = TanhForm::Auto);
+                                         TanhForm tanh = TanhForm::Auto,
+                                         bool prefetchReads = true);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();
