@@ -281,11 +281,8 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
                                     : nullptr;
   t.sig.modifications = modificationKey(
       scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
-  Region *maskBody = t.maskMod ? &t.maskMod.getBody() : nullptr;
-  bool kvRanges = t.maskMod && t.maskMod.getKvRanges().has_value();
-  t.sig.positionalRegions = readsPositions(
-      t.scoreMod ? &t.scoreMod.getBody() : nullptr, maskBody, kvRanges);
-  t.sig.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
+  t.sig.positionalRegions = facts.positional;
+  t.sig.positionalMask = facts.positionalMask;
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
   for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),

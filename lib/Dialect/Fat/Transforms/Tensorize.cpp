@@ -81,7 +81,6 @@ TiledProblem readTiledProblem(Operation *scope) {
   TiledProblem tiled;
   TileProblem p;
   ScoreModOp scoreMod;
-  MaskModOp maskMod;
   Type element;
   scope->walk([&](Operation *op) {
     if (auto qk = dyn_cast<QKOp>(op)) {
@@ -96,8 +95,6 @@ TiledProblem readTiledProblem(Operation *scope) {
       tiled.writesLse |= !fin.getLse().use_empty();
     } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
       scoreMod = mod;
-    } else if (auto mod = dyn_cast<MaskModOp>(op)) {
-      maskMod = mod;
     }
   });
   tiled.element = element;
@@ -110,11 +107,8 @@ TiledProblem readTiledProblem(Operation *scope) {
   p.boundedScores =
       scoreMod && element && boundsScores(scoreMod.getBody(), element);
   p.linearBias = scoreMod && isLinearBias(scoreMod.getBody(), element);
-  Region *maskBody = maskMod ? &maskMod.getBody() : nullptr;
-  bool kvRanges = maskMod && maskMod.getKvRanges().has_value();
-  p.positional = readsPositions(scoreMod ? &scoreMod.getBody() : nullptr,
-                                maskBody, kvRanges);
-  p.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
+  p.positional = facts.positional;
+  p.positionalMask = facts.positionalMask;
   tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;

@@ -530,6 +530,8 @@ void mlir::fat::populateFatTilePatterns(RewritePatternSet &patterns,
 TiledAttentionFacts
 mlir::fat::readTiledAttentionFacts(Operation *scope) {
   TiledAttentionFacts f;
+  Region *scoreBody = nullptr, *maskBody = nullptr;
+  bool kvRanges = false;
   scope->walk([&](Operation *op) {
     if (auto mask = dyn_cast<MaskOp>(op)) {
       f.causal |= mask.getCausal();
@@ -537,12 +539,17 @@ mlir::fat::readTiledAttentionFacts(Operation *scope) {
         f.window = {(*window)[0], (*window)[1]};
       if (mask.getCausal() || mask.getWindow())
         f.diagonal = mask.getDiagonal();
-    } else if (isa<ScoreModOp>(op)) {
+    } else if (auto mod = dyn_cast<ScoreModOp>(op)) {
       f.scoreMod = true;
-    } else if (isa<MaskModOp>(op)) {
+      scoreBody = &mod.getBody();
+    } else if (auto mod = dyn_cast<MaskModOp>(op)) {
       f.maskMod = true;
+      maskBody = &mod.getBody();
+      kvRanges = mod.getKvRanges().has_value();
     }
   });
+  f.positional = readsPositions(scoreBody, maskBody, kvRanges);
+  f.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
   if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
     if (auto v = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
       f.stages = v.getInt();

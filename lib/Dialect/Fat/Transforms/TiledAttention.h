@@ -25,6 +25,9 @@ struct TiledAttentionFacts {
   Value diagonal;
   /// A fat.score_mod / fat.mask_mod region modifies the scores.
   bool scoreMod = false, maskMod = false;
+  /// Some region computes with the row or key positions (`readsPositions`);
+  /// the mask region does.
+  bool positional = false, positionalMask = false;
   int64_t stages = 2, seqLen = 0;
 };
 
