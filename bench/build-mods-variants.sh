@@ -80,5 +80,7 @@ build $v/lb128 "linear-bias=mma block-n=128" alibi-causal alibi-slopes
 # Run 117: a region's reads that move with the key (the relative bias
 # table, document ids) without the next key block's L1 prefetch (nopf: the
 # kernels before it) beside the defaults, which prefetch.
-build .kernels-mods-v117/nopf "capture-prefetch=false" relative-bias document-causal \
+build .kernels-mods-v117/nopf "capture-prefetch=0" relative-bias document-causal \
+  document-causal-blocks
+build .kernels-mods-v117/pf2 "capture-prefetch=2" relative-bias document-causal \
   document-causal-blocks

@@ -72,10 +72,10 @@ case $steps in *" bias116 "*) bench bias116 420 --kernels .kernels-mods --reps 6
   lb128=.kernels-mods-v116/lb128 ;; esac
 # Run 117: the next key block's L1 prefetch of a region's reads that move
 # with the key (the defaults, .kernels-mods, float64 checks on them) beside
-# the kernels without it (nopf).
+# the kernels without it (nopf) and with it two blocks ahead (pf2).
 case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods --reps 6 \
   --shapes 0 1 2 3 --only relative-bias document-causal document-causal-blocks \
-  --variant nopf=.kernels-mods-v117/nopf ;; esac
+  --variant nopf=.kernels-mods-v117/nopf pf2=.kernels-mods-v117/pf2 ;; esac
 # Run 117 too: the D64 soft-cap with two consumer warpgroups (128 rows; the
 # default from 8k keys is 192 rows) with the bound reference (bm128) and the
 # running maximum (om128), at 4k and 16k keys: whether run 113's +13% holds

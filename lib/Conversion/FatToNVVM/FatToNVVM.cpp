@@ -121,6 +121,12 @@ struct ConvertFatToNVVMPass
                        << tanh << "'";
       return signalPassFailure();
     }
+    if (capturePrefetch < 0) {
+      top->emitError() << "convert-fat-to-nvvm: capture-prefetch is a number "
+                          "of key blocks ahead (0: none), got "
+                       << static_cast<int64_t>(capturePrefetch);
+      return signalPassFailure();
+    }
     populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form,
                                         capturePrefetch);
     // Loops and branches that carry tiles carry their registers instead.

@@ -102,10 +102,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "tanh", llvm::cl::init("auto"),
       llvm::cl::desc("The kernel's tanh: auto, approx or precise "
                      "(convert-fat-to-nvvm)")};
-  Option<bool> capturePrefetch{
-      *this, "capture-prefetch", llvm::cl::init(true),
-      llvm::cl::desc("Prefetch the next key block's lines of a region's "
-                     "reads that move with the key (convert-fat-to-nvvm)")};
+  Option<int64_t> capturePrefetch{
+      *this, "capture-prefetch", llvm::cl::init(1),
+      llvm::cl::desc("Key blocks ahead that a region's reads moving with the "
+                     "key prefetch into L1, 0 = none (convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{

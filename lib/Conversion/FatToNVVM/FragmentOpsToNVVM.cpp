@@ -920,22 +920,21 @@ static Value loadCaptureElement(ImplicitLocOpBuilder &b,
   return value;
 }
 
-/// Brings the lines that a thread's reads of `extract` will touch in the
-/// next key block into L1 (`prefetch.global.L1`): the read at linear index
+/// Brings the lines that a thread's reads of `extract` will touch in a
+/// later key block into L1 (`prefetch.global.L1`): the read at linear index
 /// `at` (the thread's first row and key) moves `perRow` elements per row and
-/// `perKey` per key, so over the next block (`tileKeys` keys on) the thread
-/// reads at + perKey·tileKeys + o for its register offsets o = perRow·8r +
-/// perKey·(8i + e) in [oMin, oMax]. The lines of that span are n ≤ ⌈span /
-/// 128 B⌉ + 1; lane λ prefetches line λ mod n of its own span, so one warp
-/// instruction covers the warp's lines (its lanes' spans are a few elements
-/// apart). The index is clamped into the tensor: the next block may lie past
-/// its end. Without it the loads after the scores' wait take new lines from
-/// L2 each block, on the softmax's path.
-static void prefetchNextKeyBlock(ImplicitLocOpBuilder &b,
-                                 tensor::ExtractOp extract, Value base,
-                                 Value at, Value lane, int64_t perRow,
-                                 int64_t perKey, bool atOrigin,
-                                 int64_t tileKeys) {
+/// `perKey` per key, so in the block `ahead` keys on the thread reads at +
+/// perKey·ahead + o for its register offsets o = perRow·8r + perKey·(8i + e)
+/// in [oMin, oMax] (keys 8i + e < the tile's `tileKeys`). The lines of that
+/// span are n ≤ ⌈span / 128 B⌉ + 1; lane λ prefetches line λ mod n of its own
+/// span, so one warp instruction covers the warp's lines (its lanes' spans are
+/// a few elements apart). The index is clamped into the tensor: the next block
+/// may lie past its end. Without it the loads after the scores' wait take new
+/// lines from L2 each block, on the softmax's path.
+static void prefetchKeyBlock(ImplicitLocOpBuilder &b, tensor::ExtractOp extract,
+                             Value base, Value at, Value lane, int64_t perRow,
+                             int64_t perKey, bool atOrigin, int64_t tileKeys,
+                             int64_t ahead) {
   auto tensor = cast<RankedTensorType>(extract.getTensor().getType());
   Type elt = extract.getType();
   int64_t bytes = elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
@@ -957,7 +956,7 @@ static void prefetchNextKeyBlock(ImplicitLocOpBuilder &b,
   Value next = arith::AddIOp::create(
       b,
       arith::AddIOp::create(b, arith::TruncIOp::create(b, b.getI32Type(), at),
-                            i32Const(b, perKey * tileKeys + oMin)),
+                            i32Const(b, perKey * ahead + oMin)),
       laneLine);
   next = arith::MinSIOp::create(
       b, arith::MaxSIOp::create(b, next, i32Const(b, 0)), i32Const(b, last));
@@ -989,10 +988,11 @@ template <typename ModOp>
 struct ModFragmentLowering : OpConversionPattern<ModOp> {
   using OneToNOpAdaptor = typename OpConversionPattern<ModOp>::OneToNOpAdaptor;
   ModFragmentLowering(const TypeConverter &converter, MLIRContext *context,
-                      bool prefetchReads)
+                      int64_t prefetchBlocks)
       : OpConversionPattern<ModOp>(converter, context),
-        prefetchReads(prefetchReads) {}
-  bool prefetchReads;
+        prefetchBlocks(prefetchBlocks) {}
+  /// Key blocks ahead the reads that move with the key prefetch (0: none).
+  int64_t prefetchBlocks;
   LogicalResult
   matchAndRewrite(ModOp op, OneToNOpAdaptor adaptor,
                   ConversionPatternRewriter &rewriter) const override {
@@ -1228,10 +1228,11 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                           atOrigin ? 0 : ranges.coefficient(extract, 0),
                           ranges.coefficient(extract, 1)};
           threadReads[extract] = read;
-          if (prefetchReads && read.perKey != 0)
-            prefetchNextKeyBlock(b, extract, address(extract), at, lane,
-                                 read.perRow, read.perKey, atOrigin,
-                                 type.getDimSize(1));
+          if (prefetchBlocks > 0 && read.perKey != 0)
+            prefetchKeyBlock(b, extract, address(extract), at, lane,
+                             read.perRow, read.perKey, atOrigin,
+                             type.getDimSize(1),
+                             prefetchBlocks * type.getDimSize(1));
         }
       }
       SmallVector<Value> out(adaptor.getScores());
@@ -1452,7 +1453,7 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
 
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns, TanhForm tanh,
-    bool prefetchReads) {
+    int64_t prefetchBlocks) {
   patterns.add<TanhLowering>(converter, patterns.getContext(), tanh);
   patterns.add<UnaryMathLowering<math::ExpOp, buildExp>,
                UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
@@ -1465,5 +1466,5 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
            ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
            ConstantFragmentLowering>(converter, patterns.getContext());
   patterns.add<ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>>(
-      converter, patterns.getContext(), prefetchReads);
+      converter, patterns.getContext(), prefetchBlocks);
 }

@@ -53,13 +53,13 @@ enum class TanhForm { Auto, Approx, Precise };
 
 /// One pattern per tile op on fragments (its math on the registers), and
 /// the kernel's own forms of the scalar math a modification's body uses
-/// (math.exp, math.absf, math.tanh by `tanh`). With `prefetchReads` a
-/// region's reads that move with the key bring the next key block's cache
-/// lines into L1 (Passes.td, `capture-prefetch`).
+/// (math.exp, math.absf, math.tanh by `tanh`). A region's reads that move
+/// with the key bring the cache lines of the key block `prefetchBlocks`
+/// ahead into L1 (0: none; Passes.td, `capture-prefetch`).
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          TanhForm tanh = TanhForm::Auto,
-                                         bool prefetchReads = true);
+                                         int64_t prefetchBlocks = 1);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

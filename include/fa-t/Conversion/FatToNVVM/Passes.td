@@ -93,9 +93,10 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     relative bias table's `T[h, j − i + c]`, document ids `doc[b, j]`) takes
     new cache lines every key block, and its loads come right after the
     scores' wait, so an L2 round trip (hundreds of cycles) would sit on the
-    softmax's path each block. With `capture-prefetch` (default) the tile's
-    in-bounds version also issues `prefetch.global.L1` for the same reads one
-    key block ahead (the next block's keys are this one's plus its width):
+    softmax's path each block. With `capture-prefetch=n` (default 1; 0:
+    none) the tile's in-bounds version also issues `prefetch.global.L1` for
+    the same reads n key blocks ahead (the loop's next block's keys are this
+    one's plus its width):
     the thread's span of lines, lane λ taking line λ mod n of it so a warp's
     one instruction covers them, the index clamped into the tensor. A hint:
     the values read are the same either way.
@@ -107,9 +108,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"tanh", "tanh", "std::string", /*default=*/"\"auto\"",
            "The kernel's tanh: auto (approx where the op has afn), approx "
            "(tanh.approx.f32) or precise (MUFU ex2 + rcp)">,
-    Option<"capturePrefetch", "capture-prefetch", "bool", /*default=*/"true",
-           "Prefetch the next key block's lines of a region's reads that "
-           "move with the key into L1">
+    Option<"capturePrefetch", "capture-prefetch", "int64_t", /*default=*/"1",
+           "Key blocks ahead that a region's reads moving with the key "
+           "prefetch into L1 (0: none)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
