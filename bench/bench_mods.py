@@ -136,12 +136,14 @@ def regions_of(score_mod, mask_mod, bm):
     return mods.attention_regions(score_mod, mask_mod, None if bm is None else bm.ranges)
 
 
-def entries(tuning=None, only=()):
+def entries(tuning=None, only=(), head_dims=()):
     """The AOT entries: every modification (or those named in `only`) at
-    every shape's config (with `tuning`, --fat-to-ptx options, over the
-    defaults: a variant folder)."""
+    every shape's config (or those of `head_dims`; with `tuning`,
+    --fat-to-ptx options, over the defaults: a variant folder)."""
     out, seen = [], set()
     for b, h, s, d in SHAPES:
+        if head_dims and d not in head_dims:
+            continue
         for name, (causal, score_mod, mask_mod) in modifications((b, h, s, d)).items():
             if only and name not in only:
                 continue
@@ -366,6 +368,9 @@ def main(argv=None):
                    help="--fat-to-ptx options over the defaults (a variant folder)")
     b.add_argument("--only", nargs="*", default=[], metavar="NAME",
                    help="build only these modifications' kernels")
+    b.add_argument("--head-dims", type=int, nargs="*", default=[], metavar="D",
+                   help="build only the shapes of these head dims (a variant "
+                        "that only they take)")
     r = sub.add_parser("run")
     r.add_argument("--kernels", type=Path, required=True)
     r.add_argument("--plain", type=Path, required=True)
@@ -382,7 +387,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     if args.cmd == "build":
         tuning = dict(t.split("=", 1) for t in args.tuning)
-        aot.build(entries(tuning, args.only), args.out, args.fa_t_opt)
+        aot.build(entries(tuning, args.only, args.head_dims), args.out, args.fa_t_opt)
         return 0
     return run(args)
 

@@ -84,3 +84,6 @@ build .kernels-mods-v117/nopf "capture-prefetch=0" relative-bias document-causal
   document-causal-blocks
 build .kernels-mods-v117/pf2 "capture-prefetch=2" relative-bias document-causal \
   document-causal-blocks
+# Run 117 too: the relative bias table at D64 with turns (pp) instead of
+# the tile overlap. (192 rows, as the plain D64 kernel: ptxas spills 1.7 KB.)
+build .kernels-mods-v117/pp "pingpong=on" relative-bias --head-dims 64
