@@ -87,3 +87,6 @@ build .kernels-mods-v117/pf2 "capture-prefetch=2" relative-bias document-causal 
 # Run 117 too: the relative bias table at D64 with turns (pp) instead of
 # the tile overlap. (192 rows, as the plain D64 kernel: ptxas spills 1.7 KB.)
 build .kernels-mods-v117/pp "pingpong=on" relative-bias --head-dims 64
+# Run 117 too: ALiBi's tensor-core form at D64 with 192 rows (three consumer
+# warpgroups; ptxas: 2 spill stores and loads per main-loop iteration).
+build .kernels-mods-v117/al192 "block-m=192" alibi-causal alibi-slopes --head-dims 64

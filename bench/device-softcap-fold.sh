@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [rows117] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [al117] [rows117] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [rows117] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [al117] [rows117] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -80,6 +80,9 @@ case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods --reps 6 \
 # tile overlap.
 case $steps in *" rb117 "*) bench rb117 200 --kernels .kernels-mods --reps 6 --no-checks \
   --shapes 2 3 --only relative-bias --variant pp=.kernels-mods-v117/pp ;; esac
+# Run 117 too: ALiBi at D64 with 192 rows (al192) beside the defaults (128).
+case $steps in *" al117 "*) bench al117 200 --kernels .kernels-mods --reps 6 --no-checks \
+  --shapes 2 3 --only alibi-causal alibi-slopes --variant al192=.kernels-mods-v117/al192 ;; esac
 # Run 117 too: the D64 soft-cap with two consumer warpgroups (128 rows; the
 # default from 8k keys is 192 rows) with the bound reference (bm128) and the
 # running maximum (om128), at 4k and 16k keys: whether run 113's +13% holds
