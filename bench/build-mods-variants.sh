@@ -78,9 +78,9 @@ v=.kernels-mods-v116
 build $v/vec "linear-bias=vector block-n=128" alibi-causal alibi-slopes
 build $v/lb128 "linear-bias=mma block-n=128" alibi-causal alibi-slopes
 # Run 117: a region's reads that move with the key (the relative bias
-# table, document ids) without the next key block's L1 prefetch (nopf: the
-# kernels before it) beside the defaults, which prefetch.
-build .kernels-mods-v117/nopf "capture-prefetch=0" relative-bias document-causal \
+# table, document ids) with the L1 prefetch of the next key block's lines
+# (pf1) and of the one after (pf2), beside the defaults (no prefetch).
+build .kernels-mods-v117/pf1 "capture-prefetch=1" relative-bias document-causal \
   document-causal-blocks
 build .kernels-mods-v117/pf2 "capture-prefetch=2" relative-bias document-causal \
   document-causal-blocks

@@ -71,11 +71,11 @@ case $steps in *" bias116 "*) bench bias116 420 --kernels .kernels-mods --reps 6
   --shapes 0 1 2 3 --only alibi-causal alibi-slopes --variant vec=.kernels-mods-v116/vec \
   lb128=.kernels-mods-v116/lb128 ;; esac
 # Run 117: the next key block's L1 prefetch of a region's reads that move
-# with the key (the defaults, .kernels-mods, float64 checks on them) beside
-# the kernels without it (nopf) and with it two blocks ahead (pf2).
-case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods --reps 6 \
+# with the key (pf1, float64 checks on it) and two blocks ahead (pf2)
+# beside the defaults without it (.kernels-mods).
+case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods-v117/pf1 --reps 6 \
   --shapes 0 1 2 3 --only relative-bias document-causal document-causal-blocks \
-  --variant nopf=.kernels-mods-v117/nopf pf2=.kernels-mods-v117/pf2 ;; esac
+  --variant default=.kernels-mods pf2=.kernels-mods-v117/pf2 ;; esac
 # Run 117 too: the D64 relative bias table with turns (pp) instead of the
 # tile overlap.
 case $steps in *" rb117 "*) bench rb117 200 --kernels .kernels-mods --reps 6 --no-checks \

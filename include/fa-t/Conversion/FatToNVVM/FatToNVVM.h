@@ -59,7 +59,7 @@ enum class TanhForm { Auto, Approx, Precise };
 void populateWgmmaFragmentToNVVMPatterns(const TypeConverter &converter,
                                          RewritePatternSet &patterns,
                                          TanhForm tanh = TanhForm::Auto,
-                                         int64_t prefetchBlocks = 1);
+                                         int64_t prefetchBlocks = 0);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

@@ -93,8 +93,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     relative bias table's `T[h, j − i + c]`, document ids `doc[b, j]`) takes
     new cache lines every key block, and its loads come right after the
     scores' wait, so an L2 round trip (hundreds of cycles) would sit on the
-    softmax's path each block. With `capture-prefetch=n` (default 1; 0:
-    none) the tile's in-bounds version also issues `prefetch.global.L1` for
+    softmax's path each block. With `capture-prefetch=n` (n ≥ 1; default 0,
+    none, until the device measures it: perf log run 117) the tile's in-bounds version also issues `prefetch.global.L1` for
     the same reads n key blocks ahead (the loop's next block's keys are this
     one's plus its width):
     the thread's span of lines, lane λ taking line λ mod n of it so a warp's
@@ -108,7 +108,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"tanh", "tanh", "std::string", /*default=*/"\"auto\"",
            "The kernel's tanh: auto (approx where the op has afn), approx "
            "(tanh.approx.f32) or precise (MUFU ex2 + rcp)">,
-    Option<"capturePrefetch", "capture-prefetch", "int64_t", /*default=*/"1",
+    Option<"capturePrefetch", "capture-prefetch", "int64_t", /*default=*/"0",
            "Key blocks ahead that a region's reads moving with the key "
            "prefetch into L1 (0: none)">
   ];
