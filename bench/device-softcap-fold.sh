@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [al117] [rows117] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [rb117] [al117] [rows117] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -76,6 +76,11 @@ case $steps in *" bias116 "*) bench bias116 420 --kernels .kernels-mods --reps 6
 case $steps in *" pf117 "*) bench pf117 450 --kernels .kernels-mods-v117/pf1 --reps 6 \
   --shapes 0 1 2 3 --only relative-bias document-causal document-causal-blocks \
   --variant default=.kernels-mods pf2=.kernels-mods-v117/pf2 ;; esac
+# The same, short (a call with little device time left): the 4k shapes,
+# the bias table and the block-sparse documents.
+case $steps in *" pf117s "*) bench pf117s 300 --kernels .kernels-mods-v117/pf1 --reps 5 \
+  --shapes 0 2 --only relative-bias document-causal-blocks \
+  --variant default=.kernels-mods ;; esac
 # Run 117 too: the D64 relative bias table with turns (pp) instead of the
 # tile overlap.
 case $steps in *" rb117 "*) bench rb117 200 --kernels .kernels-mods --reps 6 --no-checks \
