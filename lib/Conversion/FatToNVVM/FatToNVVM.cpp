@@ -121,9 +121,11 @@ struct ConvertFatToNVVMPass
                        << tanh << "'";
       return signalPassFailure();
     }
-    if (capturePrefetch < 0) {
+    // Lines fetched further ahead than a few blocks would be evicted from
+    // L1's ~28 KB beside the kernel's shared memory before their use.
+    if (capturePrefetch < 0 || capturePrefetch > 8) {
       top->emitError() << "convert-fat-to-nvvm: capture-prefetch is a number "
-                          "of key blocks ahead (0: none), got "
+                          "of key blocks ahead, 0 (none) to 8, got "
                        << static_cast<int64_t>(capturePrefetch);
       return signalPassFailure();
     }

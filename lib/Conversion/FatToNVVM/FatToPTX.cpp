@@ -104,8 +104,9 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                      "(convert-fat-to-nvvm)")};
   Option<int64_t> capturePrefetch{
       *this, "capture-prefetch", llvm::cl::init(0),
-      llvm::cl::desc("Key blocks ahead that a region's reads moving with the "
-                     "key prefetch into L1, 0 = none (convert-fat-to-nvvm)")};
+      llvm::cl::desc(
+          "Key blocks ahead that a region's reads moving with the "
+          "key prefetch into L1, 0 (none) to 8 (convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{

@@ -21,6 +21,7 @@
 #include "mlir/Transforms/DialectConversion.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
 
@@ -949,14 +950,19 @@ static void prefetchKeyBlock(ImplicitLocOpBuilder &b, tensor::ExtractOp extract,
   int64_t lines = std::min<int64_t>(
       32, llvm::divideCeil((oMax - oMin + 1) * bytes, 128) + 1);
   int64_t last = tensor.getNumElements() - 1;
-  // 32-bit: a capture's elements are indexed in i32 (its reads' clamps).
+  // 32-bit, as the reads' clamped indices; a tensor past 2^31 elements or a
+  // distance past 2^31 gets no prefetch (a hint: nothing changes but speed).
+  int64_t shift = perKey * ahead + oMin;
+  if (last > std::numeric_limits<int32_t>::max() ||
+      std::abs(shift) > std::numeric_limits<int32_t>::max())
+    return;
   Value laneLine = arith::MulIOp::create(
       b, arith::RemUIOp::create(b, lane, i32Const(b, lines)),
       i32Const(b, lineElements));
   Value next = arith::AddIOp::create(
       b,
       arith::AddIOp::create(b, arith::TruncIOp::create(b, b.getI32Type(), at),
-                            i32Const(b, perKey * ahead + oMin)),
+                            i32Const(b, shift)),
       laneLine);
   next = arith::MinSIOp::create(
       b, arith::MaxSIOp::create(b, next, i32Const(b, 0)), i32Const(b, last));

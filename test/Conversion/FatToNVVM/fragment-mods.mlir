@@ -3,6 +3,7 @@
 // RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s --check-prefix=NOPF
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF
+// RUN: not fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=9" 2>&1 | FileCheck %s --check-prefix=BADPF9
 
 // fat.score_mod / fat.mask_mod on a warpgroup's fragment tile: the region's
 // body once per register. Register 4i + 2r + e holds row q0 + 16·warp +
@@ -16,7 +17,8 @@
 // APPROX-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
 // APPROX-NOT:     ex2.approx
 // BADTANH: convert-fat-to-nvvm: tanh must be auto, approx or precise, got 'fast'
-// BADPF: convert-fat-to-nvvm: capture-prefetch is a number of key blocks ahead (0: none), got -1
+// BADPF: convert-fat-to-nvvm: capture-prefetch is a number of key blocks ahead, 0 (none) to 8, got -1
+// BADPF9: convert-fat-to-nvvm: capture-prefetch is a number of key blocks ahead, 0 (none) to 8, got 9
 
 // Without capture-prefetch (the default) the reads are the same and nothing
 // is prefetched.

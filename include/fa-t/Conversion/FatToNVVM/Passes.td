@@ -93,13 +93,14 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     relative bias table's `T[h, j − i + c]`, document ids `doc[b, j]`) takes
     new cache lines every key block, and its loads come right after the
     scores' wait, so an L2 round trip (hundreds of cycles) would sit on the
-    softmax's path each block. With `capture-prefetch=n` (n ≥ 1; default 0,
-    none, until the device measures it: perf log run 117) the tile's in-bounds version also issues `prefetch.global.L1` for
-    the same reads n key blocks ahead (the loop's next block's keys are this
-    one's plus its width):
-    the thread's span of lines, lane λ taking line λ mod n of it so a warp's
-    one instruction covers them, the index clamped into the tensor. A hint:
-    the values read are the same either way.
+    softmax's path each block. With `capture-prefetch=n` (1 to 8) the tile's
+    in-bounds version also issues `prefetch.global.L1` for the same reads n
+    key blocks ahead (the loop's next block starts one block width on): per
+    read and thread one instruction, lane λ taking line λ mod m of the
+    thread's span of m lines, so that a warp's instruction covers the
+    warp's lines; the index clamped into the tensor. A hint: the values read
+    are the same either way. Default 0 (none) until the device times it
+    (perf log, run 117).
 
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
     --convert-fat-to-nvvm in.mlir`
@@ -110,7 +111,7 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "(tanh.approx.f32) or precise (MUFU ex2 + rcp)">,
     Option<"capturePrefetch", "capture-prefetch", "int64_t", /*default=*/"0",
            "Key blocks ahead that a region's reads moving with the key "
-           "prefetch into L1 (0: none)">
+           "prefetch into L1 (0: none, at most 8)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
