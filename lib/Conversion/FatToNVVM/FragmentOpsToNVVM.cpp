@@ -921,8 +921,9 @@ static Value loadCaptureElement(ImplicitLocOpBuilder &b,
   return value;
 }
 
-/// Brings the lines that a thread's reads of `extract` will touch in a
-/// later key block into L1 (`prefetch.global.L1`): the read at linear index
+/// Brings the lines that a thread's reads of a captured `tensor` (its
+/// elements stored as `stored`: i1 as a byte) will touch in a later key
+/// block into L1 (`prefetch.global.L1`): the read at linear index
 /// `at` (the thread's first row and key) moves `perRow` elements per row and
 /// `perKey` per key, so in the block `ahead` keys on the thread reads at +
 /// perKey·ahead + o for its register offsets o = perRow·8r + perKey·(8i + e)
@@ -932,13 +933,11 @@ static Value loadCaptureElement(ImplicitLocOpBuilder &b,
 /// a few elements apart). The index is clamped into the tensor: the next block
 /// may lie past its end. Without it the loads after the scores' wait take new
 /// lines from L2 each block, on the softmax's path.
-static void prefetchKeyBlock(ImplicitLocOpBuilder &b, tensor::ExtractOp extract,
-                             Value base, Value at, Value lane, int64_t perRow,
-                             int64_t perKey, bool atOrigin, int64_t tileKeys,
-                             int64_t ahead) {
-  auto tensor = cast<RankedTensorType>(extract.getTensor().getType());
-  Type elt = extract.getType();
-  int64_t bytes = elt.isInteger(1) ? 1 : elt.getIntOrFloatBitWidth() / 8;
+static void prefetchKeyBlock(ImplicitLocOpBuilder &b, RankedTensorType tensor,
+                             Type stored, Value base, Value at, Value lane,
+                             int64_t perRow, int64_t perKey, bool atOrigin,
+                             int64_t tileKeys, int64_t ahead) {
+  int64_t bytes = stored.getIntOrFloatBitWidth() / 8;
   int64_t lineElements = 128 / bytes;
   int64_t oMin = 0, oMax = 0;
   for (int64_t r = 0; r < (atOrigin ? 1 : 2); ++r)
@@ -966,9 +965,8 @@ static void prefetchKeyBlock(ImplicitLocOpBuilder &b, tensor::ExtractOp extract,
       laneLine);
   next = arith::MinSIOp::create(
       b, arith::MaxSIOp::create(b, next, i32Const(b, 0)), i32Const(b, last));
-  Value line = LLVM::GEPOp::create(b, base.getType(),
-                                   elt.isInteger(1) ? b.getI8Type() : elt, base,
-                                   ValueRange{next});
+  Value line =
+      LLVM::GEPOp::create(b, base.getType(), stored, base, ValueRange{next});
   NVVM::PrefetchOp::create(b,
                            NVVM::PrefetchCacheLevelAttr::get(
                                b.getContext(), NVVM::PrefetchCacheLevel::L1),
@@ -1235,10 +1233,11 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                           ranges.coefficient(extract, 1)};
           threadReads[extract] = read;
           if (prefetchBlocks > 0 && read.perKey != 0)
-            prefetchKeyBlock(b, extract, address(extract), at, lane,
-                             read.perRow, read.perKey, atOrigin,
-                             type.getDimSize(1),
-                             prefetchBlocks * type.getDimSize(1));
+            prefetchKeyBlock(
+                b, cast<RankedTensorType>(extract.getTensor().getType()),
+                storedType(extract), address(extract), at, lane, read.perRow,
+                read.perKey, atOrigin, type.getDimSize(1),
+                prefetchBlocks * type.getDimSize(1));
         }
       }
       SmallVector<Value> out(adaptor.getScores());
