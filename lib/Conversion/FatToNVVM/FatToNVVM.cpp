@@ -121,11 +121,10 @@ struct ConvertFatToNVVMPass
                        << tanh << "'";
       return signalPassFailure();
     }
-    // Lines fetched further ahead than a few blocks would be evicted from
-    // L1's ~28 KB beside the kernel's shared memory before their use.
-    if (capturePrefetch < 0 || capturePrefetch > 8) {
+    if (capturePrefetch < 0 || capturePrefetch > kMaxCapturePrefetch) {
       top->emitError() << "convert-fat-to-nvvm: capture-prefetch is a number "
-                          "of key blocks ahead, 0 (none) to 8, got "
+                          "of key blocks ahead, 0 (none) to "
+                       << kMaxCapturePrefetch << ", got "
                        << static_cast<int64_t>(capturePrefetch);
       return signalPassFailure();
     }

@@ -103,7 +103,7 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       llvm::cl::desc("The kernel's tanh: auto, approx or precise "
                      "(convert-fat-to-nvvm)")};
   Option<int64_t> capturePrefetch{
-      *this, "capture-prefetch", llvm::cl::init(0),
+      *this, "capture-prefetch", llvm::cl::init(fat::kDefaultCapturePrefetch),
       llvm::cl::desc(
           "Key blocks ahead that a region's reads moving with the "
           "key prefetch into L1, 0 (none) to 8 (convert-fat-to-nvvm)")};

@@ -1,6 +1,6 @@
-// RUN: fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=1" | FileCheck %s
+// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s
 // RUN: fa-t-opt %s --convert-fat-to-nvvm="tanh=approx" | FileCheck %s --check-prefix=APPROX
-// RUN: fa-t-opt %s --convert-fat-to-nvvm | FileCheck %s --check-prefix=NOPF
+// RUN: fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=0" | FileCheck %s --check-prefix=NOPF
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="tanh=fast" 2>&1 | FileCheck %s --check-prefix=BADTANH
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=-1" 2>&1 | FileCheck %s --check-prefix=BADPF
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="capture-prefetch=9" 2>&1 | FileCheck %s --check-prefix=BADPF9
@@ -20,8 +20,7 @@
 // BADPF: convert-fat-to-nvvm: capture-prefetch is a number of key blocks ahead, 0 (none) to 8, got -1
 // BADPF9: convert-fat-to-nvvm: capture-prefetch is a number of key blocks ahead, 0 (none) to 8, got 9
 
-// Without capture-prefetch (the default) the reads are the same and nothing
-// is prefetched.
+// With capture-prefetch=0 the reads are the same and nothing is prefetched.
 // NOPF-LABEL: func.func @document
 // NOPF:         scf.if
 // NOPF-NOT:     nvvm.prefetch

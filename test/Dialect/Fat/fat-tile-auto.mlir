@@ -109,14 +109,15 @@ func.func @d64_alibi_lse(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf
 // -----
 
 // A soft-cap reads the score only: 192 rows as without a region. Under a
-// causal mask its bounded scores take two warpgroups at 4k keys (perf log
-// run 113), 192 rows from 8k as without a region.
+// causal mask its bounded scores take two warpgroups at every length (perf
+// log runs 113 and 117), where a region-free causal kernel takes 192 rows
+// from 4k keys.
 // CHECK-LABEL: func.func @d64_softcap
 // CHECK:         } {fat.tile = {block_m = 192 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
 // CHECK-LABEL: func.func @d64_softcap_causal
 // CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 4096 : i64, stages = 2 : i64}}
 // CHECK-LABEL: func.func @d64_softcap_causal_16k
-// CHECK:         } {fat.tile = {block_m = 192 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
+// CHECK:         } {fat.tile = {block_m = 128 : i64, block_n = 128 : i64, seq_len = 16384 : i64, stages = 2 : i64}}
 func.func @d64_softcap(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
                        %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
     -> tensor<1x4x4096x64xbf16> {

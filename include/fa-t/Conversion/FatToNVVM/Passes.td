@@ -99,7 +99,9 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     read and thread one instruction, lane λ taking line λ mod m of the
     thread's span of m lines, so that a warp's instruction covers the
     warp's lines; the index clamped into the tensor. A hint: the values read
-    are the same either way. Default 0 (none) until the device times it
+    are the same either way. Default 1: one block ahead gains 4…6% for a
+    D = 128 relative bias table and 6% for dense document ids at 4k keys,
+    ±1% at D = 64 and with block masks, and two blocks ahead nothing more
     (perf log, run 117).
 
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
@@ -109,7 +111,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"tanh", "tanh", "std::string", /*default=*/"\"auto\"",
            "The kernel's tanh: auto (approx where the op has afn), approx "
            "(tanh.approx.f32) or precise (MUFU ex2 + rcp)">,
-    Option<"capturePrefetch", "capture-prefetch", "int64_t", /*default=*/"0",
+    Option<"capturePrefetch", "capture-prefetch", "int64_t",
+           /*default=*/"::mlir::fat::kDefaultCapturePrefetch",
            "Key blocks ahead that a region's reads moving with the key "
            "prefetch into L1 (0: none, at most 8)">
   ];

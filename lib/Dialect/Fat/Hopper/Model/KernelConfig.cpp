@@ -123,17 +123,17 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // table) with 128 rows (perf log run 83); a soft-cap, which reads the
   // score only, keeps 192 without a mask (−1…2% with 128, runs 83 and 113).
   // Under a causal mask a bounded region's kernel (the soft-cap: tanh and
-  // ex2 per score, the reference at the bound) gains +13% with two
-  // warpgroups and turns at 4k keys (run 113); from 8k it keeps 192 rows,
-  // not measured.
+  // ex2 per score, the reference at the bound) takes two warpgroups and
+  // turns at every length: +13% at 4k keys (run 113), +10% at 16k (run
+  // 117).
   // linear-bias=mma's query columns (a 64 × 16 A fragment per warpgroup)
   // spilled 32 bytes in 160 registers (ptxas, ALiBi at D = 64 causal) and
   // none in 240: two warpgroups.
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
-      problem.positional || problem.biasColumns)
+      problem.positional || problem.biasColumns ||
+      (problem.causal && problem.boundedScores))
     return 128;
-  int64_t causal192From = problem.boundedScores ? 8192 : 4096;
-  if (!problem.causal || problem.seqLen >= causal192From)
+  if (!problem.causal || problem.seqLen >= 4096)
     return 192;
   return 128;
 }
