@@ -8,8 +8,9 @@ For every modification of bench/bench_mods.py at every shape, the kernel the
 API would run (fa_t.registry.find_kernel on the folder `bench_mods.py build`
 filled, as a call resolves it) and the decisions its manifest records: the
 tiles (fat-tile), the softmax's tensorization (fat-tensorize: reference,
-row sums, rescale, exponentials on the FMA pipe) and the schedule
-(fat-pipeline: overlap, ping-pong turns, persistent CTAs, tile overlap).
+row sums, a linear bias on the tensor cores, rescale, exponentials on the
+FMA pipe) and the schedule (fat-pipeline: overlap, ping-pong turns,
+persistent CTAs, tile overlap).
 Reads manifests only: no GPU, no compiler.
 """
 
@@ -26,7 +27,7 @@ import bench_mods  # noqa: E402
 from fa_t import jit, registry  # noqa: E402
 from fa_t.config import KernelConfig  # noqa: E402
 
-COLUMNS = ["tiles", "row max", "row sums", "rescale", "turns", "tile overlap"]
+COLUMNS = ["tiles", "row max", "row sums", "bias", "rescale", "turns", "tile overlap"]
 
 
 def choices(manifest):
@@ -42,6 +43,9 @@ def choices(manifest):
         "tiles": f"{c['block_m']} × {c['block_n']}",
         "row max": s.get("row_max", "online"),
         "row sums": s.get("rowsum", "vector"),
+        # A linear position bias on the tensor cores (linear-bias=mma);
+        # "-" also where the region has no such bias.
+        "bias": s.get("linear_bias", "-"),
         "rescale": rescale,
         "turns": "yes" if s.get("pingpong") else "no",
         "tile overlap": "yes" if s.get("tile_overlap") else "no",

@@ -119,6 +119,48 @@ def hot_path(ins, start, end):
     return path
 
 
+def shortest_path(ins, start, end):
+    """The fewest instructions from the loop's head to its back branch,
+    each forward branch inside the loop taken or not as is shorter. Where
+    the hot path (which takes every such branch) jumps to a slower version
+    of the block — a tile's clamped capture reads, taken when the tile is
+    not inside the tensor — this is the in-bounds block's iteration."""
+    index = {a: i for i, (a, *_rest) in enumerate(ins)}
+    lo, hi = ins[start][0], ins[end][0]
+    # best[i]: (length, next index) of the shortest way from i to `end`.
+    best = {end: (1, None)}
+    for i in range(end - 1, start - 1, -1):
+        a, pred, opcode, ops = ins[i]
+        options = []
+        target = branch_target(ops) if opcode.startswith("BRA") else None
+        if target is not None and lo < target <= hi and target > a and target in index:
+            options.append(index[target])
+            if pred:  # a predicated branch may also fall through
+                options.append(i + 1)
+        elif not (opcode.startswith("BRA") and not pred and target is not None):
+            options.append(i + 1)
+        options = [j for j in options if j in best]
+        if options:
+            j = min(options, key=lambda j: best[j][0])
+            best[i] = (best[j][0] + 1, j)
+    path, i = [], start
+    while i is not None and i in best:
+        path.append(ins[i])
+        i = best[i][1]
+    return path
+
+
+def loop_profile(path):
+    units = collections.Counter(unit(op) for _, _, op, _ in path)
+    return {
+        "instructions": len(path),
+        "units": {k: units.get(k, 0) for k in
+                  ("tensor", "mufu", "fma", "alu", "uniform", "other")},
+        "opcodes": dict(collections.Counter(op.split(".")[0] for _, _, op, _ in path)
+                        .most_common()),
+    }
+
+
 def compile_sass(ptx, ptxas, cuobjdump):
     """(SASS text, ptxas -v's report) of one PTX file for sm_90a."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -152,14 +194,10 @@ def profile(ptx, ptxas, cuobjdump):
     loop = main_loop(ins)
     if loop:
         path = hot_path(ins, *loop)
-        units = collections.Counter(unit(op) for _, _, op, _ in path)
-        out["main_loop"] = {
-            "instructions": len(path),
-            "units": {k: units.get(k, 0) for k in
-                      ("tensor", "mufu", "fma", "alu", "uniform", "other")},
-            "opcodes": dict(collections.Counter(op.split(".")[0] for _, _, op, _ in path)
-                            .most_common()),
-        }
+        out["main_loop"] = loop_profile(path)
+        fast = shortest_path(ins, *loop)
+        if len(fast) < len(path):
+            out["shortest_path"] = loop_profile(fast)
     return out
 
 
@@ -187,6 +225,12 @@ def main():
             key = ("HGMMA", "WARPGROUP", "MUFU", "FFMA", "FMUL", "FADD", "FMNMX", "F2FP")
             print("  key: " + " ".join(f"{k} {loop['opcodes'].get(k, 0)}" for k in key))
             print("  opcodes: " + " ".join(f"{k} {v}" for k, v in loop["opcodes"].items()))
+            fast = p.get("shortest_path")
+            if fast:
+                print(f"  shortest path: {fast['instructions']} instructions; "
+                      + " ".join(f"{k} {v}" for k, v in fast["units"].items()))
+                print("  shortest path opcodes: "
+                      + " ".join(f"{k} {v}" for k, v in fast["opcodes"].items()))
         else:
             print("  main loop: not found")
     if args.json:

@@ -3,6 +3,9 @@
 // RUN: rm -rf %t && mkdir -p %t/one %t/step
 // RUN: fa-t-opt %s --fat-to-ptx="linear-bias=mma output-dir=%t/one" -o /dev/null
 // RUN: cat %t/one/*.ptx | FileCheck %s --check-prefix=PTX
+// RUN: cat %t/one/*.json | FileCheck %s --check-prefix=MANIFEST
+// RUN: fa-t-opt %s --fat-to-ptx="linear-bias=vector output-dir=%t/vec" -o /dev/null
+// RUN: cat %t/vec/*.json | FileCheck %s --check-prefix=VECMANIFEST
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/one/*.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}
 // Stepwise, each pass on the printed IR of the one before: the same PTX.
 // RUN: fa-t-opt %s --fat-tile -o %t/tiled.mlir
@@ -19,6 +22,15 @@
 // the kernel's run-time one) and issues Q·Kᵀ with the extra k16 step; no
 // score region is left. The kernel is named by the bias region, apart
 // from the vector form's.
+
+// The manifest's schedule says where the bias went: "linear_bias": "mma",
+// absent for the vector form.
+// MANIFEST:      "schedule": {
+// MANIFEST:        "linear_bias": "mma",
+// MANIFEST:      },
+// VECMANIFEST:   "schedule": {
+// VECMANIFEST-NOT: linear_bias
+// VECMANIFEST:   },
 
 // PIPE:        fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod[a-z0-9]+_]]
 // PIPE-SAME:   linear_bias = "mma"

@@ -371,7 +371,12 @@ struct AttentionKernelConfig {
   /// linear-bias=mma's key columns (blockN × 16 bf16), counted from the
   /// schedule's choice on so that the Q buffers and block-n fit beside them.
   int64_t biasKeysBytes() const {
-    return biasQuery || schedule.linearBiasMma ? blockN * 32 : 0;
+    return biasOnTensorCores() ? blockN * 32 : 0;
+  }
+  /// Whether a linear position bias rides in Q·Kᵀ (linear-bias=mma): on the
+  /// tensorized loop, or chosen by the schedule before it is built.
+  bool biasOnTensorCores() const {
+    return biasQuery || schedule.linearBiasMma;
   }
   int64_t barrierOffset() const { return biasKeysOffset() + biasKeysBytes(); }
   /// Persistent kernels give Q buffers back (empty barriers): the

@@ -1006,6 +1006,10 @@ std::string AttentionKernelConfig::manifestJson() const {
   if (schedule.boundMax)
     manifest.getObject("schedule")
         ->try_emplace("row_max", rowMaxName(true).str());
+  // A linear position bias on the tensor cores (absent: the score region's
+  // own arithmetic on the vector units, or no such bias).
+  if (biasOnTensorCores())
+    manifest.getObject("schedule")->try_emplace("linear_bias", "mma");
 
   std::string text;
   llvm::raw_string_ostream os(text);
