@@ -375,9 +375,7 @@ struct AttentionKernelConfig {
   }
   /// Whether a linear position bias rides in Q·Kᵀ (linear-bias=mma): on the
   /// tensorized loop, or chosen by the schedule before it is built.
-  bool biasOnTensorCores() const {
-    return biasQuery || schedule.linearBiasMma;
-  }
+  bool biasOnTensorCores() const { return biasQuery || schedule.linearBiasMma; }
   int64_t barrierOffset() const { return biasKeysOffset() + biasKeysBytes(); }
   /// Persistent kernels give Q buffers back (empty barriers): the
   /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
