@@ -128,7 +128,7 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // 117).
   // linear-bias=mma's query columns (a 64 × 16 A fragment per warpgroup)
   // spilled 32 bytes in 160 registers (ptxas, ALiBi at D = 64 causal) and
-  // none in 240: two warpgroups.
+  // none in 240: two warpgroups (192 rows measured 0.84…0.90×, run 117).
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
       problem.positional || problem.biasColumns ||
       (problem.causal && problem.boundedScores))
