@@ -13,7 +13,11 @@ profiles exactly one fa-t kernel and one cuDNN kernel per point, on the same
 random inputs; ``--report CSV`` then turns ncu's CSV into one table (tensor
 pipe active %, MUFU (xu) and FMA pipe activity, the top stall reasons per
 issued instruction). ``bench/ncu_profile.sh`` runs both steps on the GPU
-machine. Points are ``D:causal:S`` (bf16, the standard grid's B and H).
+machine. Points are ``D:causal:S`` (bf16, the standard grid's B and H), or
+``NAME:D:S`` for a score / mask modification of ``bench/bench_mods.py`` at its
+shape with D and S: its kernel (``--mods-kernels``), then fa-t's plain kernel
+of the same shape and mask (``--kernels``) as the peer — the comparison of
+the issue's "× fa-t plain" bars.
 """
 import argparse
 import csv
@@ -47,11 +51,51 @@ METRICS = (
 
 
 def parse_point(text):
-    d, causal, s = (int(x) for x in text.split(":"))
+    """(D, causal, S) of ``D:causal:S``, or (D, causal, S, NAME) of a
+    modification's ``NAME:D:S`` (causal None: the modification says)."""
+    fields = text.split(":")
+    if len(fields) == 3 and not fields[0].isdigit():
+        return int(fields[1]), None, int(fields[2]), fields[0]
+    d, causal, s = (int(x) for x in fields)
     return d, bool(causal), s
 
 
-def run(points, kernel_dir):
+def is_mod(point):
+    return len(point) == 4
+
+
+def point_label(point):
+    if is_mod(point):
+        d, _, s, name = point
+        return f"{name} D{d} S{s}"
+    d, causal, s = point
+    return f"D{d}{' causal' if causal else ''} S{s}"
+
+
+def mod_launchers(point, q, k, v, mods_dir, kernel_dir):
+    """(the modification's call, the plain kernel's call) of a ``NAME:D:S``
+    point, as bench_mods.py's time_point makes them."""
+    import bench_mods
+    from fa_t.api import _forward
+    d, _, s, name = point
+    shape = next((sh for sh in bench_mods.SHAPES if sh[3] == d and sh[2] == s), None)
+    if shape is None:
+        raise SystemExit(f"ncu_profile: no bench_mods shape with D={d} S={s} "
+                         f"(shapes: {bench_mods.SHAPES})")
+    table = bench_mods.modifications(shape, "cuda")
+    if name not in table:
+        raise SystemExit(f"ncu_profile: unknown modification {name!r} "
+                         f"(known: {', '.join(table)})")
+    causal, score_mod, mask_mod = table[name]
+    bm = bench_mods.block_mask_of(name, causal, mask_mod, shape[0], s, s, "cuda")
+    regions, captures = bench_mods.regions_of(score_mod, mask_mod, bm)
+    common = dict(causal=causal, window=(-1, -1), diag=None, scale=None, want_lse=False)
+    return (lambda: _forward(q, k, v, regions=regions, captures=captures,
+                             kernel_dir=mods_dir, **common),
+            lambda: _forward(q, k, v, kernel_dir=kernel_dir, **common))
+
+
+def run(points, kernel_dir, mods_dir=".kernels-mods"):
     # Only when profiling: the fa_t package and bench.py beside this file.
     sys.path.insert(0, str(ROOT / "python"))
     sys.path.insert(0, str(ROOT / "bench"))
@@ -60,33 +104,44 @@ def run(points, kernel_dir):
     from fa_t import api, checks
     import bench
     F = torch.nn.functional
-    for d, causal, s in points:
-        b, h = bench.TOKENS // s, bench.HIDDEN // d
+    for point in points:
+        d, causal, s = point[:3]
+        if is_mod(point):
+            import bench_mods
+            b, h = next((sh[0], sh[1]) for sh in bench_mods.SHAPES
+                        if sh[3] == d and sh[2] == s)
+        else:
+            b, h = bench.TOKENS // s, bench.HIDDEN // d
         q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
                    for _ in range(3))
-        o = torch.empty_like(q)
-        ours = api._plan(q, k, v, o, None, checks.check_inputs(q, k, v), causal=causal,
-                         window=(-1, -1), diag=0, scale=1 / math.sqrt(d), kernel_dir=kernel_dir)
+        if is_mod(point):
+            ours, peer = mod_launchers(point, q, k, v, mods_dir, kernel_dir)
+        else:
+            o = torch.empty_like(q)
+            ours = api._plan(q, k, v, o, None, checks.check_inputs(q, k, v), causal=causal,
+                             window=(-1, -1), diag=0, scale=1 / math.sqrt(d),
+                             kernel_dir=kernel_dir)
 
-        def cudnn():
-            with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
-                F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+            def peer():
+                with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
+                    F.scaled_dot_product_attention(q, k, v, is_causal=causal)
         for _ in range(3):
             ours()
-            cudnn()
+            peer()
         torch.cuda.synchronize()
         # One profiled launch each; the NVTX-free marker is the launch order.
         torch.cuda.cudart().cudaProfilerStart()
         ours()
-        cudnn()
+        peer()
         torch.cuda.synchronize()
         torch.cuda.cudart().cudaProfilerStop()
-        print(f"profiled D={d} causal={causal} S={s}", flush=True)
+        print(f"profiled {point_label(point)}", flush=True)
 
 
 def parse_report(csv_path, points):
     """ncu --csv rows → [(point, who, kernel name, {metric: value})] in launch
-    order; ``who`` is "fa-t" or "peer"."""
+    order; ``who`` is "fa-t", "peer" (cuDNN's kernels) or "plain" (a
+    modification point's second fa-t kernel)."""
     kernels = {}
     with open(csv_path) as f:
         lines = [ln for ln in f if ln.startswith('"')]
@@ -97,12 +152,17 @@ def parse_report(csv_path, points):
         except ValueError:
             pass
     # Each point launches fa-t's kernel, then whatever cuDNN launches: a
-    # kernel named fat_* starts the next point.
-    point, rows = -1, []
+    # kernel named fat_* starts the next point — except the second fa-t
+    # kernel of a modification's point, its plain peer.
+    point, rows, fat_kernels = -1, [], 0
     for kid in sorted(kernels, key=int):
         name = kernels[kid]["name"]
-        point += name.startswith("fat_")
-        who = "fa-t" if name.startswith("fat_") else "peer"
+        who = "peer"
+        if name.startswith("fat_"):
+            if point >= 0 and is_mod(points[min(point, len(points) - 1)]) and fat_kernels == 1:
+                who, fat_kernels = "plain", 2
+            else:
+                who, fat_kernels, point = "fa-t", 1, point + 1
         rows.append((points[max(point, 0)], who, name, kernels[kid]["m"]))
     return rows
 
@@ -114,9 +174,10 @@ def metric(values, prefix):
 
 def report(csv_path, points):
     """ncu --csv rows → one line per profiled kernel, in launch order."""
-    rows = [(f"D{d}{' causal' if c else ''} S{s} {who}", {"name": name, "m": m})
-            for (d, c, s), who, name, m in parse_report(csv_path, points)]
-    print(f"{'point':24s} {'us':>8s} {'tensor%':>8s} {'issue%':>7s} {'xu%':>6s} {'fma%':>6s} "
+    rows = [(f"{point_label(point)} {who}", {"name": name, "m": m})
+            for point, who, name, m in parse_report(csv_path, points)]
+    width = max([24] + [len(label) + 1 for label, _ in rows])
+    print(f"{'point':{width}s} {'us':>8s} {'tensor%':>8s} {'issue%':>7s} {'xu%':>6s} {'fma%':>6s} "
           f"{'alu%':>6s}  top stalls (warps per issue)")
     for label, k in rows:
         m = k["m"]
@@ -128,21 +189,24 @@ def report(csv_path, points):
         stalls = sorted(((v, n.split("stalled_")[1].split("_per_issue")[0])
                          for n, v in m.items() if "issue_stalled" in n
                          and "selected" not in n), reverse=True)[:5]
-        print(f"{label:24s} {get('gpu__time_duration') / 1e3:8.1f} "
+        print(f"{label:{width}s} {get('gpu__time_duration') / 1e3:8.1f} "
               f"{get(TENSOR_ACTIVE):8.1f} "
               f"{get('sm__issue_active'):7.1f} "
               f"{get('sm__inst_executed_pipe_xu'):6.1f} {get('sm__pipe_fma_cycles'):6.1f} "
               f"{get('sm__inst_executed_pipe_alu'):6.1f}  "
               + ", ".join(f"{n} {v:.2f}" for v, n in stalls))
-        print(f"{'':24s} {k['name'][:100]}")
+        print(f"{'':{width}s} {k['name'][:100]}")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--kernels", default=".kernels-bench")
+    ap.add_argument("--kernels", default=".kernels-bench",
+                    help="fa-t's plain kernels (the standard grid's folder)")
+    ap.add_argument("--mods-kernels", default=".kernels-mods",
+                    help="the modifications' kernels (bench_mods.py build) for NAME:D:S points")
     ap.add_argument("--points", default=",".join(DEFAULT_POINTS),
-                    help="comma-separated D:causal:S")
+                    help="comma-separated D:causal:S or NAME:D:S (a modification)")
     ap.add_argument("--report", help="an ncu --csv output to summarize instead of running")
     ap.add_argument("--metrics", action="store_true", help="print ncu's --metrics list")
     args = ap.parse_args()
@@ -152,7 +216,7 @@ def main():
     elif args.report:
         report(args.report, points)
     else:
-        run(points, args.kernels)
+        run(points, args.kernels, args.mods_kernels)
 
 
 if __name__ == "__main__":

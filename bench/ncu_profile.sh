@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # bench/ncu_profile.py under Nsight Compute on the GPU machine: one fa-t and one
-# cuDNN kernel per point, their tensor-pipe activity and stall reasons.
-#   bash bench/ncu_profile.sh OUTDIR [--points D:causal:S,...] [--kernels DIR]
-# Needs build/lib/libfat_runtime.so and the kernel folder (default
-# .kernels-bench) beside the tree, as test/GPU/device-run.sh does.
+# cuDNN kernel per point, their tensor-pipe activity and stall reasons; for a
+# modification's point (NAME:D:S, bench/bench_mods.py's names and shapes) its
+# kernel and fa-t's plain one.
+#   bash bench/ncu_profile.sh OUTDIR [--points D:causal:S|NAME:D:S,...] [--kernels DIR]
+#     [--mods-kernels DIR]
+# Needs build/lib/libfat_runtime.so and the kernel folders (default
+# .kernels-bench, and .kernels-mods for modifications) beside the tree, as
+# test/GPU/device-run.sh does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: ncu_profile.sh OUTDIR [ncu_profile.py options]}

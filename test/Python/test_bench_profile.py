@@ -53,3 +53,31 @@ def test_report_groups_kernels_by_point(tmp_path, capsys):
     assert first[3:5] == ["1234.0", "60.5"]
     assert out[0].endswith("wait 2.50, barrier 0.50") and "selected" not in out[0]
     assert "47.2" in out[1]
+
+
+def test_report_pairs_a_modification_with_the_plain_kernel(tmp_path, capsys):
+    """A modification's point (NAME:D:S) launches two fa-t kernels, its own
+    and then the plain one of the same shape and mask: the second is its
+    peer ("plain"), not the next point; a plain point after it pairs with
+    cuDNN as before."""
+    prof = load_profile()
+    points = [prof.parse_point(p) for p in ("relative-bias:128:4096", "64:1:2048")]
+    assert points == [(128, None, 4096, "relative-bias"), (64, True, 2048)]
+    kernels = [(0, "fat_attention_fwd_bf16_d128_h16_16_bhsd_mod4571ea72", 41.0),
+               (1, "fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n128", 63.0),
+               (2, "fat_attention_fwd_bf16_d64_h16_16_bhsd_causal", 55.0),
+               (3, "cudnn_sdpa_kernel", 50.0)]
+    lines = [HEADER]
+    for kid, name, tensor in kernels:
+        lines += [row(kid, name, "gpu__time_duration.sum", "2,000"),
+                  row(kid, name, "sm__pipe_tensor_op_hmma_type_hmma_hgmma_qgmma_cycles_active"
+                      ".avg.pct_of_peak_sustained_active", tensor)]
+    csv_path = tmp_path / "ncu.csv"
+    csv_path.write_text("\n".join(lines) + "\n")
+    prof.report(csv_path, points)
+    out = [ln for ln in capsys.readouterr().out.splitlines()
+           if ln.startswith(("relative-bias", "D64"))]
+    assert [ln.split("  ")[0].strip() for ln in out] == [
+        "relative-bias D128 S4096 fa-t", "relative-bias D128 S4096 plain",
+        "D64 causal S2048 fa-t", "D64 causal S2048 peer"]
+    assert [ln.split()[5] for ln in out[:2]] == ["41.0", "63.0"]
