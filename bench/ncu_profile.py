@@ -72,16 +72,23 @@ def point_label(point):
     return f"D{d}{' causal' if causal else ''} S{s}"
 
 
-def mod_launchers(point, q, k, v, mods_dir, kernel_dir):
-    """(the modification's call, the plain kernel's call) of a ``NAME:D:S``
-    point, as bench_mods.py's time_point makes them."""
+def mod_shape(point):
+    """bench_mods.py's (B, H, S, D) of a ``NAME:D:S`` point."""
     import bench_mods
-    from fa_t.api import _forward
-    d, _, s, name = point
+    d, _, s, _ = point
     shape = next((sh for sh in bench_mods.SHAPES if sh[3] == d and sh[2] == s), None)
     if shape is None:
         raise SystemExit(f"ncu_profile: no bench_mods shape with D={d} S={s} "
                          f"(shapes: {bench_mods.SHAPES})")
+    return shape
+
+
+def mod_launchers(point, shape, q, k, v, mods_dir, kernel_dir):
+    """(the modification's call, the plain kernel's call) of a ``NAME:D:S``
+    point at bench_mods.py's ``shape``, as its time_point makes them."""
+    import bench_mods
+    from fa_t.api import _forward
+    s, name = point[2], point[3]
     table = bench_mods.modifications(shape, "cuda")
     if name not in table:
         raise SystemExit(f"ncu_profile: unknown modification {name!r} "
@@ -106,16 +113,12 @@ def run(points, kernel_dir, mods_dir=".kernels-mods"):
     F = torch.nn.functional
     for point in points:
         d, causal, s = point[:3]
-        if is_mod(point):
-            import bench_mods
-            b, h = next((sh[0], sh[1]) for sh in bench_mods.SHAPES
-                        if sh[3] == d and sh[2] == s)
-        else:
-            b, h = bench.TOKENS // s, bench.HIDDEN // d
+        shape = mod_shape(point) if is_mod(point) else None
+        b, h = shape[:2] if shape else (bench.TOKENS // s, bench.HIDDEN // d)
         q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16)
                    for _ in range(3))
         if is_mod(point):
-            ours, peer = mod_launchers(point, q, k, v, mods_dir, kernel_dir)
+            ours, peer = mod_launchers(point, shape, q, k, v, mods_dir, kernel_dir)
         else:
             o = torch.empty_like(q)
             ours = api._plan(q, k, v, o, None, checks.check_inputs(q, k, v), causal=causal,
@@ -159,7 +162,7 @@ def parse_report(csv_path, points):
         name = kernels[kid]["name"]
         who = "peer"
         if name.startswith("fat_"):
-            if point >= 0 and is_mod(points[min(point, len(points) - 1)]) and fat_kernels == 1:
+            if point >= 0 and is_mod(points[point]) and fat_kernels == 1:
                 who, fat_kernels = "plain", 2
             else:
                 who, fat_kernels, point = "fa-t", 1, point + 1

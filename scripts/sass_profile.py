@@ -102,20 +102,27 @@ def main_loop(ins):
     return best
 
 
+def forward_target(ins, index, start, end, i):
+    """The index of the instruction a branch at ``i`` jumps forward to
+    inside the loop [start, end], or None (no branch, or one that leaves
+    the loop or goes back)."""
+    a, _, opcode, ops = ins[i]
+    if not opcode.startswith("BRA"):
+        return None
+    target = branch_target(ops)
+    if target is None or target not in index or not a < target <= ins[end][0]:
+        return None
+    return index[target]
+
+
 def hot_path(ins, start, end):
     """The instructions one unmasked iteration executes (see the module doc)."""
     index = {a: i for i, (a, *_rest) in enumerate(ins)}
-    lo, hi = ins[start][0], ins[end][0]
     path, i = [], start
     while i <= end:
-        a, pred, opcode, ops = ins[i]
         path.append(ins[i])
-        if opcode.startswith("BRA") and i != end:
-            target = branch_target(ops)
-            if target is not None and lo < target <= hi and target > a and target in index:
-                i = index[target]
-                continue
-        i += 1
+        j = forward_target(ins, index, start, end, i) if i != end else None
+        i = j if j is not None else i + 1
     return path
 
 
@@ -126,18 +133,17 @@ def shortest_path(ins, start, end):
     of the block — a tile's clamped capture reads, taken when the tile is
     not inside the tensor — this is the in-bounds block's iteration."""
     index = {a: i for i, (a, *_rest) in enumerate(ins)}
-    lo, hi = ins[start][0], ins[end][0]
     # best[i]: (length, next index) of the shortest way from i to `end`.
     best = {end: (1, None)}
     for i in range(end - 1, start - 1, -1):
-        a, pred, opcode, ops = ins[i]
+        _, pred, opcode, ops = ins[i]
         options = []
-        target = branch_target(ops) if opcode.startswith("BRA") else None
-        if target is not None and lo < target <= hi and target > a and target in index:
-            options.append(index[target])
+        j = forward_target(ins, index, start, end, i)
+        if j is not None:
+            options.append(j)
             if pred:  # a predicated branch may also fall through
                 options.append(i + 1)
-        elif not (opcode.startswith("BRA") and not pred and target is not None):
+        elif not (opcode.startswith("BRA") and not pred and branch_target(ops) is not None):
             options.append(i + 1)
         options = [j for j in options if j in best]
         if options:
