@@ -90,3 +90,10 @@ build .kernels-mods-v117/pp "pingpong=on" relative-bias --head-dims 64
 # Run 117 too: ALiBi's tensor-core form at D64 with 192 rows (three consumer
 # warpgroups; ptxas: 2 spill stores and loads per main-loop iteration).
 build .kernels-mods-v117/al192 "block-m=192" alibi-causal alibi-slopes --head-dims 64
+# Run 121: the block-sparse kernels without the persistent tile loop (np):
+# one CTA per tile, balanced by the hardware's CTA scheduler (run 93: +12%
+# for documents at D128 16k, −4% for the sinks' equal-cost tiles). (The
+# relative bias table with the plain kernel's 160-key blocks spills 744
+# bytes at D128: not timed.)
+build .kernels-mods-v121/np "persistent=off" document-causal-blocks \
+  document-causal-runs-blocks sliding-sink-blocks prefix-lm-blocks

@@ -27,7 +27,7 @@ import bench_mods  # noqa: E402
 from fa_t import jit, registry  # noqa: E402
 from fa_t.config import KernelConfig  # noqa: E402
 
-COLUMNS = ["tiles", "row max", "row sums", "bias", "rescale", "turns", "tile overlap"]
+COLUMNS = ["tiles", "row max", "row sums", "bias", "rescale", "CTAs", "turns", "tile overlap"]
 
 
 def choices(manifest):
@@ -47,6 +47,8 @@ def choices(manifest):
         # "-" also where the region has no such bias.
         "bias": s.get("linear_bias", "-"),
         "rescale": rescale,
+        # Persistent CTAs with a tile loop, or one CTA per tile.
+        "CTAs": "persistent" if s.get("persistent") else "per tile",
         "turns": "yes" if s.get("pingpong") else "no",
         "tile overlap": "yes" if s.get("tile_overlap") else "no",
     }

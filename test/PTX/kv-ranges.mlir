@@ -63,13 +63,24 @@
 // NVVM-NEXT:    arith.cmpi sge, %[[K1]], %[[LO]] : i32
 // NVVM-NEXT:    arith.cmpi slt, %{{[0-9]+}}, %[[HI]] : i32
 
-// Both roles narrow the tile's key blocks with fat.key_block_range (block-m
-// 128: two groups); a two-column table has no full range, so no block skips
-// the mask region.
+// Where the ranges follow captured data (the document ids beside them) the
+// tiles' costs are data too: one CTA per tile, balanced by the hardware
+// (choosePipeline); a mask of positions keeps the persistent CTAs.
+// PIPE:         func.func @documents(
+// PIPE:         fat.launch {{.+}}persistent = false
+// PIPE:         func.func @documents_full(
+// PIPE:         fat.launch {{.+}}persistent = false
+// PIPE:         func.func @prefix_full(
+// PIPE:         fat.launch {{.+}}persistent = true
+
+// The CTA narrows its tile's key blocks with fat.key_block_range (block-m
+// 128: two groups) before the roles split; a two-column table has no full
+// range, so no block skips the mask region.
 // PIPE:         llvm.func @{{[a-z0-9_]+}}({{.+}}, %[[RANGES:[a-z0-9]+]]: !llvm.ptr<1>)
-// PIPE:         fat.warp_specialize
 // PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 2, 16, 2>}
-// PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>)
+// PIPE-NEXT:    arith.maxsi
+// PIPE-NEXT:    fat.warp_specialize
+// PIPE-NOT:     fat.key_block_range
 // PIPE:         fat.mask_mod
 // PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
 // PIPE-NOT:     fat.full_key_block

@@ -283,6 +283,7 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
       scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
   t.sig.positionalRegions = facts.positional;
   t.sig.positionalMask = facts.positionalMask;
+  t.sig.dataBlocks = facts.dataBlocks;
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
   for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),

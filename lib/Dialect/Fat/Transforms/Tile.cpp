@@ -531,7 +531,7 @@ TiledAttentionFacts
 mlir::fat::readTiledAttentionFacts(Operation *scope) {
   TiledAttentionFacts f;
   Region *scoreBody = nullptr, *maskBody = nullptr;
-  bool kvRanges = false;
+  std::optional<uint64_t> kvRanges;
   scope->walk([&](Operation *op) {
     if (auto mask = dyn_cast<MaskOp>(op)) {
       f.causal |= mask.getCausal();
@@ -545,11 +545,12 @@ mlir::fat::readTiledAttentionFacts(Operation *scope) {
     } else if (auto mod = dyn_cast<MaskModOp>(op)) {
       f.maskMod = true;
       maskBody = &mod.getBody();
-      kvRanges = mod.getKvRanges().has_value();
+      kvRanges = mod.getKvRanges();
     }
   });
-  f.positional = readsPositions(scoreBody, maskBody, kvRanges);
-  f.positionalMask = readsPositions(nullptr, maskBody, kvRanges);
+  f.positional = readsPositions(scoreBody, maskBody, kvRanges.has_value());
+  f.positionalMask = readsPositions(nullptr, maskBody, kvRanges.has_value());
+  f.dataBlocks = keyBlocksFollowData(maskBody, kvRanges);
   if (auto record = scope->getAttrOfType<DictionaryAttr>(kTileAttrName)) {
     if (auto v = dyn_cast_or_null<IntegerAttr>(record.get("stages")))
       f.stages = v.getInt();

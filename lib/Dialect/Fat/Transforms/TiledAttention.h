@@ -28,6 +28,8 @@ struct TiledAttentionFacts {
   /// Some region computes with the row or key positions (`readsPositions`);
   /// the mask region does.
   bool positional = false, positionalMask = false;
+  /// The mask's key ranges follow captured data (keyBlocksFollowData).
+  bool dataBlocks = false;
   int64_t stages = 2, seqLen = 0;
 };
 

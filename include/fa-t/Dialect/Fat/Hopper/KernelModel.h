@@ -437,6 +437,9 @@ struct TileProblem {
   /// take onto the tensor cores (isLinearBias), and whether the mask alone
   /// still computes with positions once it has (`positional` then).
   bool linearBias = false, positionalMask = false;
+  /// Each tile's key blocks, hence its cost, follow captured data
+  /// (keyBlocksFollowData): a document mask's ranges.
+  bool dataBlocks = false;
   /// The kernel carries linear-bias=mma's query columns (registers).
   bool biasColumns = false;
   int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
@@ -496,6 +499,9 @@ struct AttentionSignature {
   /// The regions read the query or key position (readsPositions); the
   /// mask region (or its key ranges) alone does.
   bool positionalRegions = false, positionalMask = false;
+  /// The key blocks a tile visits follow captured data
+  /// (keyBlocksFollowData).
+  bool dataBlocks = false;
   /// The score region is a linear position bias on bf16 inputs
   /// (isLinearBias).
   bool linearBias = false;
@@ -524,6 +530,10 @@ std::string modificationKey(Region *score, Region *mask,
 /// query or key position, or the mask carries a key-range test
 /// (`kv_ranges`): index math per score element.
 bool readsPositions(Region *score, Region *mask, bool kvRanges);
+/// Whether a mask region with key ranges (`kv_ranges` = the ranges'
+/// capture) also reads another captured tensor (document ids, run bounds):
+/// the key blocks each tile visits then follow the data, not the positions.
+bool keyBlocksFollowData(Region *mask, std::optional<uint64_t> kvRanges);
 /// [lo, hi] of a score region's output whatever its arguments (constants,
 /// tanh, their sums, negations and constant multiples); nullopt where it is
 /// not provably bounded or the region is empty.

@@ -364,7 +364,9 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     empty mbarriers, setmaxnreg 24/240) is the same for every choice.
     `auto`: overlap everywhere (+5.5% over the grid, perf-log run 5);
     persistent CTAs except with windows (+12…31% at S = 512, ±5% at long
-    S: perf-log runs 15–19); ping-pong with them at D ≤ 128 and block-m =
+    S: perf-log runs 15–19) and where a block mask's key ranges follow
+    captured data (a document mask: tiles of random cost, which one CTA
+    per tile balances, +1…19%: run 121); ping-pong with them at D ≤ 128 and block-m =
     128, except at D = 64 without a mask, where it ties with the row sums
     on the tensor cores (+1…5%: run 20); tile overlap for persistent,
     overlapped kernels without ping-pong (D = 64: +8% at S ≤ 1k, +2…5%

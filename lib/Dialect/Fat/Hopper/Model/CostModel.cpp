@@ -158,7 +158,13 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
   // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
   // windows, whose tiles the pairs would not balance: off there.
-  choice.persistent = !problem.windowed;
+  // Nor where each tile's key blocks follow captured data (a document
+  // mask's ranges): tiles of random cost, which a static round robin leaves
+  // unbalanced and the hardware's CTA scheduler balances — one CTA per tile
+  // measured +12…19% at D = 128 and +1…5% at D = 64 for block-sparse
+  // documents (perf log run 121, 4k and 16k); positional ranges (sinks
+  // and a window: equal-cost tiles) keep them (−2…3% without).
+  choice.persistent = !problem.windowed && !problem.dataBlocks;
   // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
   // next-tile start overlap the other's GEMMs. Measured (run 20, against
   // the persistent kernel without it): D = 128 +2…5% without a mask and

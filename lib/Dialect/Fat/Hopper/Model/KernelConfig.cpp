@@ -170,6 +170,7 @@ AttentionSignature AttentionSignature::of(AttentionOp op) {
                                          op.getKvRanges().has_value());
   sig.positionalMask =
       readsPositions(nullptr, &op.getMask(), op.getKvRanges().has_value());
+  sig.dataBlocks = keyBlocksFollowData(&op.getMask(), op.getKvRanges());
   sig.linearBias = isLinearBias(op.getScore(), sig.query.getElementType());
   sig.boundedScores =
       boundsScores(op.getScore(), sig.query.getElementType());
@@ -316,6 +317,17 @@ bool mlir::fat::readsPositions(Region *score, Region *mask, bool kvRanges) {
            !body.getArgument(first + 1).use_empty();
   };
   return kvRanges || reads(score, 3) || reads(mask, 2);
+}
+
+bool mlir::fat::keyBlocksFollowData(Region *mask,
+                                    std::optional<uint64_t> kvRanges) {
+  if (!kvRanges || !mask || mask->empty())
+    return false;
+  // Block arguments b, h, i, j, then the captures.
+  auto captures = mask->front().getArguments().drop_front(4);
+  return llvm::any_of(llvm::enumerate(captures), [&](auto capture) {
+    return capture.index() != *kvRanges && !capture.value().use_empty();
+  });
 }
 
 std::string mlir::fat::modificationKey(Region *score, Region *mask,

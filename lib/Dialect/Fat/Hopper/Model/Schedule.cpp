@@ -48,6 +48,7 @@ TileProblem TileProblem::of(const AttentionSignature &sig,
   problem.seqLen = sig.tunedSeqLen(seqLenOption);
   problem.positional = sig.positionalRegions;
   problem.positionalMask = sig.positionalMask;
+  problem.dataBlocks = sig.dataBlocks;
   problem.boundedScores = sig.boundedScores;
   problem.linearBias = sig.linearBias;
   return problem;
