@@ -97,3 +97,11 @@ build .kernels-mods-v117/al192 "block-m=192" alibi-causal alibi-slopes --head-di
 # bytes at D128: not timed.)
 build .kernels-mods-v121/np "persistent=off" document-causal-blocks \
   document-causal-runs-blocks sliding-sink-blocks prefix-lm-blocks
+# Run 123: the documents' persistent kernel (turns, two Q buffers) with more
+# CTAs than SMs (num-sms = 2, 4, 8 × 132: each CTA loops over a few tiles and
+# the hardware's CTA scheduler balances the CTAs), between run 121's one CTA
+# per tile and the default persistent loop (pp132 = that default before).
+for g in 132 264 528 1056; do
+  build .kernels-mods-v123/pp$g "persistent=on pingpong=on num-sms=$g" \
+    document-causal-blocks document-causal-runs-blocks
+done
