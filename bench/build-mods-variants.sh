@@ -105,3 +105,9 @@ for g in 132 264 528 1056; do
   build .kernels-mods-v123/pp$g "persistent=on pingpong=on num-sms=$g" \
     document-causal-blocks document-causal-runs-blocks
 done
+# Run 124: the D128 modifications without ping-pong turns (npp; with the
+# tile overlap that then applies): where MUFU or the vector work binds, two
+# warpgroups whose softmaxes may overlap each other instead of taking turns.
+build .kernels-mods-v124/npp "pingpong=off" softcap softcap-causal relative-bias \
+  alibi-causal --head-dims 128
+build .kernels-mods-v124/npp64 "pingpong=off" alibi-causal softcap-causal --head-dims 64
