@@ -366,12 +366,12 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     persistent CTAs except with windows (+12…31% at S = 512, ±5% at long
     S: perf-log runs 15–19) and where a block mask's key ranges follow
     captured data (a document mask: tiles of random cost, which one CTA
-    per tile balances, +1…19%: run 121); ping-pong with them at D ≤ 128 and block-m =
-    128, except at D = 64 without a mask, where it ties with the row sums
-    on the tensor cores (+1…5%: run 20); tile overlap for persistent,
-    overlapped kernels without ping-pong (D = 64: +8% at S ≤ 1k, +2…5%
-    above; causal D = 64 from 4k keys, 192 rows: +7…9%; with turns −1…3%:
-    runs 34–41).
+    per tile balances, +1…19%: run 121); ping-pong with them at D ≤ 128
+    and block-m = 128, except at D = 64 without a mask, where it ties with
+    the row sums on the tensor cores (+1…5%: run 20); tile overlap for
+    persistent, overlapped kernels without ping-pong (D = 64: +8% at
+    S ≤ 1k, +2…5% above; causal D = 64 from 4k keys, 192 rows: +7…9%; with
+    turns −1…3%: runs 34–41).
 
     Then it builds, for each loop, the kernel of that schedule: a
     `gpu.module` holding one `llvm.func` for
