@@ -111,3 +111,9 @@ done
 build .kernels-mods-v124/npp "pingpong=off" softcap softcap-causal relative-bias \
   alibi-causal --head-dims 128
 build .kernels-mods-v124/npp64 "pingpong=off" alibi-causal softcap-causal --head-dims 64
+# Run 126: the D128 soft-cap's bound form with vector row sums (rv: still
+# 128 keys, as fat-tile predicts the ones columns), and with them the plain
+# kernel's 160-key blocks (rv160), which the ones chunks leave no room for.
+build .kernels-mods-v126/rv "rowsum=vector" softcap softcap-causal --head-dims 128
+build .kernels-mods-v126/rv160 "rowsum=vector block-n=160" softcap softcap-causal \
+  --head-dims 128
