@@ -109,6 +109,7 @@ TiledProblem readTiledProblem(Operation *scope) {
   p.linearBias = scoreMod && isLinearBias(scoreMod.getBody(), element);
   p.positional = facts.positional;
   p.positionalMask = facts.positionalMask;
+  p.dataBlocks = facts.dataBlocks;
   tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;
