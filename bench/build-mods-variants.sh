@@ -117,3 +117,12 @@ build .kernels-mods-v124/npp64 "pingpong=off" alibi-causal softcap-causal --head
 build .kernels-mods-v126/rv "rowsum=vector" softcap softcap-causal --head-dims 128
 build .kernels-mods-v126/rv160 "rowsum=vector block-n=160" softcap softcap-causal \
   --head-dims 128
+# Run 127: the relative bias table's kernels as built (base) and with the key
+# loop's wait for S moved below the region's reads (hoist: the PTX edited by
+# bench/ptx_hoist_reads.py), to time the idea before the compiler does it.
+build .kernels-mods-v127/base "" relative-bias
+if [[ $only == "  " || $only == *" .kernels-mods-v127/hoist "* ]]; then
+  rm -rf .kernels-mods-v127/hoist
+  cp -r .kernels-mods-v127/base .kernels-mods-v127/hoist
+  python3 bench/ptx_hoist_reads.py .kernels-mods-v127/hoist/*.ptx
+fi
