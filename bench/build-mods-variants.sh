@@ -126,3 +126,11 @@ if [[ $only == "  " || $only == *" .kernels-mods-v127/hoist "* ]]; then
   cp -r .kernels-mods-v127/base .kernels-mods-v127/hoist
   python3 bench/ptx_hoist_reads.py .kernels-mods-v127/hoist/*.ptx
 fi
+# Run 128: the bias table's kernels of this tree's compiler (the clamped
+# version's reads at the real positions) with run 127's PTX edit on top
+# (newhoist); the new defaults themselves are scripts/build-gpu-kernels.sh's
+# .kernels-mods, copied to .kernels-mods-v128/new for the A/B call.
+if [[ $only == "  " || $only == *" .kernels-mods-v128/newhoist "* ]]; then
+  build .kernels-mods-v128/newhoist "" relative-bias
+  python3 bench/ptx_hoist_reads.py .kernels-mods-v128/newhoist/*.ptx
+fi

@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -226,6 +226,18 @@ case $steps in *" hoist127 "*) bench hoist127 330 --kernels .kernels-mods --reps
   --only relative-bias --variant hoist=$v/hoist base=$v/base ;; esac
 case $steps in *" hoist127 "*) bench hoist127-checks 200 --kernels $v/hoist --reps 1 \
   --shapes 0 --only relative-bias ;; esac
+# Run 128: the clamped version's reads at the real positions (one φ per
+# distinct element): the new defaults (.kernels-mods-v128/new, from
+# scripts/build-gpu-kernels.sh) beside the previous ones (.kernels-mods), and
+# with run 127's PTX edit on top (newhoist, bench/build-mods-variants.sh);
+# then the new kernels' float64 checks.
+v=.kernels-mods-v128
+case $steps in *" fix128 "*) bench fix128 300 --kernels .kernels-mods --reps 5 --no-checks \
+  --only relative-bias --variant new=$v/new newhoist=$v/newhoist ;; esac
+case $steps in *" fix128 "*) bench fix128-docs 300 --kernels .kernels-mods --reps 5 --no-checks \
+  --only document-causal-blocks document-causal --variant new=$v/new ;; esac
+case $steps in *" fix128 "*) bench fix128-checks 200 --kernels $v/new --reps 1 \
+  --shapes 0 --only relative-bias document-causal-blocks document-causal ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).

@@ -1281,6 +1281,33 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                                  i64Const(b, read.perRow * 8 * r +
                                                  read.perKey *
                                                      int64_t(8 * i + e)));
+                } else if (unclamped.contains(extract)) {
+                  // The clamped version reads such an element at its row
+                  // and key as they are, each index clamped into its
+                  // dimension: a real row and key read what they did, a
+                  // padding one (its score hidden or never written) some
+                  // element of the tensor. Registers that the in-bounds
+                  // version reads at one address (a bias table's row r + 1
+                  // at key 8(i + 1) + e, row r's at 8i + e) then compute
+                  // equal indices here too, LLVM loads them once in both
+                  // versions, and the versions meet in one φ per distinct
+                  // element, not one per register with the shared ones
+                  // copied (perf log, run 128).
+                  IRMapping at;
+                  at.map(body.getArguments().slice(isScore ? 1 : 0, 4),
+                         ValueRange{op.getBatch(), op.getHead(),
+                                    atOrigin ? rows[0]
+                                             : index(m.add(rowBase,
+                                                           m.c32(8 * r))),
+                                    index(m.add(colBase, m.c32(8 * i + e)))});
+                  for (Operation &inner : body.without_terminator())
+                    if (indexOps.contains(&inner))
+                      b.clone(inner, at);
+                  value = loadAt(extract, address(extract),
+                                 arith::IndexCastOp::create(
+                                     b, b.getI32Type(),
+                                     linearIndex(extract, at,
+                                                 /*inBounds=*/false)));
                 } else {
                   value = load(extract, mapping);
                 }
