@@ -134,3 +134,8 @@ if [[ $only == "  " || $only == *" .kernels-mods-v128/newhoist "* ]]; then
   build .kernels-mods-v128/newhoist "" relative-bias
   python3 bench/ptx_hoist_reads.py .kernels-mods-v128/newhoist/*.ptx
 fi
+# Run 129: the bias table's kernels with a score region's reads where the
+# lowering writes them (late; the default since this session issues them
+# above the wait for S, capture-reads=early, scripts/build-gpu-kernels.sh's
+# .kernels-mods, copied to .kernels-mods-v129/early for the A/B call).
+build .kernels-mods-v129/late "capture-reads=late" relative-bias

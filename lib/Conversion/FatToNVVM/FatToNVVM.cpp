@@ -128,6 +128,12 @@ struct ConvertFatToNVVMPass
                        << static_cast<int64_t>(capturePrefetch);
       return signalPassFailure();
     }
+    if (captureReads != "early" && captureReads != "late") {
+      top->emitError() << "convert-fat-to-nvvm: capture-reads must be early "
+                          "or late, got '"
+                       << captureReads << "'";
+      return signalPassFailure();
+    }
     populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form,
                                         capturePrefetch);
     // Loops and branches that carry tiles carry their registers instead.
@@ -165,6 +171,8 @@ struct ConvertFatToNVVMPass
                           "convert-fat-to-nvvm has no per-thread form for it");
         return signalPassFailure();
       }
+      if (captureReads == "early")
+        issueCaptureReadsBeforeWaits(module);
     }
   }
 };

@@ -107,6 +107,11 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       llvm::cl::desc(
           "Key blocks ahead that a region's reads moving with the "
           "key prefetch into L1, 0 (none) to 8 (convert-fat-to-nvvm)")};
+  Option<std::string> captureReads{
+      *this, "capture-reads", llvm::cl::init("early"),
+      llvm::cl::desc("Where a tile's reads of captured tensors are issued: "
+                     "early (above the wait for its scores) or late "
+                     "(convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};
   Option<std::string> outputDir{
@@ -160,6 +165,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   fat::ConvertFatToNVVMOptions toNVVM;
   toNVVM.tanh = opts.tanh;
   toNVVM.capturePrefetch = opts.capturePrefetch;
+  toNVVM.captureReads = opts.captureReads;
   pm.addPass(fat::createConvertFatToNVVM(toNVVM));
   appendPipeline(pm, "gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,"
                      "convert-gpu-to-nvvm{index-bitwidth=32},reconcile-unrealized-casts,"

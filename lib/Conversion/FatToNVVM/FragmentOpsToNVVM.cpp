@@ -26,6 +26,10 @@
 #include <type_traits>
 
 using namespace mlir;
+
+/// Tags the scf.if of a score region's versioned reads
+/// (ModFragmentLowering), which issueCaptureReadsBeforeWaits moves.
+static constexpr llvm::StringLiteral kScoreReadsAttrName = "fat.score_reads";
 using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
@@ -1195,59 +1199,121 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       }
     }
 
-    // The elements, with the reads of `unclamped` in bounds where
-    // `inBounds`. Their index is affine in the row and key
-    // (TileIndexRanges), so a thread's reads lie at one address (its first
-    // row's element at its first key, computed once) plus a constant per
-    // register, the load's immediate offset: a·8r + b·(8i + e) elements for
-    // a read moving a per row and b per key. Where two registers read the
-    // same element (a relative bias table, a = −1, b = 1: row r + 1's keys
-    // 8(i + 1) + e are row r's 8i + e) the offsets are equal and LLVM loads
-    // it once. (Per-element addresses let LLVM's loop strength reduction
-    // keep one 64-bit pointer per register across the key loop, and the
-    // kernel spilled.)
-    auto elements = [&](bool inBounds) {
-      // Per read: the thread's address and its moves per row and per key.
-      struct ThreadRead {
-        Value address;
-        int64_t perRow, perKey;
-      };
-      DenseMap<Operation *, ThreadRead> threadReads;
-      if (inBounds) {
-        IRMapping mapping;
-        mapping.map(body.getArguments().slice(isScore ? 1 : 0, 4),
-                    ValueRange{op.getBatch(), op.getHead(),
-                               atOrigin ? rows[0] : index(rowBase),
-                               index(colBase)});
+    // The reads of `unclamped`, register by register (4i + 2r + e) and
+    // read by read: in bounds where `inBounds`, clamped otherwise. Their
+    // index is affine in the row and key (TileIndexRanges), so in bounds a
+    // thread's reads lie at one address (its first row's element at its
+    // first key, computed once) plus a constant per register, the load's
+    // immediate offset: a·8r + b·(8i + e) elements for a read moving a per
+    // row and b per key. Where two registers read the same element (a
+    // relative bias table, a = −1, b = 1: row r + 1's keys 8(i + 1) + e are
+    // row r's 8i + e) the offsets are equal and LLVM loads it once.
+    // (Per-element addresses let LLVM's loop strength reduction keep one
+    // 64-bit pointer per register across the key loop, and the kernel
+    // spilled.) Clamped, such a read (one that moves with the row and the
+    // key) is made at the register's row and key as they are, each index
+    // clamped into its dimension: a real row and key read what they did, a
+    // padding one (its score hidden or never written) some element of the
+    // tensor. Equal registers then compute equal indices in this version
+    // too, LLVM loads them once in both, and the versions meet in one φ per
+    // distinct element, not one per register with the shared ones copied
+    // (perf log, run 128). A read that moves with the key only (document
+    // ids) shares across rows either way and reads at the clamped
+    // positions. Only reads: the versions depend on the tile's position,
+    // not on its scores (issueCaptureReadsBeforeWaits may issue them before
+    // the scores' wait).
+    llvm::SmallPtrSet<Operation *, 4> movesWithRowAndKey;
+    for (tensor::ExtractOp extract : unclamped)
+      if (!atOrigin && ranges.coefficient(extract, 0) != 0 &&
+          ranges.coefficient(extract, 1) != 0)
+        movesWithRowAndKey.insert(extract);
+    int64_t registers = adaptor.getScores().size();
+    // Per read of `unclamped`: the thread's address and its moves per row and
+    // per key (in bounds; computed once per version, with the prefetches).
+    struct ThreadRead {
+      Value address;
+      int64_t perRow, perKey;
+    };
+    using ThreadReads = DenseMap<Operation *, ThreadRead>;
+    auto threadReadsOf = [&](bool inBounds) {
+      ThreadReads threadReads;
+      if (!inBounds)
+        return threadReads;
+      IRMapping mapping;
+      mapping.map(body.getArguments().slice(isScore ? 1 : 0, 4),
+                  ValueRange{op.getBatch(), op.getHead(),
+                             atOrigin ? rows[0] : index(rowBase),
+                             index(colBase)});
+      for (Operation &inner : body.without_terminator())
+        if (indexOps.contains(&inner))
+          b.clone(inner, mapping);
+      for (tensor::ExtractOp extract : unclamped) {
+        Value at = arith::IndexCastOp::create(
+            b, b.getI64Type(), linearIndex(extract, mapping, /*inBounds=*/true));
+        ThreadRead read{LLVM::GEPOp::create(b, address(extract).getType(),
+                                            storedType(extract),
+                                            address(extract), ValueRange{at}),
+                        atOrigin ? 0 : ranges.coefficient(extract, 0),
+                        ranges.coefficient(extract, 1)};
+        threadReads[extract] = read;
+        if (prefetchBlocks > 0 && read.perKey != 0)
+          prefetchKeyBlock(
+              b, cast<RankedTensorType>(extract.getTensor().getType()),
+              storedType(extract), address(extract), at, lane, read.perRow,
+              read.perKey, atOrigin, type.getDimSize(1),
+              prefetchBlocks * type.getDimSize(1));
+      }
+      return threadReads;
+    };
+    // The reads of `unclamped` by register 4i + 2r + e.
+    auto readsOf = [&](const ThreadReads &threadReads, bool inBounds,
+                       int64_t i, int e, int r) {
+      SmallVector<Value> values;
+      for (tensor::ExtractOp extract : unclamped) {
+        if (inBounds) {
+          const ThreadRead &read = threadReads.at(extract);
+          values.push_back(
+              loadAt(extract, read.address,
+                     i64Const(b, read.perRow * 8 * r +
+                                     read.perKey * int64_t(8 * i + e))));
+          continue;
+        }
+        bool asTheyAre = movesWithRowAndKey.contains(extract);
+        Value keyI32 = m.add(colBase, m.c32(8 * i + e));
+        IRMapping at;
+        at.map(body.getArguments().slice(isScore ? 1 : 0, 4),
+               ValueRange{op.getBatch(), op.getHead(),
+                          asTheyAre ? index(m.add(rowBase, m.c32(8 * r)))
+                                    : rows[r],
+                          index(asTheyAre ? keyI32
+                                          : arith::MinSIOp::create(b, keyI32,
+                                                                   lastKey))});
         for (Operation &inner : body.without_terminator())
           if (indexOps.contains(&inner))
-            b.clone(inner, mapping);
-        for (tensor::ExtractOp extract : unclamped) {
-          Value at = arith::IndexCastOp::create(
-              b, b.getI64Type(),
-              linearIndex(extract, mapping, /*inBounds=*/true));
-          ThreadRead read{LLVM::GEPOp::create(b, address(extract).getType(),
-                                              storedType(extract),
-                                              address(extract), ValueRange{at}),
-                          atOrigin ? 0 : ranges.coefficient(extract, 0),
-                          ranges.coefficient(extract, 1)};
-          threadReads[extract] = read;
-          if (prefetchBlocks > 0 && read.perKey != 0)
-            prefetchKeyBlock(
-                b, cast<RankedTensorType>(extract.getTensor().getType()),
-                storedType(extract), address(extract), at, lane, read.perRow,
-                read.perKey, atOrigin, type.getDimSize(1),
-                prefetchBlocks * type.getDimSize(1));
-        }
+            b.clone(inner, at);
+        values.push_back(loadAt(
+            extract, address(extract),
+            arith::IndexCastOp::create(
+                b, b.getI32Type(), linearIndex(extract, at, /*inBounds=*/false))));
       }
+      return values;
+    };
+    using ReadsFor = function_ref<SmallVector<Value>(int64_t, int, int)>;
+
+    // The elements: the body per register, `readsFor` the values of its
+    // reads of `unclamped` (none: the body reads them itself), the keys
+    // clamped where `clampKeys`. Unclamped, as the in-bounds reads assume:
+    // a padding key's score is −inf after fat.mask (kv_len) whatever the
+    // region computed, and the body's other reads clamp their own indices.
+    auto elements = [&](ReadsFor readsFor, bool clampKeys) {
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
           Value keyI32 = arith::AddIOp::create(
               b, colBase, m.c32(8 * i + e),
-              inBounds ? arith::IntegerOverflowFlags::nsw
-                       : arith::IntegerOverflowFlags::none);
-          if (!inBounds)
+              clampKeys ? arith::IntegerOverflowFlags::none
+                        : arith::IntegerOverflowFlags::nsw);
+          if (clampKeys)
             keyI32 = arith::MinSIOp::create(b, keyI32, lastKey);
           Value key = index(keyI32);
           Value floatKey;
@@ -1270,48 +1336,16 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
             args.append({op.getBatch(), op.getHead(), rows[r], key});
             IRMapping mapping;
             mapping.map(body.getArguments(), args);
+            SmallVector<Value> loaded = readsFor(i, e, r);
+            for (auto [extract, value] : llvm::zip(unclamped, loaded))
+              mapping.map(extract->getResult(0), value);
             for (Operation &inner : body.without_terminator()) {
               auto extract = dyn_cast<tensor::ExtractOp>(inner);
+              if (extract && mapping.contains(extract.getResult()))
+                continue;
               if (extract && llvm::is_contained(captureArgs,
                                                 extract.getTensor())) {
-                Value value;
-                if (inBounds && unclamped.contains(extract)) {
-                  const ThreadRead &read = threadReads[extract];
-                  value = loadAt(extract, read.address,
-                                 i64Const(b, read.perRow * 8 * r +
-                                                 read.perKey *
-                                                     int64_t(8 * i + e)));
-                } else if (unclamped.contains(extract)) {
-                  // The clamped version reads such an element at its row
-                  // and key as they are, each index clamped into its
-                  // dimension: a real row and key read what they did, a
-                  // padding one (its score hidden or never written) some
-                  // element of the tensor. Registers that the in-bounds
-                  // version reads at one address (a bias table's row r + 1
-                  // at key 8(i + 1) + e, row r's at 8i + e) then compute
-                  // equal indices here too, LLVM loads them once in both
-                  // versions, and the versions meet in one φ per distinct
-                  // element, not one per register with the shared ones
-                  // copied (perf log, run 128).
-                  IRMapping at;
-                  at.map(body.getArguments().slice(isScore ? 1 : 0, 4),
-                         ValueRange{op.getBatch(), op.getHead(),
-                                    atOrigin ? rows[0]
-                                             : index(m.add(rowBase,
-                                                           m.c32(8 * r))),
-                                    index(m.add(colBase, m.c32(8 * i + e)))});
-                  for (Operation &inner : body.without_terminator())
-                    if (indexOps.contains(&inner))
-                      b.clone(inner, at);
-                  value = loadAt(extract, address(extract),
-                                 arith::IndexCastOp::create(
-                                     b, b.getI32Type(),
-                                     linearIndex(extract, at,
-                                                 /*inBounds=*/false)));
-                } else {
-                  value = load(extract, mapping);
-                }
-                mapping.map(extract.getResult(), value);
+                mapping.map(extract.getResult(), load(extract, mapping));
                 continue;
               }
               if (auto conv = dyn_cast<arith::SIToFPOp>(inner)) {
@@ -1333,7 +1367,7 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                                 sub.getFastmathAttr()));
                 continue;
               }
-              if (inBounds && addressOnly.contains(&inner))
+              if (!loaded.empty() && addressOnly.contains(&inner))
                 continue;
               Operation *copy = b.clone(inner, mapping);
               // A division may become a multiply by the reciprocal (≤ 1 ulp
@@ -1356,19 +1390,50 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       }
       return out;
     };
+    auto none = [](int64_t, int, int) { return SmallVector<Value>(); };
     if (!allInBounds) {
-      rewriter.replaceOpWithMultiple(op, {elements(false)});
+      rewriter.replaceOpWithMultiple(op, {elements(none, /*clampKeys=*/true)});
       return success();
     }
-    auto versions = scf::IfOp::create(b, adaptor.getScores().getTypes(),
-                                      allInBounds,
+    // A score region's versions are its reads, the elements follow them
+    // once: the versions then depend on the tile's position only, and
+    // issueCaptureReadsBeforeWaits may issue them before the scores' wait
+    // (LLVM sank the elements' common arithmetic below the versions
+    // anyway). A mask region's versions hold its elements, each register's
+    // reads beside its body: the loaded ids do not outlive their element
+    // (with the reads alone the D = 128 document kernels spilled 24…60
+    // bytes).
+    SmallVector<Type> types;
+    if constexpr (isScore) {
+      for (int64_t k = 0; k < registers; ++k)
+        for (tensor::ExtractOp extract : unclamped)
+          types.push_back(extract.getType());
+    } else {
+      types.assign(adaptor.getScores().getTypes().begin(),
+                   adaptor.getScores().getTypes().end());
+    }
+    auto versions = scf::IfOp::create(b, types, allInBounds,
                                       /*addThenBlock=*/true,
                                       /*addElseBlock=*/true);
+    if constexpr (isScore)
+      versions->setAttr(kScoreReadsAttrName, b.getUnitAttr());
     for (bool inBounds : {true, false}) {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPointToStart(inBounds ? versions.thenBlock()
                                           : versions.elseBlock());
-      SmallVector<Value> values = elements(inBounds);
+      ThreadReads threadReads = threadReadsOf(inBounds);
+      auto readsNow = [&](int64_t i, int e, int r) {
+        return readsOf(threadReads, inBounds, i, e, r);
+      };
+      SmallVector<Value> values;
+      if constexpr (isScore) {
+        for (int64_t i = 0; i < registers / 4; ++i)
+          for (int e = 0; e < 2; ++e)
+            for (int r = 0; r < 2; ++r)
+              llvm::append_range(values, readsNow(i, e, r));
+      } else {
+        values = elements(readsNow, /*clampKeys=*/!inBounds);
+      }
       // An empty asm with effects ends the in-bounds version: without it
       // LLVM's InstCombine folds the two versions' φs of loaded values into
       // loads of φs of addresses, a 64-bit φ per register that the kernel
@@ -1377,8 +1442,16 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
         buildInlineAsm(b, {}, {}, "", "", /*sideEffects=*/true);
       scf::YieldOp::create(b, values);
     }
-    rewriter.replaceOpWithMultiple(op, {SmallVector<Value>(
-                                           versions.getResults())});
+    SmallVector<Value> results(versions.getResults());
+    if constexpr (isScore) {
+      int64_t n = unclamped.size();
+      auto loaded = [&](int64_t i, int e, int r) {
+        return SmallVector<Value>(
+            ArrayRef<Value>(results).slice(((2 * i + e) * 2 + r) * n, n));
+      };
+      results = elements(loaded, /*clampKeys=*/false);
+    }
+    rewriter.replaceOpWithMultiple(op, {results});
     return success();
   }
 };
@@ -1499,4 +1572,77 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
            ConstantFragmentLowering>(converter, patterns.getContext());
   patterns.add<ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>>(
       converter, patterns.getContext(), prefetchBlocks);
+}
+
+/// Whether `version` is ModFragmentLowering's two versions of a score
+/// region's reads (tagged kScoreReadsAttrName) and only reads memory that
+/// nothing in the kernel writes: its ops are invariant loads of captured
+/// tensors, their L1 prefetches, address and index arithmetic, and the
+/// empty asm that ends the in-bounds version.
+static bool onlyReadsCaptures(scf::IfOp version) {
+  if (!version->hasAttr(kScoreReadsAttrName))
+    return false;
+  WalkResult walk = version->walk([](Operation *op) {
+    if (auto load = dyn_cast<LLVM::LoadOp>(op))
+      return load.getInvariant() ? WalkResult::advance()
+                                 : WalkResult::interrupt();
+    if (auto asmOp = dyn_cast<LLVM::InlineAsmOp>(op))
+      return asmOp.getAsmString().empty() && asmOp->getNumOperands() == 0 &&
+                     asmOp->getNumResults() == 0
+                 ? WalkResult::advance()
+                 : WalkResult::interrupt();
+    if (isa<NVVM::PrefetchOp, scf::IfOp, scf::YieldOp>(op) ||
+        isMemoryEffectFree(op))
+      return WalkResult::advance();
+    return WalkResult::interrupt();
+  });
+  return !walk.wasInterrupted() && version.getNumResults() > 0;
+}
+
+void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root) {
+  SmallVector<NVVM::WgmmaWaitGroupSyncOp> waits;
+  root->walk([&](NVVM::WgmmaWaitGroupSyncOp wait) { waits.push_back(wait); });
+  for (NVVM::WgmmaWaitGroupSyncOp wait : waits) {
+    // The ops after the wait in its block, up to the next wait.
+    SmallVector<scf::IfOp> versions;
+    for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
+      if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
+        break;
+      if (auto version = dyn_cast<scf::IfOp>(op);
+          version && onlyReadsCaptures(version))
+        versions.push_back(version);
+    }
+    for (scf::IfOp version : versions) {
+      // The version and the ops after the wait that compute its operands
+      // (its test, the thread's addresses) move above the wait, in their
+      // order, when all of those are free of memory effects: the fences
+      // that make the scores valid, the stage's release and anything else
+      // stay below it.
+      SetVector<Operation *> slice;
+      SmallVector<Value> work(version->getOperands());
+      version->walk([&](Operation *inner) {
+        for (Value x : inner->getOperands())
+          if (x.getParentBlock() == wait->getBlock())
+            work.push_back(x);
+      });
+      bool movable = true;
+      while (!work.empty() && movable) {
+        Operation *def = work.pop_back_val().getDefiningOp();
+        if (!def || def->getBlock() != wait->getBlock() ||
+            def->isBeforeInBlock(wait) || slice.contains(def))
+          continue;
+        movable = isMemoryEffectFree(def) && def->getNumRegions() == 0;
+        slice.insert(def);
+        work.append(def->operand_begin(), def->operand_end());
+      }
+      if (!movable)
+        continue;
+      SmallVector<Operation *> ordered(slice.begin(), slice.end());
+      llvm::sort(ordered,
+                 [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      for (Operation *op : ordered)
+        op->moveBefore(wait);
+      version->moveBefore(wait);
+    }
+  }
 }

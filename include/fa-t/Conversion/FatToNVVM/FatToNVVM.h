@@ -70,6 +70,16 @@ void populateWgmmaFragmentToNVVMPatterns(
     TanhForm tanh = TanhForm::Auto,
     int64_t prefetchBlocks = kDefaultCapturePrefetch);
 
+/// Moves each tile's versioned reads of captured tensors by a score region
+/// (ModFragmentLowering: invariant loads, their prefetches and addresses)
+/// from after a `wgmma.wait_group` in the same block to before it, with the
+/// arithmetic after the wait that they need, so the loads are in flight
+/// while the GEMMs the wait retires still run (`capture-reads=early`,
+/// Passes.td). Runs after the tiles are registers; the fences that validate
+/// the waited registers, and anything else with a memory effect, stay below
+/// the wait.
+void issueCaptureReadsBeforeWaits(Operation *root);
+
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();
 

@@ -104,6 +104,18 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     ±1% at D = 64 and with block masks, and two blocks ahead nothing more
     (perf log, run 117).
 
+    Those reads depend on the tile's position, not on its scores, but are
+    written where the scores are first used, after the wait that retires
+    the Q·Kᵀ GEMM. With `capture-reads=early` (default) the pass moves a
+    score region's versioned reads of a tile — invariant loads, their
+    prefetches and the arithmetic after the wait that they need — above
+    that `wgmma.wait_group` in the same block, so the loads are in flight
+    while the GEMMs run; the register fences and everything else with a
+    memory effect stay below. A mask region's reads (document ids) stay
+    where they are: moved, the D = 128 document kernels spilled 24…60
+    bytes. `late` leaves every read where the lowering wrote it (perf log,
+    runs 127–129).
+
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
     --convert-fat-to-nvvm in.mlir`
   }];
@@ -114,7 +126,11 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     Option<"capturePrefetch", "capture-prefetch", "int64_t",
            /*default=*/"::mlir::fat::kDefaultCapturePrefetch",
            "Key blocks ahead that a region's reads moving with the key "
-           "prefetch into L1 (0: none, at most 8)">
+           "prefetch into L1 (0: none, at most 8)">,
+    Option<"captureReads", "capture-reads", "std::string",
+           /*default=*/"\"early\"",
+           "Where a tile's reads of captured tensors are issued: early "
+           "(above the wait for its scores) or late (at their first use)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
