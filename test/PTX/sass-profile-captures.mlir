@@ -7,20 +7,25 @@
 // scripts/sass_profile.py on a region that reads a captured tensor: a
 // relative bias table T[h, j − i + 4095] at D = 128 (bench_mods.py's
 // relative-bias). The hot path takes every forward branch inside the loop,
-// here the jump to the block's clamped reads (64 loads, each index clamped
-// by VIMNMX); a tile inside the tensor runs the shorter in-bounds block,
-// which the profile prints as the loop's shortest path: the thread's 34
-// distinct table entries as 34 loads at one address plus constant offsets
-// (no clamps), the softmax's 66 MUFU and 16 HGMMA as the plain kernel's,
-// and with capture-prefetch (default 1) one CCTL per block (the next
-// block's lines into L1), none with capture-prefetch=0.
+// here the jump to the block's clamped reads: 34 loads too, each index
+// clamped by VIMNMX — the version reads a register's element at its row and
+// key as they are, so the registers that share an element (row r + 1 at key
+// 8(i + 1) + e is row r's 8i + e) share its clamped index and load. A tile
+// inside the tensor runs the shorter in-bounds block, which the profile
+// prints as the loop's shortest path: the thread's 34 distinct table
+// entries as 34 loads at one address plus constant offsets (no clamps),
+// and no register copies (a few IMAD at most: the versions meet in one φ
+// per distinct element; with the clamped version reading 64, 30 shared
+// values were copied, IMAD.MOV), the softmax's 66 MUFU and 16 HGMMA as the
+// plain kernel's, and with capture-prefetch (default 1) one CCTL per block
+// (the next block's lines into L1), none with capture-prefetch=0.
 
 // CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_mod{{[0-9a-f]+}}_m128n128s2q2_opt132:
 // CHECK-NEXT:    main loop: {{[0-9]+}} instructions per iteration; tensor 16 mufu 66
 // CHECK-NEXT:    key: HGMMA 16
-// CHECK-NEXT:    opcodes: {{.*}} VIMNMX {{[0-9][0-9][0-9]}} {{.*}} LDG 64 {{.*}}
+// CHECK-NEXT:    opcodes: {{.*}} VIMNMX {{[0-9]+}} LDG 34 {{.*}}
 // CHECK-NEXT:    shortest path: {{[0-9]+}} instructions; tensor 16 mufu 66
-// CHECK-NEXT:    shortest path opcodes: {{.*}} LDG 34 {{.*}} CCTL 1 {{.*}}
+// CHECK-NEXT:    shortest path opcodes: {{.*}} LDG 34 {{.*}} IMAD {{[0-9]}} {{.*}} CCTL 1 {{.*}}
 
 // CHECK-LABEL: fat_attention_fwd_bf16_d128_h16_16_bhsd_mod{{[0-9a-f]+}}_m128n128s2q2_opt132:
 // CHECK:         shortest path opcodes: {{.*}} LDG 34 {{.*}}

@@ -37,6 +37,12 @@ struct ConvertFatToNVVMPass
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
+    if (captureReads != "early" && captureReads != "late") {
+      top->emitError() << "convert-fat-to-nvvm: capture-reads must be early "
+                          "or late, got '"
+                       << captureReads << "'";
+      return signalPassFailure();
+    }
     // A host op without a kernel: --fat-pipeline builds kernels, this pass
     // only lowers what they are written in.
     bool unbuilt = false;
@@ -126,12 +132,6 @@ struct ConvertFatToNVVMPass
                           "of key blocks ahead, 0 (none) to "
                        << kMaxCapturePrefetch << ", got "
                        << static_cast<int64_t>(capturePrefetch);
-      return signalPassFailure();
-    }
-    if (captureReads != "early" && captureReads != "late") {
-      top->emitError() << "convert-fat-to-nvvm: capture-reads must be early "
-                          "or late, got '"
-                       << captureReads << "'";
       return signalPassFailure();
     }
     populateWgmmaFragmentToNVVMPatterns(fragments, patterns, *form,

@@ -1249,7 +1249,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
           b.clone(inner, mapping);
       for (tensor::ExtractOp extract : unclamped) {
         Value at = arith::IndexCastOp::create(
-            b, b.getI64Type(), linearIndex(extract, mapping, /*inBounds=*/true));
+            b, b.getI64Type(),
+            linearIndex(extract, mapping, /*inBounds=*/true));
         ThreadRead read{LLVM::GEPOp::create(b, address(extract).getType(),
                                             storedType(extract),
                                             address(extract), ValueRange{at}),
@@ -1266,8 +1267,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       return threadReads;
     };
     // The reads of `unclamped` by register 4i + 2r + e.
-    auto readsOf = [&](const ThreadReads &threadReads, bool inBounds,
-                       int64_t i, int e, int r) {
+    auto readsOf = [&](const ThreadReads &threadReads, bool inBounds, int64_t i,
+                       int e, int r) {
       SmallVector<Value> values;
       for (tensor::ExtractOp extract : unclamped) {
         if (inBounds) {
@@ -1281,20 +1282,21 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
         bool asTheyAre = movesWithRowAndKey.contains(extract);
         Value keyI32 = m.add(colBase, m.c32(8 * i + e));
         IRMapping at;
-        at.map(body.getArguments().slice(isScore ? 1 : 0, 4),
-               ValueRange{op.getBatch(), op.getHead(),
-                          asTheyAre ? index(m.add(rowBase, m.c32(8 * r)))
-                                    : rows[r],
-                          index(asTheyAre ? keyI32
-                                          : arith::MinSIOp::create(b, keyI32,
-                                                                   lastKey))});
+        at.map(
+            body.getArguments().slice(isScore ? 1 : 0, 4),
+            ValueRange{
+                op.getBatch(), op.getHead(),
+                asTheyAre ? index(m.add(rowBase, m.c32(8 * r))) : rows[r],
+                index(asTheyAre ? keyI32
+                                : arith::MinSIOp::create(b, keyI32, lastKey))});
         for (Operation &inner : body.without_terminator())
           if (indexOps.contains(&inner))
             b.clone(inner, at);
-        values.push_back(loadAt(
-            extract, address(extract),
-            arith::IndexCastOp::create(
-                b, b.getI32Type(), linearIndex(extract, at, /*inBounds=*/false))));
+        values.push_back(
+            loadAt(extract, address(extract),
+                   arith::IndexCastOp::create(
+                       b, b.getI32Type(),
+                       linearIndex(extract, at, /*inBounds=*/false))));
       }
       return values;
     };
@@ -1638,8 +1640,9 @@ void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root) {
       if (!movable)
         continue;
       SmallVector<Operation *> ordered(slice.begin(), slice.end());
-      llvm::sort(ordered,
-                 [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+      llvm::sort(ordered, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
       for (Operation *op : ordered)
         op->moveBefore(wait);
       version->moveBefore(wait);
