@@ -26,12 +26,12 @@
 #include <type_traits>
 
 using namespace mlir;
+using namespace mlir::fat;
+using namespace mlir::fat::hopper;
 
 /// Tags the scf.if of a score region's versioned reads
 /// (ModFragmentLowering), which issueCaptureReadsBeforeWaits moves.
 static constexpr llvm::StringLiteral kScoreReadsAttrName = "fat.score_reads";
-using namespace mlir::fat;
-using namespace mlir::fat::hopper;
 
 void mlir::fat::populateWgmmaFragmentTypeConversion(
     TypeConverter &converter) {
