@@ -144,3 +144,8 @@ build .kernels-mods-v129/late "capture-reads=late" relative-bias
 # store and four loads in the loop; 8.56 instructions per score on the
 # shortest path against 8.98 at 128 keys).
 build .kernels-mods-v131/n160 "block-n=160" relative-bias --head-dims 128
+# Run 133: the bias table's reads issued at the top of the key loop's step
+# (capture-reads=first: before the wait for K, the turn and the GEMMs' issue)
+# beside the default's (above the wait for S) and late.
+build .kernels-mods-v133/first "capture-reads=first" relative-bias
+build .kernels-mods-v133/late "capture-reads=late" relative-bias

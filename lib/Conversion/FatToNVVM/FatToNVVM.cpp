@@ -37,7 +37,8 @@ struct ConvertFatToNVVMPass
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
-    if (captureReads != "early" && captureReads != "late") {
+    if (captureReads != "early" && captureReads != "late" &&
+        captureReads != "first") {
       top->emitError() << "convert-fat-to-nvvm: capture-reads must be early "
                           "or late, got '"
                        << captureReads << "'";
@@ -171,8 +172,8 @@ struct ConvertFatToNVVMPass
                           "convert-fat-to-nvvm has no per-thread form for it");
         return signalPassFailure();
       }
-      if (captureReads == "early")
-        issueCaptureReadsBeforeWaits(module);
+      if (captureReads != "late")
+        issueCaptureReadsBeforeWaits(module, captureReads == "first");
     }
   }
 };

@@ -1601,7 +1601,8 @@ static bool onlyReadsCaptures(scf::IfOp version) {
   return !walk.wasInterrupted() && version.getNumResults() > 0;
 }
 
-void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root) {
+void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root,
+                                              bool first) {
   SmallVector<NVVM::WgmmaWaitGroupSyncOp> waits;
   root->walk([&](NVVM::WgmmaWaitGroupSyncOp wait) { waits.push_back(wait); });
   for (NVVM::WgmmaWaitGroupSyncOp wait : waits) {
@@ -1643,9 +1644,38 @@ void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root) {
       llvm::sort(ordered, [](Operation *a, Operation *b) {
         return a->isBeforeInBlock(b);
       });
+      // Where they go: above the wait, or with `first` right after the last
+      // op of the block that they read (the block's start if none).
+      Operation *before = wait;
+      if (first) {
+        Operation *last = nullptr;
+        auto note = [&](Value x) {
+          Operation *def = x.getDefiningOp();
+          if (def && def->getBlock() == wait->getBlock() &&
+              !slice.contains(def) && def != version &&
+              (!last || last->isBeforeInBlock(def)))
+            last = def;
+        };
+        for (Operation *op : ordered)
+          for (Value x : op->getOperands())
+            note(x);
+        version->walk([&](Operation *inner) {
+          for (Value x : inner->getOperands())
+            note(x);
+        });
+        ordered.push_back(version);
+        Block *block = wait->getBlock();
+        for (Operation *op : llvm::reverse(ordered)) {
+          if (last)
+            op->moveAfter(last);
+          else
+            op->moveBefore(&block->front());
+        }
+        continue;
+      }
       for (Operation *op : ordered)
-        op->moveBefore(wait);
-      version->moveBefore(wait);
+        op->moveBefore(before);
+      version->moveBefore(before);
     }
   }
 }

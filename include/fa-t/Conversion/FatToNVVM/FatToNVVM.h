@@ -78,7 +78,7 @@ void populateWgmmaFragmentToNVVMPatterns(
 /// Passes.td). Runs after the tiles are registers; the fences that validate
 /// the waited registers, and anything else with a memory effect, stay below
 /// the wait.
-void issueCaptureReadsBeforeWaits(Operation *root);
+void issueCaptureReadsBeforeWaits(Operation *root, bool first = false);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();
