@@ -37,8 +37,7 @@ struct ConvertFatToNVVMPass
 
   void runOnOperation() override {
     ModuleOp top = getOperation();
-    if (captureReads != "early" && captureReads != "late" &&
-        captureReads != "first") {
+    if (captureReads != "early" && captureReads != "late") {
       top->emitError() << "convert-fat-to-nvvm: capture-reads must be early "
                           "or late, got '"
                        << captureReads << "'";
@@ -172,8 +171,8 @@ struct ConvertFatToNVVMPass
                           "convert-fat-to-nvvm has no per-thread form for it");
         return signalPassFailure();
       }
-      if (captureReads != "late")
-        issueCaptureReadsBeforeWaits(module, captureReads == "first");
+      if (captureReads == "early")
+        issueCaptureReadsEarly(module);
     }
   }
 };

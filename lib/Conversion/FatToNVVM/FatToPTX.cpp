@@ -109,8 +109,8 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
           "key prefetch into L1, 0 (none) to 8 (convert-fat-to-nvvm)")};
   Option<std::string> captureReads{
       *this, "capture-reads", llvm::cl::init("early"),
-      llvm::cl::desc("Where a tile's reads of captured tensors are issued: "
-                     "early (above the wait for its scores) or late "
+      llvm::cl::desc("Where a score region's reads of captured tensors are "
+                     "issued: early (at the top of their block) or late "
                      "(convert-fat-to-nvvm)")};
   Option<int64_t> optLevel{*this, "O", llvm::cl::init(3),
                            llvm::cl::desc("LLVM optimization level")};

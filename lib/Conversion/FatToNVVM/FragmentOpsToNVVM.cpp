@@ -30,7 +30,7 @@ using namespace mlir::fat;
 using namespace mlir::fat::hopper;
 
 /// Tags the scf.if of a score region's versioned reads
-/// (ModFragmentLowering), which issueCaptureReadsBeforeWaits moves.
+/// (ModFragmentLowering), which issueCaptureReadsEarly moves.
 static constexpr llvm::StringLiteral kScoreReadsAttrName = "fat.score_reads";
 
 void mlir::fat::populateWgmmaFragmentTypeConversion(
@@ -1220,8 +1220,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // (perf log, run 128). A read that moves with the key only (document
     // ids) shares across rows either way and reads at the clamped
     // positions. Only reads: the versions depend on the tile's position,
-    // not on its scores (issueCaptureReadsBeforeWaits may issue them before
-    // the scores' wait).
+    // not on its scores (issueCaptureReadsEarly may issue them before the
+    // scores' wait).
     llvm::SmallPtrSet<Operation *, 4> movesWithRowAndKey;
     for (tensor::ExtractOp extract : unclamped)
       if (!atOrigin && ranges.coefficient(extract, 0) != 0 &&
@@ -1399,8 +1399,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     }
     // A score region's versions are its reads, the elements follow them
     // once: the versions then depend on the tile's position only, and
-    // issueCaptureReadsBeforeWaits may issue them before the scores' wait
-    // (LLVM sank the elements' common arithmetic below the versions
+    // issueCaptureReadsEarly may issue them before the scores' wait (LLVM
+    // sank the elements' common arithmetic below the versions
     // anyway). A mask region's versions hold its elements, each register's
     // reads beside its body: the loaded ids do not outlive their element
     // (with the reads alone the D = 128 document kernels spilled 24…60
@@ -1601,12 +1601,12 @@ static bool onlyReadsCaptures(scf::IfOp version) {
   return !walk.wasInterrupted() && version.getNumResults() > 0;
 }
 
-void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root,
-                                              bool first) {
+void mlir::fat::issueCaptureReadsEarly(Operation *root) {
   SmallVector<NVVM::WgmmaWaitGroupSyncOp> waits;
   root->walk([&](NVVM::WgmmaWaitGroupSyncOp wait) { waits.push_back(wait); });
   for (NVVM::WgmmaWaitGroupSyncOp wait : waits) {
-    // The ops after the wait in its block, up to the next wait.
+    // The versions after the wait in its block, up to the next wait.
+    Block *block = wait->getBlock();
     SmallVector<scf::IfOp> versions;
     for (Operation *op = wait->getNextNode(); op; op = op->getNextNode()) {
       if (isa<NVVM::WgmmaWaitGroupSyncOp>(op))
@@ -1616,23 +1616,22 @@ void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root,
         versions.push_back(version);
     }
     for (scf::IfOp version : versions) {
-      // The version and the ops after the wait that compute its operands
-      // (its test, the thread's addresses) move above the wait, in their
-      // order, when all of those are free of memory effects: the fences
-      // that make the scores valid, the stage's release and anything else
-      // stay below it.
+      // The ops after the wait that compute the version's operands (its
+      // test, the thread's addresses) go with it, in their order, when all
+      // of them are free of memory effects: the fences that make the scores
+      // valid, the stage's release and anything else stay where they are.
       SetVector<Operation *> slice;
       SmallVector<Value> work(version->getOperands());
       version->walk([&](Operation *inner) {
         for (Value x : inner->getOperands())
-          if (x.getParentBlock() == wait->getBlock())
+          if (x.getParentBlock() == block)
             work.push_back(x);
       });
       bool movable = true;
       while (!work.empty() && movable) {
         Operation *def = work.pop_back_val().getDefiningOp();
-        if (!def || def->getBlock() != wait->getBlock() ||
-            def->isBeforeInBlock(wait) || slice.contains(def))
+        if (!def || def->getBlock() != block || def->isBeforeInBlock(wait) ||
+            slice.contains(def))
           continue;
         movable = isMemoryEffectFree(def) && def->getNumRegions() == 0;
         slice.insert(def);
@@ -1644,38 +1643,27 @@ void mlir::fat::issueCaptureReadsBeforeWaits(Operation *root,
       llvm::sort(ordered, [](Operation *a, Operation *b) {
         return a->isBeforeInBlock(b);
       });
-      // Where they go: above the wait, or with `first` right after the last
-      // op of the block that they read (the block's start if none).
-      Operation *before = wait;
-      if (first) {
-        Operation *last = nullptr;
-        auto note = [&](Value x) {
-          Operation *def = x.getDefiningOp();
-          if (def && def->getBlock() == wait->getBlock() &&
-              !slice.contains(def) && def != version &&
-              (!last || last->isBeforeInBlock(def)))
-            last = def;
-        };
-        for (Operation *op : ordered)
-          for (Value x : op->getOperands())
-            note(x);
-        version->walk([&](Operation *inner) {
-          for (Value x : inner->getOperands())
-            note(x);
-        });
-        ordered.push_back(version);
-        Block *block = wait->getBlock();
-        for (Operation *op : llvm::reverse(ordered)) {
-          if (last)
-            op->moveAfter(last);
-          else
-            op->moveBefore(&block->front());
-        }
-        continue;
-      }
+      // They go right after the last op of the block whose results they
+      // read (the block's start if none): in the key loop's step the top,
+      // before the wait for K_j, the turn and the GEMMs' issue.
+      Operation *last = nullptr;
+      auto note = [&](Value x) {
+        Operation *def = x.getDefiningOp();
+        if (def && def->getBlock() == block && !slice.contains(def) &&
+            def != version && (!last || last->isBeforeInBlock(def)))
+          last = def;
+      };
       for (Operation *op : ordered)
-        op->moveBefore(before);
-      version->moveBefore(before);
+        llvm::for_each(op->getOperands(), note);
+      version->walk(
+          [&](Operation *inner) { llvm::for_each(inner->getOperands(), note); });
+      ordered.push_back(version);
+      for (Operation *op : llvm::reverse(ordered)) {
+        if (last)
+          op->moveAfter(last);
+        else
+          op->moveBefore(&block->front());
+      }
     }
   }
 }

@@ -8,16 +8,20 @@
 // plus constant offsets; else each index clamped) in an scf.if that yields
 // the loaded values only (tagged fat.score_reads); the elements, s + T, use
 // them after it. The reads depend on the block's position, not on S, so
-// with capture-reads=early (default) the version sits above the
-// wgmma.wait_group that retires S = Q·Kᵀ — in the overlapped key loop
-// `wait_group 1`, with O += P·V still in flight — and the loads run while
-// the GEMMs do; the wait's register fences and the elements follow it.
-// With capture-reads=late the version follows the wait and its fences.
+// with capture-reads=early (default) the version moves to the top of its
+// block — in the overlapped key loop's step before the wait for K_j, the
+// GEMMs' issue and the `wait_group 1` that retires S = Q·Kᵀ — and the
+// loads run while the step waits; the wait's register fences and the
+// elements stay after it. With capture-reads=late the version follows the
+// wait and its fences.
 
 // EARLY-LABEL: llvm.func @fat_attention_fwd
 // EARLY:         } {fat.score_reads}
-// EARLY-NEXT:    nvvm.wgmma.wait.group.sync.aligned 0
+// EARLY-NEXT:    arith.constant
+// EARLY:         nvvm.mbarrier.try_wait.parity
+// EARLY:         nvvm.wgmma.wait.group.sync.aligned 0
 // EARLY:         } {fat.stage = "mask"}
+// EARLY:         scf.for
 // EARLY:         %[[READS:[0-9]+]]:64 = scf.if %{{[0-9]+}} -> (f32,
 // EARLY:           nvvm.prefetch level = {{ *}}L1
 // EARLY:           llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> f32
@@ -25,7 +29,9 @@
 // EARLY:           arith.minsi
 // EARLY:           llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> f32
 // EARLY:         } {fat.score_reads}
-// EARLY-NEXT:    nvvm.wgmma.wait.group.sync.aligned 1
+// EARLY:         nvvm.mbarrier.try_wait.parity
+// EARLY:         nvvm.wgmma.fence.aligned
+// EARLY:         nvvm.wgmma.wait.group.sync.aligned 1
 // EARLY-NEXT:    llvm.inline_asm has_side_effects asm_dialect = att "", "=f,0"
 // EARLY:         arith.addf %{{[0-9]+}}, %[[READS]]#0 fastmath<contract> : f32
 // EARLY:         fat.stage = "mainloop"

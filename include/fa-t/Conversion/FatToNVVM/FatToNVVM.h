@@ -72,13 +72,14 @@ void populateWgmmaFragmentToNVVMPatterns(
 
 /// Moves each tile's versioned reads of captured tensors by a score region
 /// (ModFragmentLowering: invariant loads, their prefetches and addresses)
-/// from after a `wgmma.wait_group` in the same block to before it, with the
-/// arithmetic after the wait that they need, so the loads are in flight
-/// while the GEMMs the wait retires still run (`capture-reads=early`,
+/// from after a `wgmma.wait_group` to the earliest point of its block — right
+/// after the last op whose results they read, in the key loop's step its top
+/// — with the arithmetic after the wait that they need, so the loads are in
+/// flight through the step's waits and the GEMMs (`capture-reads=early`,
 /// Passes.td). Runs after the tiles are registers; the fences that validate
-/// the waited registers, and anything else with a memory effect, stay below
-/// the wait.
-void issueCaptureReadsBeforeWaits(Operation *root, bool first = false);
+/// the waited registers, and anything else with a memory effect, stay
+/// where they are.
+void issueCaptureReadsEarly(Operation *root);
 
 /// Registers the `fat-to-ptx` pipeline.
 void registerFatToPTXPipeline();

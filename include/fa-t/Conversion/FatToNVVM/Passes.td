@@ -108,13 +108,16 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
     written where the scores are first used, after the wait that retires
     the Q·Kᵀ GEMM. With `capture-reads=early` (default) the pass moves a
     score region's versioned reads of a tile — invariant loads, their
-    prefetches and the arithmetic after the wait that they need — above
-    that `wgmma.wait_group` in the same block, so the loads are in flight
-    while the GEMMs run; the register fences and everything else with a
-    memory effect stay below. A mask region's reads (document ids) stay
-    where they are: moved, the D = 128 document kernels spilled 24…60
-    bytes. `late` leaves every read where the lowering wrote it (perf log,
-    runs 127–129).
+    prefetches and the arithmetic after the wait that they need — to the
+    earliest point of their block, right after the last op whose results
+    they read: in the key loop's step its top, so the loads are in flight
+    through the wait for K_j, the turn and the GEMMs; the register fences
+    and everything else with a memory effect stay. +1.5…5.7% for a
+    relative bias table over issuing them just above the scores' wait, and
+    that +0.4…2.5% over `late`, which leaves every read where the lowering
+    wrote it (perf log, runs 127–133). A mask region's reads (document ids)
+    stay where they are: moved, the D = 128 document kernels spilled 24…60
+    bytes.
 
     Example: `fa-t-opt --fat-tile --fat-tensorize --fat-pipeline
     --convert-fat-to-nvvm in.mlir`
@@ -129,8 +132,8 @@ def ConvertFatToNVVM : Pass<"convert-fat-to-nvvm", "::mlir::ModuleOp"> {
            "prefetch into L1 (0: none, at most 8)">,
     Option<"captureReads", "capture-reads", "std::string",
            /*default=*/"\"early\"",
-           "Where a tile's reads of captured tensors are issued: early "
-           "(above the wait for its scores) or late (at their first use)">
+           "Where a score region's reads of captured tensors are issued: "
+           "early (at the top of their block) or late (at their first use)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
