@@ -149,3 +149,8 @@ build .kernels-mods-v131/n160 "block-n=160" relative-bias --head-dims 128
 # beside the default's (above the wait for S) and late.
 build .kernels-mods-v133/first "capture-reads=first" relative-bias
 build .kernels-mods-v133/late "capture-reads=late" relative-bias
+# Run 135: with the reads at the top of the step (run 133), the prefetch
+# distance again: none (cp0) and two blocks ahead (cp2) beside the default's
+# one.
+build .kernels-mods-v135/cp0 "capture-prefetch=0" relative-bias
+build .kernels-mods-v135/cp2 "capture-prefetch=2" relative-bias

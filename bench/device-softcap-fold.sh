@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -259,6 +259,11 @@ case $steps in *" first133 "*) bench first133 300 --kernels .kernels-mods --reps
   --only relative-bias --variant first=$v/first late=$v/late ;; esac
 case $steps in *" first133 "*) bench first133-checks 200 --kernels $v/first --reps 1 \
   --shapes 0 --only relative-bias ;; esac
+# Run 135: the bias table's prefetch distance with its reads at the top of
+# the step: none (cp0) and two blocks ahead (cp2) beside the default (one).
+v=.kernels-mods-v135
+case $steps in *" cp135 "*) bench cp135 300 --kernels .kernels-mods --reps 6 --no-checks \
+  --only relative-bias --variant cp0=$v/cp0 cp2=$v/cp2 ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
