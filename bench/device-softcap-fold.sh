@@ -20,6 +20,14 @@ bench() {  # NAME TIMEOUT ARGS...
     --json "$out/$name.json" "$@" > "$out/$name.log" 2>&1
   grep -v Warn "$out/$name.log" | grep -E "^(check|time|     variant)|passed" | tail -60
 }
+bias_ab() {  # NAME TIMEOUT REPS CHECKED_DIR LABEL=DIR...: the bias table's
+  # variants beside the defaults at the four shapes, then CHECKED_DIR's
+  # kernels' float64 checks (they run as fa-t in the second call).
+  local name=$1 limit=$2 reps=$3 checked=$4; shift 4
+  bench "$name" "$limit" --kernels .kernels-mods --reps "$reps" --no-checks \
+    --only relative-bias --variant "$@"
+  bench "$name-checks" 200 --kernels "$checked" --reps 1 --shapes 0 --only relative-bias
+}
 # Run 111 (prepared 2026-12-04, session 13; no device was lent): the
 # modifications' vector work per score with the row sums on the tensor
 # cores (r: rowsum=mma; the soft-cap's D128 kernel then needs block-n 128
@@ -222,10 +230,7 @@ case $steps in *" rv126 "*) bench rv126 300 --kernels .kernels-mods --reps 6 --n
 # the defaults at the four shapes; then the moved kernels' float64 checks
 # (they run as fa-t in the second call).
 v=.kernels-mods-v127
-case $steps in *" hoist127 "*) bench hoist127 330 --kernels .kernels-mods --reps 6 --no-checks \
-  --only relative-bias --variant hoist=$v/hoist base=$v/base ;; esac
-case $steps in *" hoist127 "*) bench hoist127-checks 200 --kernels $v/hoist --reps 1 \
-  --shapes 0 --only relative-bias ;; esac
+case $steps in *" hoist127 "*) bias_ab hoist127 330 6 $v/hoist hoist=$v/hoist base=$v/base ;; esac
 # Run 128: the clamped version's reads at the real positions (one φ per
 # distinct element): the new defaults (.kernels-mods-v128/new, from
 # scripts/build-gpu-kernels.sh) beside the previous ones (.kernels-mods), and
@@ -243,22 +248,16 @@ case $steps in *" fix128 "*) bench fix128-checks 200 --kernels $v/new --reps 1 \
 # and where the lowering writes them (late), beside the previous defaults
 # (.kernels-mods); then the new kernels' float64 checks.
 v=.kernels-mods-v129
-case $steps in *" reads129 "*) bench reads129 300 --kernels .kernels-mods --reps 6 --no-checks \
-  --only relative-bias --variant early=$v/early late=$v/late ;; esac
-case $steps in *" reads129 "*) bench reads129-checks 200 --kernels $v/early --reps 1 \
-  --shapes 0 --only relative-bias ;; esac
+case $steps in *" reads129 "*) bias_ab reads129 300 6 $v/early early=$v/early late=$v/late ;; esac
 # Run 131: the D128 bias table with 160-key blocks (.kernels-mods-v131/n160,
 # bench/build-mods-variants.sh) beside the defaults.
 case $steps in *" n131 "*) bench n131 200 --kernels .kernels-mods --reps 6 --no-checks \
   --shapes 0 1 --only relative-bias --variant n160=.kernels-mods-v131/n160 ;; esac
 # Run 133: the bias table's reads at the top of the key loop's step
-# (capture-reads=first, .kernels-mods-v133/first) and late beside the default
-# (early: above the wait for S); then first's float64 checks.
+# (.kernels-mods-v133/first) and late beside the then default (early: above
+# the wait for S); then first's float64 checks.
 v=.kernels-mods-v133
-case $steps in *" first133 "*) bench first133 300 --kernels .kernels-mods --reps 6 --no-checks \
-  --only relative-bias --variant first=$v/first late=$v/late ;; esac
-case $steps in *" first133 "*) bench first133-checks 200 --kernels $v/first --reps 1 \
-  --shapes 0 --only relative-bias ;; esac
+case $steps in *" first133 "*) bias_ab first133 300 6 $v/first first=$v/first late=$v/late ;; esac
 # Run 135: the bias table's prefetch distance with its reads at the top of
 # the step: none (cp0) and two blocks ahead (cp2) beside the default (one).
 v=.kernels-mods-v135
