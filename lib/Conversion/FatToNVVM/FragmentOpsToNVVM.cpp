@@ -1620,13 +1620,16 @@ void mlir::fat::issueCaptureReadsEarly(Operation *root) {
       // test, the thread's addresses) go with it, in their order, when all
       // of them are free of memory effects: the fences that make the scores
       // valid, the stage's release and anything else stay where they are.
-      SetVector<Operation *> slice;
-      SmallVector<Value> work(version->getOperands());
+      // What the version reads of its block (its test and the values its
+      // ops use; the walk visits the version itself too).
+      SmallVector<Value> needed;
       version->walk([&](Operation *inner) {
         for (Value x : inner->getOperands())
           if (x.getParentBlock() == block)
-            work.push_back(x);
+            needed.push_back(x);
       });
+      SetVector<Operation *> slice;
+      SmallVector<Value> work(needed);
       bool movable = true;
       while (!work.empty() && movable) {
         Operation *def = work.pop_back_val().getDefiningOp();
@@ -1650,13 +1653,12 @@ void mlir::fat::issueCaptureReadsEarly(Operation *root) {
       auto note = [&](Value x) {
         Operation *def = x.getDefiningOp();
         if (def && def->getBlock() == block && !slice.contains(def) &&
-            def != version && (!last || last->isBeforeInBlock(def)))
+            (!last || last->isBeforeInBlock(def)))
           last = def;
       };
       for (Operation *op : ordered)
         llvm::for_each(op->getOperands(), note);
-      version->walk(
-          [&](Operation *inner) { llvm::for_each(inner->getOperands(), note); });
+      llvm::for_each(needed, note);
       ordered.push_back(version);
       for (Operation *op : llvm::reverse(ordered)) {
         if (last)
