@@ -156,3 +156,6 @@ build .kernels-mods-v133/late "capture-reads=late" relative-bias
 # one.
 build .kernels-mods-v135/cp0 "capture-prefetch=0" relative-bias
 build .kernels-mods-v135/cp2 "capture-prefetch=2" relative-bias
+# Run 136: the bias table as Q·Kᵀ's accumulator (relative-bias=accumulator,
+# the terms computed once per block by a warp beside the producer).
+build .kernels-mods-v136/acc "relative-bias=accumulator" relative-bias

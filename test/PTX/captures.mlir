@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline | FileCheck %s --check-prefix=PIPE
-// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="output-dir=%t" -o %t/out.mlir
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize="relative-bias=vector" --fat-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="relative-bias=vector output-dir=%t" -o %t/out.mlir
 // RUN: cat %t/*.json | FileCheck %s --check-prefix=JSON
 // RUN: cat %t/*.ptx | FileCheck %s --check-prefix=PTX
 // RUN: %if ptxas %{ %ptxas -arch=sm_90a -v %t/*.ptx -o %t/a.cubin 2>&1 | FileCheck %s --check-prefix=PTXAS %}

@@ -1,7 +1,7 @@
 // REQUIRES: cuobjdump
 // RUN: rm -rf %t && mkdir -p %t/nopf
-// RUN: fa-t-opt %s --fat-to-ptx="seq-len=4096 output-dir=%t" -o /dev/null
-// RUN: fa-t-opt %s --fat-to-ptx="seq-len=4096 capture-prefetch=0 output-dir=%t/nopf" -o /dev/null
+// RUN: fa-t-opt %s --fat-to-ptx="seq-len=4096 relative-bias=vector output-dir=%t" -o /dev/null
+// RUN: fa-t-opt %s --fat-to-ptx="seq-len=4096 capture-prefetch=0 relative-bias=vector output-dir=%t/nopf" -o /dev/null
 // RUN: %python %fat_src_root/scripts/sass_profile.py %t/*.ptx %t/nopf/*.ptx | FileCheck %s
 
 // scripts/sass_profile.py on a region that reads a captured tensor: a

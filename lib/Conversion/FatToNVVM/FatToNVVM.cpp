@@ -106,7 +106,8 @@ struct ConvertFatToNVVMPass
         KeyBlockRangeOp, KeyBlockHoleOp, FullKeyBlockOp, FullKeyBlocksOp,
         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp, StageOutputOp,
         RingCreateOp, RingInitOp, RingAcquireOp, RingWaitOp, RingReleaseOp,
-        RingBufferOp, RingFillOp, BiasKeysFillOp, TurnsOpenOp, TurnBeginOp,
+        RingBufferOp, RingFillOp, RingClaimOp, RingCommitOp, BiasKeysFillOp,
+        TurnsOpenOp, TurnBeginOp,
         TurnEndOp, TurnsCloseOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);

@@ -88,6 +88,11 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "linear-bias", llvm::cl::init("auto"),
       llvm::cl::desc("A score region s + G·(j − i): auto, vector or mma "
                      "(Q·Kᵀ's extra k16 step; fat-tensorize)")};
+  Option<std::string> relativeBias{
+      *this, "relative-bias", llvm::cl::init("auto"),
+      llvm::cl::desc("fat-tensorize relative-bias: a score region s + "
+                     "T(b, h, j − i) as Q·Kᵀ's accumulator (accumulator), per "
+                     "score (vector), or auto")};
   Option<std::string> rescale{
       *this, "rescale", llvm::cl::init("auto"),
       llvm::cl::desc("Rescale: auto, always or lazy (fat-tensorize)")};
@@ -144,6 +149,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   tensorize.rowsum = opts.rowsum;
   tensorize.rowMax = opts.rowMax;
   tensorize.linearBias = opts.linearBias;
+  tensorize.relativeBias = opts.relativeBias;
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
   tensorize.exp2Poly = opts.exp2Poly;

@@ -1457,6 +1457,130 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     return success();
   }
 };
+/// The value a term region (fat.bias_query_columns', fat.band_stage's)
+/// yields, its body cloned at `b` with its leading index arguments mapped to
+/// `args`; each read of a captured tensor (the region's arguments after
+/// them; `captures` their addresses) an invariant load, its indices clamped
+/// into the tensor.
+static Value cloneTermBody(ImplicitLocOpBuilder &b, Block &body,
+                           ArrayRef<Value> args, ValueRange captures) {
+  unsigned firstCapture = args.size();
+  IRMapping mapping;
+  for (auto [arg, value] : llvm::zip(body.getArguments(), args))
+    mapping.map(arg, value);
+  for (Operation &inner : body.without_terminator()) {
+    auto extract = dyn_cast<tensor::ExtractOp>(inner);
+    auto arg = extract ? dyn_cast<BlockArgument>(extract.getTensor())
+                       : BlockArgument();
+    if (arg && arg.getOwner() == &body && arg.getArgNumber() >= firstCapture) {
+      Value index = arith::IndexCastOp::create(
+          b, b.getI32Type(),
+          captureLinearIndex(b, extract, mapping, /*inBounds=*/false));
+      mapping.map(extract.getResult(),
+                  loadCaptureElement(
+                      b, extract, captures[arg.getArgNumber() - firstCapture],
+                      index));
+      continue;
+    }
+    b.clone(inner, mapping);
+  }
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+}
+
+/// fat.band_stage: the lane's terms x = lane, lane + 32, … (clamped to the
+/// last: lanes past the end write it again), each T at row q_start + M − 1
+/// and key kv_start + x times 1 / scale, stored at A[x] and B[x + 1].
+struct BandStageLowering : OpConversionPattern<BandStageOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BandStageOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    if (!llvm::all_of(adaptor.getCaptures().getTypes(),
+                      llvm::IsaPred<LLVM::LLVMPointerType>))
+      return rewriter.notifyMatchFailure(op, "a capture is not an address");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    I32Math m{b};
+    int64_t rows = op.getRows(), keys = op.getKeys();
+    int64_t terms = rows + keys - 1, width = rows + keys;
+    Value reciprocal =
+        arith::DivFOp::create(b, f32Const(b, 1.0), adaptor.getScale());
+    auto index = [&](Value x) -> Value {
+      return arith::IndexCastOp::create(b, b.getIndexType(), x);
+    };
+    Value row = index(m.add(asI32(b, op.getQStart()), m.c32(rows - 1)));
+    Value kvStart = asI32(b, op.getKvStart());
+    auto f32Ptr = LLVM::LLVMPointerType::get(b.getContext(), kSharedSpace);
+    auto store = [&](Value value, Value element) {
+      Value at = LLVM::GEPOp::create(b, f32Ptr, b.getF32Type(),
+                                     adaptor.getBuffer(), ValueRange{element});
+      LLVM::StoreOp::create(b, value, at, /*alignment=*/4);
+    };
+    for (int64_t first = 0; first < terms; first += 32) {
+      Value x = arith::MinUIOp::create(b, m.add(adaptor.getLane(),
+                                                m.c32(first)),
+                                       m.c32(terms - 1));
+      Value t = cloneTermBody(
+          b, op.getBody().front(),
+          {op.getBatch(), op.getHead(), row, index(m.add(kvStart, x))},
+          adaptor.getCaptures());
+      Value u = arith::MulFOp::create(b, t, reciprocal);
+      store(u, x);
+      store(u, m.add(x, m.c32(width + 1)));
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// fat.band_fragment: per thread one base x₀ = 2(λ mod 4) − row − 16w −
+/// λ/4 + M − 1 (register pair (i, r') reads x₀ + 8i − 8r'), the array of its
+/// parity (A where x₀ is even, else B one element on), then one 8-byte
+/// shared load per pair at a constant offset from it.
+struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(BandFragmentOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!WgmmaFragmentAttr::isFragment(type) || type.getDimSize(0) != 64 ||
+        type.getDimSize(1) != op.getKeys())
+      return rewriter.notifyMatchFailure(op, "not a warpgroup's S fragment");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    I32Math m{b};
+    int64_t rows = op.getRows(), keys = op.getKeys();
+    int64_t width = rows + keys;
+    Value tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
+    Value warp = arith::RemUIOp::create(
+        b, arith::DivUIOp::create(b, tid, m.c32(32)), m.c32(4));
+    Value lane = arith::RemUIOp::create(b, tid, m.c32(32));
+    Value x0 = m.sub(
+        m.add(m.mul(arith::RemUIOp::create(b, lane, m.c32(4)), m.c32(2)),
+              m.c32(rows - 1)),
+        m.add(adaptor.getRow(),
+              m.add(m.mul(warp, m.c32(16)),
+                    arith::DivUIOp::create(b, lane, m.c32(4)))));
+    Value odd = arith::AndIOp::create(b, x0, m.c32(1));
+    Value first = m.add(x0, m.mul(odd, m.c32(width + 1)));
+    auto f32Ptr = LLVM::LLVMPointerType::get(b.getContext(), kSharedSpace);
+    auto pairType = VectorType::get({2}, b.getF32Type());
+    Value base = LLVM::GEPOp::create(b, f32Ptr, b.getF32Type(),
+                                     adaptor.getBuffer(), ValueRange{first});
+    SmallVector<Value> regs(keys / 2);
+    for (int64_t i = 0; i < keys / 8; ++i)
+      for (int64_t r = 0; r < 2; ++r) {
+        Value at = LLVM::GEPOp::create(
+            b, f32Ptr, b.getF32Type(), base,
+            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(8 * i - 8 * r)});
+        Value pair = LLVM::LoadOp::create(b, pairType, at, /*alignment=*/8);
+        for (int64_t e = 0; e < 2; ++e)
+          regs[4 * i + 2 * r + e] = LLVM::ExtractElementOp::create(
+              b, pair, arith::ConstantIntOp::create(b, e, 32));
+      }
+    rewriter.replaceOpWithMultiple(op, {regs});
+    return success();
+  }
+};
+
 /// fat.bias_query_columns of a fragment tile (the A operand of Q·Kᵀ's
 /// extra k16 step): G from the region — b and h the op's, a capture's read
 /// an invariant load, clamped — then g = G / scale, t = g·float(kv_start −
@@ -1478,31 +1602,9 @@ struct BiasQueryColumnsLowering : OpConversionPattern<BiasQueryColumnsOp> {
                       llvm::IsaPred<LLVM::LLVMPointerType>))
       return rewriter.notifyMatchFailure(op, "a capture is not an address");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Block &body = op.getBody().front();
-    unsigned firstCapture = 2;
-    IRMapping mapping;
-    mapping.map(body.getArgument(0), op.getBatch());
-    mapping.map(body.getArgument(1), op.getHead());
-    for (Operation &inner : body.without_terminator()) {
-      auto extract = dyn_cast<tensor::ExtractOp>(inner);
-      auto arg = extract ? dyn_cast<BlockArgument>(extract.getTensor())
-                         : BlockArgument();
-      if (arg && arg.getOwner() == &body &&
-          arg.getArgNumber() >= firstCapture) {
-        Value index = arith::IndexCastOp::create(
-            b, b.getI32Type(),
-            captureLinearIndex(b, extract, mapping, /*inBounds=*/false));
-        mapping.map(extract.getResult(),
-                    loadCaptureElement(
-                        b, extract,
-                        op.getCaptures()[arg.getArgNumber() - firstCapture],
-                        index));
-        continue;
-      }
-      b.clone(inner, mapping);
-    }
-    Value factor =
-        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value factor = cloneTermBody(b, op.getBody().front(),
+                                 {op.getBatch(), op.getHead()},
+                                 op.getCaptures());
     Value g = arith::DivFOp::create(b, factor, op.getScale());
     Value offset = arith::SubIOp::create(b, asI32(b, op.getKvStart()),
                                          asI32(b, op.getQStart()));
@@ -1550,6 +1652,7 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
   target.addIllegalOp<SoftmaxMaxOp, SoftmaxExpOp, ConvertLayoutOp>();
   target.addDynamicallyLegalOp<math::TanhOp, math::ExpOp, math::AbsFOp>(
       [](Operation *op) { return !op->getResult(0).getType().isF32(); });
+  target.addIllegalOp<BandStageOp, BandFragmentOp>();
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
                                BiasQueryColumnsOp, FinalizeOp, arith::TruncFOp,
                                arith::ConstantOp, arith::MulFOp, arith::AddFOp,
@@ -1571,7 +1674,8 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
            RescaleFragmentLowering, MaskFragmentLowering,
            BiasQueryColumnsLowering, ElementwiseFragmentLowering<arith::MulFOp>,
            ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
-           ConstantFragmentLowering>(converter, patterns.getContext());
+           ConstantFragmentLowering, BandStageLowering, BandFragmentLowering>(
+          converter, patterns.getContext());
   patterns.add<ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>>(
       converter, patterns.getContext(), prefetchBlocks);
 }

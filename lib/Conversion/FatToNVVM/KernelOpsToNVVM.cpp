@@ -413,6 +413,48 @@ struct RingAcquireLowering : OpConversionPattern<RingAcquireOp> {
   }
 };
 
+/// fat.ring_claim → wait for empty[s]'s previous phase, as ring_acquire;
+/// the result is the stage's buffer (its writers arrive later).
+struct RingClaimLowering : OpConversionPattern<RingClaimOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingClaimOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot = slotOf(b, op, adaptor);
+    slot.stage();
+    Value parity = slot.parity();
+    if (op.getRingType().getReleases() > 0)
+      buildMBarrierWait(b, slot.empty(),
+                        arith::XOrIOp::create(b, parity, i32Const(b, 1)));
+    rewriter.replaceOp(op, slot.buffer());
+    return success();
+  }
+};
+
+/// fat.ring_commit → bar.warp.sync, then lane 0 arrives on full[s].
+struct RingCommitLowering : OpConversionPattern<RingCommitOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(RingCommitOp op, OpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    RingSlot slot = slotOf(b, op, adaptor);
+    NVVM::SyncWarpOp::create(b, i32Const(b, -1));
+    Value lane = NVVM::LaneIdOp::create(b, b.getI32Type());
+    Value first =
+        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, i32Const(b, 0));
+    auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      buildMBarrierArrive(b, slot.full());
+    }
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
 /// fat.ring_wait → try_wait.parity on full[s] until its phase completes
 /// (with `if (%c) else`: on the selected slot's full barrier and parity).
 struct RingWaitLowering : OpConversionPattern<RingWaitOp> {
@@ -1241,7 +1283,8 @@ void mlir::fat::populateFatKernelToNVVMPatterns(
                FullKeyBlocksLowering, StoreOutputLowering, StageOutputLowering,
                RingCreateLowering, RingInitLowering, RingAcquireLowering,
                RingWaitLowering, RingReleaseLowering, RingBufferLowering,
-               RingFillLowering, BiasKeysFillLowering>(converter,
+               RingFillLowering, BiasKeysFillLowering, RingClaimLowering,
+               RingCommitLowering>(converter,
                                                        patterns.getContext());
 }
 

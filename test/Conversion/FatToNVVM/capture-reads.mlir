@@ -1,5 +1,5 @@
-// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=EARLY
-// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize --fat-pipeline --convert-fat-to-nvvm="capture-reads=late" | FileCheck %s --check-prefix=LATE
+// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize="relative-bias=vector" --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=EARLY
+// RUN: fa-t-opt %s --fat-tile="seq-len=4096" --fat-tensorize="relative-bias=vector" --fat-pipeline --convert-fat-to-nvvm="capture-reads=late" | FileCheck %s --check-prefix=LATE
 // RUN: not fa-t-opt %s --convert-fat-to-nvvm="capture-reads=soon" 2>&1 | FileCheck %s --check-prefix=BAD
 
 // Where a score region's reads of a captured tensor are issued: a relative

@@ -8,6 +8,7 @@
 
 #include "TileVerifiers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 #include "mlir/IR/Matchers.h"
 
@@ -148,6 +149,37 @@ static LogicalResult verifyBiasColumns(Operation *op, Type type,
   return diag << ", got " << type;
 }
 
+/// The region of a term op (fat.bias_query_columns, fat.score_band):
+/// `indices` index arguments named `names`, then the captures (in a kernel
+/// a captured tensor is its address), ending in fat.yield of an f32 `what`.
+static LogicalResult verifyTermRegion(Operation *op, Block &body,
+                                      unsigned indices, ValueRange captures,
+                                      StringRef names, StringRef what) {
+  Builder b(op->getContext());
+  SmallVector<Type> expected(indices, b.getIndexType());
+  llvm::append_range(expected, captures.getTypes());
+  auto matches = [](Type arg, Type want) {
+    auto tensor = dyn_cast<RankedTensorType>(arg);
+    return arg == want || (isa<LLVM::LLVMPointerType>(want) && tensor &&
+                           tensor.hasStaticShape());
+  };
+  if (body.getNumArguments() != expected.size() ||
+      !llvm::all_of(
+          llvm::zip_equal(body.getArgumentTypes(), expected),
+          [&](auto p) { return matches(std::get<0>(p), std::get<1>(p)); })) {
+    InFlightDiagnostic diag = op->emitOpError()
+                              << "expected the region's arguments to be (";
+    llvm::interleaveComma(expected, diag);
+    return diag << ") — " << names << ", then the captures";
+  }
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield || !yield.getValue().getType().isF32())
+    return op->emitOpError()
+           << "expected the region to end in fat.yield of " << what
+           << " (f32)";
+  return success();
+}
+
 LogicalResult BiasKeyColumnsOp::verify() {
   return verifyBiasColumns(*this, getType(), /*maxRows=*/256);
 }
@@ -161,28 +193,40 @@ LogicalResult BiasQueryColumnsOp::verify() {
         scale.getValueAsDouble() > 0.0))
     return emitOpError() << "expected a finite positive scale, got "
                          << scale.getValueAsDouble();
-  Block &body = getBody().front();
-  Builder b(getContext());
-  SmallVector<Type> expected(2, b.getIndexType());
-  llvm::append_range(expected, getCaptures().getTypes());
-  // As in the score region: in a kernel a captured tensor is its address.
-  auto matches = [](Type arg, Type want) {
-    auto tensor = dyn_cast<RankedTensorType>(arg);
-    return arg == want || (isa<LLVM::LLVMPointerType>(want) && tensor &&
-                           tensor.hasStaticShape());
+  return verifyTermRegion(*this, getBody().front(), 2, getCaptures(),
+                          "b, h", "the bias factor G");
+}
+
+bool ScoreBandOp::readsPositionsAsDifference(Block &body) {
+  Value i = body.getArgument(2), j = body.getArgument(3);
+  auto difference = [&](Operation *user) {
+    auto sub = dyn_cast<arith::SubIOp>(user);
+    return sub && ((sub.getLhs() == j && sub.getRhs() == i) ||
+                   (sub.getLhs() == i && sub.getRhs() == j));
   };
-  if (body.getNumArguments() != expected.size() ||
-      !llvm::all_of(
-          llvm::zip_equal(body.getArgumentTypes(), expected),
-          [&](auto p) { return matches(std::get<0>(p), std::get<1>(p)); })) {
-    InFlightDiagnostic diag = emitOpError()
-                              << "expected the region's arguments to be (";
-    llvm::interleaveComma(expected, diag);
-    return diag << ") — b, h, then the captures";
-  }
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
-  if (!yield || !yield.getValue().getType().isF32())
-    return emitOpError() << "expected the region to end in fat.yield of the "
-                            "bias factor G (f32)";
+  return llvm::all_of(i.getUsers(), difference) &&
+         llvm::all_of(j.getUsers(), difference);
+}
+
+LogicalResult ScoreBandOp::verify() {
+  auto t = dyn_cast<RankedTensorType>(getType());
+  if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
+      !t.getElementType().isF32())
+    return emitOpError() << "expected a static 2-D f32 tile, got "
+                         << getType();
+  FloatAttr scale;
+  if (matchPattern(getScale(), m_Constant(&scale)) &&
+      !(std::isfinite(scale.getValueAsDouble()) &&
+        scale.getValueAsDouble() > 0.0))
+    return emitOpError() << "expected a finite positive scale, got "
+                         << scale.getValueAsDouble();
+  Block &body = getBody().front();
+  if (failed(verifyTermRegion(*this, body, 4, getCaptures(), "b, h, i, j",
+                              "the term T")))
+    return failure();
+  if (!readsPositionsAsDifference(body))
+    return emitOpError() << "expected the region to read the row and key "
+                            "only through arith.subi of one from the other "
+                            "(a term of j − i)";
   return success();
 }

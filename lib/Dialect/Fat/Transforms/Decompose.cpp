@@ -409,6 +409,29 @@ struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
   }
 };
 
+/// fat.score_band: t_ij = body(b, h, i', j', captures) · (1 / scale), the
+/// reciprocal rounded once as on the GPU (i', j' clamped as for the score
+/// region: a padding row or key reads the last real one).
+struct DecomposeScoreBand : OpRewritePattern<ScoreBandOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreBandOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value reciprocal = arith::DivFOp::create(
+        rewriter, loc, f32Const(rewriter, loc, 1.0), op.getScale());
+    Value shape = tensor::EmptyOp::create(
+        rewriter, loc, cast<RankedTensorType>(op.getType()), ValueRange{});
+    replaceWithTileMap(rewriter, op, shape,
+                       [&](OpBuilder &b, Location loc, Value) {
+                         Value term = cloneModBody(b, loc, op, Value(),
+                                                   clampedPosition(b, loc, op));
+                         return arith::MulFOp::create(b, loc, term, reciprocal)
+                             .getResult();
+                       });
+    return success();
+  }
+};
+
 /// fat.mask_mod: s'_ij = keep_ij ? s_ij : −inf with keep = body(b, h, i',
 /// j', captures), and with `kv_ranges = n` also r[b, ⌊i'/64⌋, 0] ≤ j' <
 /// r[b, ⌊i'/64⌋, 1] for r capture n (the verifier of fat.attention gave the
@@ -716,7 +739,8 @@ void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
                DecomposeRowSum, DecomposeRescale, DecomposePV,
                DecomposeFinalize, DecomposeWgmma, DecomposeSoftmaxMax,
                DecomposeSoftmaxExp, DecomposeScoreMod, DecomposeMaskMod,
-               DecomposeBiasKeyColumns, DecomposeBiasQueryColumns>(
+               DecomposeBiasKeyColumns, DecomposeBiasQueryColumns,
+               DecomposeScoreBand>(
       patterns.getContext());
   populateKeyGeometryExpansionPatterns(patterns);
 }

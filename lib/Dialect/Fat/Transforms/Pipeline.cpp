@@ -118,6 +118,9 @@ struct TensorizedAttention {
   MaskModOp maskMod;
   /// linear-bias=mma: the score region's bias as Q·Kᵀ's extra columns.
   BiasQueryColumnsOp biasQuery;
+  /// relative-bias=accumulator: the tensorized loop's fat.score_band (the
+  /// score region's term as Q·Kᵀ's accumulator; no score region then).
+  ScoreBandOp scoreBand;
   /// The online softmax's ops and O's rescale (one KV loop's), which the
   /// consumer moves onto its tiles.
   SoftmaxMaxOp softmaxMax;
@@ -194,8 +197,8 @@ static LogicalResult checkConsumerForms(scf::ForOp loop) {
                             "fat.softmax_max in the tensorized KV loop");
     afterMax |= isa<SoftmaxMaxOp>(op);
     if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp, SoftmaxExpOp,
-            RescaleOp, arith::TruncFOp, BiasQueryColumnsOp, BiasKeyColumnsOp>(
-            op) ||
+            RescaleOp, arith::TruncFOp, BiasQueryColumnsOp, BiasKeyColumnsOp,
+            ScoreBandOp>(op) ||
         isTileAddressing(&op))
       continue;
     return op.emitOpError("fat-pipeline: the Hopper consumer has no form for "
@@ -263,6 +266,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     } else if (auto query = dyn_cast<BiasQueryColumnsOp>(op)) {
       t.biasQuery = query;
       t.captures.insert(query.getCaptures().begin(), query.getCaptures().end());
+    } else if (auto band = dyn_cast<ScoreBandOp>(op)) {
+      t.scoreBand = band;
+      t.captures.insert(band.getCaptures().begin(), band.getCaptures().end());
     }
     return WalkResult::advance();
   });
@@ -278,6 +284,7 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   // region (a kernel of its own beside the vector form's).
   Region *scoreBody = t.scoreMod    ? &t.scoreMod.getBody()
                       : t.biasQuery ? &t.biasQuery.getBody()
+                      : t.scoreBand ? &t.scoreBand.getBody()
                                     : nullptr;
   t.sig.modifications = modificationKey(
       scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
@@ -287,11 +294,14 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
   for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),
-                         t.biasQuery.getOperation()})
+                         t.biasQuery.getOperation(),
+                         t.scoreBand.getOperation()})
     if (mod &&
         !llvm::equal(isa<ScoreModOp>(mod) ? cast<ScoreModOp>(mod).getCaptures()
                      : isa<MaskModOp>(mod)
                          ? cast<MaskModOp>(mod).getCaptures()
+                     : isa<ScoreBandOp>(mod)
+                         ? cast<ScoreBandOp>(mod).getCaptures()
                          : cast<BiasQueryColumnsOp>(mod).getCaptures(),
                      t.captures))
       return fail("expected the score and mask modifications to capture the "
@@ -345,6 +355,15 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     qTile = qCat.getInputs()[0];
     kTile = kCat.getInputs()[0];
   }
+  // relative-bias=accumulator: Q·Kᵀ accumulates onto the block's terms,
+  // which a warp beside the producer computes; nothing else may seed it.
+  if (Value acc = qk.getAcc();
+      acc && (!t.scoreBand || acc != t.scoreBand.getResult() || t.scoreMod ||
+              t.biasQuery))
+    return fail("expected Q·Kᵀ to accumulate onto nothing or onto the "
+                "block's fat.score_band, with no score region beside it");
+  if (t.scoreBand && qk.getAcc() != t.scoreBand.getResult())
+    return fail("expected fat.score_band to be Q·Kᵀ's accumulator");
   // The producer copies the operands the loop slices per key block, and
   // Q once per tile.
   if (!t.kvLoop.isDefinedOutsideOfLoop(qTile) ||
@@ -610,6 +629,17 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->kvLoop = t->kvLoop;
     config->scoreMod = t->scoreMod;
     config->biasQuery = t->biasQuery;
+    config->scoreBand = t->scoreBand;
+    if (config->dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
+      return loop.emitOpError("fat-pipeline: relative-bias=accumulator's "
+                              "terms (")
+             << config->stages * config->bandStageBytes()
+             << " bytes) leave the kernel "
+             << config->dynamicSmemBytes()
+             << " bytes of shared memory, more than the "
+             << kMaxSharedMemoryPerBlock
+             << " a block may use; lower block-n or stages, or take "
+                "relative-bias=vector";
     config->modSoftmaxScale = t->modSoftmaxScale;
     config->maskMod = t->maskMod;
     if (t->maskMod && t->maskMod.getKvRanges())

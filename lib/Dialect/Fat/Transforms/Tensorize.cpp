@@ -213,6 +213,60 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   return success();
 }
 
+/// Whether a score region of `scope` is s + T with T reading a captured
+/// tensor (a relative-position bias table): relative-bias=auto's case.
+bool readsTermTable(Operation *scope) {
+  bool table = false;
+  scope->walk([&](ScoreModOp mod) {
+    mod.getBody().walk([&](tensor::ExtractOp) { table = true; });
+  });
+  return table;
+}
+
+/// relative-bias=accumulator: every score region s + T(b, h, j − i) of
+/// `scope` as Q·Kᵀ's accumulator (TensorizeBias.cpp), recorded as
+/// `relative_bias = "accumulator"`; forced, an error where a region is not
+/// of that form.
+LogicalResult takeRelativeBiasAccumulator(Operation *scope, bool forced) {
+  ScoreModOp first;
+  scope->walk([&](ScoreModOp mod) { first = first ? first : mod; });
+  if (!first) {
+    if (!forced)
+      return success();
+    return scope->emitError("fat-tensorize: relative-bias=accumulator needs "
+                            "a score region s + T(b, h, j − i); this "
+                            "attention has none");
+  }
+  double scale = first.getScale().convertToDouble();
+  RewritePatternSet patterns(scope->getContext());
+  populateRelativeBiasAccumulatorPatterns(patterns);
+  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+    return failure();
+  ScoreModOp left;
+  scope->walk([&](ScoreModOp mod) { left = left ? left : mod; });
+  if (left) {
+    if (!forced)
+      return success();
+    return left.emitError(
+        "fat-tensorize: relative-bias=accumulator needs the score region to "
+        "be s + T with T reading neither the score nor the row and key other "
+        "than as their difference j − i, on the scores of Q·Kᵀ read only by "
+        "masks and the softmax");
+  }
+  // The scores become unscaled: the LSE's factor on m takes the scale.
+  Builder b(scope->getContext());
+  scope->walk([&](FinalizeOp fin) {
+    if (std::optional<APFloat> old = fin.getScale())
+      fin.setScaleAttr(b.getF32FloatAttr(
+          static_cast<float>(old->convertToDouble() * scale)));
+  });
+  updateSchedule(
+      scope,
+      {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
+      forced);
+  return success();
+}
+
 struct FatTensorizePass
     : public fat::impl::FatTensorizeBase<FatTensorizePass> {
   using Base::Base;
@@ -242,6 +296,13 @@ struct FatTensorizePass
     if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
         failed(linearBiasOpt))
       return signalPassFailure();
+    if (relativeBias != "auto" && relativeBias != "vector" &&
+        relativeBias != "accumulator") {
+      root->emitError() << "fat-tensorize: relative-bias must be auto, "
+                           "vector or accumulator, got '"
+                        << relativeBias << "'";
+      return signalPassFailure();
+    }
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;
@@ -358,6 +419,14 @@ struct FatTensorizePass
           failed(takeLinearBiasOnTensorCores(
               scope, tiled,
               /*forced=*/linearBiasOpt->has_value())))
+        return signalPassFailure();
+      // A term of j − i as Q·Kᵀ's accumulator: forced, or auto's where the
+      // term reads a table (perf log run 136).
+      bool accumulate = relativeBias == "accumulator" ||
+                        (relativeBias == "auto" && readsTermTable(scope));
+      if (accumulate &&
+          failed(takeRelativeBiasAccumulator(
+              scope, /*forced=*/relativeBias == "accumulator")))
         return signalPassFailure();
     }
   }

@@ -62,6 +62,31 @@ LogicalResult collectSoftmaxReaders(Value scores,
   return success();
 }
 
+/// The softmax constant c of each of `readers` times `scale`: the scores
+/// they read become unscaled (as in a kernel without a region).
+void scaleSoftmaxConstants(PatternRewriter &rewriter, Location loc,
+                           ArrayRef<Operation *> readers, double scale) {
+  for (Operation *reader : readers) {
+    OpOperand &c = isa<SoftmaxMaxOp>(reader)
+                       ? cast<SoftmaxMaxOp>(reader).getScaleMutable()
+                       : cast<SoftmaxExpOp>(reader).getScaleMutable();
+    rewriter.setInsertionPoint(reader);
+    FloatAttr constant;
+    Value scaled =
+        matchPattern(c.get(), m_Constant(&constant))
+            ? Value(arith::ConstantOp::create(
+                  rewriter, loc,
+                  rewriter.getF32FloatAttr(static_cast<float>(
+                      constant.getValueAsDouble() * scale))))
+            : Value(arith::MulFOp::create(
+                  rewriter, loc, c.get(),
+                  arith::ConstantOp::create(
+                      rewriter, loc,
+                      rewriter.getF32FloatAttr(static_cast<float>(scale)))));
+    rewriter.modifyOpInPlace(reader, [&] { c.set(scaled); });
+  }
+}
+
 /// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as one wgmma on
 /// [Q | X]·[K | R]ᵀ, X and R the bias columns; the softmax constant c of
 /// the ops reading the scores becomes c·scale (the scores are now unscaled,
@@ -141,25 +166,91 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
     auto biased = WgmmaOp::create(rewriter, loc, sType, a, b, /*acc=*/Value(),
                                   gemm.getTransposeBAttr(), gemm.getAFromAttr(),
                                   gemm.getShapeAttr());
-    for (Operation *reader : readers) {
-      OpOperand &c = isa<SoftmaxMaxOp>(reader)
-                         ? cast<SoftmaxMaxOp>(reader).getScaleMutable()
-                         : cast<SoftmaxExpOp>(reader).getScaleMutable();
-      rewriter.setInsertionPoint(reader);
-      FloatAttr constant;
-      Value scaled =
-          matchPattern(c.get(), m_Constant(&constant))
-              ? Value(arith::ConstantOp::create(
-                    rewriter, loc,
-                    rewriter.getF32FloatAttr(static_cast<float>(
-                        constant.getValueAsDouble() * scale))))
-              : Value(arith::MulFOp::create(
-                    rewriter, loc, c.get(),
-                    arith::ConstantOp::create(
-                        rewriter, loc,
-                        rewriter.getF32FloatAttr(static_cast<float>(scale)))));
-      rewriter.modifyOpInPlace(reader, [&] { c.set(scaled); });
+    scaleSoftmaxConstants(rewriter, loc, readers, scale);
+    rewriter.replaceOp(op, biased.getResult());
+    rewriter.eraseOp(gemm);
+    return success();
+  }
+};
+
+/// fat.wgmma Q·Kᵀ → fat.score_mod {s + T(b, h, j − i)} as Q·Kᵀ accumulated
+/// onto fat.score_band (T / scale per element), the region's term; the
+/// softmax constant c of the ops reading the scores becomes c·scale.
+struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    Value score = body.getArgument(0);
+    auto sum = cast<YieldOp>(body.getTerminator())
+                   .getValue()
+                   .getDefiningOp<arith::AddFOp>();
+    if (!sum || op.getRowsAtOrigin())
+      return rewriter.notifyMatchFailure(op, "the region is not s + T");
+    Value term = sum.getLhs() == score ? sum.getRhs() : sum.getLhs();
+    if ((sum.getLhs() == score) == (sum.getRhs() == score))
+      return rewriter.notifyMatchFailure(op, "the region is not s + T");
+    // T's ops in a valid order; none of them may read the score, and the
+    // row and key may enter only as their difference.
+    SetVector<Operation *> slice;
+    BackwardSliceOptions options;
+    options.inclusive = true;
+    options.filter = [&](Operation *inner) {
+      return inner->getBlock() == &body;
+    };
+    if (Operation *def = term.getDefiningOp())
+      if (failed(getBackwardSlice(def, &slice, options)))
+        return rewriter.notifyMatchFailure(op, "no slice of the term");
+    for (Operation *inner : slice)
+      if (llvm::is_contained(inner->getOperands(), score))
+        return rewriter.notifyMatchFailure(op, "the term reads the score");
+    for (Operation &inner : body.without_terminator())
+      if (inner.getNumResults() && inner.use_empty() == false &&
+          !slice.contains(&inner) && &inner != sum.getOperation())
+        return rewriter.notifyMatchFailure(op, "the region computes more");
+    auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
+    if (!gemm || gemm.getAFrom() != OperandSource::Smem ||
+        !gemm.getTransposeB() || gemm.getAcc() || !gemm->hasOneUse())
+      return rewriter.notifyMatchFailure(op, "the scores are not Q·Kᵀ's");
+    SmallVector<Operation *> readers;
+    if (failed(collectSoftmaxReaders(op.getResult(), readers)))
+      return rewriter.notifyMatchFailure(op, "a score is read by other ops");
+
+    Location loc = op.getLoc();
+    auto sType = cast<RankedTensorType>(op.getScores().getType());
+    double scale = op.getScale().convertToDouble();
+    Value c = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    auto band = ScoreBandOp::create(
+        rewriter, loc, sType, op.getBatch(), op.getHead(), op.getQStart(),
+        op.getKvStart(), op.getQLen(), op.getKvLen(), c, op.getCaptures());
+    {
+      // The region: T from b, h, i, j and the captures (the score region
+      // without its score).
+      OpBuilder::InsertionGuard guard(rewriter);
+      SmallVector<Type> types(4, rewriter.getIndexType());
+      auto captureArgs = body.getArguments().drop_front(5);
+      for (BlockArgument arg : captureArgs)
+        types.push_back(arg.getType());
+      Block *termBody = rewriter.createBlock(
+          &band.getBody(), {}, types, SmallVector<Location>(types.size(), loc));
+      IRMapping mapping;
+      for (unsigned a = 1; a < body.getNumArguments(); ++a)
+        mapping.map(body.getArgument(a), termBody->getArgument(a - 1));
+      for (Operation *inner : slice)
+        rewriter.clone(*inner, mapping);
+      YieldOp::create(rewriter, loc, mapping.lookupOrDefault(term));
+      if (!ScoreBandOp::readsPositionsAsDifference(*termBody)) {
+        rewriter.eraseOp(band);
+        return rewriter.notifyMatchFailure(
+            op, "the term reads the row or key other than as j − i");
+      }
     }
+    auto biased = WgmmaOp::create(rewriter, loc, sType, gemm.getA(),
+                                  gemm.getB(), band.getResult(),
+                                  gemm.getTransposeBAttr(), gemm.getAFromAttr(),
+                                  gemm.getShapeAttr());
+    scaleSoftmaxConstants(rewriter, loc, readers, scale);
     rewriter.replaceOp(op, biased.getResult());
     rewriter.eraseOp(gemm);
     return success();
@@ -167,6 +258,11 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
 };
 
 } // namespace
+
+void mlir::fat::populateRelativeBiasAccumulatorPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<RelativeBiasToAccumulator>(patterns.getContext());
+}
 
 void mlir::fat::populateLinearBiasTensorCorePatterns(
     RewritePatternSet &patterns) {

@@ -289,6 +289,9 @@ struct AttentionKernelConfig {
   /// linear-bias=mma: the tensorized loop's fat.bias_query_columns (the
   /// score region's bias as Q·Kᵀ's extra k16 step; no score region then).
   Operation *biasQuery = nullptr;
+  /// relative-bias=accumulator: the tensorized loop's fat.score_band (the
+  /// score region's term as Q·Kᵀ's accumulator; no score region then).
+  Operation *scoreBand = nullptr;
   /// The tensorized scf.for over key blocks (set by fat-pipeline, which
   /// owns it while the kernel is built): the consumer rewrites its ops onto
   /// the fragment tiles — the plain loop all of them in the loop's order,
@@ -343,9 +346,11 @@ struct AttentionKernelConfig {
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
   ///   [ linear-bias=mma: the bias key columns, blockN x 32 B ]
+  ///   [ relative-bias=accumulator: band stage 0 .. stages-1, 8·(M + N) B ]
   ///   [ mbarriers, 8 B each, ring by ring (!fat.ring): Q's full[qBuffers]
   ///     (and, persistent, empty[qBuffers]), K's full[stages] and
-  ///     empty[stages], V's full[stages] and empty[stages] ]
+  ///     empty[stages], V's full[stages] and empty[stages], the band's
+  ///     full[stages] and empty[stages] ]
   ///
   /// K and V have rings of their own: the consumers release K_j as soon
   /// as S_j is computed, long before they are done with V_j.
@@ -376,12 +381,21 @@ struct AttentionKernelConfig {
   /// Whether a linear position bias rides in Q·Kᵀ (linear-bias=mma): on the
   /// tensorized loop, or chosen by the schedule before it is built.
   bool biasOnTensorCores() const { return biasQuery || schedule.linearBiasMma; }
-  int64_t barrierOffset() const { return biasKeysOffset() + biasKeysBytes(); }
+  /// relative-bias=accumulator: the band ring's stages after them, one
+  /// per K stage (fat.band_stage's layout: two arrays of M + N floats).
+  int64_t bandOffset() const { return biasKeysOffset() + biasKeysBytes(); }
+  int64_t bandStageBytes() const {
+    return scoreBand ? 8 * (blockM + blockN) : 0;
+  }
+  int64_t barrierOffset() const {
+    return bandOffset() + stages * bandStageBytes();
+  }
   /// Persistent kernels give Q buffers back (empty barriers): the
   /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
   /// the producer loads a later tile's Q into it.
   int64_t numBarriers() const {
-    return qBuffers * (schedule.persistent ? 2 : 1) + 4 * stages;
+    return qBuffers * (schedule.persistent ? 2 : 1) + 4 * stages +
+           (scoreBand ? 2 * stages : 0);
   }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.

@@ -405,6 +405,118 @@ def Fat_RingReleaseOp : Fat_RingOp<"release",
   }]>];
 }
 
+def Fat_RingClaimOp : Fat_RingOp<"claim",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a writer warp takes the ring's buffer of an iteration";
+  let description = [{
+    The producer side of a ring that threads fill (no TMA): waits until the
+    consumers released the stage of iteration `i` (the previous phase of
+    empty[s], as `fat.ring_acquire` does) and returns the stage's buffer.
+    The writers then store into it and `fat.ring_commit` announces it.
+
+    ```mlir
+    %buf = fat.ring_claim %band[%i] : !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration);
+  let results = (outs Fat_SharedPointer:$buffer);
+  let assemblyFormat = "$ring `[` $iteration `]` attr-dict `:` type($ring)";
+}
+
+def Fat_RingCommitOp : Fat_RingOp<"commit",
+    [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "a writer warp announces the buffer of an iteration";
+  let description = [{
+    Every lane of the warp that wrote the stage of iteration `i` runs it:
+    the warp synchronizes (`bar.warp.sync`, which orders its lanes' stores
+    before lane 0's next operation) and lane 0 arrives on full[s], the one
+    arrival the barrier expects (an arrive has release semantics, so the
+    consumers that wait for the phase see every lane's stores).
+
+    ```mlir
+    fat.ring_commit %band[%i] : !fat.ring<...>
+    ```
+  }];
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration);
+  let assemblyFormat = "$ring `[` $iteration `]` attr-dict `:` type($ring)";
+}
+
+def Fat_BandStageOp : Fat_Op<"band_stage",
+    [MemoryEffects<[MemWrite]>, IsolatedFromAbove]> {
+  let summary = "one warp writes a key block's relative terms into shared memory";
+  let description = [{
+    The kernel side of `fat.score_band`: a block of `rows` M rows from
+    `q_start` and `keys` N keys from `kv_start` has M + N − 1 distinct terms,
+    u_x = T(b, h, q_start + M − 1, kv_start + x) · (1 / c) for x in [0, M +
+    N − 1) (T's row and key enter only as j − i = x − (M − 1) + kv_start −
+    q_start; 1 / c rounded once). The warp's lanes write x = lane, lane +
+    32, …, each term twice, as two float arrays of W = M + N elements:
+
+    ```
+    A[x]     at byte 4·x             (pairs (u_x, u_x+1) with x even)
+    B[x + 1] at byte 4·(W + x + 1)   (pairs with x odd, at B[x + 1])
+    ```
+
+    so that `fat.band_fragment` reads every pair of adjacent keys with one
+    8-byte load. A captured tensor is its global address; each of T's reads
+    is an invariant load with its indices clamped into the tensor (a padding
+    row or key may compute an index outside it). `%lane` is the thread's
+    lane; the caller commits the stage (`fat.ring_commit`).
+
+    ```mlir
+    fat.band_stage %buf lane(%lane) at(%b, %h, %q0, %k0) scale %c
+        captures(%table : !llvm.ptr<1>) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index, %tab: tensor<16x8191xf32>):
+      ...
+      fat.yield %t : f32
+    } {keys = 128 : i64, rows = 128 : i64}
+    ```
+  }];
+  let arguments = (ins Fat_SharedPointer:$buffer, I32:$lane, Index:$batch,
+                   Index:$head, Index:$q_start, Index:$kv_start, F32:$scale,
+                   Variadic<AnyType>:$captures,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$rows,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$keys);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $buffer `lane` `(` $lane `)` `at` `(` $batch `,` $head `,` $q_start `,`
+    $kv_start `)` `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+  }];
+  let extraClassDeclaration = [{
+    /// Bytes of one stage: the two arrays of M + N floats.
+    static int64_t stageBytes(int64_t rows, int64_t keys) {
+      return 2 * 4 * (rows + keys);
+    }
+  }];
+}
+
+def Fat_BandFragmentOp : Fat_Op<"band_fragment", [Pure]> {
+  let summary = "a warpgroup's accumulator fragment of a key block's relative terms";
+  let description = [{
+    Reads the terms `fat.band_stage` wrote (for a block of `rows` M rows
+    and `keys` N keys) as the f32 accumulator tile of the warpgroup whose
+    first row is row `%row` of the block: element (r, c) is u_x with x = c −
+    (%row + r) + M − 1. Register 4i + 2r' + e of thread λ in warp w holds
+    row 16w + λ/4 + 8r', key 8i + 2(λ mod 4) + e, so each pair e = 0, 1 is
+    u_x, u_x+1 for one x: from A[x] where x is even, B[x + 1] where odd
+    (the parity is the thread's: x ≡ %row + 16w + λ/4 + 8r' + 1 mod 2), one
+    8-byte shared load each.
+
+    ```mlir
+    %t = fat.band_fragment %buf row(%r) {keys = 128 : i64, rows = 128 : i64}
+        : tensor<64x128xf32, #fat.wgmma_fragment>
+    ```
+  }];
+  let arguments = (ins Fat_SharedPointer:$buffer, I32:$row,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$rows,
+                   ConfinedAttr<I64Attr, [IntPositive]>:$keys);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    $buffer `row` `(` $row `)` attr-dict `:` type($result)
+  }];
+}
+
 def Fat_BiasKeysFillOp : Fat_Op<"bias_keys_fill", [MemoryEffects<[MemWrite]>]> {
   let summary = "writes fat.bias_key_columns' tile into shared memory";
   let description = [{

@@ -284,4 +284,69 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
   let hasVerifier = 1;
 }
 
+def Fat_ScoreBandOp : Fat_Op<"score_band", [Pure, IsolatedFromAbove]> {
+  let summary = "a score term that depends on the positions only through j − i, as Q·Kᵀ's accumulator";
+  let description = [{
+    A score region s' = s + T(b, h, i, j) whose term T reads neither the
+    score nor the positions other than through their difference j − i (a
+    learned relative-position bias table[h, j − i + S − 1], T5's buckets of
+    j − i) adds per score one term that the vector units would pay for
+    element by element (one add before the row maximum, and its load).
+    Q·Kᵀ's wgmma adds its accumulator for free, so this op's tile becomes
+    that accumulator and the region goes:
+
+    ```
+    t_rc = T(b, h, q_start + r, kv_start + c) · (1 / c)      (f32; 1 / c
+          rounded once, c = %scale the attention's: the GEMM's scores are
+          unscaled, so scale·(Q·Kᵀ + t) = scale·s + T)
+    ```
+
+    for rows q_start + r < Sq and keys kv_start + c < Skv (`len`). A
+    padding row or key (past the tile's ragged edge) gets some finite term
+    (the CPU reads T at the last real row and key, the GPU at the shifted
+    difference with its captures' indices clamped): its score is masked or
+    its row never stored.
+
+    The region yields T from b, h, i, j and the captures; i and j enter
+    only through `arith.subi` of one from the other (the verifier checks),
+    so a block of M rows and N keys has M + N − 1 distinct terms: the
+    Hopper kernel computes each once per block, in a warp beside the TMA
+    producer, and the consumers read their accumulator fragments from
+    shared memory (`fat.band_stage`, `fat.band_fragment`).
+
+    ```mlir
+    %t = fat.score_band at(%b, %h, %q0, %k0) len(%sq, %skv) scale %c
+        captures(%table : tensor<16x8191xf32>) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index, %tab: tensor<16x8191xf32>):
+      %d = arith.subi %j, %i : index
+      %off = arith.constant 4095 : index
+      %x = arith.addi %d, %off : index
+      %v = tensor.extract %tab[%hh, %x] : tensor<16x8191xf32>
+      fat.yield %v : f32
+    } : tensor<128x128xf32>
+    %s = fat.wgmma %q, %k, %t transpose_b a_from smem shape [64, 128, 16]
+        : tensor<128x64xbf16>, tensor<128x64xbf16>, tensor<128x128xf32>
+        -> tensor<128x128xf32>
+    ```
+  }];
+  let arguments = (ins Index:$batch, Index:$head, Index:$q_start,
+                   Index:$kv_start, Index:$q_len, Index:$kv_len, F32:$scale,
+                   Variadic<AnyType>:$captures);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)`
+    `len` `(` $q_len `,` $kv_len `)` `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+    `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Whether the row and key arguments (numbers 2 and 3) of `body` are
+    /// read only by `arith.subi` of one from the other: the terms of a
+    /// block then depend on j − i alone.
+    static bool readsPositionsAsDifference(::mlir::Block &body);
+  }];
+}
+
 #endif // FAT_DIALECT_FAT_IR_FATTENSOROPS_TD

@@ -89,6 +89,12 @@ void populateFatTensorizeTilePatterns(RewritePatternSet &patterns,
 /// miss one constant per row.
 void populateLinearBiasTensorCorePatterns(RewritePatternSet &patterns);
 
+/// fat.score_mod {s + T(b, h, j − i)} (T free of the score, the row and key
+/// only as their difference) on a tensorized Q·Kᵀ → Q·Kᵀ accumulated onto
+/// fat.score_band (T / scale), the softmax constant times the scale
+/// (TensorizeBias.cpp).
+void populateRelativeBiasAccumulatorPatterns(RewritePatternSet &patterns);
+
 /// Emits an error at the first tile op under `scope` whose shape warpgroup
 /// MMA cannot take under `choice` (rows a multiple of 64, keys and D of 16,
 /// Dv (+ 8 ones columns) of 8, f16/bf16 operands) and fails; else succeeds.

@@ -291,6 +291,20 @@ def FatTensorize : Pass<"fat-tensorize"> {
     predicts the choice and gives the kernel the plain one's key blocks.
     Recorded as `linear_bias = "mma"`.
 
+    `relative-bias=accumulator`: a score region s' = s + T(b, h, j − i)
+    whose term reads neither the score nor the row and key other than as
+    their difference (a learned relative-position table, T5's buckets)
+    costs the vector units an add per score and its read; instead Q·Kᵀ
+    accumulates onto `fat.score_band`, the tile of T / scale, and the
+    region goes (TensorizeBias.cpp): scale·(Q·Kᵀ + T/scale) = scale·s + T,
+    the softmax constant becomes scale·log2 e and the LSE's factor on m
+    takes the scale. A block of M rows and N keys has M + N − 1 distinct
+    terms, which the Hopper kernel computes once per block beside the TMA
+    producer; the consumers load their accumulator fragments from shared
+    memory. `auto` = accumulator where the term reads a captured tensor,
+    else vector (perf log run 136). Recorded as `relative_bias =
+    "accumulator"`.
+
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
     `fat.wgmma %p16, %v_ones, %acc a_from registers shape [64, 72, 16]`
@@ -319,7 +333,13 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "A score region s + G·(j − i) (ALiBi): 'vector' (the region per "
            "score) or 'mma' (one more k16 step of Q·Kᵀ on bias columns; no "
            "LSE); 'auto' = mma where it applies (bf16, no LSE, no positional "
-           "mask region, room for the key columns), else vector">
+           "mask region, room for the key columns), else vector">,
+    Option<"relativeBias", "relative-bias", "std::string",
+           /*default=*/"\"auto\"",
+           "A score region s + T(b, h, j − i): 'vector' (the region per "
+           "score) or 'accumulator' (Q·Kᵀ accumulates onto the term, each of "
+           "a block's M + N − 1 terms computed once); 'auto' = accumulator "
+           "where T reads a captured table, else vector">
   ];
 }
 

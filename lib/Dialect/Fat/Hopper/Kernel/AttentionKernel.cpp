@@ -100,6 +100,9 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
                      cfg.schedule.persistent ? consumers : 0);
   v.kRing = makeRing(cfg.stages, cfg.kOffset(), cfg.kStageBytes(), consumers);
   v.vRing = makeRing(cfg.stages, cfg.vOffset(), cfg.vStageBytes(), consumers);
+  if (cfg.scoreBand)
+    v.bandRing = makeRing(cfg.stages, cfg.bandOffset(), cfg.bandStageBytes(),
+                          consumers);
   assert(barriers == cfg.barrierOffset() + 8 * cfg.numBarriers() &&
          "the rings' barriers are the layout's");
 
@@ -109,8 +112,9 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (Value ring : {v.qRing, v.kRing, v.vRing})
-      RingInitOp::create(b, ring);
+    for (Value ring : {v.qRing, v.kRing, v.vRing, v.bandRing})
+      if (ring)
+        RingInitOp::create(b, ring);
     // Make the initialization visible to the async proxy (TMA) before use.
     NVVM::FenceMbarrierInitOp::create(b);
   }
@@ -164,9 +168,10 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   v.softmaxScale = v.scaleLog2e;
   if (cfg.scoreMod)
     v.softmaxScale = f32Const(b, cfg.modSoftmaxScale);
-  // A score region reads scale·s; linear-bias=mma's columns divide by the
-  // scale (their scores stay unscaled).
-  if (cfg.scoreMod || cfg.biasQuery)
+  // A score region reads scale·s; linear-bias=mma's columns and
+  // relative-bias=accumulator's terms divide by the scale (their scores
+  // stay unscaled).
+  if (cfg.scoreMod || cfg.biasQuery || cfg.scoreBand)
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];
@@ -188,8 +193,11 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   // cfg.consumerRegisters(). With one consumer warpgroup every thread
   // already has up to 255.
   std::optional<std::pair<int32_t, int32_t>> registers;
+  // The band writer (relative-bias=accumulator) keeps 32: the 2 × 240 or
+  // 3 × 160 consumer registers still fit beside it (65536 per SM).
   if (cfg.numConsumerWarpgroups() > 1)
-    registers = {24, static_cast<int32_t>(cfg.consumerRegisters())};
+    registers = {cfg.scoreBand ? 32 : 24,
+                 static_cast<int32_t>(cfg.consumerRegisters())};
   auto roles = WarpSpecializeOp::create(b, v.warpgroup, registers);
   {
     OpBuilder::InsertionGuard guard(b);

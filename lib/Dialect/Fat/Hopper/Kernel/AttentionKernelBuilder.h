@@ -42,7 +42,7 @@ namespace hopper {
 /// split is the fat.warp_specialize op; its lowering tags the branch
 /// `fat.role`):
 ///   fat.tiles = "head-major-pairs" | "head-major"  persistent tile loop
-///   fat.stage = "ones" | "load" | "prologue" | "mainloop" | "mask" |
+///   fat.stage = "ones" | "load" | "terms" | "prologue" | "mainloop" | "mask" |
 ///               "rescale" | "epilogue"
 ///   fat.order = the issue order of one main-loop iteration (ASCII, so the
 ///               printed IR stays readable)
@@ -77,6 +77,9 @@ struct KernelValues {
   // The rings (!fat.ring): Q (iteration = the tile index), K and V
   // (iteration = ringIteration of the key block).
   Value qRing, kRing, vRing;
+  // relative-bias=accumulator: the ring of the key blocks' terms
+  // (iteration = ringIteration of the key block, as K's).
+  Value bandRing;
   // Tile coordinates and its KV block range [kvLo, kvHi): the loops count
   // blocks (ring positions); with a hole (holeLen, a six-column kv_ranges
   // table) the physical blocks skip [holeFirst, holeFirst + holeLen), and
@@ -219,7 +222,15 @@ private:
   /// `biasA`: linear-bias=mma's query columns, the fragment tile of the
   /// block's fat.bias_query_columns (buildBiasQuery).
   Value buildQK(Value consumer, Value iter, Operation *tmpl = nullptr,
-                Value biasA = {});
+                Value biasA = {}, Value acc = {});
+  /// relative-bias=accumulator: the warpgroup's accumulator fragment of
+  /// key block iteration `iter`'s terms (waits for the band stage, reads
+  /// it, gives it back).
+  Value buildBandFragment(Value consumer, Value iter);
+  /// relative-bias=accumulator: warp 1 of the producer warpgroup computes
+  /// each key block's M + N − 1 terms into the band ring (fat.band_stage).
+  void buildBandWriter();
+  void buildBandWriterTile();
   /// linear-bias=mma: the tensorized loop's fat.bias_query_columns `tmpl`
   /// on this warpgroup's rows (from wgRow) and key block kvBlock.
   Value buildBiasQuery(Operation *tmpl, Value kvBlock, Value wgRow);

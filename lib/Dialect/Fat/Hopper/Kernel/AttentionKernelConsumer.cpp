@@ -507,11 +507,13 @@ AttentionKernelBuilder::rewriteKeyBlockStep(Value consumer, Value wgRow,
         .Case([&](WgmmaOp gemm) {
           if (gemm.getTransposeB()) {
             RingWaitOp::create(b, v.kRing, iter);
-            Value biasA;
+            Value biasA, terms;
             if (auto concat = gemm.getA().getDefiningOp<tensor::ConcatOp>())
               biasA = map.lookup(concat.getInputs().back());
-            Value s =
-                buildWgmmaWait(b, 0, buildQK(consumer, iter, gemm, biasA))[0];
+            if (gemm.getAcc()) // relative-bias=accumulator
+              terms = buildBandFragment(consumer, iter);
+            Value s = buildWgmmaWait(
+                b, 0, buildQK(consumer, iter, gemm, biasA, terms))[0];
             takeScores(r, gemm, s, kvBlock, iter);
             return;
           }

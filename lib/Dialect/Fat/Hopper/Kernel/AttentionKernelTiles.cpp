@@ -172,7 +172,8 @@ void AttentionKernelBuilder::buildReleaseStaging() {
 
 void AttentionKernelBuilder::buildProducer() {
   // One thread issues every TMA copy; the other producer threads only give
-  // their registers away (setmaxnreg) and exit.
+  // their registers away (setmaxnreg) and exit — but for warp 1 under
+  // relative-bias=accumulator, which writes the key blocks' terms.
   Value isThread0 = cmp(arith::CmpIPredicate::eq, v.tid, c32(0));
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
@@ -181,6 +182,45 @@ void AttentionKernelBuilder::buildProducer() {
     buildTileLoop([&] { buildProducerTile(); });
   else
     buildProducerTile();
+  b.setInsertionPointAfter(ifOp);
+  if (cfg.scoreBand)
+    buildBandWriter();
+}
+
+void AttentionKernelBuilder::buildBandWriter() {
+  // Warp 1 of the producer warpgroup, the same tiles and key blocks as
+  // thread 0's copies.
+  Value warp = arith::DivUIOp::create(b, v.tid, c32(32));
+  auto ifOp = scf::IfOp::create(b, cmp(arith::CmpIPredicate::eq, warp, c32(1)),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  if (cfg.schedule.persistent)
+    buildTileLoop([&] { buildBandWriterTile(); });
+  else
+    buildBandWriterTile();
+}
+
+void AttentionKernelBuilder::buildBandWriterTile() {
+  // Per key block: claim its stage once the consumers gave it back, write
+  // the block's terms for the whole tile (its M rows), announce them.
+  auto tmpl = cast<ScoreBandOp>(cfg.scoreBand);
+  auto loop = scf::ForOp::create(b, v.kvLo, v.kvHi, c32(1));
+  tagStage(loop, "terms");
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(loop.getBody());
+  Value kvBlock = loop.getInductionVar();
+  Value iter = ringIteration(kvBlock);
+  Value buffer = RingClaimOp::create(b, v.bandRing, iter);
+  SmallVector<Value> at =
+      modificationCoordinates(keyBlock(kvBlock), v.rowFirst);
+  Value lane = arith::RemUIOp::create(b, v.tid, c32(32));
+  auto stage = BandStageOp::create(b, buffer, lane, at[0], at[1], at[2], at[3],
+                                   v.scoreScale, v.captures, cfg.blockM,
+                                   cfg.blockN);
+  IRMapping none;
+  tmpl.getBody().cloneInto(&stage.getBody(), none);
+  RingCommitOp::create(b, v.bandRing, iter);
 }
 
 void AttentionKernelBuilder::buildProducerTile() {

@@ -9,8 +9,9 @@
 //                  rescale_threshold = τ,
 //                  exp2_poly = φ ∈ [0, 1],
 //                  row_max = "online" | "bound",
-//                  linear_bias = "vector" | "mma"  (FlashAttention-T
-//                  primitives)
+//                  linear_bias = "vector" | "mma",
+//                  relative_bias = "vector" | "accumulator"
+//                  (FlashAttention-T primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
 //                  persistent = true | false, tile_overlap = true | false,
 //                  and once it has built the kernel: block_m, block_n,
@@ -212,6 +213,11 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
       if (!flag)
         return expect("a bool");
       options.splitMaskedTail = flag.getValue();
+    } else if (key == "relative_bias") {
+      // fat-tensorize's record of its rewrite: the tensorized ops carry it.
+      auto s = dyn_cast<StringAttr>(value);
+      if (!s || (s.getValue() != "vector" && s.getValue() != "accumulator"))
+        return expect("\"vector\" or \"accumulator\"");
     } else if (key == "exp2_poly") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f || !(f.getValueAsDouble() >= 0.0 && f.getValueAsDouble() <= 1.0))
@@ -222,7 +228,7 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, row_max, linear_bias, "
-                "persistent, "
+                "relative_bias, persistent, "
                 "tile_overlap, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
                 "pv_wait, tail_split, mask_form";
