@@ -206,6 +206,14 @@ CONFIGS = [
            lse=False, tensorize="linear-bias=mma exp2-poly=0.25", **TBASE),
     Config("alibi_bias_mma_head_long_keys", dtype="bf16", mods=ALIBI_HEAD, lse=False,
            tensorize="linear-bias=mma", **dict(TBASE, Sq=64, Skv=300)),
+    # The table's term as Q·Kᵀ's accumulator (relative-bias=accumulator):
+    # with the LSE (its factor on m takes the scale), causal and ragged
+    # (Sq ≠ Skv: the blocks' j − i spans the table's clamp at both ends).
+    Config("relative_bias_accumulator_lse", dtype="bf16", mods=REL_BIAS,
+           tensorize="relative-bias=accumulator", **TBASE),
+    Config("relative_bias_accumulator_causal_ragged", dtype="f16", causal=True,
+           mods=REL_BIAS, tensorize="relative-bias=accumulator rowsum=mma",
+           **dict(TBASE, Sq=100, Skv=150)),
     Config("document_tensorized_lazy", dtype="f16", mods=DOCUMENT,
            tensorize="rowsum=vector rescale=lazy", **TBASE),
     Config("user_tensorized_mma", B=2, dtype="bf16", mods=USER, tensorize="rowsum=mma",
@@ -222,6 +230,9 @@ def test_modification_against_float64(cfg, record_property):
         if "linear-bias=mma" in cfg.tensorize:  # the region became GEMM columns
             assert "fat.score_mod" not in ir and "fat.bias_query_columns" in ir
             assert re.search(r"fat\.wgmma %\w+, %\w+ transpose_b .*x80xbf16|x80xf16", ir)
+        elif "relative-bias=accumulator" in cfg.tensorize:  # the accumulator
+            assert "fat.score_mod" not in ir and "fat.score_band" in ir
+            assert re.search(r"fat\.wgmma %\w+, %\w+, %\w+ transpose_b", ir)
         elif cfg.mods.score:
             assert "fat.score_mod" in ir
         if cfg.mods is SOFTCAP:  # 30 left the region: c = 30·log2 e

@@ -1370,3 +1370,55 @@ func.func @bias_query_columns_scale(%i: index) -> tensor<128x16xbf16> {
   } : tensor<128x16xbf16>
   return %x : tensor<128x16xbf16>
 }
+
+// -----
+
+func.func @score_band_key_alone(%i: index, %t: tensor<4x255xf32>) -> tensor<128x128xf32> {
+  %c = arith.constant 0.125 : f32
+  // expected-error @+1 {{expected the region to read the row and key only through arith.subi of one from the other (a term of j − i)}}
+  %x = fat.score_band at(%i, %i, %i, %i) len(%i, %i) scale %c captures(%t : tensor<4x255xf32>) {
+  ^bb0(%b: index, %h: index, %q: index, %k: index, %tab: tensor<4x255xf32>):
+    %e = tensor.extract %tab[%h, %k] : tensor<4x255xf32>
+    fat.yield %e : f32
+  } : tensor<128x128xf32>
+  return %x : tensor<128x128xf32>
+}
+
+// -----
+
+func.func @score_band_args(%i: index) -> tensor<128x128xf32> {
+  %c = arith.constant 0.125 : f32
+  // expected-error @+1 {{expected the region's arguments to be ('index', 'index', 'index', 'index') — b, h, i, j, then the captures}}
+  %x = fat.score_band at(%i, %i, %i, %i) len(%i, %i) scale %c {
+  ^bb0(%b: index, %h: index):
+    %g = arith.constant 0.5 : f32
+    fat.yield %g : f32
+  } : tensor<128x128xf32>
+  return %x : tensor<128x128xf32>
+}
+
+// -----
+
+func.func @score_band_type(%i: index) -> tensor<128x128xbf16> {
+  %c = arith.constant 0.125 : f32
+  // expected-error @+1 {{expected a static 2-D f32 tile, got 'tensor<128x128xbf16>'}}
+  %x = fat.score_band at(%i, %i, %i, %i) len(%i, %i) scale %c {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %g = arith.constant 0.5 : f32
+    fat.yield %g : f32
+  } : tensor<128x128xbf16>
+  return %x : tensor<128x128xbf16>
+}
+
+// -----
+
+func.func @score_band_scale(%i: index) -> tensor<128x128xf32> {
+  %c = arith.constant -1.0 : f32
+  // expected-error @+1 {{expected a finite positive scale, got -1}}
+  %x = fat.score_band at(%i, %i, %i, %i) len(%i, %i) scale %c {
+  ^bb0(%b: index, %h: index, %q: index, %k: index):
+    %g = arith.constant 0.5 : f32
+    fat.yield %g : f32
+  } : tensor<128x128xf32>
+  return %x : tensor<128x128xf32>
+}

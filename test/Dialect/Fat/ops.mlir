@@ -451,6 +451,40 @@ func.func @tile_loop(%nm: i32, %b: i32, %x: f32) -> f32 {
   return %r : f32
 }
 
+// A term of j − i as Q·Kᵀ's accumulator (fat-tensorize
+// relative-bias=accumulator), and its kernel forms: the band writer's stage
+// and a warpgroup's fragment of it.
+// CHECK-LABEL: func.func @score_band
+// CHECK:         %[[T:.+]] = fat.score_band at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) len(%{{.+}}, %{{.+}}) scale %{{.+}} captures(%{{.+}} : tensor<4x255xf32>) {
+// CHECK:           arith.subi
+// CHECK:           fat.yield %{{.+}} : f32
+// CHECK:         } : tensor<128x128xf32>
+// CHECK:         fat.band_stage %{{.+}} lane(%{{.+}}) at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) scale %{{.+}} {
+// CHECK:         } {keys = 128 : i64, rows = 128 : i64}
+// CHECK:         fat.band_fragment %{{.+}} row(%{{.+}}) {keys = 128 : i64, rows = 128 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+func.func @score_band(%b: index, %h: index, %q0: index, %k0: index, %table: tensor<4x255xf32>,
+                      %c: f32, %buf: !llvm.ptr<3>, %lane: i32)
+    -> (tensor<128x128xf32>, tensor<64x128xf32, #fat.wgmma_fragment>) {
+  %t = fat.score_band at(%b, %h, %q0, %k0) len(%q0, %k0) scale %c captures(%table : tensor<4x255xf32>) {
+  ^bb0(%bb: index, %hh: index, %i: index, %j: index, %tab: tensor<4x255xf32>):
+    %d = arith.subi %j, %i : index
+    %o = arith.constant 127 : index
+    %x = arith.addi %d, %o : index
+    %e = tensor.extract %tab[%hh, %x] : tensor<4x255xf32>
+    fat.yield %e : f32
+  } : tensor<128x128xf32>
+  fat.band_stage %buf lane(%lane) at(%b, %h, %q0, %k0) scale %c {
+  ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+    %d = arith.subi %j, %i : index
+    %di = arith.index_cast %d : index to i32
+    %f = arith.sitofp %di : i32 to f32
+    fat.yield %f : f32
+  } {keys = 128 : i64, rows = 128 : i64}
+  %r = arith.constant 0 : i32
+  %frag = fat.band_fragment %buf row(%r) {keys = 128 : i64, rows = 128 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>
+  return %t, %frag : tensor<128x128xf32>, tensor<64x128xf32, #fat.wgmma_fragment>
+}
+
 // A linear positional bias's extra Q·Kᵀ columns (fat-tensorize linear-bias=mma).
 // CHECK-LABEL: func.func @bias_columns
 // CHECK:         %[[X:.+]] = fat.bias_query_columns at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) scale %{{.+}} captures(%{{.+}} : tensor<4xf32>) {

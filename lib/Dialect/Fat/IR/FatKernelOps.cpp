@@ -6,6 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "TileVerifiers.h"
+
 #include "fa-t/Dialect/Fat/IR/FatOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
 
@@ -636,5 +638,31 @@ LogicalResult BiasKeysFillOp::verify() {
     return emitOpError("keys must be a multiple of 8 (8-row core matrices) "
                        "up to 256 (offsets exact in 16 bits), got ")
            << getKeys();
+  return success();
+}
+
+LogicalResult BandStageOp::verify() {
+  Block &body = getBody().front();
+  if (failed(detail::verifyTermRegion(*this, body, 4, getCaptures(),
+                                      "b, h, i, j", "the term T")))
+    return failure();
+  if (!ScoreBandOp::readsPositionsAsDifference(body))
+    return emitOpError() << "expected the region to read the row and key "
+                            "only through arith.subi of one from the other "
+                            "(a term of j − i)";
+  return success();
+}
+
+LogicalResult BandFragmentOp::verify() {
+  auto t = dyn_cast<RankedTensorType>(getType());
+  if (!t || !WgmmaFragmentAttr::isFragment(t) || t.getRank() != 2 ||
+      t.getDimSize(0) != 64 || t.getDimSize(1) != getKeys() ||
+      !t.getElementType().isF32())
+    return emitOpError() << "expected the f32 wgmma fragment of 64 rows and "
+                         << getKeys() << " keys, got " << getType();
+  if (getRows() % 64 != 0 || getKeys() % 16 != 0)
+    return emitOpError() << "expected rows a multiple of 64 and keys of 16, "
+                            "got "
+                         << getRows() << " and " << getKeys();
   return success();
 }

@@ -149,15 +149,15 @@ static LogicalResult verifyBiasColumns(Operation *op, Type type,
   return diag << ", got " << type;
 }
 
-/// The region of a term op (fat.bias_query_columns, fat.score_band):
-/// `indices` index arguments named `names`, then the captures (in a kernel
-/// a captured tensor is its address), ending in fat.yield of an f32 `what`.
-static LogicalResult verifyTermRegion(Operation *op, Block &body,
-                                      unsigned indices, ValueRange captures,
-                                      StringRef names, StringRef what) {
+LogicalResult mlir::fat::detail::verifyTermRegion(Operation *op, Block &body,
+                                                  unsigned indices,
+                                                  ValueRange captures,
+                                                  StringRef names,
+                                                  StringRef what) {
   Builder b(op->getContext());
   SmallVector<Type> expected(indices, b.getIndexType());
   llvm::append_range(expected, captures.getTypes());
+  // In a kernel a captured tensor is its address.
   auto matches = [](Type arg, Type want) {
     auto tensor = dyn_cast<RankedTensorType>(arg);
     return arg == want || (isa<LLVM::LLVMPointerType>(want) && tensor &&

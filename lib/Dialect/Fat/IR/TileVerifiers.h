@@ -15,6 +15,14 @@
 
 namespace mlir::fat::detail {
 
+/// The region of a term op (fat.bias_query_columns, fat.score_band,
+/// fat.band_stage): `indices` index arguments named `names`, then the
+/// captures (in a kernel a captured tensor is its address), ending in
+/// fat.yield of an f32 `what`.
+LogicalResult verifyTermRegion(Operation *op, Block &body, unsigned indices,
+                               ValueRange captures, StringRef names,
+                               StringRef what);
+
 /// Checks that `type` is a rank-`rank` tensor with f32 elements when
 /// `requireF32`, else with elements of an operand of fat.attention (f16,
 /// bf16 or f32: --fat-decompose widens and rounds them with extf/truncf).

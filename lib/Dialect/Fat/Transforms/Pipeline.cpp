@@ -595,6 +595,11 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       updateSchedule(loop,
                      {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
                      /*forced=*/false);
+    if (t->scoreBand)
+      updateSchedule(loop,
+                     {b.getNamedAttr("relative_bias",
+                                     b.getStringAttr("accumulator"))},
+                     /*forced=*/false);
     updateSchedule(
         loop,
         {b.getNamedAttr("block_m", b.getI64IntegerAttr(t->blockM)),

@@ -213,16 +213,6 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   return success();
 }
 
-/// Whether a score region of `scope` is s + T with T reading a captured
-/// tensor (a relative-position bias table): relative-bias=auto's case.
-bool readsTermTable(Operation *scope) {
-  bool table = false;
-  scope->walk([&](ScoreModOp mod) {
-    mod.getBody().walk([&](tensor::ExtractOp) { table = true; });
-  });
-  return table;
-}
-
 /// relative-bias=accumulator: every score region s + T(b, h, j − i) of
 /// `scope` as Q·Kᵀ's accumulator (TensorizeBias.cpp), recorded as
 /// `relative_bias = "accumulator"`; forced, an error where a region is not
@@ -420,10 +410,9 @@ struct FatTensorizePass
               scope, tiled,
               /*forced=*/linearBiasOpt->has_value())))
         return signalPassFailure();
-      // A term of j − i as Q·Kᵀ's accumulator: forced, or auto's where the
-      // term reads a table (perf log run 136).
-      bool accumulate = relativeBias == "accumulator" ||
-                        (relativeBias == "auto" && readsTermTable(scope));
+      // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
+      // vector form until perf log run 136 has timed the two.
+      bool accumulate = relativeBias == "accumulator";
       if (accumulate &&
           failed(takeRelativeBiasAccumulator(
               scope, /*forced=*/relativeBias == "accumulator")))

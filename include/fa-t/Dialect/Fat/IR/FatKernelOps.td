@@ -483,12 +483,7 @@ def Fat_BandStageOp : Fat_Op<"band_stage",
     $kv_start `)` `scale` $scale
     (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
   }];
-  let extraClassDeclaration = [{
-    /// Bytes of one stage: the two arrays of M + N floats.
-    static int64_t stageBytes(int64_t rows, int64_t keys) {
-      return 2 * 4 * (rows + keys);
-    }
-  }];
+  let hasVerifier = 1;
 }
 
 def Fat_BandFragmentOp : Fat_Op<"band_fragment", [Pure]> {
@@ -515,6 +510,7 @@ def Fat_BandFragmentOp : Fat_Op<"band_fragment", [Pure]> {
   let assemblyFormat = [{
     $buffer `row` `(` $row `)` attr-dict `:` type($result)
   }];
+  let hasVerifier = 1;
 }
 
 def Fat_BiasKeysFillOp : Fat_Op<"bias_keys_fill", [MemoryEffects<[MemWrite]>]> {

@@ -301,9 +301,8 @@ def FatTensorize : Pass<"fat-tensorize"> {
     takes the scale. A block of M rows and N keys has M + N − 1 distinct
     terms, which the Hopper kernel computes once per block beside the TMA
     producer; the consumers load their accumulator fragments from shared
-    memory. `auto` = accumulator where the term reads a captured tensor,
-    else vector (perf log run 136). Recorded as `relative_bias =
-    "accumulator"`.
+    memory. `auto` = vector until perf log run 136 has timed the two forms
+    on the device. Recorded as `relative_bias = "accumulator"`.
 
     Example: `fa-t-opt --fat-tile="block-m=128 block-n=64"
     --fat-tensorize="rowsum=mma" in.mlir` turns a D = 64 step's P·V into
@@ -338,8 +337,8 @@ def FatTensorize : Pass<"fat-tensorize"> {
            /*default=*/"\"auto\"",
            "A score region s + T(b, h, j − i): 'vector' (the region per "
            "score) or 'accumulator' (Q·Kᵀ accumulates onto the term, each of "
-           "a block's M + N − 1 terms computed once); 'auto' = accumulator "
-           "where T reads a captured table, else vector">
+           "a block's M + N − 1 terms computed once); 'auto' = vector (not "
+           "yet timed on the device)">
   ];
 }
 
