@@ -159,3 +159,6 @@ build .kernels-mods-v135/cp2 "capture-prefetch=2" relative-bias
 # Run 136: the bias table as Q·Kᵀ's accumulator (relative-bias=accumulator,
 # the terms computed once per block by a warp beside the producer).
 build .kernels-mods-v136/acc "relative-bias=accumulator" relative-bias
+# and with 192-row tiles (three consumer warpgroups, as the plain D64
+# kernel's): without the table's loads in flight its registers fit 128.
+build .kernels-mods-v136/acc192 "relative-bias=accumulator block-m=192" relative-bias --head-dims 64

@@ -263,10 +263,15 @@ case $steps in *" first133 "*) bias_ab first133 300 6 $v/first first=$v/first la
 v=.kernels-mods-v135
 case $steps in *" cp135 "*) bench cp135 300 --kernels .kernels-mods --reps 6 --no-checks \
   --only relative-bias --variant cp0=$v/cp0 cp2=$v/cp2 ;; esac
-# Run 136: the bias table as Q·Kᵀ's accumulator (.kernels-mods-v136/acc)
-# beside the vector form (the defaults before it); then acc's float64 checks.
+# Run 136: the bias table as Q·Kᵀ's accumulator (.kernels-mods-v136/acc,
+# and at D64 acc192 with 192-row tiles) beside the vector form (the defaults
+# before it); then acc's float64 checks.
 v=.kernels-mods-v136
-case $steps in *" acc136 "*) bias_ab acc136 300 6 $v/acc acc=$v/acc ;; esac
+case $steps in *" acc136 "*) bias_ab acc136 280 6 $v/acc acc=$v/acc ;; esac
+case $steps in *" acc136 "*) bench acc136-192 160 --kernels .kernels-mods --reps 6 --no-checks \
+  --shapes 2 3 --only relative-bias --variant acc=$v/acc acc192=$v/acc192 ;; esac
+case $steps in *" acc136 "*) bench acc136-192-checks 120 --kernels $v/acc192 --reps 1 \
+  --shapes 2 --only relative-bias ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).

@@ -66,11 +66,14 @@
 // PIPE:          fat.ring_release %[[BAND]][%[[CIT]]] : ![[RING]]
 // PIPE-NOT:      fat.score_mod
 
-// The writer: 255 terms, 8 per lane, each stored twice; the fragment: one
-// 8-byte shared load per register pair the block's rows do not share.
-// ST-COUNT-16:  st.shared.b32
+// The writer: 255 terms, 8 per lane, each stored four times (A and B of
+// two copies); a fragment: one 8-byte shared load per register pair, 32 at
+// 128 keys (rows r' = 0 and 1 read copies of their own, so no load merges
+// and no register copy follows), in the prologue's block and the loop's.
+// ST-COUNT-32:  st.shared.b32
 // ST-NOT:       st.shared.b32
-// LD:           ld.shared.v2.b32
+// LD-COUNT-64:  ld.shared.v2.b32
+// LD-NOT:       ld.shared.v2.b32
 // PTXAS:        0 bytes spill stores, 0 bytes spill loads
 
 // MANIFEST:      "schedule": {

@@ -1489,7 +1489,8 @@ static Value cloneTermBody(ImplicitLocOpBuilder &b, Block &body,
 
 /// fat.band_stage: the lane's terms x = lane, lane + 32, … (clamped to the
 /// last: lanes past the end write it again), each T at row q_start + M − 1
-/// and key kv_start + x times 1 / scale, stored at A[x] and B[x + 1].
+/// and key kv_start + x times 1 / scale, stored at A_r[x] and B_r[x + 1] of
+/// both copies r.
 struct BandStageLowering : OpConversionPattern<BandStageOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -1524,8 +1525,10 @@ struct BandStageLowering : OpConversionPattern<BandStageOp> {
           {op.getBatch(), op.getHead(), row, index(m.add(kvStart, x))},
           adaptor.getCaptures());
       Value u = arith::MulFOp::create(b, t, reciprocal);
-      store(u, x);
-      store(u, m.add(x, m.c32(width + 1)));
+      for (int64_t copy = 0; copy < 2; ++copy) {
+        store(u, m.add(x, m.c32(2 * width * copy)));
+        store(u, m.add(x, m.c32(2 * width * copy + width + 1)));
+      }
     }
     rewriter.eraseOp(op);
     return success();
@@ -1533,9 +1536,9 @@ struct BandStageLowering : OpConversionPattern<BandStageOp> {
 };
 
 /// fat.band_fragment: per thread one base x₀ = 2(λ mod 4) − row − 16w −
-/// λ/4 + M − 1 (register pair (i, r') reads x₀ + 8i − 8r'), the array of its
-/// parity (A where x₀ is even, else B one element on), then one 8-byte
-/// shared load per pair at a constant offset from it.
+/// λ/4 + M − 1 (register pair (i, r') reads x₀ + 8i − 8r' of copy r'), the
+/// array of its parity (A where x₀ is even, else B one element on), then
+/// one 8-byte shared load per pair at a constant offset from it.
 struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -1570,7 +1573,8 @@ struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
       for (int64_t r = 0; r < 2; ++r) {
         Value at = LLVM::GEPOp::create(
             b, f32Ptr, b.getF32Type(), base,
-            ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(8 * i - 8 * r)});
+            ArrayRef<LLVM::GEPArg>{
+                static_cast<int32_t>(8 * i - 8 * r + 2 * width * r)});
         Value pair = LLVM::LoadOp::create(b, pairType, at, /*alignment=*/8);
         for (int64_t e = 0; e < 2; ++e)
           regs[4 * i + 2 * r + e] = LLVM::ExtractElementOp::create(

@@ -1,6 +1,6 @@
-//===- TensorizeBias.cpp - a linear positional bias onto the tensor cores -===//
+//===- TensorizeBias.cpp - positional biases onto the tensor cores --------===//
 //
-// Part of --fat-tensorize (`linear-bias=mma`). A score region
+// Part of --fat-tensorize (`linear-bias=mma`, `relative-bias=accumulator`). A score region
 // s' = s + G·(j − i) with G free of the score and the positions (ALiBi)
 // costs the vector units one FFMA per score on top of the plain kernel's
 // softmax. Choosing Q's and K's extra columns moves it into Q·Kᵀ instead
@@ -15,6 +15,19 @@
 // offsets r within the block): one more k16 step, D = 128: 1/8 more of
 // Q·Kᵀ. The scores then miss G·(i − q_start), one constant per row: O does
 // not see it, the LSE would, so only kernels that write no LSE.
+//
+// A score region s' = s + T(b, h, j − i) whose term reads the row and key
+// only as their difference (a learned relative-position table) has no such
+// low-rank form, but Q·Kᵀ's accumulator is free:
+//
+//   fat.wgmma(Q, K)              fat.wgmma(Q, K, fat.score_band)
+//   fat.score_mod {s + T}      → (no region)
+//   softmax constant log2 e      softmax constant scale·log2 e
+//
+// with fat.score_band the tile of T / scale, so scale·(Q·Kᵀ + T/scale) =
+// scale·s + T: the LSE keeps every term. A block's M·N terms take M + N − 1
+// values, which the Hopper kernel computes once per block (perf log run
+// 136).
 //
 //===----------------------------------------------------------------------===//
 
@@ -205,8 +218,7 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
       if (llvm::is_contained(inner->getOperands(), score))
         return rewriter.notifyMatchFailure(op, "the term reads the score");
     for (Operation &inner : body.without_terminator())
-      if (inner.getNumResults() && inner.use_empty() == false &&
-          !slice.contains(&inner) && &inner != sum.getOperation())
+      if (!inner.use_empty() && !slice.contains(&inner) && &inner != sum)
         return rewriter.notifyMatchFailure(op, "the region computes more");
     auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
     if (!gemm || gemm.getAFrom() != OperandSource::Smem ||

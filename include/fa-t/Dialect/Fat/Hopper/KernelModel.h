@@ -346,7 +346,7 @@ struct AttentionKernelConfig {
   ///   [ K stage 0 .. stages-1: D/64 chunks of blockN x 128 B each ]
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
   ///   [ linear-bias=mma: the bias key columns, blockN x 32 B ]
-  ///   [ relative-bias=accumulator: band stage 0 .. stages-1, 8·(M + N) B ]
+  ///   [ relative-bias=accumulator: band stage 0 .. stages-1, 16·(M + N) B ]
   ///   [ mbarriers, 8 B each, ring by ring (!fat.ring): Q's full[qBuffers]
   ///     (and, persistent, empty[qBuffers]), K's full[stages] and
   ///     empty[stages], V's full[stages] and empty[stages], the band's
@@ -382,10 +382,10 @@ struct AttentionKernelConfig {
   /// tensorized loop, or chosen by the schedule before it is built.
   bool biasOnTensorCores() const { return biasQuery || schedule.linearBiasMma; }
   /// relative-bias=accumulator: the band ring's stages after them, one
-  /// per K stage (fat.band_stage's layout: two arrays of M + N floats).
+  /// per K stage (fat.band_stage's layout: four arrays of M + N floats).
   int64_t bandOffset() const { return biasKeysOffset() + biasKeysBytes(); }
   int64_t bandStageBytes() const {
-    return scoreBand ? 8 * (blockM + blockN) : 0;
+    return scoreBand ? 16 * (blockM + blockN) : 0;
   }
   int64_t barrierOffset() const {
     return bandOffset() + stages * bandStageBytes();

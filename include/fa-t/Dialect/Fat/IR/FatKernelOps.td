@@ -450,15 +450,17 @@ def Fat_BandStageOp : Fat_Op<"band_stage",
     u_x = T(b, h, q_start + M − 1, kv_start + x) · (1 / c) for x in [0, M +
     N − 1) (T's row and key enter only as j − i = x − (M − 1) + kv_start −
     q_start; 1 / c rounded once). The warp's lanes write x = lane, lane +
-    32, …, each term twice, as two float arrays of W = M + N elements:
+    32, …, each term four times, into float arrays of W = M + N elements:
 
     ```
-    A[x]     at byte 4·x             (pairs (u_x, u_x+1) with x even)
-    B[x + 1] at byte 4·(W + x + 1)   (pairs with x odd, at B[x + 1])
+    A_r[x]     at byte 4·(2rW + x)           (pairs (u_x, u_x+1), x even)
+    B_r[x + 1] at byte 4·(2rW + W + x + 1)   (pairs with x odd)
     ```
 
-    so that `fat.band_fragment` reads every pair of adjacent keys with one
-    8-byte load. A captured tensor is its global address; each of T's reads
+    for r = 0, 1, so that `fat.band_fragment` reads every pair of adjacent
+    keys with one 8-byte load, a fragment's rows r' = 0 and 1 from copies of
+    their own (rows i and i + 8 share their terms 8 keys apart: from one
+    array the compiler would merge the loads and copy registers instead). A captured tensor is its global address; each of T's reads
     is an invariant load with its indices clamped into the tensor (a padding
     row or key may compute an index outside it). `%lane` is the thread's
     lane; the caller commits the stage (`fat.ring_commit`).
@@ -494,9 +496,9 @@ def Fat_BandFragmentOp : Fat_Op<"band_fragment", [Pure]> {
     first row is row `%row` of the block: element (r, c) is u_x with x = c −
     (%row + r) + M − 1. Register 4i + 2r' + e of thread λ in warp w holds
     row 16w + λ/4 + 8r', key 8i + 2(λ mod 4) + e, so each pair e = 0, 1 is
-    u_x, u_x+1 for one x: from A[x] where x is even, B[x + 1] where odd
+    u_x, u_x+1 for one x: from A_r'[x] where x is even, B_r'[x + 1] where odd
     (the parity is the thread's: x ≡ %row + 16w + λ/4 + 8r' + 1 mod 2), one
-    8-byte shared load each.
+    8-byte shared load each (A_r, B_r: fat.band_stage's arrays).
 
     ```mlir
     %t = fat.band_fragment %buf row(%r) {keys = 128 : i64, rows = 128 : i64}
