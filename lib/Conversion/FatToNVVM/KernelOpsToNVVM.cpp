@@ -391,6 +391,16 @@ struct RingInitLowering : OpConversionPattern<RingInitOp> {
   }
 };
 
+/// The writer's wait before it refills a slot of phase `parity`: for
+/// empty[s]'s previous phase (parity ^ 1: a fresh barrier reports it
+/// complete); a ring without empty barriers does not wait.
+static void buildWaitReleased(ImplicitLocOpBuilder &b, RingSlot &slot,
+                              RingType ring, Value parity) {
+  if (ring.getReleases() > 0)
+    buildMBarrierWait(b, slot.empty(),
+                      arith::XOrIOp::create(b, parity, i32Const(b, 1)));
+}
+
 /// fat.ring_acquire → wait for empty[s]'s previous phase (parity ^ 1: a
 /// fresh barrier reports it complete), arrive.expect_tx on full[s]; the
 /// results are the stage's buffer and full[s].
@@ -404,9 +414,7 @@ struct RingAcquireLowering : OpConversionPattern<RingAcquireOp> {
     slot.stage();
     Value parity = slot.parity();
     Value full = slot.full();
-    if (op.getRingType().getReleases() > 0)
-      buildMBarrierWait(b, slot.empty(),
-                        arith::XOrIOp::create(b, parity, i32Const(b, 1)));
+    buildWaitReleased(b, slot, op.getRingType(), parity);
     buildMBarrierArriveExpectTx(b, full, op.getExpectTx());
     rewriter.replaceOp(op, {slot.buffer(), full});
     return success();
@@ -423,10 +431,7 @@ struct RingClaimLowering : OpConversionPattern<RingClaimOp> {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RingSlot slot = slotOf(b, op, adaptor);
     slot.stage();
-    Value parity = slot.parity();
-    if (op.getRingType().getReleases() > 0)
-      buildMBarrierWait(b, slot.empty(),
-                        arith::XOrIOp::create(b, parity, i32Const(b, 1)));
+    buildWaitReleased(b, slot, op.getRingType(), slot.parity());
     rewriter.replaceOp(op, slot.buffer());
     return success();
   }

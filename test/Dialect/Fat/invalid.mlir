@@ -443,7 +443,7 @@ func.func @softmax_max_threshold(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
 
 func.func @softmax_max_scale(%s: tensor<64x64xf32>, %m: tensor<64xf32>) {
   %c = arith.constant -1.0 : f32
-  // expected-error @+1 {{expected a positive scale, got -1.000000e+00}}
+  // expected-error @+1 {{expected a finite positive scale, got -1.000000e+00}}
   %r:2 = fat.softmax_max %s, %m scale %c : tensor<64x64xf32>, tensor<64xf32>
   return
 }

@@ -67,12 +67,13 @@ LogicalResult WgmmaOp::verify() {
   return success();
 }
 
-/// A scale known at compile time must be positive (a kernel's run-time
-/// scale is checked where it is passed).
+/// A scale known at compile time must be finite and positive (a kernel's
+/// run-time scale is checked where it is passed).
 static LogicalResult verifyConstantScale(Operation *op, Value scale) {
   APFloat c(0.0f);
-  if (matchPattern(scale, m_ConstantFloat(&c)) && !(c.convertToDouble() > 0.0))
-    return op->emitOpError() << "expected a positive scale, got "
+  if (matchPattern(scale, m_ConstantFloat(&c)) &&
+      !(std::isfinite(c.convertToDouble()) && c.convertToDouble() > 0.0))
+    return op->emitOpError() << "expected a finite positive scale, got "
                              << c.convertToDouble();
   return success();
 }
@@ -187,12 +188,8 @@ LogicalResult BiasKeyColumnsOp::verify() {
 LogicalResult BiasQueryColumnsOp::verify() {
   if (failed(verifyBiasColumns(*this, getType(), std::nullopt)))
     return failure();
-  FloatAttr scale;
-  if (matchPattern(getScale(), m_Constant(&scale)) &&
-      !(std::isfinite(scale.getValueAsDouble()) &&
-        scale.getValueAsDouble() > 0.0))
-    return emitOpError() << "expected a finite positive scale, got "
-                         << scale.getValueAsDouble();
+  if (failed(verifyConstantScale(*this, getScale())))
+    return failure();
   return verifyTermRegion(*this, getBody().front(), 2, getCaptures(),
                           "b, h", "the bias factor G");
 }
@@ -214,12 +211,8 @@ LogicalResult ScoreBandOp::verify() {
       !t.getElementType().isF32())
     return emitOpError() << "expected a static 2-D f32 tile, got "
                          << getType();
-  FloatAttr scale;
-  if (matchPattern(getScale(), m_Constant(&scale)) &&
-      !(std::isfinite(scale.getValueAsDouble()) &&
-        scale.getValueAsDouble() > 0.0))
-    return emitOpError() << "expected a finite positive scale, got "
-                         << scale.getValueAsDouble();
+  if (failed(verifyConstantScale(*this, getScale())))
+    return failure();
   Block &body = getBody().front();
   if (failed(verifyTermRegion(*this, body, 4, getCaptures(), "b, h, i, j",
                               "the term T")))
