@@ -40,14 +40,14 @@
 // TENS:        fat.finalize {{.+}} scale 1.250000e-01
 // TENS:        relative_bias = "accumulator"
 
-// In the kernel warp 1 of the producer warpgroup (32 registers beside the
+// In the kernel warp 1 of the producer warpgroup (24 registers beside the
 // consumers' 240) walks the same tiles and key blocks as the TMA thread:
 // it claims the block's band stage, writes the M + N − 1 terms of the whole
 // tile (the region with the captured table at its address) and commits
 // the stage. Each consumer waits for the stage beside K's, reads its
 // fragment (its warpgroup's first row 64·consumer), issues Q·Kᵀ onto it
 // and gives the stage back with the softmax's releases.
-// PIPE:        fat.warp_specialize %{{.+}} registers(32, 240) producer {
+// PIPE:        fat.warp_specialize %{{.+}} registers(24, 240) producer {
 // PIPE:          fat.tma_load
 // PIPE:          %[[WARP:.+]] = arith.divui %{{.+}}, %c32_i32{{.*}} : i32
 // PIPE:          arith.cmpi eq, %[[WARP]], %c1_i32

@@ -1490,7 +1490,8 @@ static Value cloneTermBody(ImplicitLocOpBuilder &b, Block &body,
 /// fat.band_stage: the lane's terms x = lane, lane + 32, … (clamped to the
 /// last: lanes past the end write it again), each T at row q_start + M − 1
 /// and key kv_start + x times 1 / scale, stored at A_r[x] and B_r[x + 1] of
-/// both copies r.
+/// both copies r; a warp sync after every four keeps their loads in flight
+/// within the producer's registers.
 struct BandStageLowering : OpConversionPattern<BandStageOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -1517,6 +1518,10 @@ struct BandStageLowering : OpConversionPattern<BandStageOp> {
       LLVM::StoreOp::create(b, value, at, /*alignment=*/4);
     };
     for (int64_t first = 0; first < terms; first += 32) {
+      // Four terms' loads in flight at a time: ptxas would issue all of
+      // them first, more than the writer's 24 registers hold.
+      if (first && first % 128 == 0)
+        NVVM::SyncWarpOp::create(b, m.c32(-1));
       Value x = arith::MinUIOp::create(b, m.add(adaptor.getLane(),
                                                 m.c32(first)),
                                        m.c32(terms - 1));

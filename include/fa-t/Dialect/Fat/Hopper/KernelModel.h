@@ -318,6 +318,9 @@ struct AttentionKernelConfig {
   int64_t numThreads() const { return 128 * (1 + numConsumerWarpgroups()); }
   /// Registers of a consumer thread after setmaxnreg: 255, 240 or 160.
   int64_t consumerRegisters() const;
+  /// Registers of a producer thread after setmaxnreg (with more than one
+  /// consumer warpgroup): what the consumers' rise leaves.
+  int64_t producerRegisters() const;
   /// The overlapped steady loop is built twice: unmasked blocks, then the
   /// masked tail ("mainloop-edge"); needs overlap and no left window edge.
   bool splitMaskedTail = false;

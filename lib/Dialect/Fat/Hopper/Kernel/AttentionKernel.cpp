@@ -189,14 +189,12 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
 
   // Register split (setmaxnreg): with two consumer warpgroups the 384
   // threads start with 168 registers each, with three the 512 start with
-  // 128; the producer drops to 24 so the consumers can rise to
-  // cfg.consumerRegisters(). With one consumer warpgroup every thread
+  // 128; the producer drops to cfg.producerRegisters() so the consumers
+  // can rise to cfg.consumerRegisters(). With one consumer warpgroup every thread
   // already has up to 255.
   std::optional<std::pair<int32_t, int32_t>> registers;
-  // The band writer (relative-bias=accumulator) keeps 32: the 2 × 240 or
-  // 3 × 160 consumer registers still fit beside it (65536 per SM).
   if (cfg.numConsumerWarpgroups() > 1)
-    registers = {cfg.scoreBand ? 32 : 24,
+    registers = {static_cast<int32_t>(cfg.producerRegisters()),
                  static_cast<int32_t>(cfg.consumerRegisters())};
   auto roles = WarpSpecializeOp::create(b, v.warpgroup, registers);
   {

@@ -796,6 +796,16 @@ int64_t AttentionKernelConfig::consumerRegisters() const {
   return consumers == 1 ? 255 : consumers == 2 ? 240 : 160;
 }
 
+int64_t AttentionKernelConfig::producerRegisters() const {
+  // setmaxnreg.inc draws only on the registers the CTA launched with (168
+  // per thread with two consumer warpgroups, 128 with three): the
+  // consumers' rise is what the producer warpgroup gives back, exactly at
+  // 24 (two) or 32 (three). More would leave the consumers waiting
+  // forever (perf log run 136); relative-bias=accumulator's writer warp
+  // spills less at 32 where three allow it.
+  return numConsumerWarpgroups() == 3 && scoreBand ? 32 : 24;
+}
+
 // tail-split=auto: whether the overlapped steady loop is built twice: over the
 // blocks below the first one a mask can touch (ragged tail, causal diagonal,
 // right window edge), whose body has no mask test and so no branch in
