@@ -16,6 +16,7 @@
 // RUN: fa-t-opt %t/nvvm.mlir --pass-pipeline="builtin.module(gpu.module(convert-scf-to-cf,convert-nvvm-to-llvm,convert-gpu-to-nvvm{index-bitwidth=32},reconcile-unrealized-casts,canonicalize,cse),nvvm-attach-target{chip=sm_90a features=+ptx80 O=3},gpu-module-to-binary{format=isa},fat-emit-kernels{output-dir=%t/step})" -o /dev/null
 // RUN: diff -r %t/one %t/step
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize="relative-bias=sometimes" 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: fa-t-opt %s --fat-tile="seq-len=2048 block-m=192" --fat-tensorize="relative-bias=accumulator" --fat-pipeline | FileCheck %s --check-prefix=M192
 
 // relative-bias=accumulator: a learned relative-position table's term
 // T = table[h, j − i + 2047] leaves the vector units. fat-tensorize gives
@@ -40,13 +41,17 @@
 // TENS:        fat.finalize {{.+}} scale 1.250000e-01
 // TENS:        relative_bias = "accumulator"
 
-// In the kernel warp 1 of the producer warpgroup (24 registers beside the
-// consumers' 240) walks the same tiles and key blocks as the TMA thread:
-// it claims the block's band stage, writes the M + N − 1 terms of the whole
-// tile (the region with the captured table at its address) and commits
-// the stage. Each consumer waits for the stage beside K's, reads its
+// In the kernel warp 1 of the producer warpgroup walks the same tiles and
+// key blocks as the TMA thread: it claims the block's band stage, writes
+// the M + N − 1 terms of the whole tile (the region with the captured
+// table at its address) and commits the stage. Each consumer waits for the stage beside K's, reads its
 // fragment (its warpgroup's first row 64·consumer), issues Q·Kᵀ onto it
 // and gives the stage back with the softmax's releases.
+// setmaxnreg.inc takes only what the CTA launched with (168 registers per
+// thread here, 128 with three consumer warpgroups): the producer keeps 24
+// beside two 240-register consumer warpgroups (more and they wait forever,
+// perf log run 136), 32 beside three of 160.
+// M192:        fat.warp_specialize %{{.+}} registers(32, 160) producer {
 // PIPE:        fat.warp_specialize %{{.+}} registers(24, 240) producer {
 // PIPE:          fat.tma_load
 // PIPE:          %[[WARP:.+]] = arith.divui %{{.+}}, %c32_i32{{.*}} : i32

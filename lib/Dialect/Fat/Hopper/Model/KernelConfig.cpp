@@ -797,13 +797,17 @@ int64_t AttentionKernelConfig::consumerRegisters() const {
 }
 
 int64_t AttentionKernelConfig::producerRegisters() const {
-  // setmaxnreg.inc draws only on the registers the CTA launched with (168
-  // per thread with two consumer warpgroups, 128 with three): the
-  // consumers' rise is what the producer warpgroup gives back, exactly at
-  // 24 (two) or 32 (three). More would leave the consumers waiting
-  // forever (perf log run 136); relative-bias=accumulator's writer warp
-  // spills less at 32 where three allow it.
-  return numConsumerWarpgroups() == 3 && scoreBand ? 32 : 24;
+  // setmaxnreg.inc draws only on the registers the CTA launched with (the
+  // register file over its threads, in steps of 8: 168 with two consumer
+  // warpgroups, 128 with three), so the consumers' rise must come from
+  // the producer warpgroup's drop; asking more leaves them waiting forever
+  // (perf log run 136). The most the producer may keep is then 24 (two) or
+  // 32 (three); kernels keep 24 but relative-bias=accumulator's, whose
+  // writer warp spills less with more.
+  int64_t launched = (65536 / numThreads()) / 8 * 8;
+  int64_t most =
+      launched - numConsumerWarpgroups() * (consumerRegisters() - launched);
+  return scoreBand ? most : std::min<int64_t>(24, most);
 }
 
 // tail-split=auto: whether the overlapped steady loop is built twice: over the
