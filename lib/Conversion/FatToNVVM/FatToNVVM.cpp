@@ -107,8 +107,7 @@ struct ConvertFatToNVVMPass
         WgmmaWaitOp, ScheduleFenceOp, StoreOutputOp, StageOutputOp,
         RingCreateOp, RingInitOp, RingAcquireOp, RingWaitOp, RingReleaseOp,
         RingBufferOp, RingFillOp, RingClaimOp, RingCommitOp, BiasKeysFillOp,
-        TurnsOpenOp, TurnBeginOp,
-        TurnEndOp, TurnsCloseOp>();
+        TurnsOpenOp, TurnBeginOp, TurnEndOp, TurnsCloseOp>();
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     configureWgmmaFragmentLegality(target);
     TypeConverter fragments;

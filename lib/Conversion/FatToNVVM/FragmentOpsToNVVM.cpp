@@ -1476,10 +1476,10 @@ static Value cloneTermBody(ImplicitLocOpBuilder &b, Block &body,
       Value index = arith::IndexCastOp::create(
           b, b.getI32Type(),
           captureLinearIndex(b, extract, mapping, /*inBounds=*/false));
-      mapping.map(extract.getResult(),
-                  loadCaptureElement(
-                      b, extract, captures[arg.getArgNumber() - firstCapture],
-                      index));
+      mapping.map(
+          extract.getResult(),
+          loadCaptureElement(
+              b, extract, captures[arg.getArgNumber() - firstCapture], index));
       continue;
     }
     b.clone(inner, mapping);
@@ -1522,9 +1522,8 @@ struct BandStageLowering : OpConversionPattern<BandStageOp> {
       // them first, more than the writer's 24 registers hold.
       if (first && first % 128 == 0)
         NVVM::SyncWarpOp::create(b, m.c32(-1));
-      Value x = arith::MinUIOp::create(b, m.add(adaptor.getLane(),
-                                                m.c32(first)),
-                                       m.c32(terms - 1));
+      Value x = arith::MinUIOp::create(
+          b, m.add(adaptor.getLane(), m.c32(first)), m.c32(terms - 1));
       Value t = cloneTermBody(
           b, op.getBody().front(),
           {op.getBatch(), op.getHead(), row, index(m.add(kvStart, x))},
@@ -1561,12 +1560,12 @@ struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
     Value warp = arith::RemUIOp::create(
         b, arith::DivUIOp::create(b, tid, m.c32(32)), m.c32(4));
     Value lane = arith::RemUIOp::create(b, tid, m.c32(32));
-    Value x0 = m.sub(
-        m.add(m.mul(arith::RemUIOp::create(b, lane, m.c32(4)), m.c32(2)),
-              m.c32(rows - 1)),
-        m.add(adaptor.getRow(),
-              m.add(m.mul(warp, m.c32(16)),
-                    arith::DivUIOp::create(b, lane, m.c32(4)))));
+    Value x0 =
+        m.sub(m.add(m.mul(arith::RemUIOp::create(b, lane, m.c32(4)), m.c32(2)),
+                    m.c32(rows - 1)),
+              m.add(adaptor.getRow(),
+                    m.add(m.mul(warp, m.c32(16)),
+                          arith::DivUIOp::create(b, lane, m.c32(4)))));
     Value odd = arith::AndIOp::create(b, x0, m.c32(1));
     Value first = m.add(x0, m.mul(odd, m.c32(width + 1)));
     auto f32Ptr = LLVM::LLVMPointerType::get(b.getContext(), kSharedSpace);
@@ -1576,10 +1575,10 @@ struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
     SmallVector<Value> regs(keys / 2);
     for (int64_t i = 0; i < keys / 8; ++i)
       for (int64_t r = 0; r < 2; ++r) {
-        Value at = LLVM::GEPOp::create(
-            b, f32Ptr, b.getF32Type(), base,
-            ArrayRef<LLVM::GEPArg>{
-                static_cast<int32_t>(8 * i - 8 * r + 2 * width * r)});
+        Value at =
+            LLVM::GEPOp::create(b, f32Ptr, b.getF32Type(), base,
+                                ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(
+                                    8 * i - 8 * r + 2 * width * r)});
         Value pair = LLVM::LoadOp::create(b, pairType, at, /*alignment=*/8);
         for (int64_t e = 0; e < 2; ++e)
           regs[4 * i + 2 * r + e] = LLVM::ExtractElementOp::create(
@@ -1611,9 +1610,9 @@ struct BiasQueryColumnsLowering : OpConversionPattern<BiasQueryColumnsOp> {
                       llvm::IsaPred<LLVM::LLVMPointerType>))
       return rewriter.notifyMatchFailure(op, "a capture is not an address");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    Value factor = cloneTermBody(b, op.getBody().front(),
-                                 {op.getBatch(), op.getHead()},
-                                 op.getCaptures());
+    Value factor =
+        cloneTermBody(b, op.getBody().front(), {op.getBatch(), op.getHead()},
+                      op.getCaptures());
     Value g = arith::DivFOp::create(b, factor, op.getScale());
     Value offset = arith::SubIOp::create(b, asI32(b, op.getKvStart()),
                                          asI32(b, op.getQStart()));

@@ -447,8 +447,8 @@ struct RingCommitLowering : OpConversionPattern<RingCommitOp> {
     RingSlot slot = slotOf(b, op, adaptor);
     NVVM::SyncWarpOp::create(b, i32Const(b, -1));
     Value lane = NVVM::LaneIdOp::create(b, b.getI32Type());
-    Value first =
-        arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane, i32Const(b, 0));
+    Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
+                                        i32Const(b, 0));
     auto ifOp = scf::IfOp::create(b, first, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
@@ -1277,20 +1277,20 @@ void mlir::fat::expandTileLoops(Operation *root) {
 
 void mlir::fat::populateFatKernelToNVVMPatterns(
     const TypeConverter &converter, RewritePatternSet &patterns) {
-  patterns.add<WarpSpecializeLowering, WgmmaAsyncLowering, TmaLoadLowering,
-               OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
-               TurnLowering<TurnsOpenOp>, TurnLowering<TurnBeginOp>,
-               TurnLowering<TurnEndOp>, TurnLowering<TurnsCloseOp>,
-               KeyGeometryLowering<VisibleKeyBlocksOp>,
-               KeyGeometryLowering<FirstMaskedKeyBlockOp>,
-               KeyGeometryLowering<KeyBlockNeedsMaskOp>, KeyBlockRangeLowering,
-               KeyBlockHoleLowering, FullKeyBlockLowering,
-               FullKeyBlocksLowering, StoreOutputLowering, StageOutputLowering,
-               RingCreateLowering, RingInitLowering, RingAcquireLowering,
-               RingWaitLowering, RingReleaseLowering, RingBufferLowering,
-               RingFillLowering, BiasKeysFillLowering, RingClaimLowering,
-               RingCommitLowering>(converter,
-                                                       patterns.getContext());
+  patterns
+      .add<WarpSpecializeLowering, WgmmaAsyncLowering, TmaLoadLowering,
+           OperandFenceLowering, WgmmaWaitLowering, ScheduleFenceLowering,
+           TurnLowering<TurnsOpenOp>, TurnLowering<TurnBeginOp>,
+           TurnLowering<TurnEndOp>, TurnLowering<TurnsCloseOp>,
+           KeyGeometryLowering<VisibleKeyBlocksOp>,
+           KeyGeometryLowering<FirstMaskedKeyBlockOp>,
+           KeyGeometryLowering<KeyBlockNeedsMaskOp>, KeyBlockRangeLowering,
+           KeyBlockHoleLowering, FullKeyBlockLowering, FullKeyBlocksLowering,
+           StoreOutputLowering, StageOutputLowering, RingCreateLowering,
+           RingInitLowering, RingAcquireLowering, RingWaitLowering,
+           RingReleaseLowering, RingBufferLowering, RingFillLowering,
+           BiasKeysFillLowering, RingClaimLowering, RingCommitLowering>(
+          converter, patterns.getContext());
 }
 
 void mlir::fat::populateRingTypeConversion(TypeConverter &converter) {

@@ -73,8 +73,8 @@ static LogicalResult verifyConstantScale(Operation *op, Value scale) {
   APFloat c(0.0f);
   if (matchPattern(scale, m_ConstantFloat(&c)) &&
       !(std::isfinite(c.convertToDouble()) && c.convertToDouble() > 0.0))
-    return op->emitOpError() << "expected a finite positive scale, got "
-                             << c.convertToDouble();
+    return op->emitOpError()
+           << "expected a finite positive scale, got " << c.convertToDouble();
   return success();
 }
 
@@ -176,8 +176,7 @@ LogicalResult mlir::fat::detail::verifyTermRegion(Operation *op, Block &body,
   auto yield = dyn_cast<YieldOp>(body.getTerminator());
   if (!yield || !yield.getValue().getType().isF32())
     return op->emitOpError()
-           << "expected the region to end in fat.yield of " << what
-           << " (f32)";
+           << "expected the region to end in fat.yield of " << what << " (f32)";
   return success();
 }
 
@@ -190,8 +189,8 @@ LogicalResult BiasQueryColumnsOp::verify() {
     return failure();
   if (failed(verifyConstantScale(*this, getScale())))
     return failure();
-  return verifyTermRegion(*this, getBody().front(), 2, getCaptures(),
-                          "b, h", "the bias factor G");
+  return verifyTermRegion(*this, getBody().front(), 2, getCaptures(), "b, h",
+                          "the bias factor G");
 }
 
 bool ScoreBandOp::readsPositionsAsDifference(Block &body) {
@@ -209,8 +208,7 @@ LogicalResult ScoreBandOp::verify() {
   auto t = dyn_cast<RankedTensorType>(getType());
   if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
       !t.getElementType().isF32())
-    return emitOpError() << "expected a static 2-D f32 tile, got "
-                         << getType();
+    return emitOpError() << "expected a static 2-D f32 tile, got " << getType();
   if (failed(verifyConstantScale(*this, getScale())))
     return failure();
   Block &body = getBody().front();

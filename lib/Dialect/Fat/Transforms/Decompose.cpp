@@ -421,13 +421,12 @@ struct DecomposeScoreBand : OpRewritePattern<ScoreBandOp> {
         rewriter, loc, f32Const(rewriter, loc, 1.0), op.getScale());
     Value shape = tensor::EmptyOp::create(
         rewriter, loc, cast<RankedTensorType>(op.getType()), ValueRange{});
-    replaceWithTileMap(rewriter, op, shape,
-                       [&](OpBuilder &b, Location loc, Value) {
-                         Value term = cloneModBody(b, loc, op, Value(),
-                                                   clampedPosition(b, loc, op));
-                         return arith::MulFOp::create(b, loc, term, reciprocal)
-                             .getResult();
-                       });
+    replaceWithTileMap(
+        rewriter, op, shape, [&](OpBuilder &b, Location loc, Value) {
+          Value term =
+              cloneModBody(b, loc, op, Value(), clampedPosition(b, loc, op));
+          return arith::MulFOp::create(b, loc, term, reciprocal).getResult();
+        });
     return success();
   }
 };
@@ -735,12 +734,12 @@ struct FatDecomposePass : fat::impl::FatDecomposeBase<FatDecomposePass> {
 } // namespace
 
 void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
-  patterns.add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
-               DecomposeRowSum, DecomposeRescale, DecomposePV,
-               DecomposeFinalize, DecomposeWgmma, DecomposeSoftmaxMax,
-               DecomposeSoftmaxExp, DecomposeScoreMod, DecomposeMaskMod,
-               DecomposeBiasKeyColumns, DecomposeBiasQueryColumns,
-               DecomposeScoreBand>(
-      patterns.getContext());
+  patterns
+      .add<DecomposeQK, DecomposeMask, DecomposeRowMax, DecomposeExp2,
+           DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
+           DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
+           DecomposeScoreMod, DecomposeMaskMod, DecomposeBiasKeyColumns,
+           DecomposeBiasQueryColumns, DecomposeScoreBand>(
+          patterns.getContext());
   populateKeyGeometryExpansionPatterns(patterns);
 }

@@ -293,13 +293,12 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   t.sig.dataBlocks = facts.dataBlocks;
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
-  for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),
-                         t.biasQuery.getOperation(),
-                         t.scoreBand.getOperation()})
+  for (Operation *mod :
+       {t.scoreMod.getOperation(), t.maskMod.getOperation(),
+        t.biasQuery.getOperation(), t.scoreBand.getOperation()})
     if (mod &&
-        !llvm::equal(isa<ScoreModOp>(mod) ? cast<ScoreModOp>(mod).getCaptures()
-                     : isa<MaskModOp>(mod)
-                         ? cast<MaskModOp>(mod).getCaptures()
+        !llvm::equal(isa<ScoreModOp>(mod)  ? cast<ScoreModOp>(mod).getCaptures()
+                     : isa<MaskModOp>(mod) ? cast<MaskModOp>(mod).getCaptures()
                      : isa<ScoreBandOp>(mod)
                          ? cast<ScoreBandOp>(mod).getCaptures()
                          : cast<BiasQueryColumnsOp>(mod).getCaptures(),
@@ -596,10 +595,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
                      {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
                      /*forced=*/false);
     if (t->scoreBand)
-      updateSchedule(loop,
-                     {b.getNamedAttr("relative_bias",
-                                     b.getStringAttr("accumulator"))},
-                     /*forced=*/false);
+      updateSchedule(
+          loop,
+          {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
+          /*forced=*/false);
     updateSchedule(
         loop,
         {b.getNamedAttr("block_m", b.getI64IntegerAttr(t->blockM)),
@@ -639,8 +638,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
       return loop.emitOpError("fat-pipeline: relative-bias=accumulator's "
                               "terms (")
              << config->stages * config->bandStageBytes()
-             << " bytes) leave the kernel "
-             << config->dynamicSmemBytes()
+             << " bytes) leave the kernel " << config->dynamicSmemBytes()
              << " bytes of shared memory, more than the "
              << kMaxSharedMemoryPerBlock
              << " a block may use; lower block-n or stages, or take "

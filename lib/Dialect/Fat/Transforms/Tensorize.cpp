@@ -251,8 +251,7 @@ LogicalResult takeRelativeBiasAccumulator(Operation *scope, bool forced) {
           static_cast<float>(old->convertToDouble() * scale)));
   });
   updateSchedule(
-      scope,
-      {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
+      scope, {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
       forced);
   return success();
 }
@@ -413,9 +412,8 @@ struct FatTensorizePass
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
       // vector form until perf log run 136 has timed the two.
       bool accumulate = relativeBias == "accumulator";
-      if (accumulate &&
-          failed(takeRelativeBiasAccumulator(
-              scope, /*forced=*/relativeBias == "accumulator")))
+      if (accumulate && failed(takeRelativeBiasAccumulator(
+                            scope, /*forced=*/relativeBias == "accumulator")))
         return signalPassFailure();
     }
   }

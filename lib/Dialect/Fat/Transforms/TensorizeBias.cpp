@@ -1,10 +1,10 @@
 //===- TensorizeBias.cpp - positional biases onto the tensor cores --------===//
 //
-// Part of --fat-tensorize (`linear-bias=mma`, `relative-bias=accumulator`). A score region
-// s' = s + G·(j − i) with G free of the score and the positions (ALiBi)
-// costs the vector units one FFMA per score on top of the plain kernel's
-// softmax. Choosing Q's and K's extra columns moves it into Q·Kᵀ instead
-// (FlashAttention-T's idea, applied to the bias):
+// Part of --fat-tensorize (`linear-bias=mma`, `relative-bias=accumulator`). A
+// score region s' = s + G·(j − i) with G free of the score and the positions
+// (ALiBi) costs the vector units one FFMA per score on top of the plain
+// kernel's softmax. Choosing Q's and K's extra columns moves it into Q·Kᵀ
+// instead (FlashAttention-T's idea, applied to the bias):
 //
 //   fat.wgmma(Q, K)              fat.wgmma([Q | X], [K | R])
 //   fat.score_mod {s + G(j−i)} → (no region)
@@ -89,8 +89,8 @@ void scaleSoftmaxConstants(PatternRewriter &rewriter, Location loc,
         matchPattern(c.get(), m_Constant(&constant))
             ? Value(arith::ConstantOp::create(
                   rewriter, loc,
-                  rewriter.getF32FloatAttr(static_cast<float>(
-                      constant.getValueAsDouble() * scale))))
+                  rewriter.getF32FloatAttr(
+                      static_cast<float>(constant.getValueAsDouble() * scale))))
             : Value(arith::MulFOp::create(
                   rewriter, loc, c.get(),
                   arith::ConstantOp::create(
@@ -258,10 +258,9 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
             op, "the term reads the row or key other than as j − i");
       }
     }
-    auto biased = WgmmaOp::create(rewriter, loc, sType, gemm.getA(),
-                                  gemm.getB(), band.getResult(),
-                                  gemm.getTransposeBAttr(), gemm.getAFromAttr(),
-                                  gemm.getShapeAttr());
+    auto biased = WgmmaOp::create(
+        rewriter, loc, sType, gemm.getA(), gemm.getB(), band.getResult(),
+        gemm.getTransposeBAttr(), gemm.getAFromAttr(), gemm.getShapeAttr());
     scaleSoftmaxConstants(rewriter, loc, readers, scale);
     rewriter.replaceOp(op, biased.getResult());
     rewriter.eraseOp(gemm);

@@ -101,8 +101,8 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   v.kRing = makeRing(cfg.stages, cfg.kOffset(), cfg.kStageBytes(), consumers);
   v.vRing = makeRing(cfg.stages, cfg.vOffset(), cfg.vStageBytes(), consumers);
   if (cfg.scoreBand)
-    v.bandRing = makeRing(cfg.stages, cfg.bandOffset(), cfg.bandStageBytes(),
-                          consumers);
+    v.bandRing =
+        makeRing(cfg.stages, cfg.bandOffset(), cfg.bandStageBytes(), consumers);
   assert(barriers == cfg.barrierOffset() + 8 * cfg.numBarriers() &&
          "the rings' barriers are the layout's");
 
@@ -190,8 +190,8 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   // Register split (setmaxnreg): with two consumer warpgroups the 384
   // threads start with 168 registers each, with three the 512 start with
   // 128; the producer drops to cfg.producerRegisters() so the consumers
-  // can rise to cfg.consumerRegisters(). With one consumer warpgroup every thread
-  // already has up to 255.
+  // can rise to cfg.consumerRegisters(). With one consumer warpgroup every
+  // thread already has up to 255.
   std::optional<std::pair<int32_t, int32_t>> registers;
   if (cfg.numConsumerWarpgroups() > 1)
     registers = {static_cast<int32_t>(cfg.producerRegisters()),

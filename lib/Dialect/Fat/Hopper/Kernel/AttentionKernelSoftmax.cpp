@@ -44,8 +44,7 @@ Value AttentionKernelBuilder::moveGemm(Operation *tmpl, Value a, Value bAddr,
 }
 
 Value AttentionKernelBuilder::buildQK(Value consumer, Value iter,
-                                      Operation *tmpl, Value biasA,
-                                      Value acc) {
+                                      Operation *tmpl, Value biasA, Value acc) {
   // Q: this warpgroup's rows of the [blockM][64] boxes of the tile's
   // buffer; K: the [blockN][64] boxes of the stage.
   Value qAddr =
@@ -59,10 +58,10 @@ Value AttentionKernelBuilder::buildBandFragment(Value consumer, Value iter) {
   // The stage is read into registers before the release: the arrive
   // orders the loads before the writer's next claim of it.
   RingWaitOp::create(b, v.bandRing, iter);
-  Value frag = BandFragmentOp::create(
-      b, fragmentType(cfg.blockN, b.getF32Type()),
-      RingBufferOp::create(b, v.bandRing, iter), mul(consumer, c32(64)),
-      cfg.blockM, cfg.blockN);
+  Value frag =
+      BandFragmentOp::create(b, fragmentType(cfg.blockN, b.getF32Type()),
+                             RingBufferOp::create(b, v.bandRing, iter),
+                             mul(consumer, c32(64)), cfg.blockM, cfg.blockN);
   RingReleaseOp::create(b, v.bandRing, iter);
   return frag;
 }

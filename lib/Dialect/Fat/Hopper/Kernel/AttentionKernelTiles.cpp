@@ -215,9 +215,9 @@ void AttentionKernelBuilder::buildBandWriterTile() {
   SmallVector<Value> at =
       modificationCoordinates(keyBlock(kvBlock), v.rowFirst);
   Value lane = arith::RemUIOp::create(b, v.tid, c32(32));
-  auto stage = BandStageOp::create(b, buffer, lane, at[0], at[1], at[2], at[3],
-                                   v.scoreScale, v.captures, cfg.blockM,
-                                   cfg.blockN);
+  auto stage =
+      BandStageOp::create(b, buffer, lane, at[0], at[1], at[2], at[3],
+                          v.scoreScale, v.captures, cfg.blockM, cfg.blockN);
   IRMapping none;
   tmpl.getBody().cloneInto(&stage.getBody(), none);
   RingCommitOp::create(b, v.bandRing, iter);

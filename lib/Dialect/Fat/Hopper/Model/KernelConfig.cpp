@@ -1038,8 +1038,7 @@ std::string AttentionKernelConfig::manifestJson() const {
     manifest.getObject("schedule")->try_emplace("linear_bias", "mma");
   // A term of j − i as Q·Kᵀ's accumulator (absent: the vector form).
   if (scoreBand)
-    manifest.getObject("schedule")->try_emplace("relative_bias",
-                                                "accumulator");
+    manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
 
   std::string text;
   llvm::raw_string_ostream os(text);
