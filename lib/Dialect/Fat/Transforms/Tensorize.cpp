@@ -162,6 +162,17 @@ LogicalResult takeBoundReference(Operation *scope) {
   return failure(left.wasInterrupted());
 }
 
+/// The LSE's factor on m (fat.finalize's scale) of every finalize under
+/// `scope` times `scale`: the scores became unscaled.
+void scaleLseFactor(Operation *scope, double scale) {
+  Builder b(scope->getContext());
+  scope->walk([&](FinalizeOp fin) {
+    if (std::optional<APFloat> old = fin.getScale())
+      fin.setScaleAttr(b.getF32FloatAttr(
+          static_cast<float>(old->convertToDouble() * scale)));
+  });
+}
+
 /// linear-bias=mma: every score region of `scope` as the bias columns of
 /// Q·Kᵀ (TensorizeBias.cpp), recorded as `linear_bias = "mma"`; an error
 /// where the kernel writes the LSE or a region is not s + G·(j − i).
@@ -202,12 +213,8 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   });
   if (left.wasInterrupted())
     return failure();
+  scaleLseFactor(scope, scale);
   Builder b(scope->getContext());
-  scope->walk([&](FinalizeOp fin) {
-    if (std::optional<APFloat> old = fin.getScale())
-      fin.setScaleAttr(b.getF32FloatAttr(
-          static_cast<float>(old->convertToDouble() * scale)));
-  });
   updateSchedule(scope, {b.getNamedAttr("linear_bias", b.getStringAttr("mma"))},
                  forced);
   return success();
@@ -243,13 +250,8 @@ LogicalResult takeRelativeBiasAccumulator(Operation *scope, bool forced) {
         "than as their difference j − i, on the scores of Q·Kᵀ read only by "
         "masks and the softmax");
   }
-  // The scores become unscaled: the LSE's factor on m takes the scale.
+  scaleLseFactor(scope, scale);
   Builder b(scope->getContext());
-  scope->walk([&](FinalizeOp fin) {
-    if (std::optional<APFloat> old = fin.getScale())
-      fin.setScaleAttr(b.getF32FloatAttr(
-          static_cast<float>(old->convertToDouble() * scale)));
-  });
   updateSchedule(
       scope, {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
       forced);

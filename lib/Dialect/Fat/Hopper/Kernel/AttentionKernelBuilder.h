@@ -191,6 +191,14 @@ private:
       return SmallVector<Value>{};
     });
   }
+  /// A role's walk over its tiles: the persistent tile loop, or the CTA's
+  /// one tile (buildBlockCoordinates set it).
+  void buildEachTile(function_ref<void()> body) {
+    if (cfg.schedule.persistent)
+      buildTileLoop(body);
+    else
+      body();
+  }
   /// Whether the current tile has key blocks (kvLo < kvHi), and the ring
   /// iteration of its last one (meaningless without).
   Value hasKeyBlocks() {

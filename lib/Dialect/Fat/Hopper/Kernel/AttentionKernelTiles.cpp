@@ -178,10 +178,7 @@ void AttentionKernelBuilder::buildProducer() {
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  if (cfg.schedule.persistent)
-    buildTileLoop([&] { buildProducerTile(); });
-  else
-    buildProducerTile();
+  buildEachTile([&] { buildProducerTile(); });
   b.setInsertionPointAfter(ifOp);
   if (cfg.scoreBand)
     buildBandWriter();
@@ -195,10 +192,7 @@ void AttentionKernelBuilder::buildBandWriter() {
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  if (cfg.schedule.persistent)
-    buildTileLoop([&] { buildBandWriterTile(); });
-  else
-    buildBandWriterTile();
+  buildEachTile([&] { buildBandWriterTile(); });
 }
 
 void AttentionKernelBuilder::buildBandWriterTile() {
