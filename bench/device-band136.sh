@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD/python:$PWD/test/Python
 export FA_T_RUNTIME_LIB=${FA_T_RUNTIME_LIB:-$PWD/build/lib/libfat_runtime.so}
 v=.kernels-mods-v136
-q() { local limit=$1; shift; timeout "$limit" python3 -u bench/band_quick.py "$@" 2>&1 | grep -v Warn; }
+q() { local limit=$1; shift; timeout -k 5 "$limit" python3 -u bench/band_quick.py "$@" 2>&1 | grep -v Warn; }
 q 40 check relative-bias --shapes 0 2 --kernels $v/acc | tee "$out/checks.log"
 q 25 check relative-bias --shapes 2 --kernels $v/acc192 | tee -a "$out/checks.log"
 q 60 time relative-bias --shapes 0 --kernels .kernels-mods --plain .kernels-bench --reps 4 \
