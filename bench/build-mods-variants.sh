@@ -162,3 +162,7 @@ build .kernels-mods-v136/acc "relative-bias=accumulator" relative-bias
 # and with 192-row tiles (three consumer warpgroups, as the plain D64
 # kernel's): without the table's loads in flight its registers fit 128.
 build .kernels-mods-v136/acc192 "relative-bias=accumulator block-m=192" relative-bias --head-dims 64
+# ALiBi (s − slope·(i − j), relative too) the same way at D64, where its
+# default (linear-bias=mma) adds an eighth to the tensor cores' work.
+build .kernels-mods-v136/alacc "linear-bias=vector relative-bias=accumulator" alibi-causal \
+  alibi-slopes --head-dims 64

@@ -214,6 +214,11 @@ CONFIGS = [
     Config("relative_bias_accumulator_causal_ragged", dtype="f16", causal=True,
            mods=REL_BIAS, tensorize="relative-bias=accumulator rowsum=mma",
            **dict(TBASE, Sq=100, Skv=150)),
+    # ALiBi's s − slope·(i − j) is relative too: its term −slope·(i − j) as
+    # the accumulator (linear-bias=vector, so the GEMM columns don't take it).
+    Config("alibi_accumulator_causal_ragged", dtype="bf16", causal=True, mods=ALIBI,
+           tensorize="linear-bias=vector relative-bias=accumulator",
+           **dict(TBASE, Sq=100, Skv=150)),
     Config("document_tensorized_lazy", dtype="f16", mods=DOCUMENT,
            tensorize="rowsum=vector rescale=lazy", **TBASE),
     Config("user_tensorized_mma", B=2, dtype="bf16", mods=USER, tensorize="rowsum=mma",

@@ -195,14 +195,17 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
     Value score = body.getArgument(0);
-    auto sum = cast<YieldOp>(body.getTerminator())
-                   .getValue()
-                   .getDefiningOp<arith::AddFOp>();
-    if (!sum || op.getRowsAtOrigin())
-      return rewriter.notifyMatchFailure(op, "the region is not s + T");
-    Value term = sum.getLhs() == score ? sum.getRhs() : sum.getLhs();
-    if ((sum.getLhs() == score) == (sum.getRhs() == score))
-      return rewriter.notifyMatchFailure(op, "the region is not s + T");
+    // s + T, T + s, or s − T (ALiBi's s − slope·(i − j)), whose term is −T.
+    Operation *sum =
+        cast<YieldOp>(body.getTerminator()).getValue().getDefiningOp();
+    if (!sum || !isa<arith::AddFOp, arith::SubFOp>(sum) ||
+        op.getRowsAtOrigin())
+      return rewriter.notifyMatchFailure(op, "the region is not s ± T");
+    bool negate = isa<arith::SubFOp>(sum);
+    Value lhs = sum->getOperand(0), rhs = sum->getOperand(1);
+    if ((lhs == score) == (rhs == score) || (negate && lhs != score))
+      return rewriter.notifyMatchFailure(op, "the region is not s ± T");
+    Value term = lhs == score ? rhs : lhs;
     // T's ops in a valid order; none of them may read the score, and the
     // row and key may enter only as their difference.
     SetVector<Operation *> slice;
@@ -251,7 +254,10 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
         mapping.map(body.getArgument(a), termBody->getArgument(a - 1));
       for (Operation *inner : slice)
         rewriter.clone(*inner, mapping);
-      YieldOp::create(rewriter, loc, mapping.lookupOrDefault(term));
+      Value t = mapping.lookupOrDefault(term);
+      if (negate)
+        t = arith::NegFOp::create(rewriter, loc, t);
+      YieldOp::create(rewriter, loc, t);
       if (!ScoreBandOp::readsPositionsAsDifference(*termBody)) {
         rewriter.eraseOp(band);
         return rewriter.notifyMatchFailure(
