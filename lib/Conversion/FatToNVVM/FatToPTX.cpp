@@ -90,7 +90,7 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                      "(Q·Kᵀ's extra k16 step; fat-tensorize)")};
   Option<std::string> relativeBias{
       *this, "relative-bias", llvm::cl::init("auto"),
-      llvm::cl::desc("fat-tensorize relative-bias: a score region s + "
+      llvm::cl::desc("fat-tensorize relative-bias: a score region s ± "
                      "T(b, h, j − i) as Q·Kᵀ's accumulator (accumulator), per "
                      "score (vector), or auto")};
   Option<std::string> rescale{

@@ -16,7 +16,7 @@
 // Q·Kᵀ. The scores then miss G·(i − q_start), one constant per row: O does
 // not see it, the LSE would, so only kernels that write no LSE.
 //
-// A score region s' = s + T(b, h, j − i) whose term reads the row and key
+// A score region s' = s ± T(b, h, j − i) whose term reads the row and key
 // only as their difference (a learned relative-position table) has no such
 // low-rank form, but Q·Kᵀ's accumulator is free:
 //
@@ -186,7 +186,7 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
   }
 };
 
-/// fat.wgmma Q·Kᵀ → fat.score_mod {s + T(b, h, j − i)} as Q·Kᵀ accumulated
+/// fat.wgmma Q·Kᵀ → fat.score_mod {s ± T(b, h, j − i)} as Q·Kᵀ accumulated
 /// onto fat.score_band (T / scale per element), the region's term; the
 /// softmax constant c of the ops reading the scores becomes c·scale.
 struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {

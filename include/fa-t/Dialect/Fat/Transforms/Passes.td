@@ -292,7 +292,8 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Recorded as `linear_bias = "mma"`.
 
     `relative-bias=accumulator`: a score region s' = s + T(b, h, j − i)
-    whose term reads neither the score nor the row and key other than as
+    (or s − T, as ALiBi's s − slope·(i − j): the term is then −T) whose
+    term reads neither the score nor the row and key other than as
     their difference (a learned relative-position table, T5's buckets)
     costs the vector units an add per score and its read; instead Q·Kᵀ
     accumulates onto `fat.score_band`, the tile of T / scale, and the
@@ -335,7 +336,7 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "mask region, room for the key columns), else vector">,
     Option<"relativeBias", "relative-bias", "std::string",
            /*default=*/"\"auto\"",
-           "A score region s + T(b, h, j − i): 'vector' (the region per "
+           "A score region s ± T(b, h, j − i): 'vector' (the region per "
            "score) or 'accumulator' (Q·Kᵀ accumulates onto the term, each of "
            "a block's M + N − 1 terms computed once); 'auto' = vector (not "
            "yet timed on the device)">
