@@ -166,3 +166,7 @@ build .kernels-mods-v136/acc192 "relative-bias=accumulator block-m=192" relative
 # default (linear-bias=mma) adds an eighth to the tensor cores' work.
 build .kernels-mods-v136/alacc "linear-bias=vector relative-bias=accumulator" alibi-causal \
   alibi-slopes --head-dims 64
+# and at D128 (128-key blocks: at 16k the default's 160 leave no room for
+# the terms' stages), where linear-bias=mma adds a sixteenth.
+build .kernels-mods-v136/alacc128 "linear-bias=vector relative-bias=accumulator block-n=128" \
+  alibi-causal alibi-slopes --head-dims 128

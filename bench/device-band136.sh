@@ -20,3 +20,6 @@ q 60 time relative-bias --shapes 2 --kernels .kernels-mods --plain .kernels-benc
 q 25 check alibi-causal --shapes 2 --kernels $v/alacc | tee -a "$out/checks.log"
 q 50 time alibi-causal --shapes 2 --kernels .kernels-mods --plain .kernels-bench --reps 4 \
   --variant acc=$v/alacc | tee -a "$out/time.log"
+q 25 check alibi-causal --shapes 0 --kernels $v/alacc128 | tee -a "$out/checks.log"
+q 50 time alibi-causal --shapes 0 --kernels .kernels-mods --plain .kernels-bench --reps 4 \
+  --variant acc=$v/alacc128 | tee -a "$out/time.log"
