@@ -1550,7 +1550,7 @@ struct BandFragmentLowering : OpConversionPattern<BandFragmentOp> {
                   ConversionPatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     if (!WgmmaFragmentAttr::isFragment(type) || type.getDimSize(0) != 64 ||
-        type.getDimSize(1) != op.getKeys())
+        type.getDimSize(1) != static_cast<int64_t>(op.getKeys()))
       return rewriter.notifyMatchFailure(op, "not a warpgroup's S fragment");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     I32Math m{b};

@@ -194,7 +194,10 @@ LogicalResult BiasQueryColumnsOp::verify() {
 }
 
 bool ScoreBandOp::readsPositionsAsDifference(Block &body) {
-  Value i = body.getArgument(2), j = body.getArgument(3);
+  return readsPositionsAsDifference(body.getArgument(2), body.getArgument(3));
+}
+
+bool ScoreBandOp::readsPositionsAsDifference(Value i, Value j) {
   auto difference = [&](Operation *user) {
     auto sub = dyn_cast<arith::SubIOp>(user);
     return sub && ((sub.getLhs() == j && sub.getRhs() == i) ||

@@ -124,6 +124,18 @@ double softmaxConstant(SoftmaxMaxOp max) {
                                                       : 0.0;
 }
 
+/// Applies one of fat-tensorize's pattern sets to `scope`. A set that does
+/// not converge is a bug in its patterns (one that changes the IR and then
+/// fails): an error naming the set, never a silent failure.
+LogicalResult applyTensorizePatterns(Operation *scope,
+                                     RewritePatternSet &&patterns,
+                                     StringRef what) {
+  if (succeeded(applyPatternsGreedily(scope, std::move(patterns))))
+    return success();
+  return scope->emitError("fat-tensorize: the ")
+         << what << " rewrite did not converge (a compiler bug)";
+}
+
 /// row-max=bound on one tiled attention: each fat.softmax_max on bounded
 /// scores becomes the constant reference; one left is an error naming why.
 LogicalResult takeBoundReference(Operation *scope) {
@@ -141,7 +153,8 @@ LogicalResult takeBoundReference(Operation *scope) {
     return failure();
   RewritePatternSet patterns(scope->getContext());
   populateBoundRowMaxPatterns(patterns);
-  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+  if (failed(applyTensorizePatterns(scope, std::move(patterns),
+                                    "row-max=bound")))
     return failure();
   WalkResult left = scope->walk([](SoftmaxMaxOp max) {
     InFlightDiagnostic diag = max.emitError("fat-tensorize: row-max=bound ");
@@ -202,7 +215,8 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   double scale = first.getScale().convertToDouble();
   RewritePatternSet patterns(scope->getContext());
   populateLinearBiasTensorCorePatterns(patterns);
-  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+  if (failed(applyTensorizePatterns(scope, std::move(patterns),
+                                    "linear-bias=mma")))
     return failure();
   WalkResult left = scope->walk([](ScoreModOp mod) {
     mod.emitError("fat-tensorize: linear-bias=mma needs the score region "
@@ -220,7 +234,7 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   return success();
 }
 
-/// relative-bias=accumulator: every score region s + T(b, h, j − i) of
+/// relative-bias=accumulator: every score region s ± T(b, h, j − i) of
 /// `scope` as Q·Kᵀ's accumulator (TensorizeBias.cpp), recorded as
 /// `relative_bias = "accumulator"`; forced, an error where a region is not
 /// of that form.
@@ -230,14 +244,23 @@ LogicalResult takeRelativeBiasAccumulator(Operation *scope, bool forced) {
   if (!first) {
     if (!forced)
       return success();
+    // linear-bias=mma (run before) may have taken the region already.
+    bool columns = false;
+    scope->walk([&](BiasQueryColumnsOp) { columns = true; });
+    if (columns)
+      return scope->emitError(
+          "fat-tensorize: relative-bias=accumulator: linear-bias=mma has "
+          "taken the score region onto Q·Kᵀ's extra columns; pass "
+          "linear-bias=vector to have the accumulator take it");
     return scope->emitError("fat-tensorize: relative-bias=accumulator needs "
-                            "a score region s + T(b, h, j − i); this "
+                            "a score region s ± T(b, h, j − i); this "
                             "attention has none");
   }
   double scale = first.getScale().convertToDouble();
   RewritePatternSet patterns(scope->getContext());
   populateRelativeBiasAccumulatorPatterns(patterns);
-  if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+  if (failed(applyTensorizePatterns(scope, std::move(patterns),
+                                    "relative-bias=accumulator")))
     return failure();
   ScoreModOp left;
   scope->walk([&](ScoreModOp mod) { left = left ? left : mod; });
@@ -246,7 +269,7 @@ LogicalResult takeRelativeBiasAccumulator(Operation *scope, bool forced) {
       return success();
     return left.emitError(
         "fat-tensorize: relative-bias=accumulator needs the score region to "
-        "be s + T with T reading neither the score nor the row and key other "
+        "be s ± T with T reading neither the score nor the row and key other "
         "than as their difference j − i, on the scores of Q·Kᵀ read only by "
         "masks and the softmax");
   }
@@ -388,7 +411,8 @@ struct FatTensorizePass
         return signalPassFailure();
       RewritePatternSet patterns(&getContext());
       populateFatTensorizeTilePatterns(patterns, rewrite);
-      if (failed(applyPatternsGreedily(scope, std::move(patterns))))
+      if (failed(applyTensorizePatterns(scope, std::move(patterns),
+                                        "tile tensorization")))
         return signalPassFailure();
       WalkResult left = scope->walk([](Operation *op) {
         if (!isa<QKOp, PVOp, RowSumOp, RowMaxOp, Exp2Op>(op))

@@ -223,6 +223,12 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
     for (Operation &inner : body.without_terminator())
       if (!inner.use_empty() && !slice.contains(&inner) && &inner != sum)
         return rewriter.notifyMatchFailure(op, "the region computes more");
+    // Every op left reads into T, so the row and key (arguments 3 and 4)
+    // enter T exactly as they enter the region.
+    if (!ScoreBandOp::readsPositionsAsDifference(body.getArgument(3),
+                                                 body.getArgument(4)))
+      return rewriter.notifyMatchFailure(
+          op, "the term reads the row or key other than as j − i");
     auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
     if (!gemm || gemm.getAFrom() != OperandSource::Smem ||
         !gemm.getTransposeB() || gemm.getAcc() || !gemm->hasOneUse())
@@ -258,11 +264,6 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
       if (negate)
         t = arith::NegFOp::create(rewriter, loc, t);
       YieldOp::create(rewriter, loc, t);
-      if (!ScoreBandOp::readsPositionsAsDifference(*termBody)) {
-        rewriter.eraseOp(band);
-        return rewriter.notifyMatchFailure(
-            op, "the term reads the row or key other than as j − i");
-      }
     }
     auto biased = WgmmaOp::create(
         rewriter, loc, sType, gemm.getA(), gemm.getB(), band.getResult(),

@@ -346,6 +346,8 @@ def Fat_ScoreBandOp : Fat_Op<"score_band", [Pure, IsolatedFromAbove]> {
     /// read only by `arith.subi` of one from the other: the terms of a
     /// block then depend on j − i alone.
     static bool readsPositionsAsDifference(::mlir::Block &body);
+    /// The same for the row `i` and key `j` of any region.
+    static bool readsPositionsAsDifference(::mlir::Value i, ::mlir::Value j);
   }];
 }
 
