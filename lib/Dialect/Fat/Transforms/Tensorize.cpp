@@ -436,7 +436,7 @@ struct FatTensorizePass
               /*forced=*/linearBiasOpt->has_value())))
         return signalPassFailure();
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
-      // vector form until perf log run 136 has timed the two.
+      // vector form, which measured faster (perf log run 136b).
       bool accumulate = relativeBias == "accumulator";
       if (accumulate && failed(takeRelativeBiasAccumulator(
                             scope, /*forced=*/relativeBias == "accumulator")))
