@@ -656,7 +656,8 @@ LogicalResult BandStageOp::verify() {
 LogicalResult BandFragmentOp::verify() {
   auto t = dyn_cast<RankedTensorType>(getType());
   if (!t || !WgmmaFragmentAttr::isFragment(t) || t.getRank() != 2 ||
-      t.getDimSize(0) != 64 || t.getDimSize(1) != static_cast<int64_t>(getKeys()) ||
+      t.getDimSize(0) != 64 ||
+      t.getDimSize(1) != static_cast<int64_t>(getKeys()) ||
       !t.getElementType().isF32())
     return emitOpError() << "expected the f32 wgmma fragment of 64 rows and "
                          << getKeys() << " keys, got " << getType();

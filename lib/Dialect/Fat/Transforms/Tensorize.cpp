@@ -153,8 +153,8 @@ LogicalResult takeBoundReference(Operation *scope) {
     return failure();
   RewritePatternSet patterns(scope->getContext());
   populateBoundRowMaxPatterns(patterns);
-  if (failed(applyTensorizePatterns(scope, std::move(patterns),
-                                    "row-max=bound")))
+  if (failed(
+          applyTensorizePatterns(scope, std::move(patterns), "row-max=bound")))
     return failure();
   WalkResult left = scope->walk([](SoftmaxMaxOp max) {
     InFlightDiagnostic diag = max.emitError("fat-tensorize: row-max=bound ");

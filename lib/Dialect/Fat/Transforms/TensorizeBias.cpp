@@ -198,8 +198,7 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
     // s + T, T + s, or s − T (ALiBi's s − slope·(i − j)), whose term is −T.
     Operation *sum =
         cast<YieldOp>(body.getTerminator()).getValue().getDefiningOp();
-    if (!sum || !isa<arith::AddFOp, arith::SubFOp>(sum) ||
-        op.getRowsAtOrigin())
+    if (!sum || !isa<arith::AddFOp, arith::SubFOp>(sum) || op.getRowsAtOrigin())
       return rewriter.notifyMatchFailure(op, "the region is not s ± T");
     bool negate = isa<arith::SubFOp>(sum);
     Value lhs = sum->getOperand(0), rhs = sum->getOperand(1);
