@@ -307,16 +307,11 @@ struct FatTensorizePass
     // linear-bias: the words of rowsum, "vector" | "mma".
     FailureOr<std::optional<bool>> linearBiasOpt =
         parseChoice("linear-bias", linearBias, rowsumName);
+    FailureOr<std::optional<bool>> relativeBiasOpt =
+        parseChoice("relative-bias", relativeBias, relativeBiasName);
     if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
-        failed(linearBiasOpt))
+        failed(linearBiasOpt) || failed(relativeBiasOpt))
       return signalPassFailure();
-    if (relativeBias != "auto" && relativeBias != "vector" &&
-        relativeBias != "accumulator") {
-      root->emitError() << "fat-tensorize: relative-bias must be auto, "
-                           "vector or accumulator, got '"
-                        << relativeBias << "'";
-      return signalPassFailure();
-    }
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;
@@ -437,9 +432,8 @@ struct FatTensorizePass
         return signalPassFailure();
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
       // vector form, which measured faster (perf log run 136b).
-      bool accumulate = relativeBias == "accumulator";
-      if (accumulate && failed(takeRelativeBiasAccumulator(
-                            scope, /*forced=*/relativeBias == "accumulator")))
+      if (relativeBiasOpt->value_or(false) &&
+          failed(takeRelativeBiasAccumulator(scope, /*forced=*/true)))
         return signalPassFailure();
     }
   }

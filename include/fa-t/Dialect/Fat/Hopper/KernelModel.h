@@ -127,6 +127,8 @@ std::optional<bool> parseRowsumMma(StringRef word);
 StringRef rescaleName(bool lazy);
 /// row_max "online" | "bound".
 StringRef rowMaxName(bool bound);
+/// relative_bias "vector" | "accumulator".
+StringRef relativeBiasName(bool accumulator);
 std::optional<bool> parseBoundMax(StringRef word);
 /// A two-word choice spelled by `name` (rowsumName, rescaleName,
 /// rowMaxName): true for name(true), false for name(false), else nullopt.

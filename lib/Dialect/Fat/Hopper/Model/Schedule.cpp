@@ -87,6 +87,10 @@ StringRef mlir::fat::rowMaxName(bool bound) {
   return bound ? "bound" : "online";
 }
 
+StringRef mlir::fat::relativeBiasName(bool accumulator) {
+  return accumulator ? "accumulator" : "vector";
+}
+
 std::optional<bool> mlir::fat::parseBoundMax(StringRef word) {
   return parseWord(word, rowMaxName);
 }
@@ -216,8 +220,10 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
     } else if (key == "relative_bias") {
       // fat-tensorize's record of its rewrite: the tensorized ops carry it.
       auto s = dyn_cast<StringAttr>(value);
-      if (!s || (s.getValue() != "vector" && s.getValue() != "accumulator"))
-        return expect("\"vector\" or \"accumulator\"");
+      if (!s || !parseWord(s.getValue(), relativeBiasName))
+        return expect(("\"" + relativeBiasName(false) + "\" or \"" +
+                       relativeBiasName(true) + "\"")
+                          .str());
     } else if (key == "exp2_poly") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f || !(f.getValueAsDouble() >= 0.0 && f.getValueAsDouble() <= 1.0))
