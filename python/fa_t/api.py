@@ -30,7 +30,7 @@ from typing import Any, Dict, Optional, Tuple
 
 from . import checks, registry
 from .config import KernelConfig
-from .manifest import capture_index
+from .manifest import TILE_COUNTER, capture_index
 from .params import (TMA_ALIGN, LaunchPlan, ParamPatch, build_params, check_16_byte_layout,
                      check_lse_pointer, launch_grid, patched_params, problem_symbols)
 
@@ -46,10 +46,56 @@ MAX_PLANS = 1024
 _SOURCES = {"q": 0, "k": 1, "v": 2, "o": 3, "lse": 4}
 
 
-def _source(tensor: str) -> int:
-    """Index of ``tensor`` (a manifest's name) in a call's addresses."""
+def _source(tensor: str, captures: int) -> int:
+    """Index of ``tensor`` (a manifest's name) in a call's addresses: q, k,
+    v, o, lse, the ``captures`` captured tensors, then the tile counter."""
+    if tensor == TILE_COUNTER:
+        return len(_SOURCES) + captures
     n = capture_index(tensor)
     return _SOURCES[tensor] if n is None else len(_SOURCES) + n
+
+
+class _TileCounters:
+    """The dynamic tile scheduler's counters (docs/kernel-abi.md,
+    ``tile_counter``): each kernel leaves its counter at zero, so launches
+    that follow one another on a stream share one, and streams get their own
+    (launches on two streams may run at once). One zeroed int32 tensor of
+    :attr:`SLOTS` counters per device, made at the first plan that needs it
+    (before any CUDA graph capture: its memory must outlive the graphs);
+    stream n of a device takes slot n mod SLOTS."""
+
+    SLOTS = 64
+
+    def __init__(self):
+        self.pools: Dict[int, Any] = {}
+        self.slots: Dict[Tuple[int, int], int] = {}
+        self.lock = threading.Lock()
+
+    def ensure_pool(self, torch, device: int) -> None:
+        if device in self.pools:
+            return
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                "fa_t: a kernel with the dynamic tile scheduler is first called during CUDA "
+                "graph capture; call it once before capturing (its tile counters are "
+                "allocated then, and must outlive the graph)")
+        with self.lock:
+            if device not in self.pools:
+                pool = torch.zeros(self.SLOTS, dtype=torch.int32, device=f"cuda:{device}")
+                # Other streams may take a slot next: the zeros must be there.
+                torch.cuda.current_stream(device).synchronize()
+                self.pools[device] = pool
+
+    def address(self, device: int, stream: int) -> int:
+        """The counter of ``stream`` (a raw stream handle) on ``device``."""
+        slot = self.slots.get((device, stream))
+        if slot is None:
+            with self.lock:
+                slot = self.slots.setdefault((device, stream), len(self.slots) % self.SLOTS)
+        return self.pools[device].data_ptr() + 4 * slot
+
+
+_tile_counters = _TileCounters()
 
 
 def _check_no_grad(torch, tensors, names) -> None:
@@ -126,8 +172,15 @@ class _Kernel:
         self.torch, self.rt, self.params, self.device = torch, rt, params, device
         self.current_device, self.raw_stream = _stream_getters(torch)
         patched = patched_params(manifest)
-        self.patches = (ParamPatch * len(patched))(*(ParamPatch(i, kind, _source(tensor))
-                                                     for i, kind, tensor in patched))
+        captures = sum(capture_index(t) is not None for _, _, t in patched)
+        self.patches = (ParamPatch * len(patched))(
+            *(ParamPatch(i, kind, _source(tensor, captures)) for i, kind, tensor in patched))
+        #: The tile counter's place in a call's addresses (None: the kernel
+        #: has none), and the packed launch's addresses, which a launch of
+        #: the packed plan on another stream patches with that stream's.
+        self.counter_slot = (_source(TILE_COUNTER, captures)
+                             if any(t == TILE_COUNTER for _, _, t in patched) else None)
+        self.packed_addresses = None
 
         def plan(patches):
             return LaunchPlan(function, tuple(grid), tuple(manifest.block),
@@ -140,12 +193,21 @@ class _Kernel:
         """Launches ``plan`` (:attr:`packed`, or :attr:`patched` with a call's
         addresses) on the current stream of the kernel's device."""
         if self.current_device() == self.device:
-            self.rt.launch_patched(plan, self.raw_stream(self.device), addresses)
+            self._launch(plan, self.raw_stream(self.device), addresses)
         else:
             # torch.cuda.device makes the device's context current for the CUDA
             # runtime too, and restores the caller's device afterwards.
             with self.torch.cuda.device(self.device):
-                self.rt.launch_patched(plan, self.raw_stream(self.device), addresses)
+                self._launch(plan, self.raw_stream(self.device), addresses)
+
+    def _launch(self, plan, stream, addresses) -> None:
+        if self.counter_slot is not None:
+            # The stream's own tile counter, patched into every launch.
+            if addresses is None:
+                addresses = type(self.packed_addresses)(*self.packed_addresses)
+            addresses[self.counter_slot] = _tile_counters.address(self.device, stream)
+            plan = self.patched
+        self.rt.launch_patched(plan, stream, addresses)
 
 
 def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
@@ -172,12 +234,22 @@ def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: b
     if lse_out is not None:
         tensors["lse"] = lse_out
     tensors.update((f"capture{i}", t) for i, t in enumerate(captures))
+    counted = any(p.tensor == TILE_COUNTER for p in manifest.params)
     with torch.cuda.device(device):
         rt.set_device(device)
+        if counted:
+            _tile_counters.ensure_pool(torch, device)
+            tensors[TILE_COUNTER] = _tile_counters.pools[device]
         kernel = registry.load_kernel(manifest, device, rt)
         params = build_params(manifest, tensors, symbols, rt.encode_tensor_map)
         context = rt.device_context(device)
-    return _Kernel(torch, rt, kernel.function, manifest, grid, params, device, context)
+    resolved = _Kernel(torch, rt, kernel.function, manifest, grid, params, device, context)
+    if counted:
+        # The packed launch's addresses; _launch puts the stream's counter in.
+        values = [tensors[name].data_ptr() if name in tensors else 0 for name in _SOURCES]
+        values += [t.data_ptr() for t in captures] + [0]
+        resolved.packed_addresses = (ctypes.c_uint64 * len(values))(*values)
+    return resolved
 
 
 def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
@@ -325,6 +397,9 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
         plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
                                window=window, diag=diag, scale=scale, kernel_dir=kernel_dir,
                                regions=regions, captures=captures)
+        if plan.kernel.counter_slot is not None:
+            # A call's addresses end with the tile counter's (_Kernel._launch).
+            plan.addresses = ctypes.c_uint64 * (plan.kernel.counter_slot + 1)
     with _plans_lock:
         while len(_plans) >= MAX_PLANS:
             del _plans[next(iter(_plans))]

@@ -32,6 +32,10 @@ TENSOR_RANKS = {"q": 4, "k": 4, "v": 4, "o": 4, "lse": 3}
 #: in the order of fat.attention's captures: passed by pointer only, read as
 #: row-major arrays of the static shape the kernel was compiled for.
 CAPTURE = re.compile(r"capture(0|[1-9][0-9]*)")
+#: The dynamic tile scheduler's counter (``"tile_scheduler": "dynamic"``): a
+#: ``ptr`` to 4 bytes of device memory that are zero when the kernel starts
+#: and that it leaves zero; launches that may run at once need their own.
+TILE_COUNTER = "tile_counter"
 #: Logical (BHSD) axis that each size symbol names in a tensor map's ``dims``.
 #: Per the ABI, K and V may be described with the Q spellings (Hq, Sq, D):
 #: the extent always comes from the tensor itself.
@@ -282,11 +286,12 @@ def _parse_param(r: _Reader, p: Any, at: str, tensor_maps) -> ParamSpec:
     if kind in ("tensor_map", "ptr", "stride"):
         tensor = r.field(p, "tensor", str, where)
         if tensor not in TENSOR_RANKS:
-            if kind == "ptr" and capture_index(tensor) is not None:
+            if kind == "ptr" and (capture_index(tensor) is not None or tensor == TILE_COUNTER):
                 return ParamSpec(kind, tensor=tensor)
             why = (f" (a captured tensor is passed as a 'ptr' only, not a {kind!r})"
                    if capture_index(tensor) is not None else "")
-            names = ", ".join(TENSOR_RANKS) + (", capture<N>" if kind == "ptr" else "")
+            names = ", ".join(TENSOR_RANKS) + (f", capture<N>, {TILE_COUNTER}" if kind == "ptr"
+                                               else "")
             raise r.error(f"{where}tensor", f"expected one of {names}, got {tensor!r}{why}")
         if kind == "tensor_map" and tensor not in tensor_maps:
             raise r.error(f"{where}tensor", f"no tensor_maps entry describes tensor {tensor!r}")
@@ -313,6 +318,8 @@ def _check_params(r: _Reader, params, tensor_maps, config: KernelConfig) -> None
     if captures != [f"capture{i}" for i in range(len(captures))]:
         raise r.error("params", f"expected the captured tensors' pointers in capture order "
                       f"(capture0, capture1, …), got {', '.join(captures)}")
+    if [p.tensor for p in params].count(TILE_COUNTER) > 1:
+        raise r.error("params", f"passes {TILE_COUNTER!r} more than once")
     for name in ("q", "k", "v", "o"):
         if name not in passed:
             raise r.error("params", f"no parameter passes tensor {name!r}")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Dict, List, Tuple
 
 from .errors import LayoutError
-from .manifest import GridDim, Manifest, TensorMapSpec, capture_index
+from .manifest import TILE_COUNTER, GridDim, Manifest, TensorMapSpec, capture_index
 
 #: log2(e): kernels compute exp(x) as exp2(x * log2(e)), folded into the scale.
 LOG2E = 1.4426950408889634
@@ -281,6 +281,10 @@ def build_params(manifest: Manifest, tensors: Mapping[str, Any], symbols: Mappin
             t = tensors[p.tensor]
             if p.tensor == "o":
                 check_16_byte_layout(t, "o", "as the kernel's 16-byte stores of O require")
+            elif p.tensor == TILE_COUNTER:
+                if str(t.dtype) != "torch.int32" or t.numel() < 1:
+                    raise LayoutError(f"expected {TILE_COUNTER} to be an int32 tensor of at "
+                                      f"least one element, got {t.dtype} {tuple(t.shape)}")
             elif capture_index(p.tensor) is not None:
                 # The kernel indexes it as a row-major array of its shape.
                 if not t.is_contiguous():

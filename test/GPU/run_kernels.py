@@ -362,6 +362,12 @@ class Kernel:
                "Hkv": k.shape[1], "Skv": k.shape[2], "Dv": v.shape[3],
                "diag": diag, "scale_log2e": scale * math.log2(math.e)}
         tensors = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+        if any(p.get("tensor") == "tile_counter" for p in self.m["params"]):
+            # The dynamic tile scheduler's counter: zero at the launch, left
+            # zero by the kernel (one per Kernel: its launches share a stream).
+            if getattr(self, "counter", None) is None:
+                self.counter = torch.zeros(1, dtype=torch.int32, device=q.device)
+            tensors["tile_counter"] = self.counter
         keep, params = [], []
         maps = {}
         for spec in self.m["tensor_maps"]:

@@ -181,12 +181,17 @@ def test_captured_tensor_params(manifest_dict):
     ([{"kind": "tensor_map", "tensor": "capture0"}],
      r"params\[10\].tensor: .*got 'capture0' \(a captured tensor is passed as a 'ptr' only"),
     ([{"kind": "ptr", "tensor": "capture"}],
-     r"params\[10\].tensor: expected one of q, k, v, o, lse, capture<N>, got 'capture'$"),
+     r"params\[10\].tensor: expected one of q, k, v, o, lse, capture<N>, tile_counter, "
+     r"got 'capture'$"),
     ([{"kind": "ptr", "tensor": "capture01"}], r"got 'capture01'"),
     ([{"kind": "ptr", "tensor": "capture1"}],
      r"params: expected the captured tensors' pointers in capture order \(capture0, capture1, "
      r"…\), got capture1"),
     ([{"kind": "ptr", "tensor": "capture0"}] * 2, r"got capture0, capture0"),
+    ([{"kind": "ptr", "tensor": "tile_counter"}] * 2,
+     r"params: passes 'tile_counter' more than once"),
+    ([{"kind": "stride", "tensor": "tile_counter", "dim": 0}],
+     r"params\[10\].tensor: expected one of q, k, v, o, lse, got 'tile_counter'"),
 ])
 def test_bad_captured_tensor_params(manifest_dict, params, message):
     manifest_dict["params"] += params

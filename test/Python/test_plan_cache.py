@@ -136,7 +136,7 @@ def test_captured_tensors_are_patched_per_call(rt, tmp_path):
     first, second = rt.launches
     assert first["patched"][-2:] == [(10, 1, 0x60000), (11, 1, 0x70004)]
     assert second["patched"][-2:] == [(10, 1, 0x61000), (11, 1, 0x71004)]
-    assert second["address_count"] == 7 and api._source("capture1") == 6
+    assert second["address_count"] == 7 and api._source("capture1", 2) == 6
     # A capture elsewhere, strided or empty is refused when planned.
     with pytest.raises(ValueError, match=r"expected captured tensor 1 \(torch.float32 \(16,\)\) "
                                          r"to be on q's device cuda:0, got cpu"):
@@ -235,3 +235,44 @@ def test_only_plain_eager_cuda_tensors_skip_the_dispatcher():
     with FakeTensorMode():  # fakes of CUDA tensors: the op's fake implementation must run
         fake = torch.empty(1, 2, 8, 64, device="cuda")
         assert fake.is_cuda and not api._direct(torch, fake, fake, fake)
+
+
+def test_tile_counter_is_the_streams_own(rt, tmp_path, monkeypatch):
+    # A kernel of the dynamic tile scheduler takes a counter that is zero
+    # at its launch and that it leaves zero: launches on one stream share
+    # one, each stream gets its own slot of the device's pool, patched in
+    # after the captures — for calls and for the packed plan the benchmark
+    # times alike.
+    m = copy.deepcopy(EXAMPLE_MANIFEST)
+    m["params"] += [{"kind": "ptr", "tensor": "capture0"},
+                    {"kind": "ptr", "tensor": "tile_counter"}]
+    (tmp_path / "k.json").write_text(json.dumps({**m, "ptx": "k.ptx"}))
+    I32 = FakeDtype("torch.int32")
+    pool = FakeTensor((api._TileCounters.SLOTS,), I32, ptr=0x90000)
+
+    def ensure_pool(self, torch, device):
+        self.pools[device] = pool
+    monkeypatch.setattr(api._TileCounters, "ensure_pool", ensure_pool)
+    monkeypatch.setattr(api, "_tile_counters", api._TileCounters())
+    streams = iter([STREAM, STREAM, 0xBEEF, STREAM])
+    monkeypatch.setattr(api, "_stream_getters",
+                        lambda torch: (lambda: 0, lambda i: next(streams)))
+    docs = FakeTensor((B, SKV), I32, ptr=0x60000)
+    for _ in range(3):
+        call(*qkv(), *outputs(), captures=(docs,))
+    assert rt.loads == 1 and len(api._plans) == 1
+    counters = [launch["patched"][-1] for launch in rt.launches]
+    assert counters == [(11, 1, 0x90000), (11, 1, 0x90000), (11, 1, 0x90004)]
+    assert [launch["patched"][-2] for launch in rt.launches] == [(10, 1, 0x60000)] * 3
+    assert rt.launches[0]["address_count"] == 7
+    # The packed plan: the resolved tensors' addresses and the stream's counter.
+    q, k, v = qkv()
+    o, lse = outputs()
+    from fa_t import checks
+    problem = checks.check_inputs(q, k, v, ("q", "k", "v"), True)
+    kernel = api._resolve(torch, q, k, v, o, lse, problem, causal=True, window=(-1, -1),
+                          diag=SKV - SQ, scale=D ** -0.5, regions="", captures=(docs,))
+    kernel.enqueue(kernel.packed)
+    assert rt.launches[-1]["patched"] == [(0, 0, 0x10000), (1, 0, 0x20000), (2, 0, 0x30000),
+                                          (3, 1, 0x40000), (5, 1, 0x50000),
+                                          (10, 1, 0x60000), (11, 1, 0x90000)]

@@ -57,6 +57,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "tile-overlap", llvm::cl::init("auto"),
       llvm::cl::desc("A tile's last P·V issued with the next tile's first "
                      "Q·K^T: auto, on or off (fat-pipeline)")};
+  Option<std::string> tileScheduler{
+      *this, "tile-scheduler", llvm::cl::init("auto"),
+      llvm::cl::desc("How persistent CTAs find their tiles: auto, static or "
+                     "dynamic (a counter in global memory; fat-pipeline)")};
   Option<std::string> oStore{
       *this, "o-store", llvm::cl::init("auto"),
       llvm::cl::desc("How the epilogue writes O: auto, staged (through "
@@ -159,6 +163,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   pipeline.pingpong = opts.pingpong;
   pipeline.persistent = opts.persistent;
   pipeline.tileOverlap = opts.tileOverlap;
+  pipeline.tileScheduler = opts.tileScheduler;
   pipeline.sm = opts.sm;
   pipeline.qBuffers = opts.qBuffers;
   pipeline.ptxVersion = opts.ptx;

@@ -437,7 +437,8 @@ struct RingClaimLowering : OpConversionPattern<RingClaimOp> {
   }
 };
 
-/// fat.ring_commit → bar.warp.sync, then lane 0 arrives on full[s].
+/// fat.ring_commit → bar.warp.sync, then lane 0 arrives on full[s]
+/// (`one_thread`: the calling thread arrives).
 struct RingCommitLowering : OpConversionPattern<RingCommitOp> {
   using OpConversionPattern::OpConversionPattern;
   LogicalResult
@@ -445,6 +446,11 @@ struct RingCommitLowering : OpConversionPattern<RingCommitOp> {
                   ConversionPatternRewriter &rewriter) const override {
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
     RingSlot slot = slotOf(b, op, adaptor);
+    if (op.getOneThread()) {
+      buildMBarrierArrive(b, slot.full());
+      rewriter.eraseOp(op);
+      return success();
+    }
     NVVM::SyncWarpOp::create(b, i32Const(b, -1));
     Value lane = NVVM::LaneIdOp::create(b, b.getI32Type());
     Value first = arith::CmpIOp::create(b, arith::CmpIPredicate::eq, lane,
@@ -1180,6 +1186,88 @@ struct StageOutputLowering : OpConversionPattern<StageOutputOp> {
 
 } // namespace
 
+/// fat.tile_loop's dynamic order: an scf.while whose first region finds
+/// the tile's unit — the fetching role publishes it in the units ring (the
+/// first unit is blockIdx.x, the next ones are fetched from the counter
+/// during the tile before), the following roles read it there — and leaves
+/// on u ≥ U; `runTile` inlines the body for unit u.
+static void expandDynamicTiles(
+    RewriterBase &rewriter, TileLoopOp op, ImplicitLocOpBuilder &b,
+    Value numUnits,
+    function_ref<SmallVector<Value>(Value, Value, ValueRange)> runTile,
+    SmallVector<Value> init) {
+  I32Math m{b};
+  Value units = op.getUnits(), counter = op.getCounter();
+  bool fetches = static_cast<bool>(counter);
+  Type i32 = b.getI32Type();
+  // The fetching role carries its unit: [u, ring position, tile, carried…].
+  if (fetches)
+    init.insert(init.begin(), NVVM::BlockIdXOp::create(b, i32));
+  SmallVector<Type> types(ValueRange(init).getTypes());
+  // Both forward [u, ring position, tile, carried…] to the body.
+  SmallVector<Type> forwardedTypes(types);
+  if (!fetches)
+    forwardedTypes.insert(forwardedTypes.begin(), i32);
+  auto loop = scf::WhileOp::create(b, forwardedTypes, init);
+  loop->setAttr("fat.tiles", b.getStringAttr(fetches ? "dynamic-fetch"
+                                                     : "dynamic-follow"));
+  {
+    Block *before = b.createBlock(&loop.getBefore(), {}, types,
+                                  SmallVector<Location>(types.size(),
+                                                        b.getLoc()));
+    ValueRange args = before->getArguments();
+    Value tile = args[fetches ? 2 : 1];
+    Value u;
+    if (fetches) {
+      u = args[0];
+      Value slot = RingClaimOp::create(b, units, tile);
+      LLVM::StoreOp::create(b, u, slot);
+      RingCommitOp::create(b, units, tile, b.getUnitAttr());
+    } else {
+      RingWaitOp::create(b, units, tile);
+      u = LLVM::LoadOp::create(b, i32, RingBufferOp::create(b, units, tile));
+      RingReleaseOp::create(b, units, tile);
+    }
+    SmallVector<Value> forwarded{u};
+    llvm::append_range(forwarded, args.drop_front(fetches ? 1 : 0));
+    scf::ConditionOp::create(
+        b, m.cmp(arith::CmpIPredicate::ult, u, numUnits), forwarded);
+  }
+  Block *after = b.createBlock(
+      &loop.getAfter(), {}, forwardedTypes,
+      SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
+  Value u = after->getArgument(0);
+  Value fetched;
+  if (fetches) {
+    // Fetched before the tile's copies are issued, used after them: the
+    // atomic's round trip runs under the tile.
+    fetched = LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
+                                        m.c32(1),
+                                        LLVM::AtomicOrdering::monotonic);
+  }
+  // Head-major: m = u mod nM (runTile finds the longest-first order's).
+  SmallVector<Value> next =
+      runTile(u, arith::RemUIOp::create(b, u, op.getQueryBlocks()),
+              after->getArguments().drop_front());
+  if (fetches) {
+    // U fetches in all; the one that returned U − 1 was the launch's last:
+    // the counter goes back to 0 for the next launch on this stream.
+    Value last = m.cmp(arith::CmpIPredicate::eq, fetched,
+                       m.sub(numUnits, m.c32(1)));
+    auto reset = scf::IfOp::create(b, last, /*withElseRegion=*/false);
+    {
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPoint(reset.thenBlock()->getTerminator());
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::xchg, counter,
+                                m.c32(0), LLVM::AtomicOrdering::monotonic);
+    }
+    Value launched = arith::MinUIOp::create(b, numUnits, m.c32(op.getCtas()));
+    next.insert(next.begin(), m.add(launched, fetched));
+  }
+  scf::YieldOp::create(b, next);
+  rewriter.replaceOp(op, loop.getResults().drop_front());
+}
+
 /// fat.tile_loop: CTA c's units u = c, c + G, … < U = P·Hq·B (its
 /// description has the order); the tile's coordinates u / P = b·Hq + h and
 /// the query block, then the body, inlined.
@@ -1194,14 +1282,26 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
           ? Value(arith::DivUIOp::create(b, m.add(numM, m.c32(1)), m.c32(2)))
           : numM;
   Value numUnits = m.mul(unitsPerHead, m.mul(heads, op.getBatch()));
-  Value first = NVVM::BlockIdXOp::create(b, b.getI32Type());
+  // The static orders' first unit (the dynamic one reads its own).
+  Value first = op.getUnits() ? Value()
+                              : NVVM::BlockIdXOp::create(b, b.getI32Type());
   int64_t step = op.getCtas();
   // One tile of unit u, query block mBlock: the body inlined at the
   // insertion point; returns the next (ring position, tile index, carried).
   auto runTile = [&](Value u, Value mBlock, ValueRange carried) {
-    Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
-    Value head = arith::RemUIOp::create(b, rest, heads);
-    Value batch = arith::DivUIOp::create(b, rest, heads);
+    Value head, batch;
+    if (op.getLongestFirst()) {
+      // u = (b·nM + y)·Hq + h, m = nM − 1 − y.
+      Value rest = arith::DivUIOp::create(b, u, heads);
+      head = arith::RemUIOp::create(b, u, heads);
+      batch = arith::DivUIOp::create(b, rest, numM);
+      mBlock = m.sub(m.sub(numM, m.c32(1)),
+                     arith::RemUIOp::create(b, rest, numM));
+    } else {
+      Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
+      head = arith::RemUIOp::create(b, rest, heads);
+      batch = arith::DivUIOp::create(b, rest, heads);
+    }
     SmallVector<Value> args{mBlock, head, batch};
     llvm::append_range(args, carried);
     Block &body = op.getBodyBlock();
@@ -1216,9 +1316,15 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
   };
   SmallVector<Value> init{m.c32(0), m.c32(0)};
   llvm::append_range(init, op.getInits());
+  if (op.getUnits()) {
+    expandDynamicTiles(rewriter, op, b, numUnits, runTile, init);
+    return;
+  }
   if (!op.getPairs()) {
     auto loop = scf::ForOp::create(b, first, numUnits, m.c32(step), init);
-    loop->setAttr("fat.tiles", b.getStringAttr("head-major"));
+    loop->setAttr("fat.tiles", b.getStringAttr(op.getLongestFirst()
+                                                   ? "longest-first"
+                                                   : "head-major"));
     b.setInsertionPointToStart(loop.getBody());
     Value u = loop.getInductionVar();
     scf::YieldOp::create(

@@ -523,4 +523,75 @@ module attributes {gpu.container_module} {
       llvm.return %r : f32
     }
   }
+
+// The dynamic order: the fetching role's scf.while starts at ctaid.x and,
+// before each tile, claims the units ring's stage t (waits for phase ⌊t/2⌋
+// of empty[t mod 2] at 2048 + 8·(2 + t mod 2), parity flipped), stores the
+// unit in its 1024-byte buffer and arrives on full[t mod 2] itself (one
+// thread: no warp sync); it leaves on u ≥ U = nM·16·B. Inside, the atomic
+// add is issued before the body, the counter set back to 0 by the fetch
+// that returned U − 1, and the next unit is min(U, 132) + the fetched
+// value. longest_first: h = u mod 16, m = nM − 1 − (u / 16) mod nM. The
+// following role waits for full[t mod 2], loads the unit and releases the
+// stage (empty[t mod 2]) before the same exit test; head-major m = u mod
+// nM, h = (u / nM) mod 8.
+// CHECK-LABEL: llvm.func @dynamic_tiles
+// CHECK-SAME:    (%[[SMEM:[a-z0-9]+]]: !llvm.ptr<3>, %[[CNT:[a-z0-9]+]]: !llvm.ptr<1>, %[[DNM:[a-z0-9]+]]: i32, %[[DB:[a-z0-9]+]]: i32
+// CHECK:         %[[HB2:[0-9]+]] = arith.muli %c16_i32, %[[DB]]
+// CHECK:         %[[U2:[0-9]+]] = arith.muli %[[DNM]], %[[HB2]]
+// CHECK:         %[[C0:[0-9]+]] = nvvm.read.ptx.sreg.ctaid.x
+// CHECK:         scf.while (%[[FU:[a-z0-9]+]] = %[[C0]], %{{[a-z0-9]+}} = %c0_i32{{[_0-9]*}}, %[[FT:[a-z0-9]+]] = %c0_i32{{[_0-9]*}})
+// CHECK:           %[[FS:[0-9]+]] = arith.remui %[[FT]], %c2_i32
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           %[[FBUF:[0-9]+]] = llvm.getelementptr %[[SMEM]][%{{[0-9]+}}]
+// CHECK-NEXT:      llvm.store %[[FU]], %[[FBUF]] : i32, !llvm.ptr<3>
+// CHECK-NOT:       nvvm.bar.warp.sync
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK-NEXT:      %[[GO:[0-9]+]] = arith.cmpi ult, %[[FU]], %[[U2]]
+// CHECK-NEXT:      scf.condition(%[[GO]]) %[[FU]]
+// CHECK:         ^bb0(%[[BU:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32):
+// CHECK:           %[[GOT:[0-9]+]] = llvm.atomicrmw add %[[CNT]], %c1_i32{{[_0-9]*}} monotonic
+// CHECK:           %[[R:[0-9]+]] = arith.divui %[[BU]], %c16_i32
+// CHECK:           arith.remui %[[BU]], %c16_i32
+// CHECK:           %[[LAST:[0-9]+]] = arith.subi %[[U2]], %c1_i32
+// CHECK-NEXT:      %[[IS:[0-9]+]] = arith.cmpi eq, %[[GOT]], %[[LAST]]
+// CHECK-NEXT:      scf.if %[[IS]] {
+// CHECK:             llvm.atomicrmw xchg %[[CNT]], %c0_i32{{[_0-9]*}} monotonic
+// CHECK:           %[[G:[0-9]+]] = arith.minui %[[U2]], %c132_i32
+// CHECK-NEXT:      %[[NEXT2:[0-9]+]] = arith.addi %[[G]], %[[GOT]]
+// CHECK-NEXT:      scf.yield %[[NEXT2]]
+// CHECK:         } attributes {fat.tiles = "dynamic-fetch"}
+// CHECK:         scf.while (%{{[a-z0-9]+}} = %c0_i32{{[_0-9]*}}, %[[WT:[a-z0-9]+]] = %c0_i32{{[_0-9]*}}, %{{[a-z0-9]+}} = %[[DX:[a-z0-9]+]])
+// CHECK:           nvvm.mbarrier.try_wait.parity
+// CHECK:           %[[WU:[0-9]+]] = llvm.load %{{[0-9]+}} : !llvm.ptr<3> -> i32
+// CHECK:           nvvm.mbarrier.arrive
+// CHECK-NEXT:      %[[WGO:[0-9]+]] = arith.cmpi ult, %[[WU]], %{{[0-9]+}}
+// CHECK-NEXT:      scf.condition(%[[WGO]]) %[[WU]]
+// CHECK:         ^bb0(%[[AU:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: f32):
+// CHECK-NEXT:      arith.remui %[[AU]], %[[DNM]]
+// CHECK-NEXT:      %[[AR:[0-9]+]] = arith.divui %[[AU]], %[[DNM]]
+// CHECK-NEXT:      arith.remui %[[AR]], %c8_i32
+// CHECK:         } attributes {fat.tiles = "dynamic-follow"}
+  gpu.module @dynamic_tiles {
+    llvm.func @dynamic_tiles(%smem: !llvm.ptr<3>, %counter: !llvm.ptr<1>, %nm: i32, %b: i32, %x: f32) -> f32 {
+      %units = fat.ring %smem : !fat.ring<stages = 2, buffer_offset = 0,
+          buffer_bytes = 1024, barrier_offset = 2048, releases = 256>
+      %pos, %n = fat.tile_loop longest_first query_blocks(%nm) heads 16 batch(%b) ctas 132
+          units(%units : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024,
+                                   barrier_offset = 2048, releases = 256>)
+          fetch(%counter : !llvm.ptr<1>) {
+      ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+        fat.tile_yield blocks(%m)
+      }
+      %p2, %n2, %r = fat.tile_loop query_blocks(%nm) heads 8 batch(%b) ctas 132
+          units(%units : !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024,
+                                   barrier_offset = 2048, releases = 256>)
+          iter_args(%x : f32) {
+      ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32, %y: f32):
+        %s = llvm.fadd %y, %y : f32
+        fat.tile_yield blocks(%h) %s : f32
+      } -> f32
+      llvm.return %r : f32
+    }
+  }
 }

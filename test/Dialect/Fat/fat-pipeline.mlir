@@ -22,11 +22,11 @@
 // so tile overlap (the c suffix of the kernel name).
 // CHECK-LABEL: func.func @d64
 // CHECK:         fat.launch
-// CHECK-SAME:      fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "keys", o_store = "direct", overlap = true, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = true}
+// CHECK-SAME:      fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "keys", o_store = "direct", overlap = true, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = true, tile_scheduler = "static"}
 // ALONE-LABEL: func.func @d64
-// ALONE:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "keys", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = false}
+// ALONE:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "keys", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = false, tile_scheduler = "static"}
 // FORCED-LABEL: func.func @d64
-// FORCED:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "keys", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 2 : i64, tail_split = false, tile_overlap = false}
+// FORCED:         fat.schedule = {block_m = 192 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "keys", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "lazy", rescale_threshold = 6.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 2 : i64, tail_split = false, tile_overlap = false, tile_scheduler = "static"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_m192n128s2q2_ort132c {
 func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
@@ -43,9 +43,9 @@ func.func @d64(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // with: no automatic ping-pong.
 // M64-LABEL:   func.func @d64_causal
 // M64:           persistent = true, pingpong = false
-// CHECK:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "rows", o_store = "direct", overlap = true, persistent = true, pingpong = true, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = true, tile_overlap = false}
+// CHECK:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "rows", o_store = "direct", overlap = true, persistent = true, pingpong = true, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = true, tile_overlap = false, tile_scheduler = "static"}
 // ALONE-LABEL: func.func @d64_causal
-// ALONE:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "rows", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = false}
+// ALONE:         fat.schedule = {block_m = 128 : i64, block_n = 128 : i64, exp2_poly = 0.000000e+00 : f64, forced = true, mask_form = "rows", o_store = "direct", overlap = false, persistent = true, pingpong = false, pv_wait = "early", q_buffers = 2 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "mma", stages = 2 : i64, tail_split = false, tile_overlap = false, tile_scheduler = "static"}
 // KERNEL:       gpu.module @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m128n128s2q2_oprt132 {
 // persistent=on: B is the last parameter; the producer (and then the
 // consumers) loop over work units u = blockIdx.x, + 132, … < P·8·B (the
@@ -188,7 +188,7 @@ func.func @d64_causal(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // D = 256's K/V ring (no c suffix, no q2). fat.schedule says what the
 // kernel runs: tile_overlap = false.
 // CHECK-LABEL: func.func @d256
-// CHECK:         fat.schedule = {block_m = 128 : i64, block_n = 80 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "rows", o_store = "staged", overlap = true, persistent = true, pingpong = false, pv_wait = "late", q_buffers = 1 : i64, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 2 : i64, tail_split = false, tile_overlap = false}
+// CHECK:         fat.schedule = {block_m = 128 : i64, block_n = 80 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "rows", o_store = "staged", overlap = true, persistent = true, pingpong = false, pv_wait = "late", q_buffers = 1 : i64, rescale = "lazy", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 2 : i64, tail_split = false, tile_overlap = false, tile_scheduler = "static"}
 // KERNEL:       gpu.module @fat_attention_fwd_f16_d256_h8_8_bhsd_m128n80s2_ol8t132 {
 func.func @d256(%q: tensor<?x8x?x256xf16>, %o: tensor<?x8x?x256xf16>) -> tensor<?x8x?x256xf16> {
   %r = fat.attention ins(%q, %q, %q : tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>, tensor<?x8x?x256xf16>)

@@ -1422,3 +1422,50 @@ func.func @score_band_scale(%i: index) -> tensor<128x128xf32> {
   } : tensor<128x128xf32>
   return %x : tensor<128x128xf32>
 }
+
+// -----
+
+!units = !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 2048, releases = 256>
+func.func @tile_loop_fetch_without_units(%nm: i32, %b: i32, %c: !llvm.ptr<1>) {
+  // expected-error @+1 {{fetches units only to publish them: fetch needs a units ring}}
+  %pos, %n = fat.tile_loop query_blocks(%nm) heads 16 batch(%b) ctas 132 fetch(%c : !llvm.ptr<1>) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}
+
+// -----
+
+!units = !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 2048, releases = 256>
+func.func @tile_loop_dynamic_pairs(%nm: i32, %b: i32, %u: !units) {
+  // expected-error @+1 {{has no dynamic order of pairs: take longest_first}}
+  %pos, %n = fat.tile_loop pairs query_blocks(%nm) heads 16 batch(%b) ctas 132 units(%u : !units) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}
+
+// -----
+
+func.func @tile_loop_pairs_longest_first(%nm: i32, %b: i32) {
+  // expected-error @+1 {{takes pairs or longest_first, not both}}
+  %pos, %n = fat.tile_loop pairs longest_first query_blocks(%nm) heads 16 batch(%b) ctas 132 {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}
+
+// -----
+
+!units = !fat.ring<stages = 2, buffer_offset = 0, buffer_bytes = 1024, barrier_offset = 2048, releases = 256>
+func.func @tile_loop_counter_space(%nm: i32, %b: i32, %u: !units, %c: !llvm.ptr<3>) {
+  // expected-error @+1 {{fetches from a counter in global memory (!llvm.ptr<1>), got '!llvm.ptr<3>'}}
+  %pos, %n = fat.tile_loop query_blocks(%nm) heads 16 batch(%b) ctas 132 units(%u : !units) fetch(%c : !llvm.ptr<3>) {
+  ^bb0(%m: i32, %h: i32, %bt: i32, %ring: i32, %t: i32):
+    fat.tile_yield blocks(%m)
+  }
+  return
+}

@@ -15,7 +15,7 @@
 // automatic form, with 255 registers, would use per-row limits).
 // CHECK-LABEL: func.func @all_by_hand
 // CHECK:         fat.launch @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3gk::
-// CHECK-SAME:      fat.schedule = {block_m = 64 : i64, block_n = 96 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "keys", o_store = "direct", overlap = true, persistent = false, pingpong = false, pv_wait = "early", q_buffers = 1 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 3 : i64, tail_split = false, tile_overlap = false}
+// CHECK-SAME:      fat.schedule = {block_m = 64 : i64, block_n = 96 : i64, exp2_poly = 0.000000e+00 : f64, forced = false, mask_form = "keys", o_store = "direct", overlap = true, persistent = false, pingpong = false, pv_wait = "early", q_buffers = 1 : i64, rescale = "always", rescale_threshold = 8.000000e+00 : f64, row_max = "online", rowsum = "vector", stages = 3 : i64, tail_split = false, tile_overlap = false, tile_scheduler = "static"}
 // The kernel's own decisions written on the op win over the pass's options.
 // HAND-LABEL: func.func @all_by_hand
 // HAND:         fat.launch @fat_attention_fwd_bf16_d128_h8_8_bhsd_m64n96s3gk::

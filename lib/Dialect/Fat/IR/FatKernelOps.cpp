@@ -566,14 +566,23 @@ void KeyBlockNeedsMaskOp::build(OpBuilder &b, OperationState &state,
 
 void TileLoopOp::build(OpBuilder &b, OperationState &state, Value queryBlocks,
                        Value batch, ValueRange inits, int64_t heads,
-                       int64_t ctas, bool pairs) {
+                       int64_t ctas, bool pairs, bool longestFirst,
+                       Value units, Value counter) {
   state.addOperands({queryBlocks, batch});
+  if (units)
+    state.addOperands(units);
+  if (counter)
+    state.addOperands(counter);
   state.addOperands(inits);
   Properties &props = state.getOrAddProperties<Properties>();
   props.heads = b.getI64IntegerAttr(heads);
   props.ctas = b.getI64IntegerAttr(ctas);
   if (pairs)
     props.pairs = b.getUnitAttr();
+  if (longestFirst)
+    props.longest_first = b.getUnitAttr();
+  props.operandSegmentSizes = {1, 1, units ? 1 : 0, counter ? 1 : 0,
+                               static_cast<int32_t>(inits.size())};
   Type i32 = b.getI32Type();
   state.addTypes({i32, i32});
   state.addTypes(inits.getTypes());
@@ -594,6 +603,23 @@ LogicalResult TileLoopOp::verify() {
     return emitOpError("needs 1 <= heads < 2^31 and 1 <= ctas < 2^30, got "
                        "heads ")
            << getHeads() << ", ctas " << getCtas();
+  if (getPairs() && getLongestFirst())
+    return emitOpError("takes pairs or longest_first, not both");
+  if (getCounter() && !getUnits())
+    return emitOpError("fetches units only to publish them: fetch needs a "
+                       "units ring");
+  if (getUnits() && getPairs())
+    return emitOpError("has no dynamic order of pairs: take longest_first");
+  if (getUnits() && getUnits().getType().getBufferBytes() < 4)
+    return emitOpError("publishes a 4-byte unit per stage: the units "
+                       "ring's buffers hold ")
+           << getUnits().getType().getBufferBytes() << " bytes";
+  if (getCounter() &&
+      cast<LLVM::LLVMPointerType>(getCounter().getType()).getAddressSpace() !=
+          1)
+    return emitOpError("fetches from a counter in global memory "
+                       "(!llvm.ptr<1>), got ")
+           << getCounter().getType();
   Block &body = getBodyBlock();
   TypeRange inits = getInits().getTypes();
   if (body.getNumArguments() != kTileArgs + inits.size() ||

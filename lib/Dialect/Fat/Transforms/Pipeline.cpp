@@ -9,6 +9,9 @@
 //   persistent    one CTA per SM looping over work units (pairs of query
 //                 blocks under a causal mask, balanced longest-with-shortest)
 //   tile_overlap  a tile's last P·V issued with the next tile's first Q·Kᵀ
+//   tile_scheduler  static (CTA c takes units c, c + G, …) or dynamic
+//                 (persistent CTAs take units from a counter in global
+//                 memory, in the one-CTA-per-tile grid's order)
 //
 // choosePipeline (Hopper/CostModel.cpp) is the cost model; every choice can
 // be forced with the pass's options for ablation. The pass then builds the
@@ -90,6 +93,8 @@ builtSchedule(Builder &b, const AttentionKernelConfig &config) {
       b.getNamedAttr("pingpong", b.getBoolAttr(s.pingpong)),
       b.getNamedAttr("persistent", b.getBoolAttr(s.persistent)),
       b.getNamedAttr("tile_overlap", b.getBoolAttr(s.tileOverlap)),
+      b.getNamedAttr("tile_scheduler",
+                     b.getStringAttr(tileSchedulerName(s.dynamicTiles))),
       b.getNamedAttr("rowsum", b.getStringAttr(rowsumName(s.rowsumMma))),
       b.getNamedAttr("rescale", b.getStringAttr(rescaleName(s.lazyRescale))),
       b.getNamedAttr("rescale_threshold",
@@ -482,10 +487,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
 
   /// The forced schedule choices (nullopt: `auto`).
   std::optional<bool> forceOverlap, forcePingpong, forcePersistent,
-      forceTileOverlap;
+      forceTileOverlap, forceDynamicTiles;
   bool anyForced() const {
     return forceOverlap || forcePingpong || forcePersistent ||
-           forceTileOverlap;
+           forceTileOverlap || forceDynamicTiles;
   }
 
   /// The kernel options of the pass (the schedule comes from the IR).
@@ -514,14 +519,16 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     PipelineChoice choice =
         decidePipeline(problem, onIR.blockM, onIR.schedule, dict,
                        {forceOverlap, forcePingpong, forcePersistent,
-                        forceTileOverlap});
+                        forceTileOverlap, forceDynamicTiles});
     Builder b(at->getContext());
     updateSchedule(
         at,
         {b.getNamedAttr("overlap", b.getBoolAttr(choice.overlap)),
          b.getNamedAttr("pingpong", b.getBoolAttr(choice.pingpong)),
          b.getNamedAttr("persistent", b.getBoolAttr(choice.persistent)),
-         b.getNamedAttr("tile_overlap", b.getBoolAttr(choice.tileOverlap))},
+         b.getNamedAttr("tile_overlap", b.getBoolAttr(choice.tileOverlap)),
+         b.getNamedAttr("tile_scheduler", b.getStringAttr(tileSchedulerName(
+                                              choice.dynamicTiles)))},
         anyForced());
   }
 
@@ -634,6 +641,12 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->scoreMod = t->scoreMod;
     config->biasQuery = t->biasQuery;
     config->scoreBand = t->scoreBand;
+    if (config->scoreBand && config->schedule.dynamicTiles)
+      return loop.emitOpError("fat-pipeline: tile-scheduler=dynamic does not "
+                              "serve relative-bias=accumulator (its term "
+                              "writer walks the tiles of a static order); "
+                              "take tile-scheduler=static or "
+                              "relative-bias=vector");
     if (config->dynamicSmemBytes() > kMaxSharedMemoryPerBlock)
       return loop.emitOpError("fat-pipeline: relative-bias=accumulator's "
                               "terms (")
@@ -727,6 +740,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     forcePingpong = *pingpongOpt;
     forcePersistent = *persistentOpt;
     forceTileOverlap = *tileOverlapOpt;
+    if (failed(parseAutoChoice(top, "tile-scheduler", tileScheduler,
+                               tileSchedulerName(true),
+                               tileSchedulerName(false), forceDynamicTiles)))
+      return signalPassFailure();
     FailureOr<HopperKernelOptions> options = kernelOptions(top);
     if (failed(options))
       return signalPassFailure();

@@ -66,6 +66,12 @@ struct KernelSchedule {
   /// boundaries. The first P·V of each tile overwrites the accumulator
   /// (wgmma scale-d = 0) instead of adding to a zeroed one.
   bool tileOverlap = false;
+  /// Dynamic tile scheduler (persistent CTAs, tile-scheduler=dynamic): a
+  /// CTA's units after its first come from a counter in global memory in
+  /// the one-CTA-per-tile grid's order (fat.tile_loop's dynamic order), so
+  /// tiles of data-dependent cost balance while each CTA still loads its
+  /// next tile's Q under the current one.
+  bool dynamicTiles = false;
   /// The softmax reference is the score region's bound U, not the running
   /// row maximum (row-max=bound, BoundRowMax.cpp): no maximum, no rescale.
   bool boundMax = false;
@@ -75,7 +81,8 @@ struct KernelSchedule {
            boundMax == o.boundMax && rowsumMma == o.rowsumMma &&
            lazyRescale == o.lazyRescale &&
            rescaleThreshold == o.rescaleThreshold && exp2Poly == o.exp2Poly &&
-           persistent == o.persistent && tileOverlap == o.tileOverlap;
+           persistent == o.persistent && tileOverlap == o.tileOverlap &&
+           dynamicTiles == o.dynamicTiles;
   }
 };
 
@@ -102,6 +109,7 @@ struct PipelineChoice {
   bool pingpong = false;
   bool persistent = false;
   bool tileOverlap = false;
+  bool dynamicTiles = false;
 };
 struct HopperKernelOptions;
 struct TileProblem;
@@ -118,6 +126,9 @@ chooseTensorization(const TileProblem &problem, bool writesLse,
                     const HopperKernelOptions &target,
                     std::optional<bool> rowMax = std::nullopt);
 PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
+/// The cost model's ping-pong turns for `blockM` rows (0: the default
+/// block-m) with or without persistent CTAs.
+bool autoPingpong(const TileProblem &problem, int64_t blockM, bool persistent);
 
 /// The schedule's words, one spelling for the pass options, `fat.schedule`
 /// and the manifest: rowsum "vector" | "mma", rescale "always" | "lazy".
@@ -129,6 +140,8 @@ StringRef rescaleName(bool lazy);
 StringRef rowMaxName(bool bound);
 /// relative_bias "vector" | "accumulator".
 StringRef relativeBiasName(bool accumulator);
+/// tile_scheduler "static" | "dynamic".
+StringRef tileSchedulerName(bool dynamic);
 std::optional<bool> parseBoundMax(StringRef word);
 /// A two-word choice spelled by `name` (rowsumName, rescaleName,
 /// rowMaxName): true for name(true), false for name(false), else nullopt.
@@ -234,6 +247,12 @@ struct AttentionKernelConfig {
   /// that V (a named barrier, kEpilogueBarrier), which is released after
   /// the epilogue; a tile without key blocks stages in Q instead.
   bool stageOInV() const { return stageO && oStagingAreaIsV(); }
+  /// A persistent causal kernel's units are pairs of query blocks
+  /// (fat.tile_loop `pairs`), but for the dynamic scheduler, whose units
+  /// are single query blocks, the longest first.
+  bool usesPairs() const {
+    return schedule.persistent && causal && !schedule.dynamicTiles;
+  }
   /// The overlapped main loop waits for P_{j−1}·V_{j−1} only after the
   /// softmax of S_j (its exponentials, row maxima and sums): the P_j packs
   /// follow the wait and a scheduling fence precedes it
@@ -352,6 +371,7 @@ struct AttentionKernelConfig {
   ///   [ V stage 0 .. stages-1: Dv/64 chunks of blockN x 128 B each ]
   ///   [ linear-bias=mma: the bias key columns, blockN x 32 B ]
   ///   [ relative-bias=accumulator: band stage 0 .. stages-1, 16·(M + N) B ]
+  ///   [ tile-scheduler=dynamic: units stage 0, 1, 1024 B each ]
   ///   [ mbarriers, 8 B each, ring by ring (!fat.ring): Q's full[qBuffers]
   ///     (and, persistent, empty[qBuffers]), K's full[stages] and
   ///     empty[stages], V's full[stages] and empty[stages], the band's
@@ -392,15 +412,24 @@ struct AttentionKernelConfig {
   int64_t bandStageBytes() const {
     return scoreBand ? 16 * (blockM + blockN) : 0;
   }
-  int64_t barrierOffset() const {
+  /// tile-scheduler=dynamic: the units ring after them, two stages that
+  /// each hold a published unit (fat.tile_loop; 4 bytes used, but a ring's
+  /// stages are whole 1024-byte swizzle atoms).
+  int64_t unitsOffset() const {
     return bandOffset() + stages * bandStageBytes();
   }
+  static constexpr int64_t kUnitStages = 2, kUnitStageBytes = 1024;
+  int64_t unitsBytes() const {
+    return schedule.dynamicTiles ? kUnitStages * kUnitStageBytes : 0;
+  }
+  int64_t barrierOffset() const { return unitsOffset() + unitsBytes(); }
   /// Persistent kernels give Q buffers back (empty barriers): the
   /// consumers release Q when their last S = Q·Kᵀ of a tile is done, and
   /// the producer loads a later tile's Q into it.
   int64_t numBarriers() const {
     return qBuffers * (schedule.persistent ? 2 : 1) + 4 * stages +
-           (scoreBand ? 2 * stages : 0);
+           (scoreBand ? 2 * stages : 0) +
+           (schedule.dynamicTiles ? 2 * kUnitStages : 0);
   }
   /// Dynamic shared memory to request: the layout plus 1024 bytes of slack
   /// for aligning the base at run time.
@@ -627,7 +656,8 @@ TensorizationChoice decideTensorization(const TileProblem &problem,
 
 /// Schedule choices forced by options (nullopt: not forced).
 struct PipelineForce {
-  std::optional<bool> overlap, pingpong, persistent, tileOverlap;
+  std::optional<bool> overlap, pingpong, persistent, tileOverlap,
+      dynamicTiles;
 };
 /// fat-pipeline's schedule for `problem` with `blockM` rows: a forced
 /// choice, else an entry `written` in the IR's fat.schedule (its value in

@@ -432,13 +432,25 @@ def Fat_RingCommitOp : Fat_RingOp<"commit",
     before lane 0's next operation) and lane 0 arrives on full[s], the one
     arrival the barrier expects (an arrive has release semantics, so the
     consumers that wait for the phase see every lane's stores).
+    `one_thread`: a single thread wrote the stage and runs it alone; it
+    arrives itself, without the warp's synchronization (the producer
+    thread publishing a tile, `fat.tile_loop`'s dynamic order).
 
     ```mlir
     fat.ring_commit %band[%i] : !fat.ring<...>
+    fat.ring_commit %units[%t] one_thread : !fat.ring<...>
     ```
   }];
-  let arguments = (ins Fat_RingType:$ring, I32:$iteration);
-  let assemblyFormat = "$ring `[` $iteration `]` attr-dict `:` type($ring)";
+  let arguments = (ins Fat_RingType:$ring, I32:$iteration,
+                   UnitAttr:$one_thread);
+  let assemblyFormat = [{
+    $ring `[` $iteration `]` (`one_thread` $one_thread^)? attr-dict `:`
+    type($ring)
+  }];
+  let builders = [OpBuilder<(ins "::mlir::Value":$ring,
+                                 "::mlir::Value":$iteration), [{
+    build($_builder, $_state, ring, iteration, ::mlir::UnitAttr());
+  }]>];
 }
 
 def Fat_BandStageOp : Fat_Op<"band_stage",
@@ -881,7 +893,7 @@ def Fat_TurnsCloseOp : Fat_TurnOp<"turns_close", "closes the consumers' game",
 }
 
 def Fat_TileLoopOp : Fat_Op<"tile_loop", [RecursiveMemoryEffects,
-    DeclareOpInterfaceMethods<OpAsmOpInterface,
+    AttrSizedOperandSegments, DeclareOpInterfaceMethods<OpAsmOpInterface,
                               ["getAsmBlockArgumentNames", "getAsmResultNames"]>]> {
   let summary = "a persistent CTA's loop over its tiles";
   let description = [{
@@ -900,6 +912,26 @@ def Fat_TileLoopOp : Fat_Op<"tile_loop", [RecursiveMemoryEffects,
       static round robin is balanced within one unit.
     Head-major units keep the CTAs running together on few heads, which
     share their K/V blocks in L2.
+
+    **Dynamic order** (`units`): CTA c's first unit is c, and every later
+    one is taken from a counter in global memory, u = G' + atomicAdd(n, 1)
+    with G' = min(U, G) the CTAs launched, so a CTA that finishes early
+    takes the next unit instead of a fixed one (tiles of data-dependent
+    cost — a document mask's — balance as the hardware's own CTA
+    scheduler would balance them, and each CTA still loads the next tile's
+    Q under the current one). One role takes the units (`fetch(%n)`: the
+    producer thread) and publishes each in the `units` ring, a 4-byte
+    stage per tile: it claims stage t, stores u, commits it (`one_thread`);
+    the other roles follow (no `fetch`): they wait for stage t, read u and
+    release it. A unit u ≥ U is published once at the end, and every role
+    leaves its loop on it. U fetches are made in all (each CTA's last one
+    fails); the one that returns U − 1 is the last of the launch and sets
+    the counter back to 0, so the launcher zeroes it once and gives each
+    stream its own. The units run in the order of the one-CTA-per-tile
+    grid: head-major (u = (b·Hq + h)·nM + m), or with `longest_first` the
+    causal grid's order, heads fastest and the query blocks from the last
+    (u = (b·nM + y)·Hq + h, m = nM − 1 − y), so the longest tiles start
+    first and the short ones fill the end. `pairs` has no dynamic form.
 
     The body's arguments are the tile's query block m, head h and batch
     entry b, then the ring position (the K/V ring blocks the CTA's earlier
@@ -922,17 +954,29 @@ def Fat_TileLoopOp : Fat_Op<"tile_loop", [RecursiveMemoryEffects,
       ...
       fat.tile_yield blocks(%blocks) %o1 : tensor<64x128xf32, #fat.wgmma_fragment>
     } -> tensor<64x128xf32, #fat.wgmma_fragment>
+
+    // The producer thread of a dynamic order, and the consumers that follow.
+    %pos, %n = fat.tile_loop longest_first query_blocks(%nm) heads 16
+        batch(%b) ctas 132 units(%units : !fat.ring<...>)
+        fetch(%counter : !llvm.ptr<1>) { ... }
+    %pos, %n = fat.tile_loop longest_first query_blocks(%nm) heads 16
+        batch(%b) ctas 132 units(%units : !fat.ring<...>) { ... }
     ```
   }];
   let arguments = (ins I32:$query_blocks, I32:$batch,
+                   Optional<Fat_RingType>:$units,
+                   Optional<Fat_LLVMPointer>:$counter,
                    Variadic<AnyType>:$inits, I64Attr:$heads, I64Attr:$ctas,
-                   UnitAttr:$pairs);
+                   UnitAttr:$pairs, UnitAttr:$longest_first);
   let results = (outs I32:$ring_position, I32:$tiles,
                       Variadic<AnyType>:$results);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    (`pairs` $pairs^)? `query_blocks` `(` $query_blocks `)` `heads` $heads
+    (`pairs` $pairs^)? (`longest_first` $longest_first^)?
+    `query_blocks` `(` $query_blocks `)` `heads` $heads
     `batch` `(` $batch `)` `ctas` $ctas
+    (`units` `(` $units^ `:` type($units) `)`)?
+    (`fetch` `(` $counter^ `:` type($counter) `)`)?
     (`iter_args` `(` $inits^ `:` type($inits) `)`)? $body
     (`->` type($results)^)? attr-dict
   }];
@@ -941,7 +985,10 @@ def Fat_TileLoopOp : Fat_Op<"tile_loop", [RecursiveMemoryEffects,
   let builders = [
     OpBuilder<(ins "::mlir::Value":$queryBlocks, "::mlir::Value":$batch,
                    "::mlir::ValueRange":$inits, "int64_t":$heads,
-                   "int64_t":$ctas, "bool":$pairs)>
+                   "int64_t":$ctas, "bool":$pairs,
+                   CArg<"bool", "false">:$longestFirst,
+                   CArg<"::mlir::Value", "{}">:$units,
+                   CArg<"::mlir::Value", "{}">:$counter)>
   ];
   let extraClassDeclaration = [{
     /// The body's tile coordinates, ring position and tile index, and its

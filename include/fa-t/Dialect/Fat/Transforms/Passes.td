@@ -481,7 +481,9 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     main-loop iteration); a persistent kernel's tiles are a
     `fat.tile_loop` (`pairs` under a causal mask), whose expansion in
     `--convert-fat-to-nvvm` is tagged `fat.tiles` ("head-major-pairs" or
-    "head-major").
+    "head-major"; with `tile-scheduler=dynamic` "dynamic-fetch" in the
+    producer, which takes units from the counter and publishes them in a
+    ring of two stages, and "dynamic-follow" in the consumers).
 
     Example: `fa-t-opt --fat-tile="block-n=128" --fat-tensorize
     --fat-pipeline in.mlir` on a causal D = 128 op gives
@@ -500,6 +502,14 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
     Option<"tileOverlap", "tile-overlap", "std::string", /*default=*/"\"auto\"",
            "A tile's last P·V issued with the next tile's first Q·Kᵀ "
            "(persistent CTAs with overlap): auto, on or off">,
+    Option<"tileScheduler", "tile-scheduler", "std::string",
+           /*default=*/"\"auto\"",
+           "How persistent CTAs find their tiles: 'static' (CTA c takes "
+           "units c, c + num-sms, ...), 'dynamic' (after the first, from a "
+           "counter in global memory that the launcher passes as the "
+           "tile_counter parameter, in the one-CTA-per-tile grid's order; "
+           "brings persistent CTAs unless persistent is given), 'auto' = "
+           "static">,
     Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
     Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",

@@ -31,7 +31,10 @@
 // tiles), and Q gets an empty barrier: the consumers release it after the
 // tile's last S = Q·Kᵀ, the producer then loads a later tile's Q into it.
 // With two Q buffers (qBuffers, where shared memory allows) tile t uses
-// buffer t mod 2, so tile t+1's Q lands while tile t still runs.
+// buffer t mod 2, so tile t+1's Q lands while tile t still runs. With the
+// dynamic tile scheduler the producer thread takes each next unit from a
+// counter in global memory and publishes it in a ring of its own, which
+// the consumers read before each tile (fat.tile_loop's dynamic order).
 //
 // Consumer schedules (KernelSchedule):
 //   plain     for j: S_j = QK_j; wait; softmax_j; O = α·O; O += P_j·V_j; wait
@@ -103,6 +106,10 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   if (cfg.scoreBand)
     v.bandRing =
         makeRing(cfg.stages, cfg.bandOffset(), cfg.bandStageBytes(), consumers);
+  if (cfg.schedule.dynamicTiles)
+    v.unitsRing = makeRing(AttentionKernelConfig::kUnitStages,
+                           cfg.unitsOffset(),
+                           AttentionKernelConfig::kUnitStageBytes, consumers);
   assert(barriers == cfg.barrierOffset() + 8 * cfg.numBarriers() &&
          "the rings' barriers are the layout's");
 
@@ -112,7 +119,7 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-    for (Value ring : {v.qRing, v.kRing, v.vRing, v.bandRing})
+    for (Value ring : {v.qRing, v.kRing, v.vRing, v.bandRing, v.unitsRing})
       if (ring)
         RingInitOp::create(b, ring);
     // Make the initialization visible to the async proxy (TMA) before use.
@@ -175,6 +182,8 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];
+  if (cfg.schedule.dynamicTiles)
+    v.tileCounter = args[a++];
   v.captures.assign(args.begin() + a, args.end());
 
   v.tid = NVVM::ThreadIdXOp::create(b, b.getI32Type());
@@ -234,6 +243,8 @@ mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
   params.append({i32, i32, i32, builder.getF32Type()});
   if (cfg.schedule.persistent)
     params.push_back(i32); // B
+  if (cfg.schedule.dynamicTiles)
+    params.push_back(globalPtr); // tile_counter
   params.append(cfg.captureTypes.size(), globalPtr); // capture<i>
 
   auto funcType =

@@ -68,6 +68,10 @@ struct KernelValues {
   // Persistent kernels: the batch size (the tile count is ⌈Sq/M⌉·Hq·B)
   // and the query blocks per head ⌈Sq/M⌉ (set by the tile loop).
   Value batchCount, numM;
+  // tile-scheduler=dynamic: the counter the producer takes units from
+  // (`!llvm.ptr<1>`, parameter tile_counter) and the ring it publishes
+  // them in (iteration = the tile index).
+  Value tileCounter, unitsRing;
   // Thread coordinates.
   Value tid, warpgroup;
   // Aligned dynamic shared memory (`!llvm.ptr<3>`) and its address (i64).
@@ -184,18 +188,23 @@ private:
   /// next ones. Returns the final (ring position, tile count, extras...).
   SmallVector<Value>
   buildTileLoop(ValueRange extraInit,
-                function_ref<SmallVector<Value>(ValueRange)> body);
-  void buildTileLoop(function_ref<void()> body) {
-    buildTileLoop(ValueRange{}, [&](ValueRange) {
-      body();
-      return SmallVector<Value>{};
-    });
+                function_ref<SmallVector<Value>(ValueRange)> body,
+                bool fetchesTiles = false);
+  void buildTileLoop(function_ref<void()> body, bool fetchesTiles = false) {
+    buildTileLoop(
+        ValueRange{},
+        [&](ValueRange) {
+          body();
+          return SmallVector<Value>{};
+        },
+        fetchesTiles);
   }
   /// A role's walk over its tiles: the persistent tile loop, or the CTA's
-  /// one tile (buildBlockCoordinates set it).
-  void buildEachTile(function_ref<void()> body) {
+  /// one tile (buildBlockCoordinates set it). `fetchesTiles`: this role
+  /// takes the dynamic scheduler's units (the producer thread).
+  void buildEachTile(function_ref<void()> body, bool fetchesTiles = false) {
     if (cfg.schedule.persistent)
-      buildTileLoop(body);
+      buildTileLoop(body, fetchesTiles);
     else
       body();
   }

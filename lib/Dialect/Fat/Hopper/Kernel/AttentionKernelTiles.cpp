@@ -32,7 +32,8 @@ void AttentionKernelBuilder::buildBlockCoordinates() {
 }
 
 SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
-    ValueRange extraInit, function_ref<SmallVector<Value>(ValueRange)> body) {
+    ValueRange extraInit, function_ref<SmallVector<Value>(ValueRange)> body,
+    bool fetchesTiles) {
   // The CTA's tiles (fat.tile_loop has the order and its math): head-major
   // units of one query block, or under a causal mask of the pair of query
   // blocks p and nM − 1 − p, whose keys add up to the same for every p.
@@ -50,8 +51,14 @@ SmallVector<Value> AttentionKernelBuilder::buildTileLoop(
   Value numM = arith::DivUIOp::create(
       b, add(v.seqQ, c32(cfg.blockM - 1)), c32(cfg.blockM));
   v.numM = numM;
-  auto loop = TileLoopOp::create(b, numM, v.batchCount, extraInit,
-                                 cfg.numHeadsQ, cfg.numSMs, cfg.causal);
+  // The dynamic scheduler's units follow the one-CTA-per-tile grid
+  // (buildBlockCoordinates): longest first under a causal mask.
+  bool dynamic = cfg.schedule.dynamicTiles;
+  auto loop = TileLoopOp::create(
+      b, numM, v.batchCount, extraInit, cfg.numHeadsQ, cfg.numSMs,
+      cfg.usesPairs(), /*longestFirst=*/dynamic && cfg.causal,
+      dynamic ? v.unitsRing : Value(),
+      dynamic && fetchesTiles ? v.tileCounter : Value());
   OpBuilder::InsertionGuard guard(b);
   Block &tile = loop.getBodyBlock();
   b.setInsertionPointToStart(&tile);
@@ -178,7 +185,7 @@ void AttentionKernelBuilder::buildProducer() {
   auto ifOp = scf::IfOp::create(b, isThread0, /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
-  buildEachTile([&] { buildProducerTile(); });
+  buildEachTile([&] { buildProducerTile(); }, /*fetchesTiles=*/true);
   b.setInsertionPointAfter(ifOp);
   if (cfg.scoreBand)
     buildBandWriter();

@@ -175,14 +175,19 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // The automatic turns are for two consumer warpgroups (block-m = 128):
   // where the automatic block-m takes three (defaultBlockM: D = 64 without
   // a mask, or causal and tuned for 4k keys or more) turns round the three
-  // measured +0…1% (run 45), so there is none.
+  // measured +0…1% (run 45), so there is none (autoPingpong).
+  choice.pingpong = autoPingpong(problem, blockM, choice.persistent);
+  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
+  return choice;
+}
+
+bool mlir::fat::autoPingpong(const TileProblem &problem, int64_t blockM,
+                             bool persistent) {
   int64_t d = problem.maxHeadDim();
   if (blockM == 0)
     blockM = defaultBlockM(problem, KernelSchedule());
-  choice.pingpong = choice.persistent && blockM == 128 && d <= 128 &&
-                    (problem.masked() || d > 64);
-  choice.tileOverlap = autoTileOverlap(choice, problem.windowed);
-  return choice;
+  return persistent && blockM == 128 && d <= 128 &&
+         (problem.masked() || d > 64);
 }
 
 
@@ -233,6 +238,17 @@ PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
   decide(force.overlap, "overlap", onIR.overlap, choice.overlap);
   decide(force.pingpong, "pingpong", onIR.pingpong, choice.pingpong);
   decide(force.persistent, "persistent", onIR.persistent, choice.persistent);
+  // The dynamic tile scheduler is a persistent kernel's: asked for where
+  // the cost model took one CTA per tile, it brings persistent CTAs (and
+  // their automatic turns) unless those were decided themselves.
+  decide(force.dynamicTiles, "tile_scheduler", onIR.dynamicTiles,
+         choice.dynamicTiles);
+  if (choice.dynamicTiles && !choice.persistent && !force.persistent &&
+      !isWritten("persistent")) {
+    choice.persistent = true;
+    if (!force.pingpong && !isWritten("pingpong"))
+      choice.pingpong = autoPingpong(problem, blockM, true);
+  }
   // Ping-pong turns are the overlapped schedule's issue phases: a forced
   // overlap=off turns the automatic ping-pong off with it; and the
   // automatic ping-pong was measured with persistent CTAs only.
@@ -283,6 +299,7 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   options.schedule.pingpong = pipeline.pingpong;
   options.schedule.persistent = pipeline.persistent;
   options.schedule.tileOverlap = pipeline.tileOverlap;
+  options.schedule.dynamicTiles = pipeline.dynamicTiles;
   FailureOr<AttentionKernelConfig> config =
       getAttentionKernelConfig(op, AttentionSignature::of(op), Attribute(),
                                options);

@@ -553,6 +553,9 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
   if (options.schedule.pingpong && !options.schedule.overlap)
     return attentionError(op, "pingpong needs overlap: the turns are the GEMM "
                           "issue phases of the overlapped schedule");
+  if (options.schedule.dynamicTiles && !options.schedule.persistent)
+    return attentionError(op, "tile-scheduler=dynamic needs persistent CTAs: "
+                          "it hands a persistent CTA its next tile");
   if (options.schedule.tileOverlap &&
       !(options.schedule.persistent && options.schedule.overlap))
     return attentionError(op, "tile-overlap needs persistent CTAs with overlap: "
@@ -899,7 +902,8 @@ std::string AttentionKernelConfig::kernelName() const {
   // A schedule other than the default is spelled out, one letter per
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, b(ound reference: row-max=bound), e(xp2-poly)<%>, t(ile
-  // loop: persistent)<SMs>, c(hained tiles: tile overlap).
+  // loop: persistent)<SMs>, c(hained tiles: tile overlap), d(ynamic tile
+  // scheduler).
   if (!(schedule == KernelSchedule())) {
     os << "_" << (schedule.overlap ? "o" : "n")
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
@@ -914,6 +918,8 @@ std::string AttentionKernelConfig::kernelName() const {
       os << "t" << numSMs;
     if (schedule.tileOverlap)
       os << "c";
+    if (schedule.dynamicTiles)
+      os << "d";
   }
   return name;
 }
@@ -964,6 +970,10 @@ std::string AttentionKernelConfig::manifestJson() const {
   // ⌈Sq/2M⌉·Hq·B pairs of them (fat.tile_loop).
   if (schedule.persistent)
     params.push_back(Object{{"kind", "i32"}, {"symbol", "B"}});
+  // The dynamic tile scheduler's counter (fat.tile_loop): 4 bytes of
+  // global memory, zero at the launch, left zero by the kernel.
+  if (schedule.dynamicTiles)
+    params.push_back(Object{{"kind", "ptr"}, {"tensor", "tile_counter"}});
   for (size_t i = 0; i < captureTypes.size(); ++i)
     params.push_back(
         Object{{"kind", "ptr"}, {"tensor", "capture" + std::to_string(i)}});
@@ -972,7 +982,7 @@ std::string AttentionKernelConfig::manifestJson() const {
   Array grid;
   if (schedule.persistent)
     grid = Array{Object{{"symbol", "Sq"},
-                        {"ceildiv", causal ? 2 * blockM : blockM},
+                        {"ceildiv", usesPairs() ? 2 * blockM : blockM},
                         {"times", Array{"Hq", "B"}},
                         {"max", numSMs}}};
   else if (causal)
@@ -1039,6 +1049,10 @@ std::string AttentionKernelConfig::manifestJson() const {
   // A term of j − i as Q·Kᵀ's accumulator (absent: the vector form).
   if (scoreBand)
     manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
+  // Units from the tile counter (absent: "static", CTA c's fixed units).
+  if (schedule.dynamicTiles)
+    manifest.getObject("schedule")->try_emplace(
+        "tile_scheduler", tileSchedulerName(true).str());
 
   std::string text;
   llvm::raw_string_ostream os(text);

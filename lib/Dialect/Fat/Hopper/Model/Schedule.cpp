@@ -91,6 +91,10 @@ StringRef mlir::fat::relativeBiasName(bool accumulator) {
   return accumulator ? "accumulator" : "vector";
 }
 
+StringRef mlir::fat::tileSchedulerName(bool dynamic) {
+  return dynamic ? "dynamic" : "static";
+}
+
 std::optional<bool> mlir::fat::parseBoundMax(StringRef word) {
   return parseWord(word, rowMaxName);
 }
@@ -170,21 +174,23 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
        : key == "persistent" ? schedule.persistent
                              : schedule.tileOverlap) = flag.getValue();
     } else if (key == "rowsum" || key == "rescale" || key == "row_max" ||
-               key == "linear_bias") {
-      // The primitives' two-word choices (linear_bias spelled as rowsum).
-      StringRef (*name)(bool) = key == "rescale"   ? rescaleName
-                                : key == "row_max" ? rowMaxName
-                                                   : rowsumName;
+               key == "linear_bias" || key == "tile_scheduler") {
+      // The two-word choices (linear_bias spelled as rowsum).
+      StringRef (*name)(bool) = key == "rescale"          ? rescaleName
+                                : key == "row_max"        ? rowMaxName
+                                : key == "tile_scheduler" ? tileSchedulerName
+                                                          : rowsumName;
       auto s = dyn_cast<StringAttr>(value);
       std::optional<bool> word =
           s ? parseWord(s.getValue(), name) : std::nullopt;
       if (!word)
         return expect(
             ("\"" + name(false) + "\" or \"" + name(true) + "\"").str());
-      (key == "rowsum"    ? schedule.rowsumMma
-       : key == "rescale" ? schedule.lazyRescale
-       : key == "row_max" ? schedule.boundMax
-                          : schedule.linearBiasMma) = *word;
+      (key == "rowsum"           ? schedule.rowsumMma
+       : key == "rescale"        ? schedule.lazyRescale
+       : key == "row_max"        ? schedule.boundMax
+       : key == "tile_scheduler" ? schedule.dynamicTiles
+                                 : schedule.linearBiasMma) = *word;
     } else if (key == "rescale_threshold") {
       auto f = dyn_cast<FloatAttr>(value);
       if (!f)
@@ -235,7 +241,7 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, row_max, linear_bias, "
                 "relative_bias, persistent, "
-                "tile_overlap, "
+                "tile_overlap, tile_scheduler, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
                 "pv_wait, tail_split, mask_form";
     }
