@@ -105,6 +105,12 @@ for g in 132 264 528 1056; do
   build .kernels-mods-v123/pp$g "persistent=on pingpong=on num-sms=$g" \
     document-causal-blocks document-causal-runs-blocks
 done
+# Run 137: the documents' persistent kernel with the dynamic tile scheduler
+# (tile-scheduler=dynamic: units from a counter in global memory, in the
+# one-CTA-per-tile grid's order; persistent CTAs and their turns come with
+# it), beside run 121's one CTA per tile (the default).
+build .kernels-mods-v137/dyn "tile-scheduler=dynamic" document-causal-blocks \
+  document-causal-runs-blocks
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.
