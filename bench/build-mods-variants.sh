@@ -111,6 +111,11 @@ done
 # it), beside run 121's one CTA per tile (the default).
 build .kernels-mods-v137/dyn "tile-scheduler=dynamic" document-causal-blocks \
   document-causal-runs-blocks
+# Run 137b: the same without turns (the consumer warpgroups' tiles chained
+# by the tile overlap instead: a tile's last P·V and O store under the next
+# tile's first softmax).
+build .kernels-mods-v137/dynnp "tile-scheduler=dynamic pingpong=off" \
+  document-causal-blocks document-causal-runs-blocks
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.
