@@ -116,6 +116,12 @@ build .kernels-mods-v137/dyn "tile-scheduler=dynamic" document-causal-blocks \
 # tile's first softmax).
 build .kernels-mods-v137/dynnp "tile-scheduler=dynamic pingpong=off" \
   document-causal-blocks document-causal-runs-blocks
+# Run 138: on the dynamic scheduler's documents (the default since run 137b),
+# 64-key blocks (less of a partial block at each document's edge) and three
+# K/V stages at D64 (the producer further ahead into the next tile; D128
+# has no room for them beside two Q buffers).
+build .kernels-mods-v138/n64 "block-n=64" document-causal-blocks
+build .kernels-mods-v138/s3 "stages=3" document-causal-blocks --head-dims 64
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.

@@ -64,22 +64,30 @@
 // NVVM-NEXT:    arith.cmpi slt, %{{[0-9]+}}, %[[HI]] : i32
 
 // Where the ranges follow captured data (the document ids beside them) the
-// tiles' costs are data too: one CTA per tile, balanced by the hardware
-// (choosePipeline); a mask of positions keeps the persistent CTAs.
+// tiles' costs are data too: persistent CTAs take them from a counter, the
+// dynamic tile scheduler, chained by the tile overlap (choosePipeline;
+// tile-scheduler.mlir); a mask of positions keeps the static order.
 // PIPE:         func.func @documents(
-// PIPE:         fat.launch {{.+}}persistent = false
+// PIPE:         fat.launch {{.+}}persistent = true, pingpong = false{{.+}}tile_overlap = true, tile_scheduler = "dynamic"
 // PIPE:         func.func @documents_full(
-// PIPE:         fat.launch {{.+}}persistent = false
+// PIPE:         fat.launch {{.+}}persistent = true, pingpong = false{{.+}}tile_overlap = true, tile_scheduler = "dynamic"
 // PIPE:         func.func @prefix_full(
-// PIPE:         fat.launch {{.+}}persistent = true
+// PIPE:         fat.launch {{.+}}persistent = true{{.+}}tile_scheduler = "static"
 
-// The CTA narrows its tile's key blocks with fat.key_block_range (block-m
-// 128: two groups) before the roles split; a two-column table has no full
-// range, so no block skips the mask region.
+// Each role narrows every tile's key blocks with fat.key_block_range
+// (block-m 128: two groups) at the top of its tile loop — the producer
+// thread's before it acquires the tile's Q, the consumers' before their
+// first Q·Kᵀ; a two-column table has no full range, so no block skips the
+// mask region.
 // PIPE:         llvm.func @{{[a-z0-9_]+}}({{.+}}, %[[RANGES:[a-z0-9]+]]: !llvm.ptr<1>)
+// PIPE:         fat.warp_specialize
+// PIPE:         fat.tile_loop longest_first
 // PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>) {block_m = 128 : i64, block_n = 128 : i64, table = array<i64: 2, 16, 2>}
 // PIPE-NEXT:    arith.maxsi
-// PIPE-NEXT:    fat.warp_specialize
+// PIPE-NEXT:    fat.ring_acquire
+// PIPE:         fat.tile_loop longest_first
+// PIPE:         fat.key_block_range %{{.+}}, %{{.+}} rows(%{{.+}}, %{{.+}}) batch(%{{.+}}) ranges(%[[RANGES]] : !llvm.ptr<1>)
+// PIPE-NEXT:    arith.maxsi
 // PIPE-NOT:     fat.key_block_range
 // PIPE:         fat.mask_mod
 // PIPE:         } {kv_ranges = 1 : i64} : tensor<64x128xf32, #fat.wgmma_fragment>

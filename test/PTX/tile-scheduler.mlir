@@ -1,21 +1,35 @@
-// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-scheduler=dynamic" | FileCheck %s --check-prefix=PIPE
-// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="tile-scheduler=dynamic output-dir=%t" -o %t/out.mlir
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-scheduler=static" | FileCheck %s --check-prefix=STATIC
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="persistent=off" | FileCheck %s --check-prefix=GRID
+// RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-scheduler=dynamic pingpong=on" | FileCheck %s --check-prefix=TURNS
+// RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="output-dir=%t" -o %t/out.mlir
 // RUN: cat %t/*.json | FileCheck %s --check-prefix=JSON
 // RUN: cat %t/*.ptx | FileCheck %s --check-prefix=PTX
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-scheduler=dynamic persistent=off" 2>&1 | FileCheck %s --check-prefix=OFF
 // RUN: not fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline="tile-scheduler=sometimes" 2>&1 | FileCheck %s --check-prefix=WORD
 
 // tile-scheduler=dynamic: persistent CTAs take their tiles from a counter in
-// global memory (fat.tile_loop's dynamic order), for tiles whose cost
-// follows data — a document mask's key ranges — which a static round robin
-// leaves unbalanced. Asked for where the cost model takes one CTA per tile,
-// it brings persistent CTAs and their automatic turns (D = 128, two
-// consumer warpgroups: ping-pong).
+// global memory (fat.tile_loop's dynamic order), the cost model's choice for
+// tiles whose cost follows data — a document mask's key ranges — which a
+// static round robin leaves unbalanced; chained by the tile overlap, without
+// turns (choosePipeline, autoPingpong; perf log runs 137–137b).
 // PIPE: ![[UNITS_RING:ring[0-9]*]] = !fat.ring<stages = 2, buffer_offset = 196608, buffer_bytes = 1024, barrier_offset = {{[0-9]+}}, releases = 256>
 // PIPE-LABEL: func.func @documents
-// PIPE:         fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod[0-9a-f]+_m128n128s2q2_opl8t132d]]::
-// PIPE-SAME:      persistent = true, pingpong = true
-// PIPE-SAME:      tile_scheduler = "dynamic"
+// PIPE:         fat.launch @[[K:fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_mod[0-9a-f]+_m128n128s2q2_ol8t132cd]]::
+// PIPE-SAME:      persistent = true, pingpong = false
+// PIPE-SAME:      tile_overlap = true, tile_scheduler = "dynamic"
+
+// Forced static, the persistent CTAs keep the round robin (the cost model's
+// pairs under the causal mask); persistent=off, one CTA per tile and no
+// counter; turns asked for with the dynamic order, both.
+// STATIC:       fat.launch @{{.+}}_m128n128s2q2_ol8t132c::
+// STATIC-SAME:    persistent = true{{.+}}tile_scheduler = "static"
+// STATIC:       fat.tile_loop pairs query_blocks
+// GRID:         fat.launch @{{.+}}_m128n128s2_ol8::
+// GRID-SAME:      persistent = false{{.+}}tile_scheduler = "static"
+// GRID-NOT:     fat.tile_loop
+// TURNS:        fat.launch @{{.+}}_m128n128s2q2_opl8t132d::
+// TURNS-SAME:     pingpong = true{{.+}}tile_scheduler = "dynamic"
 
 // The kernel takes B, then the counter, then the captures. The units ring
 // (two 1024-byte stages, released by the 256 consumer threads) sits after
@@ -26,7 +40,7 @@
 // PIPE:         %[[UNITS:[0-9]+]] = fat.ring %{{[0-9]+}} : ![[UNITS_RING]]
 // PIPE:         fat.ring_init %[[UNITS]] : ![[UNITS_RING]]
 // PIPE:         fat.tile_loop longest_first query_blocks(%{{[0-9]+}}) heads 16 batch(%[[B]]) ctas 132 units(%[[UNITS]] : ![[UNITS_RING]]) fetch(%[[CNT]] : !llvm.ptr<1>) {
-// PIPE:         fat.tile_loop longest_first query_blocks(%{{[0-9]+}}) heads 16 batch(%[[B]]) ctas 132 units(%[[UNITS]] : ![[UNITS_RING]]) {
+// PIPE:         fat.tile_loop longest_first query_blocks(%{{[0-9]+}}) heads 16 batch(%[[B]]) ctas 132 units(%[[UNITS]] : ![[UNITS_RING]]) iter_args(
 
 // The manifest: one CTA per unit up to the SMs, the units single query
 // blocks (ceildiv 128, not a causal kernel's pairs' 256), the counter after

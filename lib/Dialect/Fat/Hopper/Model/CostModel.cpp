@@ -158,13 +158,17 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // the causal mask (work units = pairs of query blocks) +18…31% at S = 512
   // and up to +11% at D = 256, −2…4% at D = 128 from 8k. Not measured with
   // windows, whose tiles the pairs would not balance: off there.
-  // Nor where each tile's key blocks follow captured data (a document
-  // mask's ranges): tiles of random cost, which a static round robin leaves
-  // unbalanced and the hardware's CTA scheduler balances — one CTA per tile
-  // measured +12…19% at D = 128 and +1…5% at D = 64 for block-sparse
-  // documents (perf log run 121, 4k and 16k); positional ranges (sinks
-  // and a window: equal-cost tiles) keep them (−2…3% without).
-  choice.persistent = !problem.windowed && !problem.dataBlocks;
+  // Where each tile's key blocks follow captured data (a document mask's
+  // ranges) the tiles have random cost, which a static round robin leaves
+  // unbalanced (one CTA per tile beat it by 12…19% at D = 128, run 121):
+  // those CTAs take their tiles from a counter instead (the dynamic tile
+  // scheduler, in the one-CTA-per-tile grid's order), which measured
+  // +2…10% at D = 128 and +10…26% at D = 64 over one CTA per tile for
+  // block-sparse documents with the tile overlap (runs 137–137b, 4k and
+  // 16k); positional ranges (sinks and a window: equal-cost tiles) keep the
+  // static order.
+  choice.persistent = !problem.windowed;
+  choice.dynamicTiles = problem.dataBlocks;
   // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
   // next-tile start overlap the other's GEMMs. Measured (run 20, against
   // the persistent kernel without it): D = 128 +2…5% without a mask and
@@ -186,8 +190,11 @@ bool mlir::fat::autoPingpong(const TileProblem &problem, int64_t blockM,
   int64_t d = problem.maxHeadDim();
   if (blockM == 0)
     blockM = defaultBlockM(problem, KernelSchedule());
+  // Tiles of data-dependent cost (the dynamic tile scheduler's) chain better
+  // by the tile overlap than by turns: +2…11% at D = 128, +5…15% at D = 64
+  // for block-sparse documents (perf log run 137b).
   return persistent && blockM == 128 && d <= 128 &&
-         (problem.masked() || d > 64);
+         (problem.masked() || d > 64) && !problem.dataBlocks;
 }
 
 
@@ -243,6 +250,10 @@ PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
   // their automatic turns) unless those were decided themselves.
   decide(force.dynamicTiles, "tile_scheduler", onIR.dynamicTiles,
          choice.dynamicTiles);
+  // Persistent CTAs turned off, the automatic dynamic order goes with them.
+  if (!choice.persistent && !force.dynamicTiles &&
+      !isWritten("tile_scheduler"))
+    choice.dynamicTiles = false;
   if (choice.dynamicTiles && !choice.persistent && !force.persistent &&
       !isWritten("persistent")) {
     choice.persistent = true;
