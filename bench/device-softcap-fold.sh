@@ -296,9 +296,11 @@ case $steps in *" dyn137b "*) bench dyn137b 400 --kernels .kernels-mods --reps 5
 v=.kernels-mods-v138
 case $steps in *" docs138 "*) bench docs138-checks 150 --kernels $v/n64 --reps 1 \
   --shapes 0 2 --only document-causal-blocks; bench docs138-checks-s3 150 --kernels $v/s3 \
-  --reps 1 --shapes 0 2 --only document-causal-blocks ;; esac
-case $steps in *" docs138 "*) bench docs138 300 --kernels .kernels-mods --reps 5 --no-checks \
-  --only document-causal-blocks --variant n64=$v/n64 s3=$v/s3 ;; esac
+  --reps 1 --shapes 2 --only document-causal-blocks ;; esac
+case $steps in *" docs138 "*) bench docs138 250 --kernels .kernels-mods --reps 5 --no-checks \
+  --only document-causal-blocks --variant n64=$v/n64 ;; esac
+case $steps in *" docs138 "*) bench docs138-s3 150 --kernels .kernels-mods --reps 5 --no-checks \
+  --shapes 2 3 --only document-causal-blocks --variant s3=$v/s3 ;; esac
 # The bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
