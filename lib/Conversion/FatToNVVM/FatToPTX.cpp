@@ -59,8 +59,9 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
                      "Q·K^T: auto, on or off (fat-pipeline)")};
   Option<std::string> tileScheduler{
       *this, "tile-scheduler", llvm::cl::init("auto"),
-      llvm::cl::desc("How persistent CTAs find their tiles: auto, static or "
-                     "dynamic (a counter in global memory; fat-pipeline)")};
+      llvm::cl::desc("How persistent CTAs find their tiles: auto (dynamic "
+                     "for data-dependent key blocks), static or dynamic (a "
+                     "counter in global memory; fat-pipeline)")};
   Option<std::string> oStore{
       *this, "o-store", llvm::cl::init("auto"),
       llvm::cl::desc("How the epilogue writes O: auto, staged (through "

@@ -509,7 +509,8 @@ def FatPipeline : Pass<"fat-pipeline", "::mlir::ModuleOp"> {
            "counter in global memory that the launcher passes as the "
            "tile_counter parameter, in the one-CTA-per-tile grid's order; "
            "brings persistent CTAs unless persistent is given), 'auto' = "
-           "static">,
+           "dynamic where the tiles' key blocks follow captured data (a "
+           "document mask's ranges), else static">,
     Option<"sm", "sm", "std::string", /*default=*/"\"sm_90a\"",
            "Target architecture (only sm_90a: wgmma and setmaxnreg need it)">,
     Option<"qBuffers", "q-buffers", "int64_t", /*default=*/"0",
