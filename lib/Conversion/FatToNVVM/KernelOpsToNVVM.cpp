@@ -1209,12 +1209,12 @@ static void expandDynamicTiles(
   if (!fetches)
     forwardedTypes.insert(forwardedTypes.begin(), i32);
   auto loop = scf::WhileOp::create(b, forwardedTypes, init);
-  loop->setAttr("fat.tiles", b.getStringAttr(fetches ? "dynamic-fetch"
-                                                     : "dynamic-follow"));
+  loop->setAttr("fat.tiles",
+                b.getStringAttr(fetches ? "dynamic-fetch" : "dynamic-follow"));
   {
-    Block *before = b.createBlock(&loop.getBefore(), {}, types,
-                                  SmallVector<Location>(types.size(),
-                                                        b.getLoc()));
+    Block *before =
+        b.createBlock(&loop.getBefore(), {}, types,
+                      SmallVector<Location>(types.size(), b.getLoc()));
     ValueRange args = before->getArguments();
     Value tile = args[fetches ? 2 : 1];
     Value u;
@@ -1230,20 +1230,20 @@ static void expandDynamicTiles(
     }
     SmallVector<Value> forwarded{u};
     llvm::append_range(forwarded, args.drop_front(fetches ? 1 : 0));
-    scf::ConditionOp::create(
-        b, m.cmp(arith::CmpIPredicate::ult, u, numUnits), forwarded);
+    scf::ConditionOp::create(b, m.cmp(arith::CmpIPredicate::ult, u, numUnits),
+                             forwarded);
   }
-  Block *after = b.createBlock(
-      &loop.getAfter(), {}, forwardedTypes,
-      SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
+  Block *after =
+      b.createBlock(&loop.getAfter(), {}, forwardedTypes,
+                    SmallVector<Location>(forwardedTypes.size(), b.getLoc()));
   Value u = after->getArgument(0);
   Value fetched;
   if (fetches) {
     // Fetched before the tile's copies are issued, used after them: the
     // atomic's round trip runs under the tile.
-    fetched = LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter,
-                                        m.c32(1),
-                                        LLVM::AtomicOrdering::monotonic);
+    fetched =
+        LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::add, counter, m.c32(1),
+                                  LLVM::AtomicOrdering::monotonic);
   }
   // Head-major: m = u mod nM (runTile finds the longest-first order's).
   SmallVector<Value> next =
@@ -1252,14 +1252,14 @@ static void expandDynamicTiles(
   if (fetches) {
     // U fetches in all; the one that returned U − 1 was the launch's last:
     // the counter goes back to 0 for the next launch on this stream.
-    Value last = m.cmp(arith::CmpIPredicate::eq, fetched,
-                       m.sub(numUnits, m.c32(1)));
+    Value last =
+        m.cmp(arith::CmpIPredicate::eq, fetched, m.sub(numUnits, m.c32(1)));
     auto reset = scf::IfOp::create(b, last, /*withElseRegion=*/false);
     {
       OpBuilder::InsertionGuard guard(b);
       b.setInsertionPoint(reset.thenBlock()->getTerminator());
-      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::xchg, counter,
-                                m.c32(0), LLVM::AtomicOrdering::monotonic);
+      LLVM::AtomicRMWOp::create(b, LLVM::AtomicBinOp::xchg, counter, m.c32(0),
+                                LLVM::AtomicOrdering::monotonic);
     }
     Value launched = arith::MinUIOp::create(b, numUnits, m.c32(op.getCtas()));
     next.insert(next.begin(), m.add(launched, fetched));
@@ -1283,8 +1283,8 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
           : numM;
   Value numUnits = m.mul(unitsPerHead, m.mul(heads, op.getBatch()));
   // The static orders' first unit (the dynamic one reads its own).
-  Value first = op.getUnits() ? Value()
-                              : NVVM::BlockIdXOp::create(b, b.getI32Type());
+  Value first =
+      op.getUnits() ? Value() : NVVM::BlockIdXOp::create(b, b.getI32Type());
   int64_t step = op.getCtas();
   // One tile of unit u, query block mBlock: the body inlined at the
   // insertion point; returns the next (ring position, tile index, carried).
@@ -1295,8 +1295,8 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
       Value rest = arith::DivUIOp::create(b, u, heads);
       head = arith::RemUIOp::create(b, u, heads);
       batch = arith::DivUIOp::create(b, rest, numM);
-      mBlock = m.sub(m.sub(numM, m.c32(1)),
-                     arith::RemUIOp::create(b, rest, numM));
+      mBlock =
+          m.sub(m.sub(numM, m.c32(1)), arith::RemUIOp::create(b, rest, numM));
     } else {
       Value rest = arith::DivUIOp::create(b, u, unitsPerHead);
       head = arith::RemUIOp::create(b, rest, heads);
@@ -1322,9 +1322,9 @@ static void expandTileLoop(RewriterBase &rewriter, TileLoopOp op) {
   }
   if (!op.getPairs()) {
     auto loop = scf::ForOp::create(b, first, numUnits, m.c32(step), init);
-    loop->setAttr("fat.tiles", b.getStringAttr(op.getLongestFirst()
-                                                   ? "longest-first"
-                                                   : "head-major"));
+    loop->setAttr(
+        "fat.tiles",
+        b.getStringAttr(op.getLongestFirst() ? "longest-first" : "head-major"));
     b.setInsertionPointToStart(loop.getBody());
     Value u = loop.getInductionVar();
     scf::YieldOp::create(

@@ -566,8 +566,8 @@ void KeyBlockNeedsMaskOp::build(OpBuilder &b, OperationState &state,
 
 void TileLoopOp::build(OpBuilder &b, OperationState &state, Value queryBlocks,
                        Value batch, ValueRange inits, int64_t heads,
-                       int64_t ctas, bool pairs, bool longestFirst,
-                       Value units, Value counter) {
+                       int64_t ctas, bool pairs, bool longestFirst, Value units,
+                       Value counter) {
   state.addOperands({queryBlocks, batch});
   if (units)
     state.addOperands(units);

@@ -656,8 +656,7 @@ TensorizationChoice decideTensorization(const TileProblem &problem,
 
 /// Schedule choices forced by options (nullopt: not forced).
 struct PipelineForce {
-  std::optional<bool> overlap, pingpong, persistent, tileOverlap,
-      dynamicTiles;
+  std::optional<bool> overlap, pingpong, persistent, tileOverlap, dynamicTiles;
 };
 /// fat-pipeline's schedule for `problem` with `blockM` rows: a forced
 /// choice, else an entry `written` in the IR's fat.schedule (its value in

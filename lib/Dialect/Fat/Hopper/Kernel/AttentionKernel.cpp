@@ -107,9 +107,9 @@ void AttentionKernelBuilder::buildSharedMemoryAndBarriers(
     v.bandRing =
         makeRing(cfg.stages, cfg.bandOffset(), cfg.bandStageBytes(), consumers);
   if (cfg.schedule.dynamicTiles)
-    v.unitsRing = makeRing(AttentionKernelConfig::kUnitStages,
-                           cfg.unitsOffset(),
-                           AttentionKernelConfig::kUnitStageBytes, consumers);
+    v.unitsRing =
+        makeRing(AttentionKernelConfig::kUnitStages, cfg.unitsOffset(),
+                 AttentionKernelConfig::kUnitStageBytes, consumers);
   assert(barriers == cfg.barrierOffset() + 8 * cfg.numBarriers() &&
          "the rings' barriers are the layout's");
 
@@ -244,7 +244,7 @@ mlir::fat::buildAttentionKernelModule(OpBuilder &builder, Location loc,
   if (cfg.schedule.persistent)
     params.push_back(i32); // B
   if (cfg.schedule.dynamicTiles)
-    params.push_back(globalPtr); // tile_counter
+    params.push_back(globalPtr);                     // tile_counter
   params.append(cfg.captureTypes.size(), globalPtr); // capture<i>
 
   auto funcType =

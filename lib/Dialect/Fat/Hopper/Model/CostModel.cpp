@@ -197,7 +197,6 @@ bool mlir::fat::autoPingpong(const TileProblem &problem, int64_t blockM,
          (problem.masked() || d > 64) && !problem.dataBlocks;
 }
 
-
 TensorizationChoice
 mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
                                  const KernelSchedule &onIR,
@@ -251,8 +250,7 @@ PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
   decide(force.dynamicTiles, "tile_scheduler", onIR.dynamicTiles,
          choice.dynamicTiles);
   // Persistent CTAs turned off, the automatic dynamic order goes with them.
-  if (!choice.persistent && !force.dynamicTiles &&
-      !isWritten("tile_scheduler"))
+  if (!choice.persistent && !force.dynamicTiles && !isWritten("tile_scheduler"))
     choice.dynamicTiles = false;
   if (choice.dynamicTiles && !choice.persistent && !force.persistent &&
       !isWritten("persistent")) {

@@ -555,7 +555,7 @@ mlir::fat::getAttentionKernelConfig(Operation *op,
                           "issue phases of the overlapped schedule");
   if (options.schedule.dynamicTiles && !options.schedule.persistent)
     return attentionError(op, "tile-scheduler=dynamic needs persistent CTAs: "
-                          "it hands a persistent CTA its next tile");
+                              "it hands a persistent CTA its next tile");
   if (options.schedule.tileOverlap &&
       !(options.schedule.persistent && options.schedule.overlap))
     return attentionError(op, "tile-overlap needs persistent CTAs with overlap: "
@@ -1051,8 +1051,8 @@ std::string AttentionKernelConfig::manifestJson() const {
     manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
   // Units from the tile counter (absent: "static", CTA c's fixed units).
   if (schedule.dynamicTiles)
-    manifest.getObject("schedule")->try_emplace(
-        "tile_scheduler", tileSchedulerName(true).str());
+    manifest.getObject("schedule")
+        ->try_emplace("tile_scheduler", tileSchedulerName(true).str());
 
   std::string text;
   llvm::raw_string_ostream os(text);
