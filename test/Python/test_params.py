@@ -301,3 +301,24 @@ def test_check_scale_and_window():
         checks.check_window(5)
     with pytest.raises(TypeError, match=r"expected window right to be an int, got 1.5"):
         checks.check_window((1, 1.5))
+
+
+def test_build_params_tile_counter(manifest_dict):
+    # The dynamic tile scheduler's counter: 4 bytes of int32 the kernel
+    # counts in; anything else is refused before the launch.
+    manifest_dict["params"].append({"kind": "ptr", "tensor": "tile_counter"})
+    m = parse_manifest(manifest_dict)
+    q, k, v = qkv()
+    o = FakeTensor((B, HQ, SQ, D), BF16, ptr=0x40000)
+    lse = FakeTensor((B, HQ, SQ), F32, ptr=0x50000)
+    symbols = problem_symbols(q.shape, k.shape, v.shape, diag=0, scale=0.1)
+    tensors = {"q": q, "k": k, "v": v, "o": o, "lse": lse}
+    counter = FakeTensor((64,), FakeDtype("torch.int32"), ptr=0x90000)
+    p = build_params(m, {**tensors, "tile_counter": counter}, symbols,
+                     lambda args: TensorMapBuffer())
+    assert p.values[-1].value == 0x90000
+    assert patched_params(m)[-1] == (len(m.params) - 1, 1, "tile_counter")
+    with pytest.raises(ValueError, match=r"expected tile_counter to be an int32 tensor of at "
+                                         r"least one element, got torch.float32 \(1,\)"):
+        build_params(m, {**tensors, "tile_counter": FakeTensor((1,), F32)}, symbols,
+                     lambda args: TensorMapBuffer())
