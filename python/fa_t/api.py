@@ -62,7 +62,9 @@ class _TileCounters:
     (launches on two streams may run at once). One zeroed int32 tensor of
     :attr:`SLOTS` counters per device, made at the first plan that needs it
     (before any CUDA graph capture: its memory must outlive the graphs);
-    stream n of a device takes slot n mod SLOTS."""
+    stream n of a device takes slot n mod SLOTS. A captured graph keeps the
+    slot of the stream it was captured on: two graphs captured on one stream
+    and replayed at once on two others would share it."""
 
     SLOTS = 64
 
