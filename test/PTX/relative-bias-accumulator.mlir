@@ -1,5 +1,8 @@
 // RUN: fa-t-opt %s --fat-tile="seq-len=2048" --fat-tensorize="relative-bias=accumulator" | FileCheck %s --check-prefix=TENS
 // RUN: fa-t-opt %s --fat-tile="seq-len=2048" --fat-tensorize="relative-bias=accumulator" --fat-pipeline | FileCheck %s --check-prefix=PIPE
+// RUN: not fa-t-opt %s --fat-tile="seq-len=2048" --fat-tensorize="relative-bias=accumulator" --fat-pipeline="tile-scheduler=dynamic" 2>&1 | FileCheck %s --check-prefix=DYNAMIC
+// The band's writer warp walks the tiles in the static order: no dynamic one.
+// DYNAMIC: error: 'scf.forall' op fat-pipeline: tile-scheduler=dynamic does not serve relative-bias=accumulator (its term writer walks the tiles of a static order); take tile-scheduler=static or relative-bias=vector
 // RUN: rm -rf %t && mkdir -p %t/one %t/step %t/vec
 // RUN: fa-t-opt %s --fat-to-ptx="seq-len=2048 relative-bias=accumulator output-dir=%t/one" -o /dev/null
 // RUN: cat %t/one/*.ptx | FileCheck %s --check-prefix=ST
