@@ -212,6 +212,15 @@ def early_pv_wait_configs():
     return forced_grid_configs({"pv-wait": "early"})
 
 
+def dynamic_tile_configs():
+    """Run 139: the causal D = 64 and 128 kernels with the dynamic tile
+    scheduler (``tile-scheduler=dynamic``: single query blocks taken longest
+    first from a counter) against the defaults' static pairs
+    (``--only 64,128,causal --variants base``)."""
+    return [(c, t) for c, t in forced_grid_configs({"tile-scheduler": "dynamic"}, (64, 128))
+            if c.causal]
+
+
 def lazy_rescale_configs():
     """Run 55: the lazy (conditional) rescale at D = 128 and 256, which ptxas
     no longer serializes under the late P·V wait (``--only 128,256``)."""
