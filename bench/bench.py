@@ -221,6 +221,21 @@ def dynamic_tile_configs():
             if c.causal]
 
 
+def causal_d64_m128_configs():
+    """Run 139b: the causal D = 64 kernels with 128 query rows and the static
+    pairs (the dynamic variant of run 139 took 128 rows where the default
+    takes 192 from 4k keys: this separates the two)."""
+    return [(c, t) for c, t in forced_grid_configs({"block-m": 128}, (64,)) if c.causal]
+
+
+def causal_d64_dynamic_m192_configs():
+    """Run 139b: the causal D = 64 kernels with 192 query rows and the
+    dynamic tile scheduler."""
+    return [(c, t) for c, t in forced_grid_configs({"block-m": 192,
+                                                     "tile-scheduler": "dynamic"}, (64,))
+            if c.causal]
+
+
 def lazy_rescale_configs():
     """Run 55: the lazy (conditional) rescale at D = 128 and 256, which ptxas
     no longer serializes under the late P·V wait (``--only 128,256``)."""
