@@ -11,7 +11,7 @@
 // RUN: ls %t/short | FileCheck %s --check-prefix=SHORT
 // RUN: rm -rf %t/long && mkdir -p %t/long && fa-t-opt %s --fat-to-ptx="seq-len=4096 output-dir=%t/long" -o /dev/null
 // RUN: ls %t/long | FileCheck %s --check-prefix=LONG
-// RUN: FileCheck %s --check-prefix=LONGJSON < %t/long/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132c.json
+// RUN: FileCheck %s --check-prefix=LONGJSON < %t/long/fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132cd.json
 // RUN: rm -rf %t/8k && mkdir -p %t/8k && fa-t-opt %s --fat-to-ptx="seq-len=8192 output-dir=%t/8k" -o /dev/null
 // RUN: ls %t/8k | FileCheck %s --check-prefix=LONGER
 // RUN: rm -rf %t/static && mkdir -p %t/static && fa-t-opt %s --split-input-file --fat-to-ptx="output-dir=%t/static" -o /dev/null
@@ -57,12 +57,12 @@
 // SHORT:     fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132.ptx
 // LONG:      fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132.ptx
-// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132c.ptx
+// LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_m192n128s2q2_ort132cd.ptx
 // LONG:      fat_attention_fwd_bf16_d64_h16_16_bhsd_m192n128s2q2_ort132c.ptx
 // LONGJSON:  "seq_len": 4096,
 // LONGER:    fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132.ptx
 // A static key length tunes like seq-len (the last split: Skv = 16384).
-// STATIC:    fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_m192n128s2q2_ort132c.ptx
+// STATIC:    fat_attention_fwd_bf16_d64_h4_4_bhsd_causal_m192n128s2q2_ort132cd.ptx
 
 func.func @d128(%q: memref<?x16x?x128xbf16>, %o: memref<?x16x?x128xbf16>) {
   fat.attention ins(%q, %q, %q : memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>, memref<?x16x?x128xbf16>)

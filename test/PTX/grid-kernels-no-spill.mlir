@@ -24,13 +24,13 @@
 // CHECK: fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n160s2q2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ol8t132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2_ol8t132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
-// CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_causal_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0
+// CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_causal_m192n128s2q2_ort132cd: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d128_h16_16_bhsd_causal_m128n160s2q2_opl8t132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d128_h16_16_bhsd_m128n176s2_opt132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_causal_m128n80s2_ol8t132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d256_h8_8_bhsd_m128n80s2g_ol8t132: registers {{[0-9]+}} spill_bytes 0 local_memory 0
-// CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_causal_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0
+// CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_causal_m192n128s2q2_ort132cd: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK: fat_attention_fwd_bf16_d64_h32_32_bhsd_m192n128s2q2_ort132c: registers {{[0-9]+}} spill_bytes 0 local_memory 0
 // CHECK-NOT: spill_bytes {{[1-9]}}
 

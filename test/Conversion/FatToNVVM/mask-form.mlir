@@ -6,10 +6,11 @@
 // Element d[4i + 2r + e] holds key c0 + k, k = 8i + e, c0 = j·N + 2t.
 //
 // Tuned for 4k keys, causal D = 64 takes 192 query rows (three 160-register
-// warpgroups) with tile overlap and tensor-core row sums; its mask compares
+// warpgroups) with tile overlap, tensor-core row sums and the dynamic tile
+// scheduler (B, then the tile counter, last); its mask compares
 // the constant k with one limit per row, min(Skv − 1 − c0, row + diag − c0).
-// CHAINED:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m192n128s2q2_ort132c(
-// CHAINED-SAME:   %{{[a-z0-9]+}}: i32, %[[SKV:[a-z0-9]+]]: i32, %[[DIAG:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: i32)
+// CHAINED:      llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m192n128s2q2_ort132cd(
+// CHAINED-SAME:   %{{[a-z0-9]+}}: i32, %[[SKV:[a-z0-9]+]]: i32, %[[DIAG:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: !llvm.ptr<1>)
 // CHAINED:        %[[SKV1:[0-9]+]] = arith.subi %[[SKV]], %c1_i32{{.*}} : i32
 // CHAINED-NEXT:   %[[TAIL:[0-9]+]] = arith.subi %[[SKV1]], %[[C0:[0-9]+]] : i32
 // CHAINED:        %[[ROW:[0-9]+]] = arith.addi %{{.+}}, %[[DIAG]] : i32
@@ -22,8 +23,8 @@
 
 // The same kernel without tile overlap builds each key's index and compares
 // it with Skv and the row's diagonal (the limits would spill there).
-// BYKEY:        llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m192n128s2q2_ort132(
-// BYKEY-SAME:     %{{[a-z0-9]+}}: i32, %[[SKV:[a-z0-9]+]]: i32, %[[DIAG:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: i32)
+// BYKEY:        llvm.func @fat_attention_fwd_bf16_d64_h8_8_bhsd_causal_m192n128s2q2_ort132d(
+// BYKEY-SAME:     %{{[a-z0-9]+}}: i32, %[[SKV:[a-z0-9]+]]: i32, %[[DIAG:[a-z0-9]+]]: i32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: i32, %{{[a-z0-9]+}}: !llvm.ptr<1>)
 // BYKEY:          %{{[0-9]+}}:64 = scf.if %{{.+}} -> (f32,
 // BYKEY:            %[[ROW:[0-9]+]] = arith.addi %{{.+}}, %[[DIAG]] : i32
 // BYKEY:            %[[COL:[0-9]+]] = arith.addi %[[C0:[0-9]+]], %c0_i32{{.*}} : i32

@@ -166,9 +166,15 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // +2…10% at D = 128 and +10…26% at D = 64 over one CTA per tile for
   // block-sparse documents with the tile overlap (runs 137–137b, 4k and
   // 16k); positional ranges (sinks and a window: equal-cost tiles) keep the
-  // static order.
+  // static order. Causal kernels of 192-row tiles (D = 64 from 4k keys)
+  // take it too: their pairs are coarse units (11 per head at 4k), and
+  // single query blocks from the counter, longest first, measured +4…8% at
+  // 4k…16k (run 139b; at D = 128 and with 128 rows it did not pay, run 139).
   choice.persistent = !problem.windowed;
-  choice.dynamicTiles = problem.dataBlocks;
+  if (blockM == 0)
+    blockM = defaultBlockM(problem, KernelSchedule());
+  choice.dynamicTiles = problem.dataBlocks ||
+                        (problem.causal && !problem.windowed && blockM == 192);
   // Ping-pong with persistent CTAs: one warpgroup's softmax, epilogue and
   // next-tile start overlap the other's GEMMs. Measured (run 20, against
   // the persistent kernel without it): D = 128 +2…5% without a mask and
