@@ -276,3 +276,14 @@ def test_tile_counter_is_the_streams_own(rt, tmp_path, monkeypatch):
     assert rt.launches[-1]["patched"] == [(0, 0, 0x10000), (1, 0, 0x20000), (2, 0, 0x30000),
                                           (3, 1, 0x40000), (5, 1, 0x50000),
                                           (10, 1, 0x60000), (11, 1, 0x90000)]
+
+
+def test_tile_counters_refuse_a_first_call_under_graph_capture(monkeypatch):
+    # The pool must outlive the graphs that launch with it: made under a
+    # capture it would come from the graph's private memory.
+    counters = api._TileCounters()
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: True)
+    with pytest.raises(RuntimeError, match=r"first called during CUDA graph capture; call it "
+                                           r"once before capturing"):
+        counters.ensure_pool(torch, 0)
+    assert counters.pools == {}
