@@ -170,7 +170,7 @@ class _Kernel:
     threads and by the launches a CUDA graph captures).
     """
 
-    def __init__(self, torch, rt, function, manifest, grid, params, device, context):
+    def __init__(self, torch, rt, function, manifest, grid, params, device, context, tensors):
         self.torch, self.rt, self.params, self.device = torch, rt, params, device
         self.current_device, self.raw_stream = _stream_getters(torch)
         patched = patched_params(manifest)
@@ -178,11 +178,16 @@ class _Kernel:
         self.patches = (ParamPatch * len(patched))(
             *(ParamPatch(i, kind, _source(tensor, captures)) for i, kind, tensor in patched))
         #: The tile counter's place in a call's addresses (None: the kernel
-        #: has none), and the packed launch's addresses, which a launch of
-        #: the packed plan on another stream patches with that stream's.
+        #: has none), and the packed launch's addresses (``tensors``, which
+        #: the parameters were packed with, by the patches' own places), into
+        #: which each launch of the packed plan puts its stream's counter.
         self.counter_slot = (_source(TILE_COUNTER, captures)
                              if any(t == TILE_COUNTER for _, _, t in patched) else None)
         self.packed_addresses = None
+        if self.counter_slot is not None:
+            self.packed_addresses = (ctypes.c_uint64 * (self.counter_slot + 1))()
+            for _, _, tensor in patched:
+                self.packed_addresses[_source(tensor, captures)] = tensors[tensor].data_ptr()
 
         def plan(patches):
             return LaunchPlan(function, tuple(grid), tuple(manifest.block),
@@ -245,13 +250,8 @@ def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: b
         kernel = registry.load_kernel(manifest, device, rt)
         params = build_params(manifest, tensors, symbols, rt.encode_tensor_map)
         context = rt.device_context(device)
-    resolved = _Kernel(torch, rt, kernel.function, manifest, grid, params, device, context)
-    if counted:
-        # The packed launch's addresses; _launch puts the stream's counter in.
-        values = [tensors[name].data_ptr() if name in tensors else 0 for name in _SOURCES]
-        values += [t.data_ptr() for t in captures] + [0]
-        resolved.packed_addresses = (ctypes.c_uint64 * len(values))(*values)
-    return resolved
+    return _Kernel(torch, rt, kernel.function, manifest, grid, params, device, context,
+                   tensors)
 
 
 def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
