@@ -610,10 +610,6 @@ LogicalResult TileLoopOp::verify() {
                        "units ring");
   if (getUnits() && getPairs())
     return emitOpError("has no dynamic order of pairs: take longest_first");
-  if (getUnits() && getUnits().getType().getBufferBytes() < 4)
-    return emitOpError("publishes a 4-byte unit per stage: the units "
-                       "ring's buffers hold ")
-           << getUnits().getType().getBufferBytes() << " bytes";
   if (getCounter() &&
       cast<LLVM::LLVMPointerType>(getCounter().getType()).getAddressSpace() !=
           1)
