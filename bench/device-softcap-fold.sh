@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -320,6 +320,14 @@ done
 case $steps in *" causal140 "*) timeout 120 python3 bench/bench.py --kernels .kernels-bench \
   --only 64,causal --seq 1024,2048 --variants base --variant-kernels .kernels-v139d192 --reps 30 \
   --json "$out/causal140.json" > "$out/causal140.log" 2>&1; tail -6 "$out/causal140.log" ;; esac
+# Run 141: causal ALiBi and the causal soft-cap with the dynamic tile
+# scheduler (.kernels-mods-v141/dyn): float64 checks at the 4k shapes, then
+# beside the defaults and Flex at all four shapes.
+v=.kernels-mods-v141
+case $steps in *" dyn141 "*) bench dyn141-checks 120 --kernels $v/dyn --reps 1 \
+  --shapes 0 2 --only alibi-causal softcap-causal ;; esac
+case $steps in *" dyn141 "*) bench dyn141 360 --kernels .kernels-mods --reps 5 --no-checks \
+  --only alibi-causal softcap-causal --variant dyn=$v/dyn ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
