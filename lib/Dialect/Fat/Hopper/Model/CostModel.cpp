@@ -72,14 +72,14 @@ mlir::fat::chooseTensorization(const TileProblem &asked, bool writesLse,
   // that output the LSE — for merges and backward passes — keep the vector
   // sum.
   // Under a causal mask with ping-pong (the pipeline's own choice, which
-  // this pass predicts with the same cost model: D = 64 below 4k keys) the
+  // this pass predicts with the same cost model: D = 64 below 2k keys) the
   // row sums pay again: +7% / +3% / +2% at S = 512 / 1k / 2k, equal at 4k
   // (perf log run 30) — the turns hide the ones columns' extra MMA work
   // behind the other warpgroup's softmax, and the diagonal block's
   // masking no longer sits on the critical path. Windows keep the vector
   // sum (not measured).
   // The same holds for the causal 192-row kernel with tile overlap (the
-  // pipeline's choice from 4k keys at D = 64): +7…9% at 4k…16k over the
+  // pipeline's choice from 2k keys at D = 64): +7…9% at 4k…16k over the
   // previous defaults (runs 40–41: the two-warpgroup kernel with turns at
   // 4k, the 192-row kernel with vector sums and no tile overlap above).
   PipelineChoice pipeline = choosePipeline(problem, target.blockM);
@@ -166,7 +166,7 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // +2…10% at D = 128 and +10…26% at D = 64 over one CTA per tile for
   // block-sparse documents with the tile overlap (runs 137–137b, 4k and
   // 16k); positional ranges (sinks and a window: equal-cost tiles) keep the
-  // static order. Causal kernels of 192-row tiles (D = 64 from 4k keys)
+  // static order. Causal kernels of 192-row tiles (D = 64 from 2k keys)
   // take it too: their pairs are coarse units (11 per head at 4k), and
   // single query blocks from the counter, longest first, measured +4…8% at
   // 4k…16k (run 139b; at D = 128 and with 128 rows it did not pay, run 139).
@@ -184,7 +184,7 @@ PipelineChoice mlir::fat::choosePipeline(const TileProblem &problem,
   // schedule stays; at D = 256 it is ±3% and costs the consumers a spill.
   // The automatic turns are for two consumer warpgroups (block-m = 128):
   // where the automatic block-m takes three (defaultBlockM: D = 64 without
-  // a mask, or causal and tuned for 4k keys or more) turns round the three
+  // a mask, or causal and tuned for 2k keys or more) turns round the three
   // measured +0…1% (run 45), so there is none (autoPingpong).
   choice.pingpong = autoPingpong(problem, blockM, choice.persistent);
   choice.tileOverlap = autoTileOverlap(choice, problem.windowed);

@@ -109,12 +109,12 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // +13…19% from S = 2k, +2% at 1k, equal at 512. Under a causal mask +5…8%
   // from 8k, ±2% at 4k, but −11…35% at S ≤ 2k — the diagonal's masked
   // blocks grow with the tile, and pairs of 192-row blocks are coarse units
-  // for 3–11 blocks per head — so causal kernels take 192 rows only when
-  // tuned for 4k keys or more, where with tile overlap and tensor-core row
-  // sums (the pipeline's and fat-tensorize's choices for them) they gain
-  // +7…9% at 4k…16k over the previous defaults (runs 40–41); at 2k this
-  // kernel is still 6% behind two warpgroups with turns (run 37);
-  // windows keep 128. 160 registers per consumer thread hold S, P and O
+  // for 3–11 blocks per head. With the dynamic tile scheduler (single
+  // query blocks from a counter, longest first: choosePipeline's rule for
+  // causal 192-row tiles) they gain +4.7…4.8% at 2k keys over two
+  // warpgroups with turns (runs 139b, 140) and +4…8% from 4k; at 1k they
+  // lose 9% (5⅓ blocks per head), so causal kernels take 192 rows when
+  // tuned for 2k keys or more; windows keep 128. 160 registers per consumer thread hold S, P and O
   // only at D = 64; forced turns keep 128 rows (the automatic turns are
   // for two warpgroups, choosePipeline). Score or mask regions that compute
   // with positions need more: ALiBi, a bias table and block-sparse masks
@@ -133,7 +133,7 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
       problem.positional || problem.biasColumns ||
       (problem.causal && problem.boundedScores))
     return 128;
-  if (!problem.causal || problem.seqLen >= 4096)
+  if (!problem.causal || problem.seqLen >= 2048)
     return 192;
   return 128;
 }
