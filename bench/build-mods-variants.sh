@@ -128,6 +128,14 @@ build .kernels-mods-v138/s3 "stages=3" document-causal-blocks --head-dims 64
 # kernel with 128 rows and turns — the form ALiBi and the causal soft-cap
 # take at D64.
 build .kernels-mods-v141/dyn "tile-scheduler=dynamic" alibi-causal alibi-slopes softcap-causal
+# Run 142: ALiBi at D64 in the vector form with 192 rows (three consumer
+# warpgroups, the dynamic scheduler and the tile overlap, as the plain causal
+# kernel): since rows at the origin (runs 97-99) it no longer spills in 160
+# registers, where the bias columns still do (32 bytes); and the vector form
+# with the default 128 rows and turns.
+build .kernels-mods-v142/v192 "linear-bias=vector block-m=192" alibi-causal alibi-slopes \
+  --head-dims 64
+build .kernels-mods-v142/v128 "linear-bias=vector" alibi-causal alibi-slopes --head-dims 64
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.
