@@ -47,8 +47,11 @@ def choices(manifest):
         # "-" also where the region has no such bias.
         "bias": s.get("linear_bias", "-"),
         "rescale": rescale,
-        # Persistent CTAs with a tile loop, or one CTA per tile.
-        "CTAs": "persistent" if s.get("persistent") else "per tile",
+        # Persistent CTAs with a tile loop (", dynamic": taking their tiles
+        # from a counter, tile-scheduler=dynamic), or one CTA per tile.
+        "CTAs": ("per tile" if not s.get("persistent") else
+                 "persistent, dynamic" if s.get("tile_scheduler") == "dynamic"
+                 else "persistent"),
         "turns": "yes" if s.get("pingpong") else "no",
         "tile overlap": "yes" if s.get("tile_overlap") else "no",
     }

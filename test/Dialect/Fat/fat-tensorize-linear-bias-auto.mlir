@@ -154,3 +154,33 @@ func.func @alibi_d256(%q: tensor<1x4x4096x256xbf16>, %k: tensor<1x4x4096x256xbf1
       } -> tensor<1x4x4096x256xbf16>
   return %n : tensor<1x4x4096x256xbf16>
 }
+
+// -----
+
+// At D = 64 under a causal mask from 4k keys the region stays on the vector
+// units, where it fits three consumer warpgroups (192 rows: the plain
+// kernel's schedule; perf log run 142) — the columns spill in their 160
+// registers. Below 4k keys (@alibi above, 256 keys) the columns with two.
+// CHECK-LABEL: func.func @alibi_4k
+// CHECK-NOT:     fat.bias_query_columns
+// CHECK:         %[[S:.+]] = fat.wgmma {{.*}} : tensor<192x64xbf16>, tensor<128x64xbf16> -> tensor<192x128xf32>
+// CHECK:         fat.score_mod %[[S]]
+// CHECK:         fat.schedule = {{{.*}}forced = false, rescale = {{.*}}fat.tile = {block_m = 192 : i64
+// CHECK:         return
+func.func @alibi_4k(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+    %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>)
+    -> tensor<1x4x4096x64xbf16> {
+  %n = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+      outs(%o : tensor<1x4x4096x64xbf16>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x4096x64xbf16>
+  return %n : tensor<1x4x4096x64xbf16>
+}

@@ -519,10 +519,16 @@ int64_t defaultBlockN(const TileProblem &problem,
 /// and O).
 bool isSupportedBlockM(int64_t blockM);
 /// block-m = 0's choice: 192 at D, Dv ≤ 64 without ping-pong, a window or
-/// regions that read positions, without a mask or, causal, when tuned for
-/// Skv ≥ 4096 (FlashAttention-3's D = 64 tile); else 128.
+/// regions that read positions (but linearBiasOnThreeWarpgroups), without a
+/// mask or, causal, when tuned for Skv ≥ 2048 (FlashAttention-3's D = 64
+/// tile); else 128.
 int64_t defaultBlockM(const TileProblem &problem,
                       const KernelSchedule &schedule);
+/// Whether a linear position bias (ALiBi) stays on the vector units with
+/// three consumer warpgroups instead of taking linear-bias=mma's columns
+/// with two: D, Dv ≤ 64, causal, no other positional region, tuned for
+/// Skv ≥ 4096.
+bool linearBiasOnThreeWarpgroups(const TileProblem &problem);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);
 /// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head

@@ -49,8 +49,12 @@ mlir::fat::chooseTensorization(const TileProblem &asked, bool writesLse,
   // at D = 256 they do not. Beside a mask region's per-element position
   // math the query columns spilled 40 bytes at D = 128 (document mask and
   // ALiBi, 128 × 128 tiles; ptxas) where the vector form spills none.
+  // At D = 64 under a causal mask from 4k keys the vector form with three
+  // consumer warpgroups beats the columns with two (run 142,
+  // linearBiasOnThreeWarpgroups).
   choice.linearBiasMma =
       asked.linearBias && !writesLse && !asked.positionalMask &&
+      !linearBiasOnThreeWarpgroups(asked) &&
       fitsWith(asked.withBiasOnTensorCores(), target, false, true);
   const TileProblem problem =
       choice.linearBiasMma ? asked.withBiasOnTensorCores() : asked;

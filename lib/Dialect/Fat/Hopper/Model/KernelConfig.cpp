@@ -114,14 +114,14 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // causal 192-row tiles) they gain +4.7…4.8% at 2k keys over two
   // warpgroups with turns (runs 139b, 140) and +4…8% from 4k; at 1k they
   // lose 9% (5⅓ blocks per head), so causal kernels take 192 rows when
-  // tuned for 2k keys or more; windows keep 128. 160 registers per consumer thread hold S, P and O
-  // only at D = 64; forced turns keep 128 rows (the automatic turns are
-  // for two warpgroups, choosePipeline). Score or mask regions that compute
-  // with positions need more: ALiBi, a bias table and block-sparse masks
-  // spilled 8…692 bytes in 160 registers and none in 240, and measured
-  // +6% (ALiBi), +32…55% (block-sparse document / prefix masks), +62% (bias
-  // table) with 128 rows (perf log run 83); a soft-cap, which reads the
-  // score only, keeps 192 without a mask (−1…2% with 128, runs 83 and 113).
+  // tuned for 2k keys or more; windows keep 128. 160 registers per consumer
+  // thread hold S, P and O only at D = 64; forced turns keep 128 rows (the
+  // automatic turns are for two warpgroups, choosePipeline). Score or mask
+  // regions that compute with positions need more: ALiBi, a bias table and
+  // block-sparse masks spilled 8…692 bytes in 160 registers and none in 240,
+  // and measured +6% (ALiBi), +32…55% (block-sparse document / prefix masks),
+  // +62% (bias table) with 128 rows (perf log run 83); a soft-cap, which reads
+  // the score only, keeps 192 without a mask (−1…2% with 128, runs 83 and 113).
   // Under a causal mask a bounded region's kernel (the soft-cap: tanh and
   // ex2 per score, the reference at the bound) takes two warpgroups and
   // turns at every length: +13% at 4k keys (run 113), +10% at 16k (run
@@ -129,13 +129,32 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   // linear-bias=mma's query columns (a 64 × 16 A fragment per warpgroup)
   // spilled 32 bytes in 160 registers (ptxas, ALiBi at D = 64 causal) and
   // none in 240: two warpgroups (192 rows measured 0.84…0.90×, run 117).
+  // ALiBi's vector form has since lost its per-element index math (rows at
+  // the origin, runs 97–99) and fits three (linearBiasOnThreeWarpgroups).
   if (problem.maxHeadDim() > 64 || schedule.pingpong || problem.windowed ||
-      problem.positional || problem.biasColumns ||
-      (problem.causal && problem.boundedScores))
+      (problem.positional && !linearBiasOnThreeWarpgroups(problem)) ||
+      problem.biasColumns || (problem.causal && problem.boundedScores))
     return 128;
   if (!problem.causal || problem.seqLen >= 2048)
     return 192;
   return 128;
+}
+
+bool mlir::fat::linearBiasOnThreeWarpgroups(const TileProblem &problem) {
+  // ALiBi's vector form evaluates its region once per key with every row at
+  // its origin (one FFMA per score, no per-element index math), so three
+  // consumer warpgroups hold it in 160 registers without spills where the
+  // bias columns spill 32 bytes. Under a causal mask at D = 64 it then runs
+  // the plain kernel's schedule (192 rows, the dynamic tile scheduler, the
+  // tile overlap): +1.9…3.8% at 4k keys and +8.3…9.5% at 16k over the bias
+  // columns with two warpgroups and turns (perf log run 142; the vector form
+  // with two warpgroups 0.94…0.96×). Not measured below 4k keys nor
+  // without the mask, which keep the columns. A kernel that writes the LSE
+  // (always the vector form) evaluates the region per element; it takes
+  // the same rows (ptxas: no spills either; not timed).
+  return problem.linearBias && !problem.positionalMask &&
+         problem.maxHeadDim() <= 64 && problem.causal && !problem.windowed &&
+         problem.seqLen >= 4096;
 }
 
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
