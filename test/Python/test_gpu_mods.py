@@ -22,8 +22,8 @@ torch = require_hopper()
 import fa_t  # noqa: E402
 from fa_t import api, mods  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from gpu_configs import (MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE, block_mask_of,  # noqa: E402
-                         modifications)
+from gpu_configs import (ALIBI_4K_SHAPE, MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE,  # noqa: E402
+                         block_mask_of, modifications)
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
@@ -115,6 +115,41 @@ def test_score_kernel_without_lse(dtype, d, name):
     with_lse, _ = fa_t.attention(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
                                  return_lse=True)
     assert o_error(with_lse, o.double()) <= O_ATOL[t]
+
+
+@pytest.mark.parametrize("want_lse", [False, True])
+def test_alibi_with_three_warpgroups(want_lse):
+    # Causal ALiBi at D64 tuned for 4k keys stays on the vector units with
+    # 192 query rows (three consumer warpgroups, the dynamic tile scheduler):
+    # a 4k-key ragged-free shape, with and without the LSE (which evaluates
+    # the region per element instead of at each tile's first row).
+    causal, score_mod, _ = modifications("cuda")["alibi-causal"]
+    b, h, sq, skv = ALIBI_4K_SHAPE
+    t, d = torch.bfloat16, 64
+    q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
+    k = torch.randn(b, h, skv, d, device="cuda", dtype=t) * 2
+    v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
+    scale = d ** -0.5
+    regions, captures = mods.attention_regions(score_mod, None, None)
+    manifest = fa_t.find_kernel(fa_t.KernelConfig("bf16", d, d, h, h, causal=True,
+                                                  lse=want_lse),
+                                seq_len=skv, regions=regions, allow_jit=False)
+    assert "_m192" in manifest.ptx, manifest.ptx
+    out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
+    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
+    o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
+                        want_lse=want_lse, out=out, lse_out=lse if want_lse else None,
+                        regions=regions, captures=captures)
+    torch.cuda.synchronize()
+    ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
+                                         score_mod=score_mod)
+    assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
+    err = o_error(o, ref_o)
+    assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+    if want_lse:
+        lerr = (l.double() - ref_lse).abs().max().item()
+        assert lerr <= LSE_ATOL * max(1.0, ref_lse.abs().max().item() / 8), \
+            f"max |LSE - ref| = {lerr:.3g}"
 
 
 def test_captured_tensors_are_read_per_call():
