@@ -117,12 +117,10 @@ def test_score_kernel_without_lse(dtype, d, name):
     assert o_error(with_lse, o.double()) <= O_ATOL[t]
 
 
-@pytest.mark.parametrize("want_lse", [False, True])
-def test_alibi_with_three_warpgroups(want_lse):
-    # Causal ALiBi at D64 tuned for 4k keys stays on the vector units with
-    # 192 query rows (three consumer warpgroups, the dynamic tile scheduler):
-    # a 4k-key ragged-free shape, with and without the LSE (which evaluates
-    # the region per element instead of at each tile's first row).
+def test_alibi_with_three_warpgroups():
+    # Causal ALiBi at D64 tuned for 4k keys without the LSE stays on the
+    # vector units with 192 query rows (three consumer warpgroups, the
+    # dynamic tile scheduler, the tile overlap): checked against float64.
     causal, score_mod, _ = modifications("cuda")["alibi-causal"]
     b, h, sq, skv = ALIBI_4K_SHAPE
     t, d = torch.bfloat16, 64
@@ -131,25 +129,17 @@ def test_alibi_with_three_warpgroups(want_lse):
     v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
     scale = d ** -0.5
     regions, captures = mods.attention_regions(score_mod, None, None)
-    manifest = fa_t.find_kernel(fa_t.KernelConfig("bf16", d, d, h, h, causal=True,
-                                                  lse=want_lse),
+    manifest = fa_t.find_kernel(fa_t.KernelConfig("bf16", d, d, h, h, causal=True),
                                 seq_len=skv, regions=regions, allow_jit=False)
     assert "_m192" in manifest.ptx, manifest.ptx
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
-    lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
-    o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                        want_lse=want_lse, out=out, lse_out=lse if want_lse else None,
-                        regions=regions, captures=captures)
+    o, _ = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
+                        want_lse=False, out=out, regions=regions, captures=captures)
     torch.cuda.synchronize()
-    ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
-                                         score_mod=score_mod)
+    ref_o, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod)
     assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
     err = o_error(o, ref_o)
     assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
-    if want_lse:
-        lerr = (l.double() - ref_lse).abs().max().item()
-        assert lerr <= LSE_ATOL * max(1.0, ref_lse.abs().max().item() / 8), \
-            f"max |LSE - ref| = {lerr:.3g}"
 
 
 def test_captured_tensors_are_read_per_call():

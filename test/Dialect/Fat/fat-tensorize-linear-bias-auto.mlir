@@ -184,3 +184,29 @@ func.func @alibi_4k(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
       } -> tensor<1x4x4096x64xbf16>
   return %n : tensor<1x4x4096x64xbf16>
 }
+
+// -----
+
+// With the LSE (the vector form at every length) the same problem keeps two
+// warpgroups: its per-element region was not measured with three.
+// CHECK-LABEL: func.func @alibi_4k_lse
+// CHECK:         %[[S:.+]] = fat.wgmma {{.*}} : tensor<128x64xbf16>, tensor<128x64xbf16> -> tensor<128x128xf32>
+// CHECK:         fat.score_mod %[[S]]
+// CHECK:         fat.tile = {block_m = 128 : i64
+func.func @alibi_4k_lse(%q: tensor<1x4x4096x64xbf16>, %k: tensor<1x4x4096x64xbf16>,
+    %v: tensor<1x4x4096x64xbf16>, %o: tensor<1x4x4096x64xbf16>, %lse: tensor<1x4x4096xf32>)
+    -> (tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>) {
+  %n:2 = fat.attention ins(%q, %k, %v : tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>, tensor<1x4x4096x64xbf16>)
+      outs(%o : tensor<1x4x4096x64xbf16>) lse(%lse : tensor<1x4x4096xf32>) causal
+      score {
+      ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+        %slope = arith.constant 0.25 : f32
+        %d = arith.subi %i, %j : index
+        %d64 = arith.index_cast %d : index to i64
+        %df = arith.sitofp %d64 : i64 to f32
+        %bias = arith.mulf %slope, %df : f32
+        %y = arith.subf %x, %bias : f32
+        fat.yield %y : f32
+      } -> tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>
+  return %n#0, %n#1 : tensor<1x4x4096x64xbf16>, tensor<1x4x4096xf32>
+}

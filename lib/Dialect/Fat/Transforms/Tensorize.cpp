@@ -110,6 +110,7 @@ TiledProblem readTiledProblem(Operation *scope) {
   p.positional = facts.positional;
   p.positionalMask = facts.positionalMask;
   p.dataBlocks = facts.dataBlocks;
+  p.writesLse = tiled.writesLse;
   tiled.stages = facts.stages;
   if (isSupportedHeadDim(p.headDim) && isSupportedHeadDim(p.headDimV))
     tiled.problem = p;

@@ -490,6 +490,8 @@ struct TileProblem {
   bool dataBlocks = false;
   /// The kernel carries linear-bias=mma's query columns (registers).
   bool biasColumns = false;
+  /// The kernel writes the LSE.
+  bool writesLse = false;
   int64_t maxHeadDim() const { return std::max(headDim, headDimV); }
   bool masked() const { return causal || windowed; }
   /// The problem read off `sig`, tuned for `seqLenOption` keys
@@ -526,8 +528,8 @@ int64_t defaultBlockM(const TileProblem &problem,
                       const KernelSchedule &schedule);
 /// Whether a linear position bias (ALiBi) stays on the vector units with
 /// three consumer warpgroups instead of taking linear-bias=mma's columns
-/// with two: D, Dv ≤ 64, causal, no other positional region, tuned for
-/// Skv ≥ 4096.
+/// with two: D, Dv ≤ 64, causal, no other positional region, no LSE, tuned
+/// for Skv ≥ 4096.
 bool linearBiasOnThreeWarpgroups(const TileProblem &problem);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);

@@ -52,6 +52,7 @@ TileProblem TileProblem::of(const AttentionSignature &sig,
   problem.dataBlocks = sig.dataBlocks;
   problem.boundedScores = sig.boundedScores;
   problem.linearBias = sig.linearBias;
+  problem.writesLse = sig.lse;
   return problem;
 }
 
