@@ -91,17 +91,10 @@ def test_modification_matches_float64(dtype, d, name):
         assert o_error(dense, o.double()) <= O_ATOL[t]
 
 
-@pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
-@pytest.mark.parametrize("name", WITHOUT_LSE)
-def test_score_kernel_without_lse(dtype, d, name):
-    # Without LSE the kernel evaluates ALiBi with every row of a tile at its
-    # first (rows_at_origin): each row's scores shift by a constant the
-    # softmax ignores; the soft-cap's bound reference sums P on the tensor
-    # cores (the ones columns). O matches float64 and the LSE kernel's O.
-    causal, score_mod, _ = modifications("cuda")[name]
-    b, h, sq, skv = MODS_SHAPE
-    t = DTYPES[dtype]
-    q, k, v = random_qkv(t, d)
+def check_score_kernel_without_lse(q, k, v, causal, score_mod):
+    """O of the score region's kernel without LSE (NaN-poisoned output)
+    against float64; returns it."""
+    (b, h, sq, d), t = q.shape, q.dtype
     scale = d ** -0.5
     regions, captures = mods.attention_regions(score_mod, None, None)
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
@@ -112,6 +105,21 @@ def test_score_kernel_without_lse(dtype, d, name):
     assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
     err = o_error(o, ref_o)
     assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+    return o
+
+
+@pytest.mark.parametrize("dtype, d", MODS_HEAD_DIMS, ids=lambda x: str(x))
+@pytest.mark.parametrize("name", WITHOUT_LSE)
+def test_score_kernel_without_lse(dtype, d, name):
+    # Without LSE the kernel evaluates ALiBi with every row of a tile at its
+    # first (rows_at_origin): each row's scores shift by a constant the
+    # softmax ignores; the soft-cap's bound reference sums P on the tensor
+    # cores (the ones columns). O matches float64 and the LSE kernel's O.
+    causal, score_mod, _ = modifications("cuda")[name]
+    t = DTYPES[dtype]
+    q, k, v = random_qkv(t, d)
+    scale = d ** -0.5
+    o = check_score_kernel_without_lse(q, k, v, causal, score_mod)
     with_lse, _ = fa_t.attention(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
                                  return_lse=True)
     assert o_error(with_lse, o.double()) <= O_ATOL[t]
@@ -127,19 +135,11 @@ def test_alibi_with_three_warpgroups():
     q = torch.randn(b, h, sq, d, device="cuda", dtype=t) * 2
     k = torch.randn(b, h, skv, d, device="cuda", dtype=t) * 2
     v = torch.randn(b, h, skv, d, device="cuda", dtype=t)
-    scale = d ** -0.5
-    regions, captures = mods.attention_regions(score_mod, None, None)
+    regions, _ = mods.attention_regions(score_mod, None, None)
     manifest = fa_t.find_kernel(fa_t.KernelConfig("bf16", d, d, h, h, causal=True),
                                 seq_len=skv, regions=regions, allow_jit=False)
     assert "_m192" in manifest.ptx, manifest.ptx
-    out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
-    o, _ = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                        want_lse=False, out=out, regions=regions, captures=captures)
-    torch.cuda.synchronize()
-    ref_o, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod)
-    assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
-    err = o_error(o, ref_o)
-    assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+    check_score_kernel_without_lse(q, k, v, causal, score_mod)
 
 
 def test_captured_tensors_are_read_per_call():
