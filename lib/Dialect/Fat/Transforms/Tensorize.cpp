@@ -367,8 +367,8 @@ struct FatTensorizePass
         target.blockN = tiled.blockN;
         target.stages = tiled.stages;
         target.seqLen = tiled.problem->seqLen;
-        choice = decideTensorization(*tiled.problem, tiled.writesLse, target,
-                                     written.schedule, dict, forceBoundMax);
+        choice = decideTensorization(*tiled.problem, target, written.schedule,
+                                     dict, forceBoundMax);
       }
       double threshold = rescaleThreshold;
       if (dict && dict.get("rescale_threshold") && !rescaleThreshold.hasValue())

@@ -117,12 +117,12 @@ struct AttentionSignature;
 /// The cost models of fat-tensorize and fat-pipeline (`auto`), by head dims
 /// and mask, on a problem read off the tiled form or the op; see
 /// Hopper/Model/CostModel.cpp for the measurements behind each rule.
-/// `writesLse`: whether the LSE is an output. `rowMax`: the softmax
+/// Whether the LSE is an output is `problem.writesLse`. `rowMax`: the softmax
 /// reference already decided (forced by an option or written on the IR),
 /// which the other primitives' rules then assume; nullopt lets the cost
 /// model decide it too.
 TensorizationChoice
-chooseTensorization(const TileProblem &problem, bool writesLse,
+chooseTensorization(const TileProblem &problem,
                     const HopperKernelOptions &target,
                     std::optional<bool> rowMax = std::nullopt);
 PipelineChoice choosePipeline(const TileProblem &problem, int64_t blockM);
@@ -656,7 +656,6 @@ TensorizationChoice keepWrittenPrimitives(TensorizationChoice choice,
 /// primitive `written` kept (keepWrittenPrimitives). fat-tile's prediction
 /// follows the same rule.
 TensorizationChoice decideTensorization(const TileProblem &problem,
-                                        bool writesLse,
                                         const HopperKernelOptions &target,
                                         const KernelSchedule &onIR,
                                         DictionaryAttr written,

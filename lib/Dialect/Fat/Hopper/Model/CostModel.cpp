@@ -33,10 +33,11 @@ static bool fitsWith(const TileProblem &problem, const HopperKernelOptions &t,
 }
 
 TensorizationChoice
-mlir::fat::chooseTensorization(const TileProblem &asked, bool writesLse,
+mlir::fat::chooseTensorization(const TileProblem &asked,
                                const HopperKernelOptions &target,
                                std::optional<bool> rowMax) {
   TensorizationChoice choice;
+  const bool writesLse = asked.writesLse;
   // A linear position bias s + G·(j − i) (ALiBi) as Q·Kᵀ's extra k16 step
   // (linear-bias=mma) instead of one FFMA per score: +3.8…6.1% over the
   // vector form at D = 64 and 128, 4k and 16k keys, causal, with the vector
@@ -227,14 +228,14 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
 }
 
 TensorizationChoice mlir::fat::decideTensorization(
-    const TileProblem &problem, bool writesLse,
-    const HopperKernelOptions &target, const KernelSchedule &onIR,
-    DictionaryAttr written, std::optional<bool> forcedRowMax) {
+    const TileProblem &problem, const HopperKernelOptions &target,
+    const KernelSchedule &onIR, DictionaryAttr written,
+    std::optional<bool> forcedRowMax) {
   std::optional<bool> rowMax = forcedRowMax;
   if (!rowMax && written && written.get("row_max"))
     rowMax = onIR.boundMax;
-  return keepWrittenPrimitives(
-      chooseTensorization(problem, writesLse, target, rowMax), onIR, written);
+  return keepWrittenPrimitives(chooseTensorization(problem, target, rowMax),
+                               onIR, written);
 }
 
 PipelineChoice mlir::fat::decidePipeline(const TileProblem &problem,
@@ -303,9 +304,8 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   if (target.blockN)
     options.blockN = target.blockN;
   auto written = op->getAttrOfType<DictionaryAttr>(kScheduleAttrName);
-  TensorizationChoice primitives =
-      decideTensorization(*problem, /*writesLse=*/bool(op.getLse()), options,
-                          options.schedule, written, std::nullopt);
+  TensorizationChoice primitives = decideTensorization(
+      *problem, options, options.schedule, written, std::nullopt);
   options.schedule.rowsumMma = primitives.rowsumMma;
   options.schedule.lazyRescale = primitives.lazyRescale;
   options.schedule.exp2Poly = primitives.exp2Poly;
