@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Why ALiBi's bias cannot ride on V as weights in bf16 (perf log run 143).
+
+The design (docs/modifications.md): with rows at the origin the bias is
+G·j = o_b + G·(k − (N−1)/2) for key k of a block of N keys starting at j0, so
+e^(s + G·j) = e^(s + o_b)·w_k; the softmax takes o_b as one add per row and
+V's rows (with the ones columns that sum P) are scaled by w_k. The tensor
+cores then read bf16(V·ŵ): one rounding per element of V, which — unlike
+P's rounding, whose error cancels between O and the ones columns' row sum
+when one key dominates — lands in O unchanged.
+
+This script isolates the error sources on causal ALiBi (float64 reference,
+bf16 inputs, the BLOOM slopes 2^(−8(h+1)/H)), each row of the table the max
+error relative to max |O|, averaged over heads:
+
+  bias in the scores     P rounded, V exact (the vector and column forms)
+  weights                P rounded, ŵ rounded, V·ŵ rounded (the design)
+  weights, V·ŵ exact     only P and ŵ rounded
+  weights, P exact       only ŵ and V·ŵ rounded
+
+Usage: python3 scripts/alibi_weights_numerics.py [--seq 512] [--heads 16]
+"""
+import argparse
+
+import numpy as np
+
+
+def bf16(x):
+    """Rounds float64 values to bf16 (round to nearest even), as float64."""
+    f = np.asarray(x, dtype=np.float32)
+    bits = f.view(np.uint32).astype(np.uint64)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--block", type=int, default=128, help="keys per block N")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
+    S, D, N = args.seq, args.dim, args.block
+    scale = D ** -0.5
+    i = np.arange(S)[:, None]
+    j = np.arange(S)[None, :]
+    visible = j <= i
+    k_in_block = np.arange(S) % N
+    centre = (N - 1) / 2
+    rows = {"bias in the scores": [], "weights": [], "weights, V·ŵ exact": [],
+            "weights, P exact": []}
+    for h in range(args.heads):
+        slope = 2.0 ** (-8.0 * (h + 1) / args.heads)
+        q, k, v = (bf16(rng.standard_normal((S, D))) for _ in range(3))
+        s = (q @ k.T) * scale
+        biased = np.where(visible, s + slope * (j - i), -np.inf)
+        top = biased.max(1, keepdims=True)
+        ref = np.exp(biased - top)
+        ref = (ref @ v) / ref.sum(1, keepdims=True)
+        # The same reference for every form: the row's true maximum (the
+        # online softmax only moves it; what differs is what is rounded).
+        p_bias = bf16(np.exp(biased - top))
+        w = np.exp(slope * (k_in_block - centre))
+        w_hat = bf16(w)
+        shifted = np.where(visible, s + slope * (j - i) - slope * (k_in_block - centre)[None, :],
+                           -np.inf)
+        p_exact = np.exp(shifted - top)
+        p = bf16(p_exact)
+        vw = bf16(v * w_hat[:, None])
+        outs = {
+            "bias in the scores": (p_bias @ v) / p_bias.sum(1, keepdims=True),
+            "weights": (p @ vw) / (p @ w_hat[:, None]),
+            "weights, V·ŵ exact": (p @ (v * w_hat[:, None])) / (p @ w_hat[:, None]),
+            "weights, P exact": (p_exact @ vw) / (p_exact @ w_hat[:, None]),
+        }
+        for name, out in outs.items():
+            rows[name].append(np.abs(bf16(out) - ref).max() / np.abs(ref).max())
+    base = np.mean(rows["bias in the scores"])
+    print(f"causal ALiBi, S={S}, D={D}, H={args.heads}, N={N}: max |O − O64| / max |O64|")
+    for name, errs in rows.items():
+        print(f"  {name:22s} {np.mean(errs):.2e}  ({np.mean(errs) / base:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
