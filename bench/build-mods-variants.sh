@@ -136,6 +136,11 @@ build .kernels-mods-v141/dyn "tile-scheduler=dynamic" alibi-causal alibi-slopes 
 build .kernels-mods-v142/v192 "linear-bias=vector block-m=192" alibi-causal alibi-slopes \
   --head-dims 64
 build .kernels-mods-v142/v128 "linear-bias=vector" alibi-causal alibi-slopes --head-dims 64
+# Run 144: the documents at D64 with 192 rows (three consumer warpgroups,
+# as the plain causal D64 kernel since run 139b), the dynamic scheduler and
+# the tile overlap as in the default; the runs form does not spill there.
+build .kernels-mods-v144/m192 "block-m=192" document-causal-blocks \
+  document-causal-runs-blocks --head-dims 64
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.
