@@ -17,6 +17,8 @@ error relative to max |O|, averaged over heads:
   weights                P rounded, ŵ rounded, V·ŵ rounded (the design)
   weights, V·ŵ exact     only P and ŵ rounded
   weights, P exact       only ŵ and V·ŵ rounded
+  weights on P           ŵ on P instead: bf16(P̂·ŵ) read by O and the ones
+                         columns alike (one packed multiply per two scores)
 
 Usage: python3 scripts/alibi_weights_numerics.py [--seq 512] [--heads 16]
 """
@@ -50,7 +52,7 @@ def main():
     k_in_block = np.arange(S) % N
     centre = (N - 1) / 2
     rows = {"bias in the scores": [], "weights": [], "weights, V·ŵ exact": [],
-            "weights, P exact": []}
+            "weights, P exact": [], "weights on P": []}
     for h in range(args.heads):
         slope = 2.0 ** (-8.0 * (h + 1) / args.heads)
         q, k, v = (bf16(rng.standard_normal((S, D))) for _ in range(3))
@@ -69,11 +71,13 @@ def main():
         p_exact = np.exp(shifted - top)
         p = bf16(p_exact)
         vw = bf16(v * w_hat[:, None])
+        pw = bf16(p * w_hat[None, :])
         outs = {
             "bias in the scores": (p_bias @ v) / p_bias.sum(1, keepdims=True),
             "weights": (p @ vw) / (p @ w_hat[:, None]),
             "weights, V·ŵ exact": (p @ (v * w_hat[:, None])) / (p @ w_hat[:, None]),
             "weights, P exact": (p_exact @ vw) / (p_exact @ w_hat[:, None]),
+            "weights on P": (pw @ v) / pw.sum(1, keepdims=True),
         }
         for name, out in outs.items():
             rows[name].append(np.abs(bf16(out) - ref).max() / np.abs(ref).max())
