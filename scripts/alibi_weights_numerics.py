@@ -35,16 +35,12 @@ def bf16(x):
     return bits.astype(np.uint32).view(np.float32).astype(np.float64)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--seq", type=int, default=512)
-    ap.add_argument("--dim", type=int, default=64)
-    ap.add_argument("--heads", type=int, default=16)
-    ap.add_argument("--block", type=int, default=128, help="keys per block N")
-    ap.add_argument("--seed", type=int, default=1)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    S, D, N = args.seq, args.dim, args.block
+def errors(seq=512, dim=64, heads=16, block=128, seed=1):
+    """Each form's max |O − O64| / max |O64| on causal ALiBi, averaged over
+    the heads (the BLOOM slopes 2^(−8(h+1)/H)), by the names of the table
+    above."""
+    rng = np.random.default_rng(seed)
+    S, D, N = seq, dim, block
     scale = D ** -0.5
     i = np.arange(S)[:, None]
     j = np.arange(S)[None, :]
@@ -53,8 +49,8 @@ def main():
     centre = (N - 1) / 2
     rows = {"bias in the scores": [], "weights": [], "weights, V·ŵ exact": [],
             "weights, P exact": [], "weights on P": []}
-    for h in range(args.heads):
-        slope = 2.0 ** (-8.0 * (h + 1) / args.heads)
+    for h in range(heads):
+        slope = 2.0 ** (-8.0 * (h + 1) / heads)
         q, k, v = (bf16(rng.standard_normal((S, D))) for _ in range(3))
         s = (q @ k.T) * scale
         biased = np.where(visible, s + slope * (j - i), -np.inf)
@@ -66,8 +62,7 @@ def main():
         p_bias = bf16(np.exp(biased - top))
         w = np.exp(slope * (k_in_block - centre))
         w_hat = bf16(w)
-        shifted = np.where(visible, s + slope * (j - i) - slope * (k_in_block - centre)[None, :],
-                           -np.inf)
+        shifted = np.where(visible, biased - slope * (k_in_block - centre)[None, :], -np.inf)
         p_exact = np.exp(shifted - top)
         p = bf16(p_exact)
         vw = bf16(v * w_hat[:, None])
@@ -81,10 +76,23 @@ def main():
         }
         for name, out in outs.items():
             rows[name].append(np.abs(bf16(out) - ref).max() / np.abs(ref).max())
-    base = np.mean(rows["bias in the scores"])
-    print(f"causal ALiBi, S={S}, D={D}, H={args.heads}, N={N}: max |O − O64| / max |O64|")
-    for name, errs in rows.items():
-        print(f"  {name:22s} {np.mean(errs):.2e}  ({np.mean(errs) / base:.2f}x)")
+    return {name: float(np.mean(errs)) for name, errs in rows.items()}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seq", type=int, default=512)
+    ap.add_argument("--dim", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=16)
+    ap.add_argument("--block", type=int, default=128, help="keys per block N")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    result = errors(args.seq, args.dim, args.heads, args.block, args.seed)
+    base = result["bias in the scores"]
+    print(f"causal ALiBi, S={args.seq}, D={args.dim}, H={args.heads}, N={args.block}: "
+          "max |O − O64| / max |O64|")
+    for name, err in result.items():
+        print(f"  {name:22s} {err:.2e}  ({err / base:.2f}x)")
 
 
 if __name__ == "__main__":
