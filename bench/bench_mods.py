@@ -136,10 +136,11 @@ def regions_of(score_mod, mask_mod, bm):
     return mods.attention_regions(score_mod, mask_mod, None if bm is None else bm.ranges)
 
 
-def entries(tuning=None, only=(), head_dims=()):
+def entries(tuning=None, only=(), head_dims=(), lse=False):
     """The AOT entries: every modification (or those named in `only`) at
     every shape's config (or those of `head_dims`; with `tuning`,
-    --fat-to-ptx options, over the defaults: a variant folder)."""
+    --fat-to-ptx options, over the defaults: a variant folder; with `lse`,
+    kernels that also write the LSE, as a training forward calls them)."""
     out, seen = [], set()
     for b, h, s, d in SHAPES:
         if head_dims and d not in head_dims:
@@ -147,7 +148,7 @@ def entries(tuning=None, only=(), head_dims=()):
         for name, (causal, score_mod, mask_mod) in modifications((b, h, s, d)).items():
             if only and name not in only:
                 continue
-            config = KernelConfig("bf16", d, d, h, h, causal=causal)
+            config = KernelConfig("bf16", d, d, h, h, causal=causal, lse=lse)
             # A block mask's ranges have the shape of the call (B, ⌈Sq/64⌉):
             # the checks' shape is a kernel of its own.
             shapes = [(b, s, s)] + ([CHECK_SHAPE] if name in BLOCK_SPARSE else [])
@@ -179,23 +180,26 @@ def flex_call(q, k, v, causal, score_mod, mask_mod, compiled):
     return lambda: compiled(q, k, v, score_mod=score_mod, block_mask=block_mask)
 
 
-def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
-    """Max-abs and relative errors of fa-t and Flex against float64."""
+def check(name, causal, score_mod, mask_mod, h, d, compiled, gen, lse=False):
+    """Max-abs and relative errors of fa-t and Flex against float64 (with
+    `lse`, fa-t's kernels that write the LSE, and the LSE's error too)."""
     b, sq, skv = CHECK_SHAPE
     bm = block_mask_of(name, causal, mask_mod, b, sq, skv, "cuda")
     q = torch.randn(b, h, sq, d, device="cuda", dtype=torch.bfloat16, generator=gen) * 3
     k = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen) * 3
     v = torch.randn(b, h, skv, d, device="cuda", dtype=torch.bfloat16, generator=gen)
     scale = d ** -0.5
-    ref, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod,
-                                 mask_mod=mask_mod, block_mask=bm)
+    ref, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
+                                       score_mod=score_mod, mask_mod=mask_mod, block_mask=bm)
     from fa_t.api import _forward
     regions, captures = regions_of(score_mod, mask_mod, bm)
     poison = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
-    out, _ = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                      want_lse=False, out=poison, regions=regions, captures=captures)
+    out, lse_out = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
+                            want_lse=lse, out=poison, regions=regions, captures=captures)
     via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod,
-                             block_mask=bm)
+                             block_mask=bm, return_lse=lse)
+    if lse:
+        via_api = via_api[0]
     try:
         flex = flex_call(q, k, v, causal, score_mod, mask_mod, compiled)()
     except Exception as e:  # e.g. Inductor's kernel for a bias table out of shared memory
@@ -213,6 +217,10 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen):
               "api_equal": bool(torch.equal(out, via_api))}
     if flex is None:
         result["flex_error"] = flex_error
+    if lse:
+        diff = lse_out.double() - ref_lse
+        result["lse_max_abs"] = diff.abs().max().item()
+        result["fa-t"]["nan"] |= bool(torch.isnan(lse_out).any().item())
     return result
 
 
@@ -242,7 +250,7 @@ def useful_flops(b, h, s, d, causal, mask_mod):
 
 
 def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, reps,
-               variants=()):
+               variants=(), lse=False):
     b, h, s, d = shape
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     from fa_t.api import _forward
@@ -252,7 +260,7 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     regions, captures = regions_of(score_mod, mask_mod, bm)
     impls = {
         "fa-t": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
-                                 scale=None, want_lse=False, regions=regions,
+                                 scale=None, want_lse=lse, regions=regions,
                                  captures=captures),
         "flex": flex_call(q, k, v, causal, score_mod, mask_mod, compiled),
         "fa-t-plain": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
@@ -278,7 +286,7 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     for label, directory in variants:
         impls[label] = (lambda directory=directory: _forward(
             q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
-            want_lse=False, regions=regions, captures=captures, kernel_dir=directory))
+            want_lse=lse, regions=regions, captures=captures, kernel_dir=directory))
     ms = bench.round_robin_ms(impls, reps)
     flops = useful_flops(b, h, s, d, causal, mask_mod)
     plain_flops = useful_flops(b, h, s, d, causal, None)
@@ -313,28 +321,32 @@ def run(args):
         for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
             if shape in SHAPES[1::2] or (args.only and name not in args.only):
                 continue  # each D's numerics are checked at its 4k shape
-            c = check(name, causal, score_mod, mask_mod, h, d, compiled, gen)
+            c = check(name, causal, score_mod, mask_mod, h, d, compiled, gen, args.lse)
             # The issue's bar: the error against float64 at most 1.5x Flex's.
             # Where Flex cannot run, the bar is bf16's usual error (its own is
             # 1.6e-3 on these inputs).
             flex_rel = c["flex"]["rel"] if c["flex"] else 2.7e-3
+            # With --lse the LSE too: f32 arithmetic, within 1e-2 of float64.
             ok = (not c["fa-t"]["nan"] and c["api_equal"]
-                  and c["fa-t"]["rel"] <= 1.5 * flex_rel)
+                  and c["fa-t"]["rel"] <= 1.5 * flex_rel
+                  and c.get("lse_max_abs", 0.0) <= 1e-2)
             failed += not ok
             c["ok"] = ok
             result["checks"].append(c)
             flex_text = (f"flex {c['flex']['max_abs']:.2e} rel {c['flex']['rel']:.2e}"
                          if c["flex"] else f"flex failed ({c['flex_error']})")
+            lse_text = (f"   lse max|err| {c['lse_max_abs']:.2e}" if "lse_max_abs" in c
+                        else "")
             print(f"check {name:15s} D{d:<3d}  fa-t max|err| {c['fa-t']['max_abs']:.2e} "
-                  f"rel {c['fa-t']['rel']:.2e}   {flex_text}   {'ok' if ok else 'FAILED'}",
-                  flush=True)
+                  f"rel {c['fa-t']['rel']:.2e}{lse_text}   {flex_text}   "
+                  f"{'ok' if ok else 'FAILED'}", flush=True)
     for shape in shapes:
         b, h, s, d = shape
         for name, (causal, score_mod, mask_mod) in modifications(shape, "cuda").items():
             if args.only and name not in args.only:
                 continue
             t = time_point(shape, name, causal, score_mod, mask_mod, compiled,
-                           args.plain, args.reps, variants)
+                           args.plain, args.reps, variants, args.lse)
             result["times"].append(t)
             tf = t["tflops"]
             for label, _ in variants:
@@ -373,6 +385,8 @@ def main(argv=None):
     b.add_argument("--head-dims", type=int, nargs="*", default=[], metavar="D",
                    help="build only the shapes of these head dims (a variant "
                         "that only they take)")
+    b.add_argument("--lse", action="store_true",
+                   help="kernels that also write the LSE")
     r = sub.add_parser("run")
     r.add_argument("--kernels", type=Path, required=True)
     r.add_argument("--plain", type=Path, required=True)
@@ -386,10 +400,14 @@ def main(argv=None):
                    help="time only")
     r.add_argument("--variant", nargs="*", default=[], metavar="LABEL=DIR",
                    help="also time the kernels of a variant folder (build --tuning)")
+    r.add_argument("--lse", action="store_true",
+                   help="fa-t and the variants write the LSE (kernels built with "
+                        "--lse; the plain kernel, cuDNN and Flex do not)")
     args = ap.parse_args(argv)
     if args.cmd == "build":
         tuning = dict(t.split("=", 1) for t in args.tuning)
-        aot.build(entries(tuning, args.only, args.head_dims), args.out, args.fa_t_opt)
+        aot.build(entries(tuning, args.only, args.head_dims, args.lse), args.out,
+                  args.fa_t_opt)
         return 0
     return run(args)
 

@@ -141,6 +141,13 @@ build .kernels-mods-v142/v128 "linear-bias=vector" alibi-causal alibi-slopes --h
 # the tile overlap as in the default; the runs form does not spill there.
 build .kernels-mods-v144/m192 "block-m=192" document-causal-blocks \
   document-causal-runs-blocks --head-dims 64
+# Run 145: ALiBi at D64 in kernels that write the LSE (a training forward):
+# no bias columns there (the LSE would miss a constant per row) and the
+# region per element (no rows at the origin), so 128 rows by the cost model
+# (lse); with 192 rows, the plain causal kernel's tile (lse192; ptxas: no
+# spills).
+build .kernels-mods-v145/lse "" alibi-causal alibi-slopes --head-dims 64 --lse
+build .kernels-mods-v145/lse192 "block-m=192" alibi-causal alibi-slopes --head-dims 64 --lse
 # Run 124: the D128 modifications without ping-pong turns (npp; with the
 # tile overlap that then applies): where MUFU or the vector work binds, two
 # warpgroups whose softmaxes may overlap each other instead of taking turns.

@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -341,6 +341,12 @@ case $steps in *" docs144 "*) bench docs144-checks 100 --kernels $v/m192 --reps 
   --shapes 2 --only document-causal-blocks document-causal-runs-blocks ;; esac
 case $steps in *" docs144 "*) bench docs144 240 --kernels .kernels-mods --reps 6 --no-checks \
   --shapes 2 3 --only document-causal-blocks document-causal-runs-blocks --variant m192=$v/m192 ;; esac
+# Run 145: ALiBi at D64 with the LSE, 192 rows (m192) beside the default (128).
+v=.kernels-mods-v145
+case $steps in *" alibi145 "*) bench alibi145-checks 120 --kernels $v/lse192 --reps 1 --lse \
+  --shapes 2 --only alibi-causal alibi-slopes ;; esac
+case $steps in *" alibi145 "*) bench alibi145 300 --kernels $v/lse --reps 6 --no-checks --lse \
+  --shapes 2 3 --only alibi-causal alibi-slopes --variant m192=$v/lse192 ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
