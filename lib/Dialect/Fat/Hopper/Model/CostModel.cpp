@@ -37,7 +37,6 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
                                const HopperKernelOptions &target,
                                std::optional<bool> rowMax) {
   TensorizationChoice choice;
-  const bool writesLse = asked.writesLse;
   // A linear position bias s + G·(j − i) (ALiBi) as Q·Kᵀ's extra k16 step
   // (linear-bias=mma) instead of one FFMA per score: +3.8…6.1% over the
   // vector form at D = 64 and 128, 4k and 16k keys, causal, with the vector
@@ -54,7 +53,7 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
   // consumer warpgroups beats the columns with two (run 142,
   // linearBiasOnThreeWarpgroups).
   choice.linearBiasMma =
-      asked.linearBias && !writesLse && !asked.positionalMask &&
+      asked.linearBias && !asked.writesLse && !asked.positionalMask &&
       !linearBiasOnThreeWarpgroups(asked) &&
       fitsWith(asked.withBiasOnTensorCores(), target, false, true);
   const TileProblem problem =
@@ -91,8 +90,8 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
   bool causalHidden = problem.causal && !problem.windowed &&
                       (pipeline.pingpong || pipeline.tileOverlap);
   choice.rowsumMma = problem.maxHeadDim() <= 64 &&
-                     (!problem.masked() || causalHidden) && !writesLse &&
-                     onesChunksFit(problem, target);
+                     (!problem.masked() || causalHidden) &&
+                     !problem.writesLse && onesChunksFit(problem, target);
   // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
   // more than τ) where it pays with the late P·V wait it needs
   // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
@@ -128,7 +127,7 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
   int64_t d = problem.maxHeadDim();
   choice.boundMax = rowMax.value_or(problem.boundedScores &&
                                     (d == 128 || (d <= 64 && problem.causal)));
-  if (choice.boundMax && d == 128 && !writesLse)
+  if (choice.boundMax && d == 128 && !problem.writesLse)
     choice.rowsumMma = onesChunksFit(problem, target);
   return choice;
 }
