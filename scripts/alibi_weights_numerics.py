@@ -23,16 +23,19 @@ error relative to max |O|, averaged over heads:
 Usage: python3 scripts/alibi_weights_numerics.py [--seq 512] [--heads 16]
 """
 import argparse
+import pathlib
+import sys
 
 import numpy as np
 
+# The CPU suite's bf16 buffers (round to nearest even, as the GPU's cvt.rn).
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "test" / "CPU"))
+from fatcpu import dequantize, quantize  # noqa: E402
+
 
 def bf16(x):
-    """Rounds float64 values to bf16 (round to nearest even), as float64."""
-    f = np.asarray(x, dtype=np.float32)
-    bits = f.view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    return bits.astype(np.uint32).view(np.float32).astype(np.float64)
+    """Rounds float64 values to bf16 (through f32), as float64."""
+    return dequantize(quantize(np.asarray(x, dtype=np.float32), "bf16"), "bf16")
 
 
 def errors(seq=512, dim=64, heads=16, block=128, seed=1):
