@@ -213,3 +213,33 @@ build .kernels-mods-v136/alacc "linear-bias=vector relative-bias=accumulator" al
 # the terms' stages), where linear-bias=mma adds a sixteenth.
 build .kernels-mods-v136/alacc128 "linear-bias=vector relative-bias=accumulator block-n=128" \
   alibi-causal alibi-slopes --head-dims 128
+# Run 146: ALiBi's bias as weights on P, timed on the plain causal kernels
+# before the compiler builds it (bench/ptx_weights_on_p.py: 16 packed weights
+# per consumer thread, one mul.rn.bf16x2 per two probabilities, all weights 1
+# so the output is the plain kernel's). vec: the defaults of .kernels-bench
+# (D64: already the ones columns the weights need; D128: vector row sums, a
+# lower bound on the cost); mma / mmaw: D128 with the row sums on the tensor
+# cores (what the weights need there), plain and with the weights.
+v146() {  # FOLDER: a plain-kernel folder of run 146
+  local out=$1
+  [ "$only" = "  " ] || [[ $only == *" $out "* ]] || return 0
+  rm -rf "$out" && mkdir -p "$out"
+  case $out in
+    */vec) cp .kernels-bench/fat_attention_fwd_bf16_d{64,128}_*_causal_* "$out"/ ;;
+    */mma|*/mmaw)
+      "$py" - "$out/configs.json" <<'PY'
+import json, sys
+base = {"block_m": 128, "block_n": 128, "causal": True, "dtype": "bf16", "head_dim": 128,
+        "head_dim_v": 128, "layout": "bhsd", "lse": False, "num_heads_kv": 16,
+        "num_heads_q": 16, "o_store": "staged", "pv_wait": "late", "q_buffers": 2,
+        "stages": 2, "window": [-1, -1]}
+json.dump([{**base, "seq_len": s, "tuning": {"rowsum": "mma", "seq_len": s}}
+           for s in (4096, 16384)], open(sys.argv[1], "w"))
+PY
+      FA_T_OPT=${FA_T_OPT:-build/bin/fa-t-opt} "$py" -m fa_t.aot --out "$out" "$out/configs.json"
+      rm "$out/configs.json" ;;
+  esac
+  [[ $out == */mma ]] || python3 bench/ptx_weights_on_p.py "$out"/*.ptx
+  echo "$out: $(ls "$out" | grep -c '\.ptx$') kernels"
+}
+for f in .kernels-v146/vec .kernels-v146/mma .kernels-v146/mmaw; do v146 $f; done

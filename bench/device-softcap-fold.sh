@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -347,6 +347,15 @@ case $steps in *" alibi145 "*) bench alibi145-checks 120 --kernels $v/lse192 --r
   --shapes 2 --only alibi-causal alibi-slopes ;; esac
 case $steps in *" alibi145 "*) bench alibi145 300 --kernels $v/lse --reps 6 --no-checks --lse \
   --shapes 2 3 --only alibi-causal alibi-slopes --variant m192=$v/lse192 ;; esac
+# Run 146: the weights on P's cost on the plain causal kernels (.kernels-v146,
+# bench/build-mods-variants.sh): each folder's kernel ("base") beside the
+# defaults at D64 / D128, 4k and 16k; output equal to the plain kernel's.
+for k in vec mma mmaw; do
+  case $steps in *" weights146 "*) timeout 150 python3 bench/bench.py --kernels .kernels-bench \
+    --only 64,128,causal --seq 4096,16384 --variants base --variant-kernels .kernels-v146/$k \
+    --reps 15 --json "$out/weights146-$k.json" > "$out/weights146-$k.log" 2>&1
+    tail -8 "$out/weights146-$k.log" ;; esac
+done
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
