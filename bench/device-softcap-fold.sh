@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -356,6 +356,15 @@ for k in vec mma mmaw; do
     --reps 15 --json "$out/weights146-$k.json" > "$out/weights146-$k.log" 2>&1
     tail -8 "$out/weights146-$k.log" ;; esac
 done
+# Run 147: ALiBi with the weights on P, the compiler's kernels (branch
+# weights-on-p: bench_mods.py build --tuning linear-bias=weights block-n=128
+# --only alibi-causal alibi-slopes into .kernels-mods-v147/w): float64
+# checks at the 4k shapes, then beside the defaults and Flex at all four.
+v=.kernels-mods-v147
+case $steps in *" weights147 "*) bench weights147-checks 150 --kernels $v/w --reps 1 \
+  --shapes 0 2 --only alibi-causal alibi-slopes ;; esac
+case $steps in *" weights147 "*) bench weights147 330 --kernels .kernels-mods --reps 5 --no-checks \
+  --only alibi-causal alibi-slopes --variant w=$v/w ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
 # shapes, float64 checks included (run 118).
