@@ -20,6 +20,10 @@ error relative to max |O|, averaged over heads:
   weights on P           ŵ on P instead: bf16(P̂·ŵ) read by O and the ones
                          columns alike (one packed multiply per two scores)
 
+and (last_key_share) the range the weights on P need: the spread of the
+bias inside a block that one offset per block leaves to P̂ (perf log run
+147).
+
 Usage: python3 scripts/alibi_weights_numerics.py [--seq 512] [--heads 16]
 """
 import argparse
@@ -80,6 +84,35 @@ def errors(seq=512, dim=64, heads=16, block=128, seed=1):
         for name, out in outs.items():
             rows[name].append(np.abs(bf16(out) - ref).max() / np.abs(ref).max())
     return {name: float(np.mean(errs)) for name, errs in rows.items()}
+
+
+def last_key_share(slope, block=128, parts=1):
+    """The softmax share of a block's last key, weights on P against the
+    exact value, on the row that strains the weights' range most.
+
+    With one offset per block the reference is max_k (s_k + o), taken
+    without the spread β_k = G·(k − (N−1)/2); the row whose first key's
+    score exceeds the others' by 2·G·(N−1)/2 ties it with the last key
+    after the bias, and leaves the last key P̂ = e^(−2·G·(N−1)/2) before
+    its weight — below f32's normal range (2^−126; ex2.approx.ftz flushes
+    it) once G·(N−1)/2 passes 43.7 (63 binades), and short of f32's
+    precision for the keys below it well before. Split into `parts` runs of keys,
+    each with its own offset (one more row constant per part), the spread
+    is the part's. Returns (got, want)."""
+    n = block // parts
+    centre = (n - 1) / 2
+    k = np.arange(block)
+    s = np.zeros(block)
+    s[0] = 2 * slope * (block - 1) / 2
+    start = (k // n) * n
+    offset = slope * (start + centre)         # per key: its part's offset
+    m = np.max((s + offset).astype(np.float32))
+    p = np.exp2(((s + offset - m) * np.log2(np.e)).astype(np.float32))
+    p = np.where(p < 2.0 ** -126, 0.0, p)     # ftz
+    w = np.exp(slope * (k - start - centre)).astype(np.float32)
+    pw = p.astype(np.float64) * w
+    exact = np.exp(s + slope * k - np.max(s + slope * k))
+    return float(pw[-1] / pw.sum()), float(exact[-1] / exact.sum())
 
 
 def main():
