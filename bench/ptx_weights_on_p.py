@@ -3,10 +3,11 @@
 bias as weights on P, timed on the plain kernel before the compiler builds it.
 
 With the weights on P (docs/modifications.md, "ALiBi's bias as weights"),
-a kernel is its plain kernel plus, per consumer thread, 16 packed bf16x2
-weights (one pair per 8-key group of a 128-key block: columns
-8·i + 2·(lane mod 4) + {0, 1}), computed once, and one `mul.rn.bf16x2` per
-two rounded probabilities before P·V (plus one add per row, left out here).
+a kernel is its plain kernel plus, per consumer thread, packed bf16x2
+weights (one pair per 8-key group of a run of RUN_KEYS keys: columns
+8·i + 2·(lane mod 4) + {0, 1}; 8 pairs for 64-key runs), computed once,
+and one `mul.rn.bf16x2` per two rounded probabilities before P·V (plus a
+row constant per run, left out here).
 This script edits a plain kernel's PTX into that shape:
 
 - after the consumers' `setmaxnreg.inc` it computes the weights as the real
@@ -21,6 +22,7 @@ This script edits a plain kernel's PTX into that shape:
   python3 bench/ptx_weights_on_p.py KERNEL.ptx...   (in place; prints counts)
 """
 import re
+import struct
 import sys
 
 KERNEL = re.compile(r"^\.visible \.entry (fat_attention_\w*_m\d+n(\d+)s\w*)\(")
@@ -30,11 +32,15 @@ MOV = re.compile(r"^\s*mov\.b32\s+(%r\d+),\s*(%r\d+);")
 CVT = re.compile(r"^(\s*)cvt\.rn\.bf16x2\.f32\s+(%r\d+),\s*%r\d+,\s*%r\d+;")
 GROW = re.compile(r"^\s*setmaxnreg\.inc\.sync\.aligned\.u32\s+\d+;")
 REGS = re.compile(r"^\s*\.reg \.b32\s+%r<\d+>;")
+#: Keys per run of the weights (branch weights-on-p: one offset per run of
+#: 64 keys, the runs' weights equal; 128 gives run 146's first form).
+RUN_KEYS = 64
 
 
-def weights_prologue(kernel, block_n):
-    """PTX computing %wp0..%wp{N/8-1} (bf16x2) = exp2(a·(k − (N−1)/2)), a = 0·scale."""
-    center = (block_n - 1) / 2
+def weights_prologue(kernel, run_keys):
+    """PTX computing %wp0..%wp{n/8-1} (bf16x2) = exp2(a·(r − (n−1)/2)) for the
+    n keys of a run, a = 0·scale."""
+    center = (run_keys - 1) / 2
     out = ["\t// weights on P (bench/ptx_weights_on_p.py)",
            f"\tld.param.b32 \t%wa, [{kernel}_param_10];",
            "\tmul.f32 \t%wa, %wa, 0f00000000;",
@@ -42,7 +48,7 @@ def weights_prologue(kernel, block_n):
            "\tand.b32 \t%wl, %wl, 3;",
            "\tshl.b32 \t%wl, %wl, 1;",
            "\tcvt.rn.f32.u32 \t%wk, %wl;"]
-    for i in range(block_n // 8):
+    for i in range(run_keys // 8):
         for e in range(2):
             off = 8 * i + e - center
             out += [f"\tadd.f32 \t%wx, %wk, 0f{float_hex(off)};",
@@ -53,7 +59,6 @@ def weights_prologue(kernel, block_n):
 
 
 def float_hex(x):
-    import struct
     return struct.pack(">f", x).hex().upper()
 
 
@@ -63,7 +68,9 @@ def rewrite(lines):
     name = next((m for line in lines if (m := KERNEL.search(line))), None)
     if name is None:
         raise SystemExit("no .entry named fat_attention_..._m<M>n<N>s...")
-    kernel, block_n = name.group(1), int(name.group(2))  # keys per block: N/16 k-steps per P·V chain
+    kernel, block_n = name.group(1), int(name.group(2))
+    # Keys per block: N/16 k-steps per P·V chain; the weights repeat per run.
+    run_keys = min(block_n, RUN_KEYS)
     for line in lines:
         m = WGMMA_A.search(line)
         if not m:
@@ -71,7 +78,7 @@ def rewrite(lines):
         t = count % (block_n // 16)
         count += 1
         for a, reg in enumerate(m.groups()):
-            w = 2 * t + (a >= 2)
+            w = (2 * t + (a >= 2)) % (run_keys // 8)
             if positions.setdefault(reg, w) != w:
                 raise SystemExit(f"{reg}: two key groups ({positions[reg]}, {w})")
     if count == 0 or count % (block_n // 16):
@@ -89,9 +96,9 @@ def rewrite(lines):
         out.append(line)
         if REGS.match(line):
             out.append("\t.reg .b32 \t%wa, %wl, %wk, %wx, %wf0, %wf1;")
-            out.append(f"\t.reg .b32 \t%wp<{block_n // 8}>;")
+            out.append(f"\t.reg .b32 \t%wp<{run_keys // 8}>;")
         if GROW.match(line):
-            out += weights_prologue(kernel, block_n)
+            out += weights_prologue(kernel, run_keys)
             grown += 1
         m = CVT.match(line)
         if m and m.group(2) in positions:
