@@ -214,7 +214,7 @@ build .kernels-mods-v136/alacc "linear-bias=vector relative-bias=accumulator" al
 build .kernels-mods-v136/alacc128 "linear-bias=vector relative-bias=accumulator block-n=128" \
   alibi-causal alibi-slopes --head-dims 128
 # Run 146: ALiBi's bias as weights on P, timed on the plain causal kernels
-# before the compiler builds it (bench/ptx_weights_on_p.py: 16 packed weights
+# before the compiler builds it (bench/ptx_weights_on_p.py: 8 packed weights
 # per consumer thread, one mul.rn.bf16x2 per two probabilities, all weights 1
 # so the output is the plain kernel's). vec: the defaults of .kernels-bench
 # (D64: already the ones columns the weights need; D128: vector row sums, a
@@ -239,7 +239,7 @@ PY
       FA_T_OPT=${FA_T_OPT:-build/bin/fa-t-opt} "$py" -m fa_t.aot --out "$out" "$out/configs.json"
       rm "$out/configs.json" ;;
   esac
-  [[ $out == */mma ]] || python3 bench/ptx_weights_on_p.py "$out"/*.ptx
+  [[ $out == */mma ]] || "$py" bench/ptx_weights_on_p.py "$out"/*.ptx
   echo "$out: $(ls "$out" | grep -c '\.ptx$') kernels"
 }
 for f in .kernels-v146/vec .kernels-v146/mma .kernels-v146/mmaw; do v146 $f; done

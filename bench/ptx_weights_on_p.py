@@ -11,9 +11,10 @@ row constant per run, left out here).
 This script edits a plain kernel's PTX into that shape:
 
 - after the consumers' `setmaxnreg.inc` it computes the weights as the real
-  kernel would, ŵ = bf16(exp2(a·(k − (N − 1)/2))), with a = 0·scale read
-  from the kernel's f32 parameter (parameter 10) (so every weight is exactly 1 and the
-  output is the plain kernel's, while ptxas cannot fold the multiplies);
+  kernel would, ŵ = bf16(exp2(a·(r − (n − 1)/2))) for a key's place r in
+  its run of n, with a = 0·scale read from the kernel's f32 parameter 10 (so
+  every weight is exactly 1 and the output is the plain kernel's, while
+  ptxas cannot fold the multiplies);
 - every `cvt.rn.bf16x2.f32` whose result reaches an A operand of a
   register-A `wgmma` (P·V; through the loop's `mov.b32` copies) is
   followed by a `mul.rn.bf16x2` with the weight of its key group: A operand

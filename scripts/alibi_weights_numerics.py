@@ -96,9 +96,9 @@ def last_key_share(slope, block=128, parts=1):
     after the bias, and leaves the last key P̂ = e^(−2·G·(N−1)/2) before
     its weight — below f32's normal range (2^−126; ex2.approx.ftz flushes
     it) once G·(N−1)/2 passes 43.7 (63 binades), and short of f32's
-    precision for the keys below it well before. Split into `parts` runs of keys,
-    each with its own offset (one more row constant per part), the spread
-    is the part's. Returns (got, want)."""
+    precision for the keys below it well before. Split into `parts` runs of
+    keys, each with its own offset (one more row constant per part), the
+    spread is the part's. Returns (got, want)."""
     n = block // parts
     centre = (n - 1) / 2
     k = np.arange(block)
@@ -111,7 +111,8 @@ def last_key_share(slope, block=128, parts=1):
     p = np.where(p < 2.0 ** -126, 0.0, p)     # ftz
     w = np.exp(slope * (k - start - centre)).astype(np.float32)
     pw = p.astype(np.float64) * w
-    exact = np.exp(s + slope * k - np.max(s + slope * k))
+    biased = s + slope * k
+    exact = np.exp(biased - biased.max())
     return float(pw[-1] / pw.sum()), float(exact[-1] / exact.sum())
 
 
