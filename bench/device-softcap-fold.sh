@@ -351,8 +351,9 @@ case $steps in *" alibi145 "*) bench alibi145 300 --kernels $v/lse --reps 6 --no
 # bench/build-mods-variants.sh): each folder's kernel ("base") beside the
 # defaults at D64 / D128, 4k and 16k; output equal to the plain kernel's.
 for k in vec mma mmaw; do
+  dims=64,128; [ $k = vec ] || dims=128  # mma and mmaw hold D128 kernels only
   case $steps in *" weights146 "*) timeout 150 python3 bench/bench.py --kernels .kernels-bench \
-    --only 64,128,causal --seq 4096,16384 --variants base --variant-kernels .kernels-v146/$k \
+    --only $dims,causal --seq 4096,16384 --variants base --variant-kernels .kernels-v146/$k \
     --reps 15 --json "$out/weights146-$k.json" > "$out/weights146-$k.log" 2>&1
     tail -8 "$out/weights146-$k.log" ;; esac
 done
