@@ -206,6 +206,19 @@ CONFIGS = [
            lse=False, tensorize="linear-bias=mma exp2-poly=0.25", **TBASE),
     Config("alibi_bias_mma_head_long_keys", dtype="bf16", mods=ALIBI_HEAD, lse=False,
            tensorize="linear-bias=mma", **dict(TBASE, Sq=64, Skv=300)),
+    # linear-bias=weights: ALiBi's bias as the key block's offset in the
+    # softmax and weights e^(G·(k − (N−1)/2)) on P·V's [V | ones] rows
+    # (fat.key_weights), the same cases as the columns'.
+    Config("alibi_weights_causal", dtype="bf16", causal=True, mods=ALIBI, lse=False,
+           tensorize="linear-bias=weights", **TBASE),
+    Config("alibi_weights_ragged_gqa", dtype="bf16", mods=ALIBI, lse=False,
+           tensorize="linear-bias=weights", **dict(TBASE, Hkv=2, Skv=100)),
+    Config("alibi_weights_lazy", dtype="bf16", causal=True, mods=ALIBI, lse=False,
+           magnitude=8.0, tensorize="linear-bias=weights rescale=lazy", **TBASE),
+    Config("alibi_weights_poly_head", dtype="bf16", causal=True, mods=ALIBI_HEAD,
+           lse=False, tensorize="linear-bias=weights exp2-poly=0.25", **TBASE),
+    Config("alibi_weights_head_long_keys", dtype="bf16", mods=ALIBI_HEAD, lse=False,
+           tensorize="linear-bias=weights", **dict(TBASE, Sq=64, Skv=300)),
     # The table's term as Q·Kᵀ's accumulator (relative-bias=accumulator):
     # with the LSE (its factor on m takes the scale), causal and ragged
     # (Sq ≠ Skv: the blocks' j − i spans the table's clamp at both ends).
@@ -235,6 +248,10 @@ def test_modification_against_float64(cfg, record_property):
         if "linear-bias=mma" in cfg.tensorize:  # the region became GEMM columns
             assert "fat.score_mod" not in ir and "fat.bias_query_columns" in ir
             assert re.search(r"fat\.wgmma %\w+, %\w+ transpose_b .*x80xbf16|x80xf16", ir)
+        elif "linear-bias=weights" in cfg.tensorize:  # weights on P·V's rows
+            assert "fat.score_mod" not in ir and "fat.key_weights" in ir
+            assert re.search(r"fat\.softmax_max %\w+, %\w+ scale %\w+ offset %", ir)
+            assert re.search(r"fat\.softmax_exp %\w+, %\w+ scale %\w+ offset %", ir)
         elif "relative-bias=accumulator" in cfg.tensorize:  # the accumulator
             assert "fat.score_mod" not in ir and "fat.score_band" in ir
             assert re.search(r"fat\.wgmma %\w+, %\w+, %\w+ transpose_b", ir)

@@ -101,13 +101,16 @@ static void setInsertionPointAfterLast(OpBuilder &b, Operation *op,
 /// −ĉm = −(m = −inf ? 0 : c·m), the exponent shift of fat.softmax_max's α
 /// and fat.softmax_exp's P (a row with nothing visible yet keeps its
 /// numerators and α at 0 instead of NaN).
-static Value buildNegScaledMax(ImplicitLocOpBuilder &b, Value m, Value c) {
+static Value buildNegScaledMax(ImplicitLocOpBuilder &b, Value m, Value c,
+                               Value offset = {}) {
   Value isNegInf = arith::CmpFOp::create(
       b, arith::CmpFPredicate::OEQ, m,
       f32Const(b, -std::numeric_limits<double>::infinity()));
+  // With an offset o (scores read as s + o): −c·(m − o).
+  Value shifted = offset ? arith::SubFOp::create(b, m, offset) : m;
   return arith::NegFOp::create(
       b, arith::SelectOp::create(b, isNegInf, f32Const(b, 0.0),
-                                 arith::MulFOp::create(b, m, c)));
+                                 arith::MulFOp::create(b, shifted, c)));
 }
 
 namespace {
@@ -130,13 +133,19 @@ struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
     Value one = f32Const(b, 1.0);
     Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
     std::optional<APFloat> tau = op.getThreshold();
+    // With an offset o: max(m, rowmax S + o), o added once per row.
+    Value offset =
+        adaptor.getOffset().empty() ? Value() : adaptor.getOffset().front();
     SmallVector<Value> mNew, alpha;
     for (int r = 0; r < 2; ++r) {
-      Value mx = mOld[r];
+      Value mx = offset ? negInf : mOld[r];
       for (size_t i = 0; i < s.size() / 4; ++i)
         for (int e = 0; e < 2; ++e)
           mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
       Value m = buildQuadReduce(b, mx, /*isMax=*/true);
+      if (offset)
+        m = LLVM::MaxNumOp::create(b, mOld[r],
+                                   arith::AddFOp::create(b, m, offset));
       Value moved;
       if (tau) {
         // m̂ − m is +inf or NaN when m = −inf: the first visible block
@@ -182,11 +191,15 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
     Value c = adaptor.getScale().front();
     double phi = op.getExp2Poly().convertToDouble();
     bool rowSum = bool(op.getSum());
+    Value offset =
+        adaptor.getOffset().empty() ? Value() : adaptor.getOffset().front();
     SmallVector<Value> p(s.begin(), s.end()), l;
     for (int r = 0; r < 2; ++r) {
       // Row r as soon as its m' (and l, α) and scores are ready, behind
       // what already computes from m' (the row's α).
       SmallVector<Value> inputs{m[r], c};
+      if (offset)
+        inputs.push_back(offset);
       for (size_t i = 0; i < s.size() / 4; ++i)
         inputs.append({s[4 * i + 2 * r], s[4 * i + 2 * r + 1]});
       if (rowSum)
@@ -194,7 +207,7 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
       if (!alpha.empty())
         inputs.push_back(alpha[r]);
       setInsertionPointAfterLast(b, op, inputs, m[r]);
-      Value negScaledMax = buildNegScaledMax(b, m[r], c);
+      Value negScaledMax = buildNegScaledMax(b, m[r], c, offset);
       Value sum = f32Const(b, 0.0);
       for (size_t i = 0; i < s.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {

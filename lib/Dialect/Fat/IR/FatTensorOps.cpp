@@ -193,6 +193,23 @@ LogicalResult BiasQueryColumnsOp::verify() {
                           "the bias factor G");
 }
 
+LogicalResult KeyWeightsOp::verify() {
+  auto t = dyn_cast<RankedTensorType>(getValues().getType());
+  if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
+      !t.getElementType().isBF16())
+    return emitOpError() << "expected a static 2-D bf16 tile of P·V's B rows "
+                            "(f16 overflows with the weights), got "
+                         << getValues().getType();
+  if (getResult().getType() != t)
+    return emitOpError() << "expected the result to have the type of the "
+                            "values, "
+                         << t;
+  if (failed(verifyConstantScale(*this, getScale())))
+    return failure();
+  return verifyTermRegion(*this, getBody().front(), 2, getCaptures(), "b, h",
+                          "the bias factor G");
+}
+
 bool ScoreBandOp::readsPositionsAsDifference(Block &body) {
   return readsPositionsAsDifference(body.getArgument(2), body.getArgument(3));
 }

@@ -568,13 +568,101 @@ struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
   }
 };
 
-/// ĉm = m' = −inf ? 0 : c·m' (fat.softmax_max / fat.softmax_exp): the
-/// subtrahend of every exponent argument, 0 for a row with nothing visible.
-Value scaledMax(OpBuilder &b, Location loc, Value m, Value c) {
+/// fat.key_weights: G from the region, a = G·log2 e, ŵ_k = rnd(exp2(a·(k −
+/// (N−1)/2))), rows rnd(v_kd · ŵ_k), offset (G / scale)·(j₀ + (N−1)/2) —
+/// NaN where |G|·(N−1)/2 exceeds the bound the weights are exact under, as
+/// on the GPU (the output turns NaN instead of silently wrong).
+struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(KeyWeightsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    MLIRContext *ctx = op.getContext();
+    auto type = cast<RankedTensorType>(op.getValues().getType());
+    Type elt = type.getElementType();
+    int64_t n = type.getDimSize(0);
+    double centre = 0.5 * double(n - 1);
+    Block &body = op.getBody().front();
+    IRMapping mapping;
+    SmallVector<Value> args{op.getBatch(), op.getHead()};
+    llvm::append_range(args, op.getCaptures());
+    mapping.map(body.getArguments(), args);
+    for (Operation &inner : body.without_terminator())
+      rewriter.clone(inner, mapping);
+    Value factor =
+        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value a = arith::MulFOp::create(rewriter, loc, factor,
+                                    f32Const(rewriter, loc, M_LOG2E));
+    // ŵ_k, then each row times its weight.
+    auto weightType = RankedTensorType::get({n}, elt);
+    Value weights =
+        linalg::GenericOp::create(
+            rewriter, loc, weightType, ValueRange{},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, weightType,
+                                               ValueRange{})},
+            ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
+            ArrayRef<IteratorType>{kPar},
+            [&](OpBuilder &b, Location loc, ValueRange) {
+              Value k = arith::SIToFPOp::create(
+                  b, loc, b.getF32Type(),
+                  arith::IndexCastOp::create(b, loc, b.getI64Type(),
+                                             linalg::IndexOp::create(b, loc, 0)));
+              Value x = arith::MulFOp::create(
+                  b, loc, a,
+                  arith::SubFOp::create(b, loc, k, f32Const(b, loc, centre)));
+              linalg::YieldOp::create(
+                  b, loc,
+                  Value(arith::TruncFOp::create(
+                      b, loc, elt, math::Exp2Op::create(b, loc, x))));
+            })
+            .getResult(0);
+    Value rows =
+        linalg::GenericOp::create(
+            rewriter, loc, type, ValueRange{op.getValues(), weights},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, type, ValueRange{})},
+            ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}),
+                                dimsMap(ctx, 2, {0, 1})},
+            ArrayRef<IteratorType>{kPar, kPar},
+            [&](OpBuilder &b, Location loc, ValueRange x) {
+              Value product = arith::MulFOp::create(b, loc, toF32(b, loc, x[0]),
+                                                    toF32(b, loc, x[1]));
+              linalg::YieldOp::create(
+                  b, loc, Value(arith::TruncFOp::create(b, loc, elt, product)));
+            })
+            .getResult(0);
+    Value g = arith::DivFOp::create(rewriter, loc, factor, op.getScale());
+    Value start = arith::SIToFPOp::create(
+        rewriter, loc, rewriter.getF32Type(),
+        arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                   op.getKvStart()));
+    Value offset = arith::MulFOp::create(
+        rewriter, loc, g,
+        arith::AddFOp::create(rewriter, loc, start,
+                              f32Const(rewriter, loc, centre)));
+    Value spread = arith::MulFOp::create(
+        rewriter, loc, math::AbsFOp::create(rewriter, loc, factor),
+        f32Const(rewriter, loc, centre));
+    Value exact = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OLE, spread,
+        f32Const(rewriter, loc, KeyWeightsOp::kMaxSpread));
+    offset = arith::SelectOp::create(rewriter, loc, exact, offset,
+                                     f32Const(rewriter, loc, NAN));
+    rewriter.replaceOp(op, ValueRange{rows, offset});
+    return success();
+  }
+};
+
+/// ĉm = m' = −inf ? 0 : c·m' (fat.softmax_max / fat.softmax_exp; c·(m' −
+/// o) with an offset o): the subtrahend of every exponent argument, 0 for a
+/// row with nothing visible.
+Value scaledMax(OpBuilder &b, Location loc, Value m, Value c,
+                Value offset = {}) {
   Value isNegInf = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, m,
                                          f32Const(b, loc, -INFINITY));
+  // With an offset o the scores read as s + o: ĉm = c·(m' − o).
+  Value shifted = offset ? arith::SubFOp::create(b, loc, m, offset) : m;
   return arith::SelectOp::create(b, loc, isNegInf, f32Const(b, loc, 0.0),
-                                 arith::MulFOp::create(b, loc, m, c));
+                                 arith::MulFOp::create(b, loc, shifted, c));
 }
 
 /// fat.softmax_max: a row-max reduction, then per row (m' , α) as the op's
@@ -585,8 +673,30 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     Value m = op.getMax();
-    // m̂ = max(m, rowmax S)
-    Value mHat = buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
+    // m̂ = max(m, rowmax S), or with an offset max(m, rowmax S + o)
+    Value mHat;
+    if (Value o = op.getOffset()) {
+      Value lowest = linalg::FillOp::create(
+                         rewriter, loc, f32Const(rewriter, loc, -INFINITY),
+                         emptyLike(rewriter, loc, m, rewriter.getF32Type()))
+                         .getResult(0);
+      Value blockMax = buildRowReduction<arith::MaxNumFOp>(
+          rewriter, loc, op.getScores(), lowest);
+      AffineMap row = dimsMap(ctx, 1, {0});
+      mHat = linalg::GenericOp::create(
+                 rewriter, loc, m.getType(), ValueRange{blockMax, m},
+                 ValueRange{emptyLike(rewriter, loc, m, rewriter.getF32Type())},
+                 ArrayRef<AffineMap>{row, row, row}, ArrayRef<IteratorType>{kPar},
+                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                   Value shifted = arith::AddFOp::create(b, loc, a[0], o);
+                   linalg::YieldOp::create(
+                       b, loc,
+                       Value(arith::MaxNumFOp::create(b, loc, a[1], shifted)));
+                 })
+                 .getResult(0);
+    } else {
+      mHat = buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
+    }
     Value c = op.getScale();
     std::optional<double> tau;
     if (std::optional<APFloat> t = op.getThreshold())
@@ -680,7 +790,8 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
         ArrayRef<IteratorType>{kPar, kPar},
         [&](OpBuilder &b, Location loc, ValueRange a) {
           Value cst = c;
-          Value negScaled = arith::NegFOp::create(b, loc, scaledMax(b, loc, a[1], cst));
+          Value negScaled = arith::NegFOp::create(
+              b, loc, scaledMax(b, loc, a[1], cst, op.getOffset()));
           Value x = math::FmaOp::create(b, loc, a[0], cst, negScaled);
           Value e = math::Exp2Op::create(b, loc, x);
           if (phi > 0.0)
@@ -739,7 +850,8 @@ void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
            DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
            DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
            DecomposeScoreMod, DecomposeMaskMod, DecomposeBiasKeyColumns,
-           DecomposeBiasQueryColumns, DecomposeScoreBand>(
+           DecomposeBiasQueryColumns, DecomposeScoreBand,
+           DecomposeKeyWeights>(
           patterns.getContext());
   populateKeyGeometryExpansionPatterns(patterns);
 }

@@ -235,6 +235,52 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
   return success();
 }
 
+/// linear-bias=weights: every score region of `scope` as fat.key_weights
+/// on P·V's [V | ones] and the block's offset in the softmax
+/// (TensorizeBias.cpp), recorded as `linear_bias = "weights"` (forced: auto
+/// does not take it yet); an error where it does not apply.
+LogicalResult takeLinearBiasWeights(Operation *scope,
+                                    const TiledProblem &tiled) {
+  ScoreModOp first;
+  scope->walk([&](ScoreModOp mod) { first = first ? first : mod; });
+  if (!first)
+    return scope->emitError("fat-tensorize: linear-bias=weights needs a "
+                            "score region s + G·(j − i); this attention has "
+                            "none");
+  if (tiled.element && !tiled.element.isBF16())
+    return first.emitError(
+        "fat-tensorize: linear-bias=weights needs bf16 inputs: the weights "
+        "e^(G·(k − (N−1)/2)) scale V's rows, which overflow f16 (65504)");
+  if (tiled.writesLse)
+    return first.emitError(
+        "fat-tensorize: linear-bias=weights needs a kernel that writes no "
+        "LSE: the weighted scores miss G·i, one constant per row, which O "
+        "does not see and the LSE would");
+  double scale = first.getScale().convertToDouble();
+  RewritePatternSet patterns(scope->getContext());
+  populateLinearBiasWeightPatterns(patterns);
+  if (failed(applyTensorizePatterns(scope, std::move(patterns),
+                                    "linear-bias=weights")))
+    return failure();
+  WalkResult left = scope->walk([](ScoreModOp mod) {
+    mod.emitError("fat-tensorize: linear-bias=weights needs the score "
+                  "region to be s + G·(j − i) with G reading neither the "
+                  "score nor the positions (ALiBi) and, where G is a "
+                  "constant, |G|·(N − 1)/2 ≤ 60 for N keys per block; on the "
+                  "scores of Q·Kᵀ read only by masks and the softmax, whose "
+                  "P·V reads [V | ones] (rowsum=mma)");
+    return WalkResult::interrupt();
+  });
+  if (left.wasInterrupted())
+    return failure();
+  scaleLseFactor(scope, scale);
+  Builder b(scope->getContext());
+  updateSchedule(scope,
+                 {b.getNamedAttr("linear_bias", b.getStringAttr("weights"))},
+                 /*forced=*/true);
+  return success();
+}
+
 /// relative-bias=accumulator: every score region s ± T(b, h, j − i) of
 /// `scope` as Q·Kᵀ's accumulator (TensorizeBias.cpp), recorded as
 /// `relative_bias = "accumulator"`; forced, an error where a region is not
@@ -305,9 +351,20 @@ struct FatTensorizePass
         parseChoice("rescale", rescale, rescaleName);
     FailureOr<std::optional<bool>> rowMaxOpt =
         parseChoice("row-max", rowMax, rowMaxName);
-    // linear-bias: the words of rowsum, "vector" | "mma".
+    // linear-bias: the words of rowsum, "vector" | "mma", or "weights"
+    // (not the columns: the weights on P·V's B rows, which need rowsum=mma).
+    bool linearBiasWeights = linearBias == "weights";
+    if (linearBias != "auto" && !linearBiasWeights &&
+        !parseWord(linearBias, rowsumName)) {
+      root->emitError() << "fat-tensorize: linear-bias must be auto, vector, "
+                           "mma or weights, got '"
+                        << linearBias << "'";
+      return signalPassFailure();
+    }
     FailureOr<std::optional<bool>> linearBiasOpt =
-        parseChoice("linear-bias", linearBias, rowsumName);
+        linearBiasWeights
+            ? FailureOr<std::optional<bool>>(std::optional<bool>(false))
+            : parseChoice("linear-bias", linearBias, rowsumName);
     FailureOr<std::optional<bool>> relativeBiasOpt =
         parseChoice("relative-bias", relativeBias, relativeBiasName);
     if (failed(rowsumOpt) || failed(rescaleOpt) || failed(rowMaxOpt) ||
@@ -316,6 +373,15 @@ struct FatTensorizePass
     std::optional<bool> forceRowsumMma = *rowsumOpt,
                         forceLazyRescale = *rescaleOpt,
                         forceBoundMax = *rowMaxOpt;
+    if (linearBiasWeights) {
+      if (forceRowsumMma == false) {
+        root->emitError() << "fat-tensorize: linear-bias=weights needs "
+                             "rowsum=mma (the ones columns carry the weights "
+                             "into the row sums), got rowsum=vector";
+        return signalPassFailure();
+      }
+      forceRowsumMma = true;
+    }
     if (!(rescaleThreshold >= 0.0 && rescaleThreshold <= 16.0)) {
       root->emitError() << "fat-tensorize: rescale-threshold must be in "
                            "[0, 16] (log2 units), got "
@@ -430,6 +496,9 @@ struct FatTensorizePass
           failed(takeLinearBiasOnTensorCores(
               scope, tiled,
               /*forced=*/linearBiasOpt->has_value())))
+        return signalPassFailure();
+      if (linearBiasWeights &&
+          failed(takeLinearBiasWeights(scope, tiled)))
         return signalPassFailure();
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
       // vector form, which measured faster (perf log run 136b).

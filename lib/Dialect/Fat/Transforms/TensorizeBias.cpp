@@ -1,6 +1,7 @@
 //===- TensorizeBias.cpp - positional biases onto the tensor cores --------===//
 //
-// Part of --fat-tensorize (`linear-bias=mma`, `relative-bias=accumulator`). A
+// Part of --fat-tensorize (`linear-bias=mma|weights`,
+// `relative-bias=accumulator`). A
 // score region s' = s + G·(j − i) with G free of the score and the positions
 // (ALiBi) costs the vector units one FFMA per score on top of the plain
 // kernel's softmax. Choosing Q's and K's extra columns moves it into Q·Kᵀ
@@ -15,6 +16,18 @@
 // offsets r within the block): one more k16 step, D = 128: 1/8 more of
 // Q·Kᵀ. The scores then miss G·(i − q_start), one constant per row: O does
 // not see it, the LSE would, so only kernels that write no LSE.
+//
+// `linear-bias=weights` leaves Q·Kᵀ alone: e^(s + G·j) = e^(s + o_b)·w_k
+// with o_b the key block's share (one add per row in the softmax) and w_k
+// = e^(G·(k − (N−1)/2)) the same N weights in every block, which scale
+// P·V's B rows (rowsum=mma's ones columns included, so l weighs as O):
+//
+//   fat.score_mod {s + G(j−i)}  → (no region)
+//   fat.softmax_max/_exp S      → … S offset %o (constant scale·log2 e)
+//   fat.wgmma(P, [V | 1])       → fat.wgmma(P, fat.key_weights [V | 1])
+//
+// The consumers then do the plain kernel's work per score; the Hopper
+// kernel scales V's stage in shared memory beside the producer.
 //
 // A score region s' = s ± T(b, h, j − i) whose term reads the row and key
 // only as their difference (a learned relative-position table) has no such
@@ -100,6 +113,43 @@ void scaleSoftmaxConstants(PatternRewriter &rewriter, Location loc,
   }
 }
 
+/// Writes into `region` (empty) the factor G of the score region `body`'s
+/// position term: a block of (b, h, captures…) computing G from the
+/// region's slice of it, negated where the term is −G·(j − i), yielded.
+LogicalResult buildFactorRegion(PatternRewriter &rewriter, Location loc,
+                                Region &region, Block &body,
+                                const PositionTerm &term) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  SmallVector<Type> types{rewriter.getIndexType(), rewriter.getIndexType()};
+  auto captureArgs = body.getArguments().drop_front(5);
+  for (BlockArgument arg : captureArgs)
+    types.push_back(arg.getType());
+  Block *factorBody = rewriter.createBlock(
+      &region, {}, types, SmallVector<Location>(types.size(), loc));
+  IRMapping mapping;
+  mapping.map(body.getArgument(1), factorBody->getArgument(0));
+  mapping.map(body.getArgument(2), factorBody->getArgument(1));
+  for (auto [from, to] :
+       llvm::zip_equal(captureArgs, factorBody->getArguments().drop_front(2)))
+    mapping.map(from, to);
+  // The ops of the body G is computed from, in a valid order.
+  SetVector<Operation *> slice;
+  BackwardSliceOptions options;
+  options.inclusive = true;
+  options.filter = [&](Operation *inner) {
+    return inner->getBlock() == &body;
+  };
+  if (failed(getBackwardSlice(term.factor, &slice, options)))
+    return failure();
+  for (Operation *inner : slice)
+    rewriter.clone(*inner, mapping);
+  Value g = mapping.lookupOrDefault(term.factor);
+  if (term.negated)
+    g = arith::NegFOp::create(rewriter, loc, g);
+  YieldOp::create(rewriter, loc, g);
+  return success();
+}
+
 /// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as one wgmma on
 /// [Q | X]·[K | R]ᵀ, X and R the bias columns; the softmax constant c of
 /// the ops reading the scores becomes c·scale (the scores are now unscaled,
@@ -138,38 +188,8 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
         rewriter, loc, RankedTensorType::get({qType.getDimSize(0), cols}, elt),
         op.getBatch(), op.getHead(), op.getQStart(), op.getKvStart(), c,
         op.getCaptures());
-    {
-      // The region: G from b, h and the captures (the score region's slice
-      // of the factor), negated where the term is −B·(j − i).
-      OpBuilder::InsertionGuard guard(rewriter);
-      SmallVector<Type> types{rewriter.getIndexType(), rewriter.getIndexType()};
-      auto captureArgs = body.getArguments().drop_front(5);
-      for (BlockArgument arg : captureArgs)
-        types.push_back(arg.getType());
-      Block *factorBody = rewriter.createBlock(
-          &query.getBody(), {}, types, SmallVector<Location>(types.size(), loc));
-      IRMapping mapping;
-      mapping.map(body.getArgument(1), factorBody->getArgument(0));
-      mapping.map(body.getArgument(2), factorBody->getArgument(1));
-      for (auto [from, to] :
-           llvm::zip_equal(captureArgs, factorBody->getArguments().drop_front(2)))
-        mapping.map(from, to);
-      // The ops of the body G is computed from, in a valid order.
-      SetVector<Operation *> slice;
-      BackwardSliceOptions options;
-      options.inclusive = true;
-      options.filter = [&](Operation *inner) {
-        return inner->getBlock() == &body;
-      };
-      if (failed(getBackwardSlice(term->factor, &slice, options)))
-        return rewriter.notifyMatchFailure(op, "no slice of the factor");
-      for (Operation *inner : slice)
-        rewriter.clone(*inner, mapping);
-      Value g = mapping.lookupOrDefault(term->factor);
-      if (term->negated)
-        g = arith::NegFOp::create(rewriter, loc, g);
-      YieldOp::create(rewriter, loc, g);
-    }
+    if (failed(buildFactorRegion(rewriter, loc, query.getBody(), body, *term)))
+      return rewriter.notifyMatchFailure(op, "no slice of the factor");
     auto keyType = RankedTensorType::get({sType.getDimSize(1), cols}, elt);
     Value keys = BiasKeyColumnsOp::create(rewriter, loc, keyType);
     Value a = tensor::ConcatOp::create(rewriter, loc, /*dim=*/1,
@@ -182,6 +202,116 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
     scaleSoftmaxConstants(rewriter, loc, readers, scale);
     rewriter.replaceOp(op, biased.getResult());
     rewriter.eraseOp(gemm);
+    return success();
+  }
+};
+
+/// The P·V fat.wgmma that reads the numerators of `exp` (rounded by
+/// arith.truncf) with B = [V | ones] (rowsum=mma's ones columns), and that
+/// concat; failure for any other form.
+FailureOr<std::pair<WgmmaOp, tensor::ConcatOp>>
+findOnesColumnsPV(SoftmaxExpOp exp) {
+  for (Operation *user : exp.getProbs().getUsers()) {
+    auto round = dyn_cast<arith::TruncFOp>(user);
+    if (!round)
+      continue;
+    for (Operation *reader : round->getUsers()) {
+      auto pv = dyn_cast<WgmmaOp>(reader);
+      if (!pv || pv.getA() != round.getResult() || pv.getTransposeB())
+        continue;
+      auto concat = pv.getB().getDefiningOp<tensor::ConcatOp>();
+      DenseElementsAttr ones;
+      if (!concat || concat.getInputs().size() != 2 ||
+          !concat->hasOneUse() ||
+          !matchPattern(concat.getInputs()[1], m_Constant(&ones)) ||
+          !ones.isSplat() ||
+          ones.getSplatValue<APFloat>().convertToDouble() != 1.0)
+        return failure();
+      return std::make_pair(pv, concat);
+    }
+  }
+  return failure();
+}
+
+/// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as weights on P·V's B
+/// rows: fat.key_weights scales [V | ones] row k by e^(G·(k − (N−1)/2)),
+/// the softmax reads the unscaled scores with the block's offset (one add
+/// per row) and the constant c·scale. Needs rowsum=mma's ones columns (the
+/// row sums then weigh each key as O does) and no LSE (−G·i is dropped).
+struct LinearBiasToValueWeights : OpRewritePattern<ScoreModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScoreModOp op,
+                                PatternRewriter &rewriter) const override {
+    Block &body = op.getBody().front();
+    std::string why;
+    FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+    if (failed(term))
+      return rewriter.notifyMatchFailure(op, why);
+    if (term->rest != body.getArgument(0) || term->restNegated)
+      return rewriter.notifyMatchFailure(
+          op, "the region is not the score plus the position term");
+    auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
+    if (!gemm || !gemm.getTransposeB() || gemm.getAcc())
+      return rewriter.notifyMatchFailure(op, "the scores are not Q·Kᵀ's");
+    SmallVector<Operation *> readers;
+    if (failed(collectSoftmaxReaders(op.getResult(), readers)))
+      return rewriter.notifyMatchFailure(op, "a score is read by other ops");
+    SoftmaxExpOp exp;
+    for (Operation *reader : readers)
+      if (auto e = dyn_cast<SoftmaxExpOp>(reader))
+        exp = e;
+    if (!exp)
+      return rewriter.notifyMatchFailure(op, "no softmax_exp reads the scores");
+    FailureOr<std::pair<WgmmaOp, tensor::ConcatOp>> pv = findOnesColumnsPV(exp);
+    if (failed(pv))
+      return rewriter.notifyMatchFailure(
+          op, "P·V does not read [V | ones] (rowsum=mma)");
+    auto [pvGemm, concat] = *pv;
+    auto bType = cast<RankedTensorType>(concat.getType());
+    if (!bType.getElementType().isBF16())
+      return rewriter.notifyMatchFailure(op, "the values are not bf16");
+    // A constant factor must keep the weights exact (KeyWeightsOp).
+    FloatAttr constant;
+    double spread = 0.5 * double(bType.getDimSize(0) - 1);
+    if (matchPattern(term->factor, m_Constant(&constant)) &&
+        std::abs(constant.getValueAsDouble()) * spread >
+            KeyWeightsOp::kMaxSpread)
+      return rewriter.notifyMatchFailure(op, "|G|·(N − 1)/2 over 60");
+
+    // The weights op where the softmax first reads the scores, [V | ones]
+    // moved up to it (pure, its operands are the block's V and a constant).
+    Operation *first = readers.front();
+    for (Operation *reader : readers)
+      if (reader->isBeforeInBlock(first))
+        first = reader;
+    for (Value input : concat.getInputs())
+      if (Operation *def = input.getDefiningOp();
+          def && def->getBlock() == first->getBlock() &&
+          !def->isBeforeInBlock(first))
+        return rewriter.notifyMatchFailure(op, "V is sliced after the softmax");
+    rewriter.moveOpBefore(concat, first);
+    Location loc = op.getLoc();
+    double scale = op.getScale().convertToDouble();
+    rewriter.setInsertionPoint(first);
+    Value c = arith::ConstantOp::create(
+        rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    auto weights = KeyWeightsOp::create(
+        rewriter, loc, bType, rewriter.getF32Type(), concat.getResult(),
+        op.getBatch(), op.getHead(), op.getKvStart(), c, op.getCaptures());
+    if (failed(buildFactorRegion(rewriter, loc, weights.getBody(), body, *term)))
+      return rewriter.notifyMatchFailure(op, "no slice of the factor");
+    rewriter.modifyOpInPlace(
+        pvGemm, [&] { pvGemm.getBMutable().assign(weights.getResult()); });
+    for (Operation *reader : readers)
+      rewriter.modifyOpInPlace(reader, [&] {
+        if (auto max = dyn_cast<SoftmaxMaxOp>(reader))
+          max.getOffsetMutable().assign(weights.getOffset());
+        else
+          cast<SoftmaxExpOp>(reader).getOffsetMutable().assign(
+              weights.getOffset());
+      });
+    scaleSoftmaxConstants(rewriter, loc, readers, scale);
+    rewriter.replaceOp(op, op.getScores());
     return success();
   }
 };
@@ -279,6 +409,10 @@ struct RelativeBiasToAccumulator : OpRewritePattern<ScoreModOp> {
 void mlir::fat::populateRelativeBiasAccumulatorPatterns(
     RewritePatternSet &patterns) {
   patterns.add<RelativeBiasToAccumulator>(patterns.getContext());
+}
+
+void mlir::fat::populateLinearBiasWeightPatterns(RewritePatternSet &patterns) {
+  patterns.add<LinearBiasToValueWeights>(patterns.getContext());
 }
 
 void mlir::fat::populateLinearBiasTensorCorePatterns(

@@ -214,7 +214,8 @@ def Fat_AttentionOp : Fat_Op<"attention", [
 
 def Fat_YieldOp : Fat_Op<"yield", [Pure, Terminator,
     ParentOneOf<["AttentionOp", "ScoreModOp", "MaskModOp",
-                 "BiasQueryColumnsOp", "ScoreBandOp", "BandStageOp"]>]> {
+                 "BiasQueryColumnsOp", "ScoreBandOp", "BandStageOp",
+                 "KeyWeightsOp"]>]> {
   let summary = "the value of a score or mask region";
   let description = [{
     Ends the `score` region of `fat.attention` / `fat.score_mod` with the

@@ -108,17 +108,25 @@ def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
     without changing a bit. A row with nothing visible yet has m' = −inf
     and α = 0, keeping O and l at exactly 0.
 
+    With `offset %o` (f32) the op reads the block's scores as s + o, one
+    constant added per row instead of per score: m̂_i = max(m_i, max_j s_ij
+    + o) (`linear-bias=weights`: o is the key block's share of a linear
+    position bias, whose spread inside the block rides in P·V's B operand;
+    see `fat.key_weights`).
+
     ```mlir
     %m1, %alpha = fat.softmax_max %s, %m scale %c lazy threshold 8.0
         : tensor<128x128xf32>, tensor<128xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   F32:$scale, OptionalAttr<F32Attr>:$threshold);
+                   F32:$scale, Optional<F32>:$offset,
+                   OptionalAttr<F32Attr>:$threshold);
   let results = (outs AnyRankedTensor:$new_max, AnyRankedTensor:$alpha);
   let assemblyFormat = [{
-    $scores `,` $max `scale` $scale (`lazy` `threshold` $threshold^)?
-    attr-dict `:` type($scores) `,` type($max)
+    $scores `,` $max `scale` $scale (`offset` $offset^)?
+    (`lazy` `threshold` $threshold^)? attr-dict `:` type($scores) `,`
+    type($max)
   }];
   let hasVerifier = 1;
 }
@@ -148,6 +156,10 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     (and bf16) number with 30 binades to spare, so no row's sum underflows.
     A row with nothing visible keeps its initial m = −inf and l = 0.
 
+    With `offset %o` (as `fat.softmax_max`'s) the scores are read as s + o:
+    ĉm_i = m'_i = −inf ? 0 : c·(m'_i − o), so x_ij = fma(s_ij, c, −ĉm_i) =
+    c·(s_ij + o − m'_i) up to rounding, still one FFMA per score.
+
     On `#fat.wgmma_fragment` tiles the sums may be `partial` (each thread
     adds its own p_ij into its share of l; `fat.convert_layout` sums the
     quad's shares once, after the loop).
@@ -169,13 +181,15 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   F32:$scale, Optional<AnyRankedTensor>:$sum,
+                   F32:$scale, Optional<F32>:$offset,
+                   Optional<AnyRankedTensor>:$sum,
                    Optional<AnyRankedTensor>:$alpha,
                    DefaultValuedAttr<F64Attr, "0.0">:$exp2_poly);
   let results = (outs AnyRankedTensor:$probs,
                  Optional<AnyRankedTensor>:$new_sum);
   let assemblyFormat = [{
-    $scores `,` $max `scale` $scale (`exp2_poly` $exp2_poly^)?
+    $scores `,` $max `scale` $scale (`offset` $offset^)?
+    (`exp2_poly` $exp2_poly^)?
     (`rowsum` `(` $sum^ (`,` $alpha^)? `)`)? attr-dict `:`
     functional-type(operands, results)
   }];
@@ -282,6 +296,70 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
     `:` type($result)
   }];
   let hasVerifier = 1;
+}
+
+def Fat_KeyWeightsOp : Fat_Op<"key_weights", [Pure, IsolatedFromAbove]> {
+  let summary = "a linear positional bias as weights on P·V's B rows";
+  let description = [{
+    A score region s' = s + G·(j − i) (ALiBi: G = slope_h) without an LSE
+    output may drop −G·i, one constant per row, so each score of a key block
+    of N keys starting at j₀ gains G·j = o_b + β_k with k = j − j₀ the key's
+    place in the block:
+
+    ```
+    o_b = G·(j₀ + (N − 1)/2)           (the block's share: one constant)
+    β_k = G·(k − (N − 1)/2)            (the spread: the same N numbers in
+                                        every block)
+    ```
+
+    and e^(s + G·j) = e^(s + o_b) · e^(β_k). The softmax reads the scores
+    as s + o_b (`offset` of `fat.softmax_max` / `fat.softmax_exp`: one add
+    per row), and this op moves e^(β_k) onto P·V's B operand: row k of
+    `%values` (V's rows, and the ones columns beside them that sum P) is
+    multiplied by w_k, so P·[V | 1] becomes Σ_k p_k·w_k·[v_k | 1]. With c =
+    `%scale`, the attention's (Q·Kᵀ's scores are unscaled, so the offset
+    is divided by it):
+
+    ```
+    a   = G · log2 e                                     (f32)
+    ŵ_k = rnd(exp2(a · (k − (N − 1)/2)))                 (the element type)
+    result_kd = rnd(values_kd · ŵ_k)          (the product exact in f32,
+                                               one rounding)
+    offset = (G / c) · (j₀ + (N − 1)/2)                  (f32)
+    ```
+
+    The ones columns become ŵ exactly, so O and l weigh each key by the
+    same ŵ_k. Numerics: P ≤ 2^τ as without the bias (the reference moves
+    by the block's largest biased score up to the spread), ŵ ∈
+    [e^(−|G|(N−1)/2), e^(|G|(N−1)/2)], so for |G|·(N − 1)/2 ≤ 60 every
+    product stays inside bf16's and f32's range with 27 binades to spare
+    and no term that matters underflows (the fat-tensorize pattern checks
+    the bound where G is a constant). bf16 only: f16's 65504 overflows at
+    |G|·(N − 1)/2 > 11. The region yields G from the batch, the head and
+    the captures.
+
+    ```mlir
+    %vw, %o = fat.key_weights %v1 at(%b, %h, %k0) scale %c {
+    ^bb0(%bb: index, %hh: index):
+      %g = arith.constant 2.500000e-01 : f32
+      fat.yield %g : f32
+    } : tensor<128x72xbf16> -> tensor<128x72xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$values, Index:$batch, Index:$head,
+                   Index:$kv_start, F32:$scale, Variadic<AnyType>:$captures);
+  let results = (outs AnyRankedTensor:$result, F32:$offset);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $values `at` `(` $batch `,` $head `,` $kv_start `)` `scale` $scale
+    (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
+    `:` type($values) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The largest |G|·(N − 1)/2 the weights keep exact (see above).
+    static constexpr double kMaxSpread = 60.0;
+  }];
 }
 
 def Fat_ScoreBandOp : Fat_Op<"score_band", [Pure, IsolatedFromAbove]> {

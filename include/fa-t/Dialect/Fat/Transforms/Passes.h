@@ -89,6 +89,12 @@ void populateFatTensorizeTilePatterns(RewritePatternSet &patterns,
 /// miss one constant per row.
 void populateLinearBiasTensorCorePatterns(RewritePatternSet &patterns);
 
+/// fat.score_mod {s + G·(j − i)} on a tensorized Q·Kᵀ whose P·V reads
+/// [V | ones] (rowsum=mma) → fat.key_weights on those rows, the softmax
+/// reading the unscaled scores with the key block's offset
+/// (TensorizeBias.cpp). Only for kernels that write no LSE.
+void populateLinearBiasWeightPatterns(RewritePatternSet &patterns);
+
 /// fat.score_mod {s + T(b, h, j − i)} (T free of the score, the row and key
 /// only as their difference) on a tensorized Q·Kᵀ → Q·Kᵀ accumulated onto
 /// fat.score_band (T / scale), the softmax constant times the scale

@@ -9,7 +9,7 @@
 //                  rescale_threshold = τ,
 //                  exp2_poly = φ ∈ [0, 1],
 //                  row_max = "online" | "bound",
-//                  linear_bias = "vector" | "mma",
+//                  linear_bias = "vector" | "mma" | "weights",
 //                  relative_bias = "vector" | "accumulator"
 //                  (FlashAttention-T primitives)
 //   fat-pipeline   overlap = true | false, pingpong = true | false,
@@ -174,6 +174,11 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
        : key == "pingpong"   ? schedule.pingpong
        : key == "persistent" ? schedule.persistent
                              : schedule.tileOverlap) = flag.getValue();
+    } else if (key == "linear_bias" && isa<StringAttr>(value) &&
+               cast<StringAttr>(value).getValue() == "weights") {
+      // fat-tensorize's record of its rewrite (fat.key_weights): the
+      // tensorized ops carry it, as relative_bias's.
+      schedule.linearBiasMma = false;
     } else if (key == "rowsum" || key == "rescale" || key == "row_max" ||
                key == "linear_bias" || key == "tile_scheduler") {
       // The two-word choices (linear_bias spelled as rowsum).
