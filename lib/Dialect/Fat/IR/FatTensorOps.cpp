@@ -194,16 +194,12 @@ LogicalResult BiasQueryColumnsOp::verify() {
 }
 
 LogicalResult KeyWeightsOp::verify() {
-  auto t = dyn_cast<RankedTensorType>(getValues().getType());
-  if (!t || t.getRank() != 2 || !t.hasStaticShape() ||
+  auto t = dyn_cast<RankedTensorType>(getWeights().getType());
+  if (!t || t.getRank() != 1 || !t.hasStaticShape() ||
       !t.getElementType().isBF16())
-    return emitOpError() << "expected a static 2-D bf16 tile of P·V's B rows "
-                            "(f16 overflows with the weights), got "
-                         << getValues().getType();
-  if (getResult().getType() != t)
-    return emitOpError() << "expected the result to have the type of the "
-                            "values, "
-                         << t;
+    return emitOpError() << "expected a static 1-D bf16 vector of per-key "
+                            "weights (f16 overflows with them), got "
+                         << getWeights().getType();
   if (failed(verifyConstantScale(*this, getScale())))
     return failure();
   return verifyTermRegion(*this, getBody().front(), 2, getCaptures(), "b, h",

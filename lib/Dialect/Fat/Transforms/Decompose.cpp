@@ -569,19 +569,18 @@ struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
 };
 
 /// fat.key_weights: G from the region, a = G·log2 e, ŵ_k = rnd(exp2(a·(k −
-/// (N−1)/2))), rows rnd(v_kd · ŵ_k), offset (G / scale)·(j₀ + (N−1)/2) —
-/// NaN where |G|·(N−1)/2 exceeds the bound the weights are exact under, as
-/// on the GPU (the output turns NaN instead of silently wrong).
+/// (N−1)/2))), offset (G / scale)·(j₀ + (N−1)/2) — NaN where |G|·(N−1)/2
+/// exceeds the bound the weights are exact under, as on the GPU (the output
+/// turns NaN instead of silently wrong).
 struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(KeyWeightsOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
-    auto type = cast<RankedTensorType>(op.getValues().getType());
+    auto type = cast<RankedTensorType>(op.getWeights().getType());
     Type elt = type.getElementType();
-    int64_t n = type.getDimSize(0);
-    double centre = 0.5 * double(n - 1);
+    double centre = 0.5 * double(type.getDimSize(0) - 1);
     Block &body = op.getBody().front();
     IRMapping mapping;
     SmallVector<Value> args{op.getBatch(), op.getHead()};
@@ -593,13 +592,10 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
         mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
     Value a = arith::MulFOp::create(rewriter, loc, factor,
                                     f32Const(rewriter, loc, M_LOG2E));
-    // ŵ_k, then each row times its weight.
-    auto weightType = RankedTensorType::get({n}, elt);
     Value weights =
         linalg::GenericOp::create(
-            rewriter, loc, weightType, ValueRange{},
-            ValueRange{tensor::EmptyOp::create(rewriter, loc, weightType,
-                                               ValueRange{})},
+            rewriter, loc, type, ValueRange{},
+            ValueRange{tensor::EmptyOp::create(rewriter, loc, type, ValueRange{})},
             ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
             ArrayRef<IteratorType>{kPar},
             [&](OpBuilder &b, Location loc, ValueRange) {
@@ -614,20 +610,6 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
                   b, loc,
                   Value(arith::TruncFOp::create(
                       b, loc, elt, math::Exp2Op::create(b, loc, x))));
-            })
-            .getResult(0);
-    Value rows =
-        linalg::GenericOp::create(
-            rewriter, loc, type, ValueRange{op.getValues(), weights},
-            ValueRange{tensor::EmptyOp::create(rewriter, loc, type, ValueRange{})},
-            ArrayRef<AffineMap>{dimsMap(ctx, 2, {0, 1}), dimsMap(ctx, 2, {0}),
-                                dimsMap(ctx, 2, {0, 1})},
-            ArrayRef<IteratorType>{kPar, kPar},
-            [&](OpBuilder &b, Location loc, ValueRange x) {
-              Value product = arith::MulFOp::create(b, loc, toF32(b, loc, x[0]),
-                                                    toF32(b, loc, x[1]));
-              linalg::YieldOp::create(
-                  b, loc, Value(arith::TruncFOp::create(b, loc, elt, product)));
             })
             .getResult(0);
     Value g = arith::DivFOp::create(rewriter, loc, factor, op.getScale());
@@ -647,7 +629,7 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
         f32Const(rewriter, loc, KeyWeightsOp::kMaxSpread));
     offset = arith::SelectOp::create(rewriter, loc, exact, offset,
                                      f32Const(rewriter, loc, NAN));
-    rewriter.replaceOp(op, ValueRange{rows, offset});
+    rewriter.replaceOp(op, ValueRange{weights, offset});
     return success();
   }
 };

@@ -19,15 +19,14 @@
 //
 // `linear-bias=weights` leaves Q·Kᵀ alone: e^(s + G·j) = e^(s + o_b)·w_k
 // with o_b the key block's share (one add per row in the softmax) and w_k
-// = e^(G·(k − (N−1)/2)) the same N weights in every block, which scale
-// P·V's B rows (rowsum=mma's ones columns included, so l weighs as O):
+// = e^(G·(k − (N−1)/2)) the same N weights in every block, which multiply
+// the rounded P column by column (rowsum=mma's ones columns then sum the
+// same weighted P that O reads, so the product's rounding cancels where a
+// few keys dominate; on V's rows it did not: perf log run 143):
 //
 //   fat.score_mod {s + G(j−i)}  → (no region)
 //   fat.softmax_max/_exp S      → … S offset %o (constant scale·log2 e)
-//   fat.wgmma(P, [V | 1])       → fat.wgmma(P, fat.key_weights [V | 1])
-//
-// The consumers then do the plain kernel's work per score; the Hopper
-// kernel scales V's stage in shared memory beside the producer.
+//   fat.wgmma(P̂, [V | 1])       → fat.wgmma(P̂ · bcast(fat.key_weights), [V | 1])
 //
 // A score region s' = s ± T(b, h, j − i) whose term reads the row and key
 // only as their difference (a learned relative-position table) has no such
@@ -51,6 +50,7 @@
 
 #include "mlir/Analysis/SliceAnalysis.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
@@ -233,12 +233,14 @@ findOnesColumnsPV(SoftmaxExpOp exp) {
   return failure();
 }
 
-/// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as weights on P·V's B
-/// rows: fat.key_weights scales [V | ones] row k by e^(G·(k − (N−1)/2)),
-/// the softmax reads the unscaled scores with the block's offset (one add
-/// per row) and the constant c·scale. Needs rowsum=mma's ones columns (the
-/// row sums then weigh each key as O does) and no LSE (−G·i is dropped).
-struct LinearBiasToValueWeights : OpRewritePattern<ScoreModOp> {
+/// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as weights on P:
+/// fat.key_weights gives the N weights e^(G·(k − (N−1)/2)) and the block's
+/// offset; the softmax reads the unscaled scores with the offset (one add
+/// per row) and the constant c·scale, and the rounded P is multiplied by
+/// the weights column by column before P·V. Needs rowsum=mma's ones columns
+/// (the row sums then read the weighted P that O reads) and no LSE (−G·i
+/// is dropped).
+struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoreModOp op,
                                 PatternRewriter &rewriter) const override {
@@ -266,42 +268,46 @@ struct LinearBiasToValueWeights : OpRewritePattern<ScoreModOp> {
     if (failed(pv))
       return rewriter.notifyMatchFailure(
           op, "P·V does not read [V | ones] (rowsum=mma)");
-    auto [pvGemm, concat] = *pv;
-    auto bType = cast<RankedTensorType>(concat.getType());
-    if (!bType.getElementType().isBF16())
-      return rewriter.notifyMatchFailure(op, "the values are not bf16");
+    WgmmaOp pvGemm = pv->first;
+    auto pType = cast<RankedTensorType>(pvGemm.getA().getType());
+    if (!pType.getElementType().isBF16())
+      return rewriter.notifyMatchFailure(op, "P is not rounded to bf16");
     // A constant factor must keep the weights exact (KeyWeightsOp).
+    int64_t keys = pType.getDimSize(1);
     FloatAttr constant;
-    double spread = 0.5 * double(bType.getDimSize(0) - 1);
     if (matchPattern(term->factor, m_Constant(&constant)) &&
-        std::abs(constant.getValueAsDouble()) * spread >
+        std::abs(constant.getValueAsDouble()) * 0.5 * double(keys - 1) >
             KeyWeightsOp::kMaxSpread)
       return rewriter.notifyMatchFailure(op, "|G|·(N − 1)/2 over 60");
 
-    // The weights op where the softmax first reads the scores, [V | ones]
-    // moved up to it (pure, its operands are the block's V and a constant).
+    // The weights where the softmax first reads the scores.
     Operation *first = readers.front();
     for (Operation *reader : readers)
       if (reader->isBeforeInBlock(first))
         first = reader;
-    for (Value input : concat.getInputs())
-      if (Operation *def = input.getDefiningOp();
-          def && def->getBlock() == first->getBlock() &&
-          !def->isBeforeInBlock(first))
-        return rewriter.notifyMatchFailure(op, "V is sliced after the softmax");
-    rewriter.moveOpBefore(concat, first);
     Location loc = op.getLoc();
     double scale = op.getScale().convertToDouble();
     rewriter.setInsertionPoint(first);
     Value c = arith::ConstantOp::create(
         rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
+    auto weightType = RankedTensorType::get({keys}, pType.getElementType());
     auto weights = KeyWeightsOp::create(
-        rewriter, loc, bType, rewriter.getF32Type(), concat.getResult(),
-        op.getBatch(), op.getHead(), op.getKvStart(), c, op.getCaptures());
+        rewriter, loc, weightType, rewriter.getF32Type(), op.getBatch(),
+        op.getHead(), op.getKvStart(), c, op.getCaptures());
     if (failed(buildFactorRegion(rewriter, loc, weights.getBody(), body, *term)))
       return rewriter.notifyMatchFailure(op, "no slice of the factor");
+    // P̂ · ŵ column by column, right before P·V reads it.
+    rewriter.setInsertionPoint(pvGemm);
+    Value columns = linalg::BroadcastOp::create(
+                        rewriter, loc, weights.getWeights(),
+                        tensor::EmptyOp::create(rewriter, loc, pType,
+                                                ValueRange{}),
+                        ArrayRef<int64_t>{0})
+                        ->getResult(0);
+    Value weighted =
+        arith::MulFOp::create(rewriter, loc, pvGemm.getA(), columns);
     rewriter.modifyOpInPlace(
-        pvGemm, [&] { pvGemm.getBMutable().assign(weights.getResult()); });
+        pvGemm, [&] { pvGemm.getAMutable().assign(weighted); });
     for (Operation *reader : readers)
       rewriter.modifyOpInPlace(reader, [&] {
         if (auto max = dyn_cast<SoftmaxMaxOp>(reader))
@@ -412,7 +418,7 @@ void mlir::fat::populateRelativeBiasAccumulatorPatterns(
 }
 
 void mlir::fat::populateLinearBiasWeightPatterns(RewritePatternSet &patterns) {
-  patterns.add<LinearBiasToValueWeights>(patterns.getContext());
+  patterns.add<LinearBiasToKeyWeights>(patterns.getContext());
 }
 
 void mlir::fat::populateLinearBiasTensorCorePatterns(

@@ -299,7 +299,7 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
 }
 
 def Fat_KeyWeightsOp : Fat_Op<"key_weights", [Pure, IsolatedFromAbove]> {
-  let summary = "a linear positional bias as weights on P·V's B rows";
+  let summary = "a linear positional bias as per-key weights on P and a block offset";
   let description = [{
     A score region s' = s + G·(j − i) (ALiBi: G = slope_h) without an LSE
     output may drop −G·i, one constant per row, so each score of a key block
@@ -312,48 +312,47 @@ def Fat_KeyWeightsOp : Fat_Op<"key_weights", [Pure, IsolatedFromAbove]> {
                                         every block)
     ```
 
-    and e^(s + G·j) = e^(s + o_b) · e^(β_k). The softmax reads the scores
-    as s + o_b (`offset` of `fat.softmax_max` / `fat.softmax_exp`: one add
-    per row), and this op moves e^(β_k) onto P·V's B operand: row k of
-    `%values` (V's rows, and the ones columns beside them that sum P) is
-    multiplied by w_k, so P·[V | 1] becomes Σ_k p_k·w_k·[v_k | 1]. With c =
-    `%scale`, the attention's (Q·Kᵀ's scores are unscaled, so the offset
-    is divided by it):
+    and e^(s + G·j) = e^(s + o_b) · e^(β_k). The softmax reads the scores as
+    s + o_b (`offset` of `fat.softmax_max` / `fat.softmax_exp`: one add per
+    row) and P, once rounded to the input type, is multiplied by this op's
+    weights column by column (`arith.mulf` with the broadcast weights: one
+    packed multiply per two scores on the GPU). P·V's ones columns then sum
+    the same weighted P that O reads, so the product's rounding cancels in
+    O / l where a few keys dominate a row, as P's own does (weights on V's
+    rows instead measured 1.5× the error: perf log run 143). With c =
+    `%scale`, the attention's (Q·Kᵀ's scores are unscaled, so the offset is
+    divided by it):
 
     ```
-    a   = G · log2 e                                     (f32)
-    ŵ_k = rnd(exp2(a · (k − (N − 1)/2)))                 (the element type)
-    result_kd = rnd(values_kd · ŵ_k)          (the product exact in f32,
-                                               one rounding)
-    offset = (G / c) · (j₀ + (N − 1)/2)                  (f32)
+    a      = G · log2 e                                  (f32)
+    ŵ_k    = rnd(exp2(a · (k − (N − 1)/2)))              (the element type)
+    offset = (G / c) · (j₀ + (N − 1)/2)                  (f32; NaN where
+             |G|·(N − 1)/2 > 60, so that the output turns NaN instead of
+             silently wrong)
     ```
 
-    The ones columns become ŵ exactly, so O and l weigh each key by the
-    same ŵ_k. Numerics: P ≤ 2^τ as without the bias (the reference moves
-    by the block's largest biased score up to the spread), ŵ ∈
-    [e^(−|G|(N−1)/2), e^(|G|(N−1)/2)], so for |G|·(N − 1)/2 ≤ 60 every
-    product stays inside bf16's and f32's range with 27 binades to spare
-    and no term that matters underflows (the fat-tensorize pattern checks
-    the bound where G is a constant). bf16 only: f16's 65504 overflows at
-    |G|·(N − 1)/2 > 11. The region yields G from the batch, the head and
-    the captures.
+    Numerics: P ≤ 2^τ as without the bias, ŵ ∈ [e^(−|G|(N−1)/2),
+    e^(|G|(N−1)/2)]: for |G|·(N − 1)/2 ≤ 60 every product stays inside
+    bf16's and f32's range with 27 binades to spare and no term that matters
+    underflows. bf16 only (f16's 65504 overflows). The region yields G from
+    the batch, the head and the captures.
 
     ```mlir
-    %vw, %o = fat.key_weights %v1 at(%b, %h, %k0) scale %c {
+    %w, %o = fat.key_weights at(%b, %h, %k0) scale %c {
     ^bb0(%bb: index, %hh: index):
       %g = arith.constant 2.500000e-01 : f32
       fat.yield %g : f32
-    } : tensor<128x72xbf16> -> tensor<128x72xbf16>
+    } : tensor<128xbf16>
     ```
   }];
-  let arguments = (ins AnyRankedTensor:$values, Index:$batch, Index:$head,
-                   Index:$kv_start, F32:$scale, Variadic<AnyType>:$captures);
-  let results = (outs AnyRankedTensor:$result, F32:$offset);
+  let arguments = (ins Index:$batch, Index:$head, Index:$kv_start, F32:$scale,
+                   Variadic<AnyType>:$captures);
+  let results = (outs AnyRankedTensor:$weights, F32:$offset);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $values `at` `(` $batch `,` $head `,` $kv_start `)` `scale` $scale
+    `at` `(` $batch `,` $head `,` $kv_start `)` `scale` $scale
     (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
-    `:` type($values) `->` type($result)
+    `:` type($weights)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
