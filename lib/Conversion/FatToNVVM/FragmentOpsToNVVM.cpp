@@ -593,6 +593,31 @@ struct ElementwiseFragmentLowering : OpConversionPattern<ArithOp> {
   }
 };
 
+/// arith.mulf of two 16-bit fragment tiles (P times fat.key_weights'
+/// weights): one packed `mul.rn.{bf16x2,f16x2}` per register, each register
+/// holding the same two elements of both (TruncFFragmentLowering's pairs).
+struct PackedMulFragmentLowering : OpConversionPattern<arith::MulFOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(arith::MulFOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = dyn_cast<RankedTensorType>(op.getType());
+    if (!type || !WgmmaFragmentAttr::isFragment(type) ||
+        type.getElementType().getIntOrFloatBitWidth() != 16)
+      return rewriter.notifyMatchFailure(op, "not a 16-bit fragment tile");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    StringRef text = type.getElementType().isF16()
+                         ? "mul.rn.f16x2 $0, $1, $2;"
+                         : "mul.rn.bf16x2 $0, $1, $2;";
+    SmallVector<Value> out;
+    for (auto [x, y] : llvm::zip_equal(adaptor.getLhs(), adaptor.getRhs()))
+      out.push_back(buildInlineAsm(b, b.getI32Type(), ValueRange{x, y}, text,
+                                   "=r,r,r", /*sideEffects=*/false)[0]);
+    rewriter.replaceOpWithMultiple(op, {out});
+    return success();
+  }
+};
+
 /// |x| and |m| with the sign of s, on the bits: convert-gpu-to-nvvm turns
 /// LLVM's fabs / copysign (and math's) into libdevice calls.
 static Value buildAbs(ImplicitLocOpBuilder &b, Value x) {
@@ -1667,6 +1692,67 @@ struct BiasQueryColumnsLowering : OpConversionPattern<BiasQueryColumnsOp> {
     return success();
   }
 };
+
+/// fat.key_weights in the kernel: G from the region (as
+/// fat.bias_query_columns'), a = G·log2 e, and the thread's weights of P's
+/// fragment — thread λ holds keys 8i + 2(λ mod 4) + e of every 8-key group
+/// i in both its rows, so register 2i + r is the pair (ŵ_{8i+2q},
+/// ŵ_{8i+2q+1}), ŵ_k = rnd(ex2(a·(k − (N−1)/2))) — and the block's offset
+/// (G/scale)·(kv_start + (N−1)/2), NaN past the exact spread (FatTensorOps.td
+/// has the numerics). Pure, so a tile's weights computed before its loop and
+/// a block's unused ones cost nothing per block.
+struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
+  using OpConversionPattern::OpConversionPattern;
+  LogicalResult
+  matchAndRewrite(KeyWeightsOp op, OneToNOpAdaptor adaptor,
+                  ConversionPatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getWeights().getType());
+    if (!WgmmaFragmentAttr::isFragment(type))
+      return rewriter.notifyMatchFailure(op, "not a warpgroup's fragment");
+    if (!llvm::all_of(op.getCaptures().getTypes(),
+                      llvm::IsaPred<LLVM::LLVMPointerType>))
+      return rewriter.notifyMatchFailure(op, "a capture is not an address");
+    ImplicitLocOpBuilder b(op.getLoc(), rewriter);
+    int64_t n = type.getDimSize(1);
+    double centre = 0.5 * double(n - 1);
+    Value factor =
+        cloneTermBody(b, op.getBody().front(), {op.getBatch(), op.getHead()},
+                      op.getCaptures());
+    Value a = arith::MulFOp::create(b, factor, f32Const(b, M_LOG2E));
+    Value quad = arith::RemUIOp::create(
+        b, NVVM::LaneIdOp::create(b, b.getI32Type()), i32Const(b, 4));
+    Value firstKey = arith::SubFOp::create(
+        b,
+        arith::UIToFPOp::create(b, b.getF32Type(),
+                                arith::ShLIOp::create(b, quad, i32Const(b, 1))),
+        f32Const(b, centre));
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < n / 8; ++i) {
+      Value w[2];
+      for (int64_t e = 0; e < 2; ++e) {
+        Value key = 8 * i + e == 0
+                        ? firstKey
+                        : arith::AddFOp::create(b, firstKey,
+                                                f32Const(b, double(8 * i + e)));
+        w[e] = buildExp2(b, arith::MulFOp::create(b, a, key));
+      }
+      Value pair = buildPackPair(b, w[0], w[1], /*isF16=*/false);
+      regs.append({pair, pair});
+    }
+    Value g = arith::DivFOp::create(b, factor, op.getScale());
+    Value start =
+        arith::SIToFPOp::create(b, b.getF32Type(), asI32(b, op.getKvStart()));
+    Value offset = arith::MulFOp::create(
+        b, g, arith::AddFOp::create(b, start, f32Const(b, centre)));
+    Value spread =
+        arith::MulFOp::create(b, buildAbs(b, factor), f32Const(b, centre));
+    Value exact = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, spread,
+                                        f32Const(b, KeyWeightsOp::kMaxSpread));
+    offset = arith::SelectOp::create(b, exact, offset, f32Const(b, NAN));
+    rewriter.replaceOpWithMultiple(op, {regs, {offset}});
+    return success();
+  }
+};
 } // namespace
 
 void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
@@ -1675,11 +1761,12 @@ void mlir::fat::configureWgmmaFragmentLegality(ConversionTarget &target) {
       [](Operation *op) { return !op->getResult(0).getType().isF32(); });
   target.addIllegalOp<BandStageOp, BandFragmentOp>();
   target.addDynamicallyLegalOp<RescaleOp, MaskOp, ScoreModOp, MaskModOp,
-                               BiasQueryColumnsOp, FinalizeOp, arith::TruncFOp,
-                               arith::ConstantOp, arith::MulFOp, arith::AddFOp,
-                               tensor::SplatOp>([](Operation *op) {
-    return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
-  });
+                               BiasQueryColumnsOp, KeyWeightsOp, FinalizeOp,
+                               arith::TruncFOp, arith::ConstantOp,
+                               arith::MulFOp, arith::AddFOp, tensor::SplatOp>(
+      [](Operation *op) {
+        return !WgmmaFragmentAttr::isFragment(op->getResult(0).getType());
+      });
 }
 
 void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
@@ -1689,14 +1776,14 @@ void mlir::fat::populateWgmmaFragmentToNVVMPatterns(
   patterns.add<UnaryMathLowering<math::ExpOp, buildExp>,
                UnaryMathLowering<math::AbsFOp, buildAbs>>(converter,
                                                           patterns.getContext());
-  patterns
-      .add<SoftmaxMaxLowering, SoftmaxExpLowering, ConvertLayoutLowering,
-           FinalizeFragmentLowering, TruncFFragmentLowering,
-           RescaleFragmentLowering, MaskFragmentLowering,
-           BiasQueryColumnsLowering, ElementwiseFragmentLowering<arith::MulFOp>,
-           ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
-           ConstantFragmentLowering, BandStageLowering, BandFragmentLowering>(
-          converter, patterns.getContext());
+  patterns.add<
+      SoftmaxMaxLowering, SoftmaxExpLowering, ConvertLayoutLowering,
+      FinalizeFragmentLowering, TruncFFragmentLowering, RescaleFragmentLowering,
+      MaskFragmentLowering, BiasQueryColumnsLowering, KeyWeightsLowering,
+      PackedMulFragmentLowering, ElementwiseFragmentLowering<arith::MulFOp>,
+      ElementwiseFragmentLowering<arith::AddFOp>, SplatFragmentLowering,
+      ConstantFragmentLowering, BandStageLowering, BandFragmentLowering>(
+      converter, patterns.getContext());
   patterns.add<ModFragmentLowering<ScoreModOp>, ModFragmentLowering<MaskModOp>>(
       converter, patterns.getContext(), prefetchBlocks);
 }

@@ -194,11 +194,17 @@ LogicalResult BiasQueryColumnsOp::verify() {
 }
 
 LogicalResult KeyWeightsOp::verify() {
+  // The tensorized loop's N weights, or in the kernel a warpgroup's P-shaped
+  // fragment of them (every row the same N).
   auto t = dyn_cast<RankedTensorType>(getWeights().getType());
-  if (!t || t.getRank() != 1 || !t.hasStaticShape() ||
+  bool fragment = t && WgmmaFragmentAttr::isFragment(t) && t.getRank() == 2 &&
+                  t.getDimSize(0) == WgmmaOp::kRowsPerWarpgroup;
+  if (!t || !(t.getRank() == 1 || fragment) || !t.hasStaticShape() ||
       !t.getElementType().isBF16())
     return emitOpError() << "expected a static 1-D bf16 vector of per-key "
-                            "weights (f16 overflows with them), got "
+                            "weights (f16 overflows with them) or a "
+                            "warpgroup's 64 x N #fat.wgmma_fragment of them, "
+                            "got "
                          << getWeights().getType();
   if (failed(verifyConstantScale(*this, getScale())))
     return failure();

@@ -595,14 +595,16 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
     Value weights =
         linalg::GenericOp::create(
             rewriter, loc, type, ValueRange{},
-            ValueRange{tensor::EmptyOp::create(rewriter, loc, type, ValueRange{})},
+            ValueRange{
+                tensor::EmptyOp::create(rewriter, loc, type, ValueRange{})},
             ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
             ArrayRef<IteratorType>{kPar},
             [&](OpBuilder &b, Location loc, ValueRange) {
               Value k = arith::SIToFPOp::create(
                   b, loc, b.getF32Type(),
-                  arith::IndexCastOp::create(b, loc, b.getI64Type(),
-                                             linalg::IndexOp::create(b, loc, 0)));
+                  arith::IndexCastOp::create(
+                      b, loc, b.getI64Type(),
+                      linalg::IndexOp::create(b, loc, 0)));
               Value x = arith::MulFOp::create(
                   b, loc, a,
                   arith::SubFOp::create(b, loc, k, f32Const(b, loc, centre)));
@@ -665,19 +667,21 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
       Value blockMax = buildRowReduction<arith::MaxNumFOp>(
           rewriter, loc, op.getScores(), lowest);
       AffineMap row = dimsMap(ctx, 1, {0});
-      mHat = linalg::GenericOp::create(
-                 rewriter, loc, m.getType(), ValueRange{blockMax, m},
-                 ValueRange{emptyLike(rewriter, loc, m, rewriter.getF32Type())},
-                 ArrayRef<AffineMap>{row, row, row}, ArrayRef<IteratorType>{kPar},
-                 [&](OpBuilder &b, Location loc, ValueRange a) {
-                   Value shifted = arith::AddFOp::create(b, loc, a[0], o);
-                   linalg::YieldOp::create(
-                       b, loc,
-                       Value(arith::MaxNumFOp::create(b, loc, a[1], shifted)));
-                 })
-                 .getResult(0);
+      mHat =
+          linalg::GenericOp::create(
+              rewriter, loc, m.getType(), ValueRange{blockMax, m},
+              ValueRange{emptyLike(rewriter, loc, m, rewriter.getF32Type())},
+              ArrayRef<AffineMap>{row, row, row}, ArrayRef<IteratorType>{kPar},
+              [&](OpBuilder &b, Location loc, ValueRange a) {
+                Value shifted = arith::AddFOp::create(b, loc, a[0], o);
+                linalg::YieldOp::create(
+                    b, loc,
+                    Value(arith::MaxNumFOp::create(b, loc, a[1], shifted)));
+              })
+              .getResult(0);
     } else {
-      mHat = buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
+      mHat =
+          buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
     }
     Value c = op.getScale();
     std::optional<double> tau;
@@ -832,8 +836,7 @@ void mlir::fat::populateFatDecomposePatterns(RewritePatternSet &patterns) {
            DecomposeRowSum, DecomposeRescale, DecomposePV, DecomposeFinalize,
            DecomposeWgmma, DecomposeSoftmaxMax, DecomposeSoftmaxExp,
            DecomposeScoreMod, DecomposeMaskMod, DecomposeBiasKeyColumns,
-           DecomposeBiasQueryColumns, DecomposeScoreBand,
-           DecomposeKeyWeights>(
+           DecomposeBiasQueryColumns, DecomposeScoreBand, DecomposeKeyWeights>(
           patterns.getContext());
   populateKeyGeometryExpansionPatterns(patterns);
 }

@@ -497,8 +497,7 @@ struct FatTensorizePass
               scope, tiled,
               /*forced=*/linearBiasOpt->has_value())))
         return signalPassFailure();
-      if (linearBiasWeights &&
-          failed(takeLinearBiasWeights(scope, tiled)))
+      if (linearBiasWeights && failed(takeLinearBiasWeights(scope, tiled)))
         return signalPassFailure();
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
       // vector form, which measured faster (perf log run 136b).

@@ -26,7 +26,8 @@
 //
 //   fat.score_mod {s + G(j−i)}  → (no region)
 //   fat.softmax_max/_exp S      → … S offset %o (constant scale·log2 e)
-//   fat.wgmma(P̂, [V | 1])       → fat.wgmma(P̂ · bcast(fat.key_weights), [V | 1])
+//   fat.wgmma(P̂, [V | 1])       → fat.wgmma(P̂ · bcast(fat.key_weights), [V |
+//   1])
 //
 // A score region s' = s ± T(b, h, j − i) whose term reads the row and key
 // only as their difference (a learned relative-position table) has no such
@@ -136,9 +137,7 @@ LogicalResult buildFactorRegion(PatternRewriter &rewriter, Location loc,
   SetVector<Operation *> slice;
   BackwardSliceOptions options;
   options.inclusive = true;
-  options.filter = [&](Operation *inner) {
-    return inner->getBlock() == &body;
-  };
+  options.filter = [&](Operation *inner) { return inner->getBlock() == &body; };
   if (failed(getBackwardSlice(term.factor, &slice, options)))
     return failure();
   for (Operation *inner : slice)
@@ -221,8 +220,7 @@ findOnesColumnsPV(SoftmaxExpOp exp) {
         continue;
       auto concat = pv.getB().getDefiningOp<tensor::ConcatOp>();
       DenseElementsAttr ones;
-      if (!concat || concat.getInputs().size() != 2 ||
-          !concat->hasOneUse() ||
+      if (!concat || concat.getInputs().size() != 2 || !concat->hasOneUse() ||
           !matchPattern(concat.getInputs()[1], m_Constant(&ones)) ||
           !ones.isSplat() ||
           ones.getSplatValue<APFloat>().convertToDouble() != 1.0)
@@ -294,20 +292,21 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
     auto weights = KeyWeightsOp::create(
         rewriter, loc, weightType, rewriter.getF32Type(), op.getBatch(),
         op.getHead(), op.getKvStart(), c, op.getCaptures());
-    if (failed(buildFactorRegion(rewriter, loc, weights.getBody(), body, *term)))
+    if (failed(
+            buildFactorRegion(rewriter, loc, weights.getBody(), body, *term)))
       return rewriter.notifyMatchFailure(op, "no slice of the factor");
     // P̂ · ŵ column by column, right before P·V reads it.
     rewriter.setInsertionPoint(pvGemm);
-    Value columns = linalg::BroadcastOp::create(
-                        rewriter, loc, weights.getWeights(),
-                        tensor::EmptyOp::create(rewriter, loc, pType,
-                                                ValueRange{}),
-                        ArrayRef<int64_t>{0})
-                        ->getResult(0);
+    Value columns =
+        linalg::BroadcastOp::create(
+            rewriter, loc, weights.getWeights(),
+            tensor::EmptyOp::create(rewriter, loc, pType, ValueRange{}),
+            ArrayRef<int64_t>{0})
+            ->getResult(0);
     Value weighted =
         arith::MulFOp::create(rewriter, loc, pvGemm.getA(), columns);
-    rewriter.modifyOpInPlace(
-        pvGemm, [&] { pvGemm.getAMutable().assign(weighted); });
+    rewriter.modifyOpInPlace(pvGemm,
+                             [&] { pvGemm.getAMutable().assign(weighted); });
     for (Operation *reader : readers)
       rewriter.modifyOpInPlace(reader, [&] {
         if (auto max = dyn_cast<SoftmaxMaxOp>(reader))

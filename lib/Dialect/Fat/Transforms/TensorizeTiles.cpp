@@ -126,8 +126,8 @@ struct SoftmaxStepToTensorCores : OpRewritePattern<RowMaxOp> {
     FloatAttr tau = choice.lazyRescale
                         ? rewriter.getF32FloatAttr(choice.rescaleThreshold)
                         : FloatAttr();
-    auto mx = SoftmaxMaxOp::create(rewriter, loc, m.getType(), m.getType(), s, m,
-                                   scale, /*offset=*/Value(), tau);
+    auto mx = SoftmaxMaxOp::create(rewriter, loc, m.getType(), m.getType(), s,
+                                   m, scale, /*offset=*/Value(), tau);
     Value alpha = mx.getAlpha();
     // P = exp2(c·S − ĉm')  [ l' = α·l + Σ P on the vector units ]
     SmallVector<Type> expTypes = {sType};
