@@ -126,6 +126,9 @@ struct TensorizedAttention {
   /// relative-bias=accumulator: the tensorized loop's fat.score_band (the
   /// score region's term as Q·Kᵀ's accumulator; no score region then).
   ScoreBandOp scoreBand;
+  /// linear-bias=weights: the tensorized loop's fat.key_weights (the
+  /// block's offset in the softmax, the weights on P; no score region then).
+  KeyWeightsOp keyWeights;
   /// The online softmax's ops and O's rescale (one KV loop's), which the
   /// consumer moves onto its tiles.
   SoftmaxMaxOp softmaxMax;
@@ -203,14 +206,15 @@ static LogicalResult checkConsumerForms(scf::ForOp loop) {
     afterMax |= isa<SoftmaxMaxOp>(op);
     if (isa<WgmmaOp, ScoreModOp, MaskModOp, MaskOp, SoftmaxMaxOp, SoftmaxExpOp,
             RescaleOp, arith::TruncFOp, BiasQueryColumnsOp, BiasKeyColumnsOp,
-            ScoreBandOp>(op) ||
+            ScoreBandOp, KeyWeightsOp, arith::MulFOp>(op) ||
         isTileAddressing(&op))
       continue;
     return op.emitOpError("fat-pipeline: the Hopper consumer has no form for "
                           "this op in the tensorized KV loop (expected the "
                           "fat.wgmma, fat.score_mod, fat.mask_mod, fat.mask, "
-                          "fat.softmax_max, fat.softmax_exp, fat.rescale and "
-                          "P's arith.truncf that fat-tensorize writes)");
+                          "fat.softmax_max, fat.softmax_exp, fat.rescale, "
+                          "P's arith.truncf and fat.key_weights with P's "
+                          "arith.mulf that fat-tensorize writes)");
   }
   return success();
 }
@@ -274,6 +278,10 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     } else if (auto band = dyn_cast<ScoreBandOp>(op)) {
       t.scoreBand = band;
       t.captures.insert(band.getCaptures().begin(), band.getCaptures().end());
+    } else if (auto weights = dyn_cast<KeyWeightsOp>(op)) {
+      t.keyWeights = weights;
+      t.captures.insert(weights.getCaptures().begin(),
+                        weights.getCaptures().end());
     }
     return WalkResult::advance();
   });
@@ -289,8 +297,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   // region (a kernel of its own beside the vector form's).
   Region *scoreBody = t.scoreMod    ? &t.scoreMod.getBody()
                       : t.biasQuery ? &t.biasQuery.getBody()
-                      : t.scoreBand ? &t.scoreBand.getBody()
-                                    : nullptr;
+                      : t.scoreBand  ? &t.scoreBand.getBody()
+                      : t.keyWeights ? &t.keyWeights.getBody()
+                                     : nullptr;
   t.sig.modifications = modificationKey(
       scoreBody, t.maskMod ? &t.maskMod.getBody() : nullptr, outputScale);
   t.sig.positionalRegions = facts.positional;
@@ -300,12 +309,15 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   // parameters capture<i>.
   for (Operation *mod :
        {t.scoreMod.getOperation(), t.maskMod.getOperation(),
-        t.biasQuery.getOperation(), t.scoreBand.getOperation()})
+        t.biasQuery.getOperation(), t.scoreBand.getOperation(),
+        t.keyWeights.getOperation()})
     if (mod &&
         !llvm::equal(isa<ScoreModOp>(mod)  ? cast<ScoreModOp>(mod).getCaptures()
                      : isa<MaskModOp>(mod) ? cast<MaskModOp>(mod).getCaptures()
                      : isa<ScoreBandOp>(mod)
                          ? cast<ScoreBandOp>(mod).getCaptures()
+                     : isa<KeyWeightsOp>(mod)
+                         ? cast<KeyWeightsOp>(mod).getCaptures()
                          : cast<BiasQueryColumnsOp>(mod).getCaptures(),
                      t.captures))
       return fail("expected the score and mask modifications to capture the "
@@ -338,8 +350,21 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     return fail("expected the Q·Kᵀ and P·V fat.wgmma (no other), the softmax "
                 "and O's rescale in one scf.for over key blocks carrying "
                 "(O, m, l)");
-  // The consumer packs P where its schedule puts P·V.
-  auto round = pv.getA().getDefiningOp<arith::TruncFOp>();
+  // The consumer packs P where its schedule puts P·V (linear-bias=weights:
+  // times the broadcast weights).
+  Value pTile = pv.getA();
+  if (t.keyWeights) {
+    auto weighted = pTile.getDefiningOp<arith::MulFOp>();
+    auto broadcast =
+        weighted ? weighted.getRhs().getDefiningOp<linalg::BroadcastOp>()
+                 : linalg::BroadcastOp();
+    if (!broadcast || broadcast.getInput() != t.keyWeights.getWeights() ||
+        t.scoreMod || t.biasQuery || t.scoreBand)
+      return fail("expected linear-bias=weights' P·V to read P times the "
+                  "broadcast fat.key_weights, and no other score term");
+    pTile = weighted.getLhs();
+  }
+  auto round = pTile.getDefiningOp<arith::TruncFOp>();
   if (!round || round->getParentOp() != t.kvLoop)
     return fail("expected P·V's A to be P rounded by arith.truncf in the KV "
                 "loop");
@@ -385,6 +410,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   if (t.biasQuery &&
       !matchPattern(t.biasQuery.getScale(), m_Constant(&biasScale)))
     return fail("expected fat.bias_query_columns' scale to be a constant");
+  if (t.keyWeights &&
+      !matchPattern(t.keyWeights.getScale(), m_Constant(&biasScale)))
+    return fail("expected fat.key_weights' scale to be a constant");
   if (biasScale)
     t.scale = biasScale;
   auto scores = cast<ShapedType>(qk.getResult().getType());
@@ -429,6 +457,10 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   int64_t dv = t.sig.value.getDimSize(t.sig.physicalDim(AttentionOp::kFeatureDim));
   t.rowsumMma = pv.getShape()[1] ==
                 dv + TileTensorization::kOnesColumns;
+  // The ones columns sum the weighted P that O reads.
+  if (t.keyWeights && !t.rowsumMma)
+    return fail("expected linear-bias=weights' P·V to sum P's rows on the "
+                "tensor cores (rowsum=mma)");
   t.seqLen = t.sig.tunedSeqLen(t.seqLen);
   return t;
 }
@@ -606,6 +638,10 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
           loop,
           {b.getNamedAttr("relative_bias", b.getStringAttr("accumulator"))},
           /*forced=*/false);
+    if (t->keyWeights)
+      updateSchedule(
+          loop, {b.getNamedAttr("linear_bias", b.getStringAttr("weights"))},
+          /*forced=*/false);
     updateSchedule(
         loop,
         {b.getNamedAttr("block_m", b.getI64IntegerAttr(t->blockM)),
@@ -641,6 +677,7 @@ struct FatPipelinePass : public fat::impl::FatPipelineBase<FatPipelinePass> {
     config->scoreMod = t->scoreMod;
     config->biasQuery = t->biasQuery;
     config->scoreBand = t->scoreBand;
+    config->keyWeights = t->keyWeights;
     if (config->scoreBand && config->schedule.dynamicTiles)
       return loop.emitOpError("fat-pipeline: tile-scheduler=dynamic does not "
                               "serve relative-bias=accumulator (its term "

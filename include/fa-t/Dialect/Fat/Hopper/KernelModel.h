@@ -313,6 +313,10 @@ struct AttentionKernelConfig {
   /// relative-bias=accumulator: the tensorized loop's fat.score_band (the
   /// score region's term as Q·Kᵀ's accumulator; no score region then).
   Operation *scoreBand = nullptr;
+  /// linear-bias=weights: the tensorized loop's fat.key_weights (the block's
+  /// offset in the softmax and the weights P is multiplied by; no score
+  /// region then).
+  Operation *keyWeights = nullptr;
   /// The tensorized scf.for over key blocks (set by fat-pipeline, which
   /// owns it while the kernel is built): the consumer rewrites its ops onto
   /// the fragment tiles — the plain loop all of them in the loop's order,

@@ -178,7 +178,7 @@ void AttentionKernelBuilder::build(LLVM::LLVMFuncOp func,
   // A score region reads scale·s; linear-bias=mma's columns and
   // relative-bias=accumulator's terms divide by the scale (their scores
   // stay unscaled).
-  if (cfg.scoreMod || cfg.biasQuery || cfg.scoreBand)
+  if (cfg.scoreMod || cfg.biasQuery || cfg.scoreBand || cfg.keyWeights)
     v.scoreScale = arith::MulFOp::create(b, v.scaleLog2e, f32Const(b, M_LN2));
   if (cfg.schedule.persistent)
     v.batchCount = args[a++];

@@ -84,6 +84,9 @@ struct KernelValues {
   // relative-bias=accumulator: the ring of the key blocks' terms
   // (iteration = ringIteration of the key block, as K's).
   Value bandRing;
+  // linear-bias=weights: the tile's weights on P (a bf16 fragment of P's
+  // shape, the same N per row; set at the start of each consumer tile).
+  Value keyWeights;
   // Tile coordinates and its KV block range [kvLo, kvHi): the loops count
   // blocks (ring positions); with a hole (holeLen, a six-column kv_ranges
   // table) the physical blocks skip [holeFirst, holeFirst + holeLen), and
@@ -251,6 +254,13 @@ private:
   /// linear-bias=mma: the tensorized loop's fat.bias_query_columns `tmpl`
   /// on this warpgroup's rows (from wgRow) and key block kvBlock.
   Value buildBiasQuery(Operation *tmpl, Value kvBlock, Value wgRow);
+  /// linear-bias=weights: the tensorized loop's fat.key_weights on P's
+  /// fragment at key `kvStart` (i32): the weights (the same for every
+  /// block) and that block's offset.
+  std::pair<Value, Value> buildKeyWeights(Value kvStart);
+  /// The tile's weights into v.keyWeights, once per consumer tile (none
+  /// without linear-bias=weights).
+  void buildTileKeyWeights();
   /// Sets S to −inf where the mask or the ragged KV tail hides the key
   /// (fat.mask of the warpgroup's tile: rows from wgRow, keys from block
   /// kvBlock).
@@ -318,12 +328,13 @@ private:
   /// The online softmax's two ops, from the tensorized loop's `tmpl`:
   /// (m', α), and (P, l').
   std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,
-                                          Value mOld);
+                                          Value mOld, Value offset = {});
   /// The tensorized loop's splat row constant `rows` on the warpgroup's
   /// rows (row-max=bound's reference).
   Value buildRowConstant(Value rows);
   std::pair<Value, Value> buildSoftmaxExp(Operation *tmpl, Value s, Value m,
-                                          Value alpha, Value lOld);
+                                          Value alpha, Value lOld,
+                                          Value offset = {});
   /// One key block of the tensorized KV loop (cfg.kvLoop) rewritten onto
   /// the warpgroup's tiles: the loop's values → the warpgroup's. The
   /// schedules place the GEMMs, P's rounding and O's rescale; the ops from

@@ -46,6 +46,7 @@ void AttentionKernelBuilder::buildConsumer() {
 void AttentionKernelBuilder::buildConsumerTile() {
   Value consumer = sub(v.warpgroup, c32(1));
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
+  buildTileKeyWeights();
 
   RingWaitOp::create(b, v.qRing, v.tileIndex);
   SmallVector<Value> results = pvStage() == 1
@@ -225,11 +226,14 @@ LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
                         return {1, kReleaseV};
                       return {0, kSoftmax};
                     })
-                    .Case([&](arith::TruncFOp round) -> Slot {
-                      if (round.getResult() != pv.getARegs())
-                        return fromUsers(op);
-                      return {0, packLate ? kLatePack : kSoftmax};
-                    })
+                    .Case<arith::TruncFOp, arith::MulFOp>(
+                        [&](Operation *pack) -> Slot {
+                          // P's rounding, or its weights after it
+                          // (linear-bias=weights): the op that makes P·V's A.
+                          if (pack->getResult(0) != pv.getARegs())
+                            return fromUsers(op);
+                          return {0, packLate ? kLatePack : kSoftmax};
+                        })
                     .Case([&](RescaleOp) -> Slot {
                       return {0, kRescale};
                     })
@@ -526,6 +530,11 @@ AttentionKernelBuilder::rewriteKeyBlockStep(Value consumer, Value wgRow,
         .Case([&](arith::TruncFOp t) { // P, the 16-bit A tile
           map.map(t.getResult(), buildPackP(map.lookup(t.getIn())));
         })
+        .Case([&](arith::MulFOp t) { // linear-bias=weights: P·ŵ
+          map.map(t.getResult(),
+                  arith::MulFOp::create(b, map.lookup(t.getLhs()),
+                                        v.keyWeights));
+        })
         .Case([&](RescaleOp t) { // O's
           map.map(t.getResult(), buildRescale(t, map.lookup(t.getInput()),
                                               map.lookup(t.getFactor())));
@@ -566,6 +575,7 @@ SmallVector<Value> AttentionKernelBuilder::buildOverlappedTile(
   PendingTile pending = PendingTile::unpack(pendingVals);
   SmallVector<Value> empty = buildEmptyState();
   Value wgRow = warpgroupRow(consumer, v.rowFirst);
+  buildTileKeyWeights();
   // This tile's name once it is pending, taken now: the coordinates it is
   // made of then need no registers through the tile.
   Value tile = add(mul(add(mul(v.batch, c32(cfg.numHeadsQ)), v.head), v.numM),

@@ -81,6 +81,29 @@ Value AttentionKernelBuilder::buildBiasQuery(Operation *tmplOp, Value kvBlock,
   return query.getResult();
 }
 
+std::pair<Value, Value> AttentionKernelBuilder::buildKeyWeights(Value kvStart) {
+  // The region as the tiled form wrote it, with the kernel's run-time
+  // scale (the scores stay unscaled, as with the bias columns).
+  auto tmpl = cast<KeyWeightsOp>(cfg.keyWeights);
+  auto index = [&](Value x) -> Value {
+    return arith::IndexCastOp::create(b, b.getIndexType(), x);
+  };
+  auto weights = KeyWeightsOp::create(
+      b, fragmentType(cfg.blockN, b.getBF16Type()), b.getF32Type(),
+      index(v.batch), index(v.head), index(kvStart), v.scoreScale,
+      v.captures);
+  IRMapping none;
+  tmpl.getBody().cloneInto(&weights.getBody(), none);
+  return {weights.getWeights(), weights.getOffset()};
+}
+
+void AttentionKernelBuilder::buildTileKeyWeights() {
+  // Computed once per tile (ex2 per key of a thread's 2·N/8 pairs): each
+  // block's op below keeps only its offset, its weights unused.
+  if (cfg.keyWeights)
+    v.keyWeights = buildKeyWeights(c32(0)).first;
+}
+
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,
                                      Value accumulate, Operation *tmpl) {
   // V: box c holds columns [64c, 64c+64) of the blockN key rows.
@@ -230,24 +253,29 @@ Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
 }
 
 std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(
-    Operation *tmpl, Value s, Value mOld) {
+    Operation *tmpl, Value s, Value mOld, Value offset) {
   // The tensorized loop's softmax ops (FatTensorOps.td has the math and
   // the lazy-rescale numerics) move onto this warpgroup's tile of S, with
   // the kernel's run-time c; convert-fat-to-nvvm distributes them to the
   // thread's two rows. Returns m' and α.
   RankedTensorType rows = fragmentType(0, b.getF32Type());
-  auto max = cast<SoftmaxMaxOp>(
-      moveTileOp(tmpl, {s, mOld, v.softmaxScale}, {rows, rows}));
+  SmallVector<Value> operands{s, mOld, v.softmaxScale};
+  if (offset)
+    operands.push_back(offset);
+  auto max = cast<SoftmaxMaxOp>(moveTileOp(tmpl, operands, {rows, rows}));
   return {max.getNewMax(), max.getAlpha()};
 }
 
 std::pair<Value, Value>
 AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
-                                        Value alpha, Value lOld) {
+                                        Value alpha, Value lOld,
+                                        Value offset) {
   // P and l' = α·l + Σ P; rowsum=mma: the P·V wgmma's ones columns sum
   // P, l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
   SmallVector<Value> operands{s, m, v.softmaxScale};
+  if (offset)
+    operands.push_back(offset);
   SmallVector<Type> types{s.getType()};
   if (vectorSum) {
     operands.push_back(lOld);
@@ -275,6 +303,7 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
     return buildMaskIfNeeded(s, r.block, r.wgRow);
   };
   auto lookup = [&](Value x) { return r.map.lookup(x); };
+  auto lookupOrNull = [&](Value x) { return x ? lookup(x) : Value(); };
   // The softmax's first op (fat.softmax_max, or fat.softmax_exp without
   // one: row-max=bound) masks where no fat.mask did.
   auto maskUnlessMasked = [&](Value scores) {
@@ -293,14 +322,22 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
                                                 at, r.block, r.wgRow));
         return true;
       })
+      .Case([&](KeyWeightsOp weights) { // linear-bias=weights
+        // The tile's weights; this block's offset.
+        r.map.map(weights.getWeights(), v.keyWeights);
+        r.map.map(weights.getOffset(),
+                  buildKeyWeights(mul(r.block, c32(cfg.blockN))).second);
+        return true;
+      })
       .Case([&](MaskOp m) {
         r.map.map(m.getResult(), mask(lookup(m.getScores())));
         return true;
       })
       .Case([&](SoftmaxMaxOp max) {
         maskUnlessMasked(max.getScores());
-        std::tie(r.step.m, r.step.alpha) = buildSoftmaxMax(
-            max, lookup(max.getScores()), lookup(max.getMax()));
+        std::tie(r.step.m, r.step.alpha) =
+            buildSoftmaxMax(max, lookup(max.getScores()), lookup(max.getMax()),
+                            lookupOrNull(max.getOffset()));
         r.map.map(max.getNewMax(), r.step.m);
         r.map.map(max.getAlpha(), r.step.alpha);
         return true;
@@ -314,7 +351,8 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         Value alpha = exp.getAlpha() ? lookup(exp.getAlpha()) : Value();
         std::tie(r.probs, r.step.l) = buildSoftmaxExp(
             exp, lookup(exp.getScores()), lookup(exp.getMax()), alpha,
-            exp.getSum() ? lookup(exp.getSum()) : r.l);
+            exp.getSum() ? lookup(exp.getSum()) : r.l,
+            lookupOrNull(exp.getOffset()));
         r.map.map(exp.getProbs(), r.probs);
         if (exp.getNewSum())
           r.map.map(exp.getNewSum(), r.step.l);

@@ -358,7 +358,13 @@ std::string mlir::fat::modificationKey(Region *score, Region *mask,
   std::string text;
   llvm::raw_string_ostream os(text);
   bool any = false;
-  for (auto [tag, region] : {std::pair<StringRef, Region *>{"score", score},
+  // linear-bias=weights' region yields the factor G as the bias columns'
+  // does: its own tag keeps the two kernels' names apart.
+  StringRef scoreTag =
+      score && !score->empty() && isa<KeyWeightsOp>(score->getParentOp())
+          ? "weights"
+          : "score";
+  for (auto [tag, region] : {std::pair<StringRef, Region *>{scoreTag, score},
                              {"mask", mask}}) {
     if (!region || region->empty())
       continue;
