@@ -295,8 +295,8 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
     outputScale = t.modSoftmaxScale / M_LOG2E;
   // The bias columns' region names the kernel where it replaced the score
   // region (a kernel of its own beside the vector form's).
-  Region *scoreBody = t.scoreMod    ? &t.scoreMod.getBody()
-                      : t.biasQuery ? &t.biasQuery.getBody()
+  Region *scoreBody = t.scoreMod     ? &t.scoreMod.getBody()
+                      : t.biasQuery  ? &t.biasQuery.getBody()
                       : t.scoreBand  ? &t.scoreBand.getBody()
                       : t.keyWeights ? &t.keyWeights.getBody()
                                      : nullptr;
@@ -307,10 +307,9 @@ FailureOr<TensorizedAttention> readTensorizedAttention(scf::ForallOp loop) {
   t.sig.dataBlocks = facts.dataBlocks;
   // Both regions see the attention's captures, in its order: the kernel's
   // parameters capture<i>.
-  for (Operation *mod :
-       {t.scoreMod.getOperation(), t.maskMod.getOperation(),
-        t.biasQuery.getOperation(), t.scoreBand.getOperation(),
-        t.keyWeights.getOperation()})
+  for (Operation *mod : {t.scoreMod.getOperation(), t.maskMod.getOperation(),
+                         t.biasQuery.getOperation(), t.scoreBand.getOperation(),
+                         t.keyWeights.getOperation()})
     if (mod &&
         !llvm::equal(isa<ScoreModOp>(mod)  ? cast<ScoreModOp>(mod).getCaptures()
                      : isa<MaskModOp>(mod) ? cast<MaskModOp>(mod).getCaptures()

@@ -327,8 +327,8 @@ private:
                  Value scaleD = {}, Value biasA = {});
   /// The online softmax's two ops, from the tensorized loop's `tmpl`:
   /// (m', α), and (P, l').
-  std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s,
-                                          Value mOld, Value offset = {});
+  std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s, Value mOld,
+                                          Value offset = {});
   /// The tensorized loop's splat row constant `rows` on the warpgroup's
   /// rows (row-max=bound's reference).
   Value buildRowConstant(Value rows);

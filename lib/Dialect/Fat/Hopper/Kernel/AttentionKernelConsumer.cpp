@@ -209,35 +209,35 @@ LoopPipeline AttentionKernelBuilder::scheduleOverlap(scf::ForOp step,
     return {0, std::min<int64_t>(stageZero.value_or(kSoftmax), kSoftmax)};
   };
   for (Operation &op : llvm::reverse(body->without_terminator())) {
-    Slot slot = llvm::TypeSwitch<Operation *, Slot>(&op)
-                    .Case([&](RingWaitOp wait) -> Slot {
-                      return {wait.getRing() == v.vRing, kWaitOperands};
-                    })
-                    .Case([&](WgmmaAsyncOp gemm) -> Slot {
-                      return {gemm == pv, kIssue};
-                    })
-                    .Case([&](WgmmaWaitOp wait) -> Slot {
-                      if (llvm::is_contained(wait.getInputs(), pv.getResult()))
-                        return {1, kRetirePV};
-                      return {0, kSoftmax};
-                    })
-                    .Case([&](RingReleaseOp release) -> Slot {
-                      if (release.getRing() == v.vRing)
-                        return {1, kReleaseV};
-                      return {0, kSoftmax};
-                    })
-                    .Case<arith::TruncFOp, arith::MulFOp>(
-                        [&](Operation *pack) -> Slot {
-                          // P's rounding, or its weights after it
-                          // (linear-bias=weights): the op that makes P·V's A.
-                          if (pack->getResult(0) != pv.getARegs())
-                            return fromUsers(op);
-                          return {0, packLate ? kLatePack : kSoftmax};
-                        })
-                    .Case([&](RescaleOp) -> Slot {
-                      return {0, kRescale};
-                    })
-                    .Default([&](Operation *) { return fromUsers(op); });
+    Slot slot =
+        llvm::TypeSwitch<Operation *, Slot>(&op)
+            .Case([&](RingWaitOp wait) -> Slot {
+              return {wait.getRing() == v.vRing, kWaitOperands};
+            })
+            .Case([&](WgmmaAsyncOp gemm) -> Slot {
+              return {gemm == pv, kIssue};
+            })
+            .Case([&](WgmmaWaitOp wait) -> Slot {
+              if (llvm::is_contained(wait.getInputs(), pv.getResult()))
+                return {1, kRetirePV};
+              return {0, kSoftmax};
+            })
+            .Case([&](RingReleaseOp release) -> Slot {
+              if (release.getRing() == v.vRing)
+                return {1, kReleaseV};
+              return {0, kSoftmax};
+            })
+            .Case<arith::TruncFOp, arith::MulFOp>([&](Operation *pack) -> Slot {
+              // P's rounding, or its weights after it
+              // (linear-bias=weights): the op that makes P·V's A.
+              if (pack->getResult(0) != pv.getARegs())
+                return fromUsers(op);
+              return {0, packLate ? kLatePack : kSoftmax};
+            })
+            .Case([&](RescaleOp) -> Slot {
+              return {0, kRescale};
+            })
+            .Default([&](Operation *) { return fromUsers(op); });
     setPipelineSchedule(&op, slot.first, slot.second);
   }
   FailureOr<LoopPipeline> pipeline = LoopPipeline::analyze(step);
@@ -531,9 +531,8 @@ AttentionKernelBuilder::rewriteKeyBlockStep(Value consumer, Value wgRow,
           map.map(t.getResult(), buildPackP(map.lookup(t.getIn())));
         })
         .Case([&](arith::MulFOp t) { // linear-bias=weights: P·ŵ
-          map.map(t.getResult(),
-                  arith::MulFOp::create(b, map.lookup(t.getLhs()),
-                                        v.keyWeights));
+          map.map(t.getResult(), arith::MulFOp::create(
+                                     b, map.lookup(t.getLhs()), v.keyWeights));
         })
         .Case([&](RescaleOp t) { // O's
           map.map(t.getResult(), buildRescale(t, map.lookup(t.getInput()),

@@ -90,8 +90,7 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyWeights(Value kvStart) {
   };
   auto weights = KeyWeightsOp::create(
       b, fragmentType(cfg.blockN, b.getBF16Type()), b.getF32Type(),
-      index(v.batch), index(v.head), index(kvStart), v.scoreScale,
-      v.captures);
+      index(v.batch), index(v.head), index(kvStart), v.scoreScale, v.captures);
   IRMapping none;
   tmpl.getBody().cloneInto(&weights.getBody(), none);
   return {weights.getWeights(), weights.getOffset()};
@@ -252,8 +251,10 @@ Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
   return b.create(state);
 }
 
-std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(
-    Operation *tmpl, Value s, Value mOld, Value offset) {
+std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(Operation *tmpl,
+                                                                Value s,
+                                                                Value mOld,
+                                                                Value offset) {
   // The tensorized loop's softmax ops (FatTensorOps.td has the math and
   // the lazy-rescale numerics) move onto this warpgroup's tile of S, with
   // the kernel's run-time c; convert-fat-to-nvvm distributes them to the
@@ -268,8 +269,7 @@ std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(
 
 std::pair<Value, Value>
 AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
-                                        Value alpha, Value lOld,
-                                        Value offset) {
+                                        Value alpha, Value lOld, Value offset) {
   // P and l' = α·l + Σ P; rowsum=mma: the P·V wgmma's ones columns sum
   // P, l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
@@ -349,10 +349,10 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         if (!r.map.contains(exp.getMax()))
           r.map.map(exp.getMax(), buildRowConstant(exp.getMax()));
         Value alpha = exp.getAlpha() ? lookup(exp.getAlpha()) : Value();
-        std::tie(r.probs, r.step.l) = buildSoftmaxExp(
-            exp, lookup(exp.getScores()), lookup(exp.getMax()), alpha,
-            exp.getSum() ? lookup(exp.getSum()) : r.l,
-            lookupOrNull(exp.getOffset()));
+        std::tie(r.probs, r.step.l) =
+            buildSoftmaxExp(exp, lookup(exp.getScores()), lookup(exp.getMax()),
+                            alpha, exp.getSum() ? lookup(exp.getSum()) : r.l,
+                            lookupOrNull(exp.getOffset()));
         r.map.map(exp.getProbs(), r.probs);
         if (exp.getNewSum())
           r.map.map(exp.getNewSum(), r.step.l);

@@ -364,8 +364,8 @@ std::string mlir::fat::modificationKey(Region *score, Region *mask,
       score && !score->empty() && isa<KeyWeightsOp>(score->getParentOp())
           ? "weights"
           : "score";
-  for (auto [tag, region] : {std::pair<StringRef, Region *>{scoreTag, score},
-                             {"mask", mask}}) {
+  for (auto [tag, region] :
+       {std::pair<StringRef, Region *>{scoreTag, score}, {"mask", mask}}) {
     if (!region || region->empty())
       continue;
     any = true;
@@ -1068,10 +1068,13 @@ std::string AttentionKernelConfig::manifestJson() const {
   if (schedule.boundMax)
     manifest.getObject("schedule")
         ->try_emplace("row_max", rowMaxName(true).str());
-  // A linear position bias on the tensor cores (absent: the score region's
-  // own arithmetic on the vector units, or no such bias).
+  // A linear position bias on the tensor cores, or as weights on P
+  // (absent: the score region's own arithmetic on the vector units, or no
+  // such bias).
   if (biasOnTensorCores())
     manifest.getObject("schedule")->try_emplace("linear_bias", "mma");
+  if (keyWeights)
+    manifest.getObject("schedule")->try_emplace("linear_bias", "weights");
   // A term of j − i as Q·Kᵀ's accumulator (absent: the vector form).
   if (scoreBand)
     manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
