@@ -263,12 +263,14 @@ LogicalResult takeLinearBiasWeights(Operation *scope,
                                     "linear-bias=weights")))
     return failure();
   WalkResult left = scope->walk([](ScoreModOp mod) {
-    mod.emitError("fat-tensorize: linear-bias=weights needs the score "
-                  "region to be s + G·(j − i) with G reading neither the "
-                  "score nor the positions (ALiBi) and, where G is a "
-                  "constant, |G|·(N − 1)/2 ≤ 60 for N keys per block; on the "
-                  "scores of Q·Kᵀ read only by masks and the softmax, whose "
-                  "P·V reads [V | ones] (rowsum=mma)");
+    mod.emitError() << "fat-tensorize: linear-bias=weights needs the score "
+                       "region to be s + G·(j − i) with G reading neither the "
+                       "score nor the positions (ALiBi) and, where G is a "
+                       "constant, |G|·(N − 1)/2 ≤ "
+                    << KeyWeightsOp::kMaxSpread
+                    << " for N keys per block; on the scores of Q·Kᵀ read "
+                       "only by masks and the softmax, whose P·V reads [V | "
+                       "ones] (rowsum=mma)";
     return WalkResult::interrupt();
   });
   if (left.wasInterrupted())

@@ -276,7 +276,7 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
     if (matchPattern(term->factor, m_Constant(&constant)) &&
         std::abs(constant.getValueAsDouble()) * 0.5 * double(keys - 1) >
             KeyWeightsOp::kMaxSpread)
-      return rewriter.notifyMatchFailure(op, "|G|·(N − 1)/2 over 60");
+      return rewriter.notifyMatchFailure(op, "|G|·(N − 1)/2 over KeyWeightsOp::kMaxSpread");
 
     // The weights where the softmax first reads the scores.
     Operation *first = readers.front();
