@@ -10,23 +10,24 @@
 // the thread's weights once (fat.key_weights at key 0); each block's
 // fat.key_weights gives only its offset (its weights unused), which both
 // softmax ops read; P's rounding is followed by the multiply by the tile's
-// weights, which P·V reads (with the ones columns: rowsum=mma). The kernel
+// weights, which P·V reads (with the ones columns: rowsum=mma). Two runs of
+// 64 keys per block, an offset each (their weights equal). The kernel
 // is named by the region under its own tag, apart from linear-bias=mma's.
 
 // PIPE:        fat.launch @[[NAME:fat_attention_fwd_bf16_d64_h16_16_bhsd_causal_mod[0-9a-f]+_m[0-9]+n128]]
 // PIPE-SAME:     linear_bias = "weights"
 // PIPE-SAME:     rowsum = "mma"
-// PIPE:        %[[W:[a-z0-9_]+]], %{{.+}} = fat.key_weights at(%{{.+}}, %{{.+}}, %{{.+}}) scale %[[SC:[a-z0-9_]+]] captures(%{{.+}} : !llvm.ptr<1>)
-// PIPE:        } : tensor<64x128xbf16, #fat.wgmma_fragment>
-// PIPE:        %{{.+}}, %[[O:[a-z0-9_]+]] = fat.key_weights at(%{{.+}}, %{{.+}}, %{{.+}}) scale %[[SC]]
-// PIPE:        fat.softmax_max %{{.+}}, %{{.+}} scale %{{.+}} offset %[[O]]
-// PIPE-NEXT:   fat.softmax_exp %{{.+}}, %{{.+}} scale %{{.+}} offset %[[O]]
+// PIPE:        %[[W:[a-z0-9_]+]], %{{.+}}:2 = fat.key_weights at(%{{.+}}, %{{.+}}, %{{.+}}) scale %[[SC:[a-z0-9_]+]] captures(%{{.+}} : !llvm.ptr<1>)
+// PIPE:        } : tensor<64x128xbf16, #fat.wgmma_fragment>, f32, f32
+// PIPE:        %{{.+}}, %[[O:[a-z0-9_]+]]:2 = fat.key_weights at(%{{.+}}, %{{.+}}, %{{.+}}) scale %[[SC]]
+// PIPE:        fat.softmax_max %{{.+}}, %{{.+}} scale %{{.+}} offset(%[[O]]#0, %[[O]]#1)
+// PIPE-NEXT:   fat.softmax_exp %{{.+}}, %{{.+}} scale %{{.+}} offset(%[[O]]#0, %[[O]]#1)
 // PIPE:        %[[P:[0-9]+]] = arith.truncf %{{.+}} : tensor<64x128xf32, #fat.wgmma_fragment> to tensor<64x128xbf16, #fat.wgmma_fragment>
 // PIPE:        %[[PW:[0-9]+]] = arith.mulf %[[P]], %[[W]] : tensor<64x128xbf16, #fat.wgmma_fragment>
 // PIPE-NOT:    fat.score_mod
 
-// 32 exponentials for the tile's weights beside the softmax's, and one
-// packed multiply per register of P (32 per P tile).
+// 16 exponentials for the tile's weights (8 pairs, one run) beside the
+// softmax's, and one packed multiply per register of P (32 per P tile).
 // PTX-COUNT-32: mul.rn.bf16x2
 // MANIFEST:    "linear_bias": "weights"
 // PTXAS-NOT:   error

@@ -133,19 +133,30 @@ struct SoftmaxMaxLowering : OpConversionPattern<SoftmaxMaxOp> {
     Value one = f32Const(b, 1.0);
     Value negInf = f32Const(b, -std::numeric_limits<double>::infinity());
     std::optional<APFloat> tau = op.getThreshold();
-    // With an offset o: max(m, rowmax S + o), o added once per row.
-    Value offset =
-        adaptor.getOffset().empty() ? Value() : adaptor.getOffset().front();
+    // With offsets o_p: max(m, max_p (rowmax S_p + o_p)) over the runs S_p
+    // of 8-key groups, each o_p added once per row to the thread's run max
+    // (the quad's max of x + o is its max of x, plus o: rounding is
+    // monotone).
+    SmallVector<Value> offsets;
+    for (ValueRange offset : adaptor.getOffsets())
+      offsets.push_back(offset.front());
+    size_t groups = s.size() / 4;
+    size_t runGroups = offsets.empty() ? groups : groups / offsets.size();
     SmallVector<Value> mNew, alpha;
     for (int r = 0; r < 2; ++r) {
-      Value mx = offset ? negInf : mOld[r];
-      for (size_t i = 0; i < s.size() / 4; ++i)
-        for (int e = 0; e < 2; ++e)
-          mx = LLVM::MaxNumOp::create(b, mx, s[4 * i + 2 * r + e]);
+      Value mx = mOld[r];
+      for (size_t first = 0; first < groups; first += runGroups) {
+        Value run = offsets.empty() ? mx : negInf;
+        for (size_t i = first; i < first + runGroups; ++i)
+          for (int e = 0; e < 2; ++e)
+            run = LLVM::MaxNumOp::create(b, run, s[4 * i + 2 * r + e]);
+        mx = offsets.empty() ? run
+                             : LLVM::MaxNumOp::create(
+                                   b, mx,
+                                   arith::AddFOp::create(
+                                       b, run, offsets[first / runGroups]));
+      }
       Value m = buildQuadReduce(b, mx, /*isMax=*/true);
-      if (offset)
-        m = LLVM::MaxNumOp::create(b, mOld[r],
-                                   arith::AddFOp::create(b, m, offset));
       Value moved;
       if (tau) {
         // m̂ − m is +inf or NaN when m = −inf: the first visible block
@@ -191,15 +202,18 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
     Value c = adaptor.getScale().front();
     double phi = op.getExp2Poly().convertToDouble();
     bool rowSum = bool(op.getSum());
-    Value offset =
-        adaptor.getOffset().empty() ? Value() : adaptor.getOffset().front();
+    // With offsets: a −ĉm per run of 8-key groups.
+    SmallVector<Value> offsets;
+    for (ValueRange offset : adaptor.getOffsets())
+      offsets.push_back(offset.front());
+    size_t runGroups =
+        offsets.empty() ? s.size() / 4 : s.size() / 4 / offsets.size();
     SmallVector<Value> p(s.begin(), s.end()), l;
     for (int r = 0; r < 2; ++r) {
       // Row r as soon as its m' (and l, α) and scores are ready, behind
       // what already computes from m' (the row's α).
       SmallVector<Value> inputs{m[r], c};
-      if (offset)
-        inputs.push_back(offset);
+      llvm::append_range(inputs, offsets);
       for (size_t i = 0; i < s.size() / 4; ++i)
         inputs.append({s[4 * i + 2 * r], s[4 * i + 2 * r + 1]});
       if (rowSum)
@@ -207,12 +221,17 @@ struct SoftmaxExpLowering : OpConversionPattern<SoftmaxExpOp> {
       if (!alpha.empty())
         inputs.push_back(alpha[r]);
       setInsertionPointAfterLast(b, op, inputs, m[r]);
-      Value negScaledMax = buildNegScaledMax(b, m[r], c, offset);
+      SmallVector<Value> negScaledMax;
+      if (offsets.empty())
+        negScaledMax.push_back(buildNegScaledMax(b, m[r], c));
+      for (Value offset : offsets)
+        negScaledMax.push_back(buildNegScaledMax(b, m[r], c, offset));
       Value sum = f32Const(b, 0.0);
       for (size_t i = 0; i < s.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
           size_t idx = 4 * i + 2 * r + e;
-          Value x = LLVM::FMAOp::create(b, s[idx], c, negScaledMax);
+          Value x =
+              LLVM::FMAOp::create(b, s[idx], c, negScaledMax[i / runGroups]);
           p[idx] = SoftmaxExpOp::usesPolynomial(2 * i + e, phi)
                        ? buildExp2Poly(b, x)
                        : buildExp2(b, x);
@@ -1713,8 +1732,8 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
                       llvm::IsaPred<LLVM::LLVMPointerType>))
       return rewriter.notifyMatchFailure(op, "a capture is not an address");
     ImplicitLocOpBuilder b(op.getLoc(), rewriter);
-    int64_t n = type.getDimSize(1);
-    double centre = 0.5 * double(n - 1);
+    int64_t n = type.getDimSize(1), runKeys = op.getRunKeys();
+    double centre = 0.5 * double(runKeys - 1);
     Value factor =
         cloneTermBody(b, op.getBody().front(), {op.getBatch(), op.getHead()},
                       op.getCaptures());
@@ -1726,8 +1745,9 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
         arith::UIToFPOp::create(b, b.getF32Type(),
                                 arith::ShLIOp::create(b, quad, i32Const(b, 1))),
         f32Const(b, centre));
-    SmallVector<Value> regs;
-    for (int64_t i = 0; i < n / 8; ++i) {
+    // Every run has the same weights: one set of runKeys / 8 pairs.
+    SmallVector<Value> pairs;
+    for (int64_t i = 0; i < runKeys / 8; ++i) {
       Value w[2];
       for (int64_t e = 0; e < 2; ++e) {
         Value key = 8 * i + e == 0
@@ -1736,20 +1756,27 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
                                                 f32Const(b, double(8 * i + e)));
         w[e] = buildExp2(b, arith::MulFOp::create(b, a, key));
       }
-      Value pair = buildPackPair(b, w[0], w[1], /*isF16=*/false);
-      regs.append({pair, pair});
+      pairs.push_back(buildPackPair(b, w[0], w[1], /*isF16=*/false));
     }
+    SmallVector<Value> regs;
+    for (int64_t i = 0; i < n / 8; ++i)
+      regs.append(2, pairs[i % pairs.size()]);
     Value g = arith::DivFOp::create(b, factor, op.getScale());
     Value start =
         arith::SIToFPOp::create(b, b.getF32Type(), asI32(b, op.getKvStart()));
-    Value offset = arith::MulFOp::create(
-        b, g, arith::AddFOp::create(b, start, f32Const(b, centre)));
     Value spread =
         arith::MulFOp::create(b, buildAbs(b, factor), f32Const(b, centre));
     Value exact = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, spread,
                                         f32Const(b, KeyWeightsOp::kMaxSpread));
-    offset = arith::SelectOp::create(b, exact, offset, f32Const(b, NAN));
-    rewriter.replaceOpWithMultiple(op, {regs, {offset}});
+    SmallVector<SmallVector<Value>> results{regs};
+    for (size_t p = 0; p < op.getOffsets().size(); ++p) {
+      Value middle = arith::AddFOp::create(
+          b, start, f32Const(b, double(int64_t(p) * runKeys) + centre));
+      Value offset = arith::MulFOp::create(b, g, middle);
+      results.push_back(
+          {arith::SelectOp::create(b, exact, offset, f32Const(b, NAN))});
+    }
+    rewriter.replaceOpWithMultiple(op, results);
     return success();
   }
 };

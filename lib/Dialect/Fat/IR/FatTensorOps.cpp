@@ -78,11 +78,28 @@ static LogicalResult verifyConstantScale(Operation *op, Value scale) {
   return success();
 }
 
+/// The offsets of a softmax op split the columns into equal runs of whole
+/// 8-key groups (fat.key_weights').
+static LogicalResult verifyRunOffsets(Operation *op, Type scores,
+                                      ValueRange offsets) {
+  auto t = cast<ShapedType>(scores);
+  if (offsets.empty() || !t.hasStaticShape())
+    return success();
+  int64_t cols = t.getDimSize(t.getRank() - 1);
+  if (cols % (8 * int64_t(offsets.size())) != 0)
+    return op->emitOpError()
+           << "expected the offsets to split the " << cols
+           << " columns into equal runs of whole 8-key groups, got "
+           << offsets.size();
+  return success();
+}
+
 LogicalResult SoftmaxMaxOp::verify() {
   if (failed(verifyTileAndRows(*this, "scores", getScores().getType(), "max",
                                getMax().getType())))
     return failure();
-  if (failed(verifyConstantScale(*this, getScale())))
+  if (failed(verifyConstantScale(*this, getScale())) ||
+      failed(verifyRunOffsets(*this, getScores().getType(), getOffsets())))
     return failure();
   if (std::optional<APFloat> tau = getThreshold())
     if (!(tau->convertToDouble() >= 0.0 && tau->convertToDouble() <= 16.0))
@@ -98,7 +115,8 @@ LogicalResult SoftmaxExpOp::verify() {
     return failure();
   if (getProbs().getType() != s)
     return emitOpError() << "expected probs to have the type of scores, " << s;
-  if (failed(verifyConstantScale(*this, getScale())))
+  if (failed(verifyConstantScale(*this, getScale())) ||
+      failed(verifyRunOffsets(*this, s, getOffsets())))
     return failure();
   double phi = getExp2Poly().convertToDouble();
   if (!(phi >= 0.0 && phi <= 1.0))
@@ -206,6 +224,13 @@ LogicalResult KeyWeightsOp::verify() {
                             "warpgroup's 64 x N #fat.wgmma_fragment of them, "
                             "got "
                          << getWeights().getType();
+  // Runs of whole 8-key groups (a thread's registers hold 8-key groups).
+  size_t runs = getOffsets().size();
+  if (runs == 0 || t.getDimSize(t.getRank() - 1) % (8 * runs) != 0)
+    return emitOpError() << "expected one offset per run of keys, the runs "
+                            "equal and of whole 8-key groups; got "
+                         << runs << " for " << t.getDimSize(t.getRank() - 1)
+                         << " keys";
   if (failed(verifyConstantScale(*this, getScale())))
     return failure();
   return verifyTermRegion(*this, getBody().front(), 2, getCaptures(), "b, h",

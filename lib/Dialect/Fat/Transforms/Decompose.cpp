@@ -580,7 +580,8 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
     MLIRContext *ctx = op.getContext();
     auto type = cast<RankedTensorType>(op.getWeights().getType());
     Type elt = type.getElementType();
-    double centre = 0.5 * double(type.getDimSize(0) - 1);
+    int64_t runKeys = op.getRunKeys();
+    double centre = 0.5 * double(runKeys - 1);
     Block &body = op.getBody().front();
     IRMapping mapping;
     SmallVector<Value> args{op.getBatch(), op.getHead()};
@@ -600,11 +601,14 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
             ArrayRef<AffineMap>{dimsMap(ctx, 1, {0})},
             ArrayRef<IteratorType>{kPar},
             [&](OpBuilder &b, Location loc, ValueRange) {
+              // r, the key's place in its run.
               Value k = arith::SIToFPOp::create(
                   b, loc, b.getF32Type(),
                   arith::IndexCastOp::create(
                       b, loc, b.getI64Type(),
-                      linalg::IndexOp::create(b, loc, 0)));
+                      arith::RemUIOp::create(
+                          b, loc, linalg::IndexOp::create(b, loc, 0),
+                          arith::ConstantIndexOp::create(b, loc, runKeys))));
               Value x = arith::MulFOp::create(
                   b, loc, a,
                   arith::SubFOp::create(b, loc, k, f32Const(b, loc, centre)));
@@ -619,19 +623,24 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
         rewriter, loc, rewriter.getF32Type(),
         arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
                                    op.getKvStart()));
-    Value offset = arith::MulFOp::create(
-        rewriter, loc, g,
-        arith::AddFOp::create(rewriter, loc, start,
-                              f32Const(rewriter, loc, centre)));
     Value spread = arith::MulFOp::create(
         rewriter, loc, math::AbsFOp::create(rewriter, loc, factor),
         f32Const(rewriter, loc, centre));
     Value exact = arith::CmpFOp::create(
         rewriter, loc, arith::CmpFPredicate::OLE, spread,
         f32Const(rewriter, loc, KeyWeightsOp::kMaxSpread));
-    offset = arith::SelectOp::create(rewriter, loc, exact, offset,
-                                     f32Const(rewriter, loc, NAN));
-    rewriter.replaceOp(op, ValueRange{weights, offset});
+    SmallVector<Value> results{weights};
+    for (size_t p = 0; p < op.getOffsets().size(); ++p) {
+      // o_p = (G/c)·(j₀ + p·n + (n − 1)/2): the run's middle key, exact
+      // in f32 (as the GPU adds it).
+      Value middle = arith::AddFOp::create(
+          rewriter, loc, start,
+          f32Const(rewriter, loc, double(p * runKeys) + centre));
+      Value offset = arith::MulFOp::create(rewriter, loc, g, middle);
+      results.push_back(arith::SelectOp::create(rewriter, loc, exact, offset,
+                                                f32Const(rewriter, loc, NAN)));
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -657,28 +666,47 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
     Location loc = op.getLoc();
     MLIRContext *ctx = op.getContext();
     Value m = op.getMax();
-    // m̂ = max(m, rowmax S), or with an offset max(m, rowmax S + o)
+    // m̂ = max(m, rowmax S), or with offsets max(m, max_p (rowmax S_p +
+    // o_p)) over the runs S_p of columns
     Value mHat;
-    if (Value o = op.getOffset()) {
-      Value lowest = linalg::FillOp::create(
-                         rewriter, loc, f32Const(rewriter, loc, -INFINITY),
-                         emptyLike(rewriter, loc, m, rewriter.getF32Type()))
-                         .getResult(0);
-      Value blockMax = buildRowReduction<arith::MaxNumFOp>(
-          rewriter, loc, op.getScores(), lowest);
+    if (ValueRange offsets = op.getOffsets(); !offsets.empty()) {
+      auto sType = cast<RankedTensorType>(op.getScores().getType());
+      int64_t rows = sType.getDimSize(0);
+      int64_t runKeys = sType.getDimSize(1) / int64_t(offsets.size());
+      SmallVector<Value> runMax;
+      for (size_t p = 0; p < offsets.size(); ++p) {
+        Value lowest = linalg::FillOp::create(
+                           rewriter, loc, f32Const(rewriter, loc, -INFINITY),
+                           emptyLike(rewriter, loc, m, rewriter.getF32Type()))
+                           .getResult(0);
+        Value run = tensor::ExtractSliceOp::create(
+            rewriter, loc, op.getScores(),
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(0),
+                                   rewriter.getIndexAttr(p * runKeys)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(rows),
+                                   rewriter.getIndexAttr(runKeys)},
+            ArrayRef<OpFoldResult>{rewriter.getIndexAttr(1),
+                                   rewriter.getIndexAttr(1)});
+        runMax.push_back(
+            buildRowReduction<arith::MaxNumFOp>(rewriter, loc, run, lowest));
+      }
+      SmallVector<Value> inputs(runMax);
+      inputs.push_back(m);
       AffineMap row = dimsMap(ctx, 1, {0});
-      mHat =
-          linalg::GenericOp::create(
-              rewriter, loc, m.getType(), ValueRange{blockMax, m},
-              ValueRange{emptyLike(rewriter, loc, m, rewriter.getF32Type())},
-              ArrayRef<AffineMap>{row, row, row}, ArrayRef<IteratorType>{kPar},
-              [&](OpBuilder &b, Location loc, ValueRange a) {
-                Value shifted = arith::AddFOp::create(b, loc, a[0], o);
-                linalg::YieldOp::create(
-                    b, loc,
-                    Value(arith::MaxNumFOp::create(b, loc, a[1], shifted)));
-              })
-              .getResult(0);
+      SmallVector<AffineMap> maps(inputs.size() + 1, row);
+      mHat = linalg::GenericOp::create(
+                 rewriter, loc, m.getType(), inputs,
+                 ValueRange{emptyLike(rewriter, loc, m, rewriter.getF32Type())},
+                 maps, ArrayRef<IteratorType>{kPar},
+                 [&](OpBuilder &b, Location loc, ValueRange a) {
+                   Value acc = a[offsets.size()];
+                   for (size_t p = 0; p < offsets.size(); ++p)
+                     acc = arith::MaxNumFOp::create(
+                         b, loc, acc,
+                         arith::AddFOp::create(b, loc, a[p], offsets[p]));
+                   linalg::YieldOp::create(b, loc, acc);
+                 })
+                 .getResult(0);
     } else {
       mHat =
           buildRowReduction<arith::MaxNumFOp>(rewriter, loc, op.getScores(), m);
@@ -776,8 +804,24 @@ struct DecomposeSoftmaxExp : OpRewritePattern<SoftmaxExpOp> {
         ArrayRef<IteratorType>{kPar, kPar},
         [&](OpBuilder &b, Location loc, ValueRange a) {
           Value cst = c;
+          // With offsets: the column's run's.
+          Value offset;
+          if (ValueRange offsets = op.getOffsets(); !offsets.empty()) {
+            Value run = arith::DivUIOp::create(
+                b, loc, linalg::IndexOp::create(b, loc, 1),
+                arith::ConstantIndexOp::create(b, loc,
+                                               n / int64_t(offsets.size())));
+            offset = offsets.back();
+            for (size_t p = offsets.size() - 1; p-- > 0;)
+              offset = arith::SelectOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::eq, run,
+                      arith::ConstantIndexOp::create(b, loc, p)),
+                  offsets[p], offset);
+          }
           Value negScaled = arith::NegFOp::create(
-              b, loc, scaledMax(b, loc, a[1], cst, op.getOffset()));
+              b, loc, scaledMax(b, loc, a[1], cst, offset));
           Value x = math::FmaOp::create(b, loc, a[0], cst, negScaled);
           Value e = math::Exp2Op::create(b, loc, x);
           if (phi > 0.0)

@@ -270,13 +270,19 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
     auto pType = cast<RankedTensorType>(pvGemm.getA().getType());
     if (!pType.getElementType().isBF16())
       return rewriter.notifyMatchFailure(op, "P is not rounded to bf16");
-    // A constant factor must keep the weights exact (KeyWeightsOp).
+    // Runs of at most 64 keys (whole 8-key groups, equal): a spread of
+    // 31.5·|G| keeps every slope up to 1.1 exact (KeyWeightsOp); a constant
+    // factor must fit it.
     int64_t keys = pType.getDimSize(1);
+    int64_t runs = (keys + 63) / 64;
+    while (keys % (8 * runs) != 0)
+      ++runs;
     FloatAttr constant;
     if (matchPattern(term->factor, m_Constant(&constant)) &&
-        std::abs(constant.getValueAsDouble()) * 0.5 * double(keys - 1) >
+        std::abs(constant.getValueAsDouble()) * 0.5 * double(keys / runs - 1) >
             KeyWeightsOp::kMaxSpread)
-      return rewriter.notifyMatchFailure(op, "|G|·(N − 1)/2 over KeyWeightsOp::kMaxSpread");
+      return rewriter.notifyMatchFailure(
+          op, "|G|·(n − 1)/2 over KeyWeightsOp::kMaxSpread");
 
     // The weights where the softmax first reads the scores.
     Operation *first = readers.front();
@@ -290,7 +296,8 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
         rewriter, loc, rewriter.getF32FloatAttr(static_cast<float>(scale)));
     auto weightType = RankedTensorType::get({keys}, pType.getElementType());
     auto weights = KeyWeightsOp::create(
-        rewriter, loc, weightType, rewriter.getF32Type(), op.getBatch(),
+        rewriter, loc, weightType,
+        SmallVector<Type>(runs, rewriter.getF32Type()), op.getBatch(),
         op.getHead(), op.getKvStart(), c, op.getCaptures());
     if (failed(
             buildFactorRegion(rewriter, loc, weights.getBody(), body, *term)))
@@ -310,10 +317,10 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
     for (Operation *reader : readers)
       rewriter.modifyOpInPlace(reader, [&] {
         if (auto max = dyn_cast<SoftmaxMaxOp>(reader))
-          max.getOffsetMutable().assign(weights.getOffset());
+          max.getOffsetsMutable().assign(weights.getOffsets());
         else
-          cast<SoftmaxExpOp>(reader).getOffsetMutable().assign(
-              weights.getOffset());
+          cast<SoftmaxExpOp>(reader).getOffsetsMutable().assign(
+              weights.getOffsets());
       });
     scaleSoftmaxConstants(rewriter, loc, readers, scale);
     rewriter.replaceOp(op, op.getScores());

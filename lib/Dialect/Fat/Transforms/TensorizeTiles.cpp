@@ -127,16 +127,17 @@ struct SoftmaxStepToTensorCores : OpRewritePattern<RowMaxOp> {
                         ? rewriter.getF32FloatAttr(choice.rescaleThreshold)
                         : FloatAttr();
     auto mx = SoftmaxMaxOp::create(rewriter, loc, m.getType(), m.getType(), s,
-                                   m, scale, /*offset=*/Value(), tau);
+                                   m, scale, /*offsets=*/ValueRange(), tau);
     Value alpha = mx.getAlpha();
     // P = exp2(c·S − ĉm')  [ l' = α·l + Σ P on the vector units ]
     SmallVector<Type> expTypes = {sType};
     if (!choice.rowsumMma)
       expTypes.push_back(l.getType());
-    auto ex = SoftmaxExpOp::create(
-        rewriter, loc, expTypes, s, mx.getNewMax(), scale, /*offset=*/Value(),
-        choice.rowsumMma ? Value() : l, choice.rowsumMma ? Value() : alpha,
-        rewriter.getF64FloatAttr(choice.exp2Poly));
+    auto ex = SoftmaxExpOp::create(rewriter, loc, expTypes, s, mx.getNewMax(),
+                                   scale, /*offsets=*/ValueRange(),
+                                   choice.rowsumMma ? Value() : l,
+                                   choice.rowsumMma ? Value() : alpha,
+                                   rewriter.getF64FloatAttr(choice.exp2Poly));
     // O = α·O, then P rounded to V's type (the A operand in registers):
     // the order the Hopper consumer issues them in, which fat-pipeline
     // keeps when it rewrites this loop.

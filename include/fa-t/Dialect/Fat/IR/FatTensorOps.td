@@ -108,11 +108,12 @@ def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
     without changing a bit. A row with nothing visible yet has m' = −inf
     and α = 0, keeping O and l at exactly 0.
 
-    With `offset %o` (f32) the op reads the block's scores as s + o, one
-    constant added per row instead of per score: m̂_i = max(m_i, max_j s_ij
-    + o) (`linear-bias=weights`: o is the key block's share of a linear
-    position bias, whose spread inside the block rides in P·V's B operand;
-    see `fat.key_weights`).
+    With `offset(%o_0, …, %o_{P−1})` (f32) the op reads the block's scores
+    in P equal runs of columns, run p as s + o_p — one constant per row
+    and run instead of one add per score: m̂_i = max(m_i, max_p (max_{j in
+    run p} s_ij + o_p)) (`linear-bias=weights`: o_p is run p's share of a
+    linear position bias, whose spread inside the run rides on P; see
+    `fat.key_weights`).
 
     ```mlir
     %m1, %alpha = fat.softmax_max %s, %m scale %c lazy threshold 8.0
@@ -120,11 +121,11 @@ def Fat_SoftmaxMaxOp : Fat_Op<"softmax_max",
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   F32:$scale, Optional<F32>:$offset,
+                   F32:$scale, Variadic<F32>:$offsets,
                    OptionalAttr<F32Attr>:$threshold);
   let results = (outs AnyRankedTensor:$new_max, AnyRankedTensor:$alpha);
   let assemblyFormat = [{
-    $scores `,` $max `scale` $scale (`offset` $offset^)?
+    $scores `,` $max `scale` $scale (`offset` `(` $offsets^ `)`)?
     (`lazy` `threshold` $threshold^)? attr-dict `:` type($scores) `,`
     type($max)
   }];
@@ -156,9 +157,10 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     (and bf16) number with 30 binades to spare, so no row's sum underflows.
     A row with nothing visible keeps its initial m = −inf and l = 0.
 
-    With `offset %o` (as `fat.softmax_max`'s) the scores are read as s + o:
-    ĉm_i = m'_i = −inf ? 0 : c·(m'_i − o), so x_ij = fma(s_ij, c, −ĉm_i) =
-    c·(s_ij + o − m'_i) up to rounding, still one FFMA per score.
+    With `offset(%o_0, …)` (as `fat.softmax_max`'s) the scores of run p are
+    read as s + o_p: ĉm_ip = m'_i = −inf ? 0 : c·(m'_i − o_p), so x_ij =
+    fma(s_ij, c, −ĉm_ip) = c·(s_ij + o_p − m'_i) up to rounding, still one
+    FFMA per score (a row constant per run).
 
     On `#fat.wgmma_fragment` tiles the sums may be `partial` (each thread
     adds its own p_ij into its share of l; `fat.convert_layout` sums the
@@ -181,14 +183,14 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     ```
   }];
   let arguments = (ins AnyRankedTensor:$scores, AnyRankedTensor:$max,
-                   F32:$scale, Optional<F32>:$offset,
+                   F32:$scale, Variadic<F32>:$offsets,
                    Optional<AnyRankedTensor>:$sum,
                    Optional<AnyRankedTensor>:$alpha,
                    DefaultValuedAttr<F64Attr, "0.0">:$exp2_poly);
   let results = (outs AnyRankedTensor:$probs,
                  Optional<AnyRankedTensor>:$new_sum);
   let assemblyFormat = [{
-    $scores `,` $max `scale` $scale (`offset` $offset^)?
+    $scores `,` $max `scale` $scale (`offset` `(` $offsets^ `)`)?
     (`exp2_poly` $exp2_poly^)?
     (`rowsum` `(` $sum^ (`,` $alpha^)? `)`)? attr-dict `:`
     functional-type(operands, results)
@@ -299,71 +301,81 @@ def Fat_BiasQueryColumnsOp : Fat_Op<"bias_query_columns",
 }
 
 def Fat_KeyWeightsOp : Fat_Op<"key_weights", [Pure, IsolatedFromAbove]> {
-  let summary = "a linear positional bias as per-key weights on P and a block offset";
+  let summary = "a linear positional bias as per-key weights on P and per-run offsets";
   let description = [{
     A score region s' = s + G·(j − i) (ALiBi: G = slope_h) without an LSE
-    output may drop −G·i, one constant per row, so each score of a key block
-    of N keys starting at j₀ gains G·j = o_b + β_k with k = j − j₀ the key's
-    place in the block:
+    output may drop −G·i, one constant per row. The op splits a key block of
+    N keys starting at j₀ into P equal runs of n = N/P keys (one result
+    offset per run); key k = p·n + r of the block (r its place in run p)
+    gains G·j = o_p + β_r:
 
     ```
-    o_b = G·(j₀ + (N − 1)/2)           (the block's share: one constant)
-    β_k = G·(k − (N − 1)/2)            (the spread: the same N numbers in
-                                        every block)
+    o_p = G·(j₀ + p·n + (n − 1)/2)     (run p's share: one constant)
+    β_r = G·(r − (n − 1)/2)            (the spread: the same n numbers in
+                                        every run and block)
     ```
 
-    and e^(s + G·j) = e^(s + o_b) · e^(β_k). The softmax reads the scores as
-    s + o_b (`offset` of `fat.softmax_max` / `fat.softmax_exp`: one add per
-    row) and P, once rounded to the input type, is multiplied by this op's
-    weights column by column (`arith.mulf` with the broadcast weights: one
-    packed multiply per two scores on the GPU). P·V's ones columns then sum
-    the same weighted P that O reads, so the product's rounding cancels in
-    O / l where a few keys dominate a row, as P's own does (weights on V's
-    rows instead measured 1.5× the error: perf log run 143). With c =
-    `%scale`, the attention's (Q·Kᵀ's scores are unscaled, so the offset is
-    divided by it):
+    and e^(s + G·j) = e^(s + o_p) · e^(β_r). The softmax reads run p's
+    scores as s + o_p (`offset` of `fat.softmax_max` / `fat.softmax_exp`: a
+    row constant per run) and P, once rounded to the input type, is
+    multiplied by this op's N weights column by column (`arith.mulf` with
+    the broadcast weights: one packed multiply per two scores on the GPU).
+    P·V's ones columns then sum the same weighted P that O reads, so the
+    product's rounding cancels in O / l where a few keys dominate a row, as
+    P's own does (weights on V's rows instead measured 1.5× the error: perf
+    log run 143). With c = `%scale`, the attention's (Q·Kᵀ's scores are
+    unscaled, so the offsets are divided by it):
 
     ```
-    a      = G · log2 e                                  (f32)
-    ŵ_k    = rnd(exp2(a · (k − (N − 1)/2)))              (the element type)
-    offset = (G / c) · (j₀ + (N − 1)/2)                  (f32; NaN where
-             |G|·(N − 1)/2 > 35, so that the output turns NaN instead of
-             silently wrong)
+    a    = G · log2 e                                  (f32)
+    ŵ_k  = rnd(exp2(a · (r − (n − 1)/2)))              (the element type)
+    o_p  = (G / c) · (j₀ + p·n + (n − 1)/2)            (f32; NaN where
+           σ = |G|·(n − 1)/2 > 35, so that the output turns NaN instead
+           of silently wrong)
     ```
 
-    Numerics: P ≤ 2^τ as without the bias, ŵ ∈ [e^(−σ), e^σ] with σ =
-    |G|·(N − 1)/2, and the reference max_k (s_k + o) misses the spread: a
-    row whose first key ties its last one after the bias leaves the last
-    key P̂ = e^(−2σ) before its weight, and a key 2^−24 below them
-    e^(−2σ)·2^−24 — inside f32's normal range (2^−126; ex2.approx.ftz
-    flushes below it) while σ ≤ 35 (BLOOM's slopes reach 0.71 at 16 heads:
-    σ = 45 at N = 128; perf log run 147 and
-    scripts/alibi_weights_numerics.py's last_key_share, where such a key's
-    share is lost from σ = 43.7). The products stay far inside bf16's and
-    f32's range. bf16 only (f16's 65504 overflows). The region yields G from
-    the batch, the head and the captures.
+    Numerics: P ≤ 2^τ as without the bias, ŵ ∈ [e^(−σ), e^σ], and the
+    reference max_k (s_k + o_p) misses the spread: a row whose first key of
+    a run ties its last one after the bias leaves the last key P̂ = e^(−2σ)
+    before its weight, and a key 2^−24 below them e^(−2σ)·2^−24 — inside
+    f32's normal range (2^−126; ex2.approx.ftz flushes below it) while σ ≤
+    35. One run per 128-key block (σ = 63.5·|G|) loses BLOOM's steepest
+    slopes (0.71 at 16 heads: σ = 45; such a key's share is lost from σ =
+    43.7, perf log run 147 and scripts/alibi_weights_numerics.py's
+    last_key_share); two runs (σ = 31.5·|G|) keep every slope up to 1.1.
+    The products stay far inside bf16's and f32's range. bf16 only (f16's
+    65504 overflows). The region yields G from the batch, the head and the
+    captures.
 
     ```mlir
-    %w, %o = fat.key_weights at(%b, %h, %k0) scale %c {
+    %w, %o:2 = fat.key_weights at(%b, %h, %k0) scale %c {
     ^bb0(%bb: index, %hh: index):
       %g = arith.constant 2.500000e-01 : f32
       fat.yield %g : f32
-    } : tensor<128xbf16>
+    } : tensor<128xbf16>, f32, f32
     ```
   }];
   let arguments = (ins Index:$batch, Index:$head, Index:$kv_start, F32:$scale,
                    Variadic<AnyType>:$captures);
-  let results = (outs AnyRankedTensor:$weights, F32:$offset);
+  let results = (outs AnyRankedTensor:$weights, Variadic<F32>:$offsets);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
     `at` `(` $batch `,` $head `,` $kv_start `)` `scale` $scale
     (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
-    `:` type($weights)
+    `:` type($weights) `,` type($offsets)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
-    /// The largest |G|·(N − 1)/2 the weights keep exact (see above).
+    /// The largest spread σ = |G|·(n − 1)/2 of a run the weights keep exact
+    /// (see above).
     static constexpr double kMaxSpread = 35.0;
+    /// Keys per block: the weights' (the fragment's columns in a kernel).
+    int64_t getBlockKeys() {
+      auto type = cast<RankedTensorType>(getWeights().getType());
+      return type.getDimSize(type.getRank() - 1);
+    }
+    /// Keys per run: N / P.
+    int64_t getRunKeys() { return getBlockKeys() / getOffsets().size(); }
   }];
 }
 

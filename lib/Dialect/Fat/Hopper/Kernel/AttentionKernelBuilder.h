@@ -256,8 +256,8 @@ private:
   Value buildBiasQuery(Operation *tmpl, Value kvBlock, Value wgRow);
   /// linear-bias=weights: the tensorized loop's fat.key_weights on P's
   /// fragment at key `kvStart` (i32): the weights (the same for every
-  /// block) and that block's offset.
-  std::pair<Value, Value> buildKeyWeights(Value kvStart);
+  /// block) and that block's offsets, one per run of keys.
+  KeyWeightsOp buildKeyWeights(Value kvStart);
   /// The tile's weights into v.keyWeights, once per consumer tile (none
   /// without linear-bias=weights).
   void buildTileKeyWeights();
@@ -328,13 +328,13 @@ private:
   /// The online softmax's two ops, from the tensorized loop's `tmpl`:
   /// (m', α), and (P, l').
   std::pair<Value, Value> buildSoftmaxMax(Operation *tmpl, Value s, Value mOld,
-                                          Value offset = {});
+                                          ValueRange offsets = {});
   /// The tensorized loop's splat row constant `rows` on the warpgroup's
   /// rows (row-max=bound's reference).
   Value buildRowConstant(Value rows);
   std::pair<Value, Value> buildSoftmaxExp(Operation *tmpl, Value s, Value m,
                                           Value alpha, Value lOld,
-                                          Value offset = {});
+                                          ValueRange offsets = {});
   /// One key block of the tensorized KV loop (cfg.kvLoop) rewritten onto
   /// the warpgroup's tiles: the loop's values → the warpgroup's. The
   /// schedules place the GEMMs, P's rounding and O's rescale; the ops from

@@ -81,7 +81,7 @@ Value AttentionKernelBuilder::buildBiasQuery(Operation *tmplOp, Value kvBlock,
   return query.getResult();
 }
 
-std::pair<Value, Value> AttentionKernelBuilder::buildKeyWeights(Value kvStart) {
+KeyWeightsOp AttentionKernelBuilder::buildKeyWeights(Value kvStart) {
   // The region as the tiled form wrote it, with the kernel's run-time
   // scale (the scores stay unscaled, as with the bias columns).
   auto tmpl = cast<KeyWeightsOp>(cfg.keyWeights);
@@ -89,18 +89,19 @@ std::pair<Value, Value> AttentionKernelBuilder::buildKeyWeights(Value kvStart) {
     return arith::IndexCastOp::create(b, b.getIndexType(), x);
   };
   auto weights = KeyWeightsOp::create(
-      b, fragmentType(cfg.blockN, b.getBF16Type()), b.getF32Type(),
-      index(v.batch), index(v.head), index(kvStart), v.scoreScale, v.captures);
+      b, fragmentType(cfg.blockN, b.getBF16Type()),
+      TypeRange(tmpl.getOffsets().getTypes()), index(v.batch), index(v.head),
+      index(kvStart), v.scoreScale, v.captures);
   IRMapping none;
   tmpl.getBody().cloneInto(&weights.getBody(), none);
-  return {weights.getWeights(), weights.getOffset()};
+  return weights;
 }
 
 void AttentionKernelBuilder::buildTileKeyWeights() {
-  // Computed once per tile (ex2 per key of a thread's 2·N/8 pairs): each
-  // block's op below keeps only its offset, its weights unused.
+  // Computed once per tile (ex2 per key of a thread's pairs in one run):
+  // each block's op keeps only its offsets, its weights unused.
   if (cfg.keyWeights)
-    v.keyWeights = buildKeyWeights(c32(0)).first;
+    v.keyWeights = buildKeyWeights(c32(0)).getWeights();
 }
 
 Value AttentionKernelBuilder::buildPV(Value o, Value p, Value iter,
@@ -251,31 +252,29 @@ Operation *AttentionKernelBuilder::moveTileOp(Operation *tmpl,
   return b.create(state);
 }
 
-std::pair<Value, Value> AttentionKernelBuilder::buildSoftmaxMax(Operation *tmpl,
-                                                                Value s,
-                                                                Value mOld,
-                                                                Value offset) {
+std::pair<Value, Value>
+AttentionKernelBuilder::buildSoftmaxMax(Operation *tmpl, Value s, Value mOld,
+                                        ValueRange offsets) {
   // The tensorized loop's softmax ops (FatTensorOps.td has the math and
   // the lazy-rescale numerics) move onto this warpgroup's tile of S, with
   // the kernel's run-time c; convert-fat-to-nvvm distributes them to the
   // thread's two rows. Returns m' and α.
   RankedTensorType rows = fragmentType(0, b.getF32Type());
   SmallVector<Value> operands{s, mOld, v.softmaxScale};
-  if (offset)
-    operands.push_back(offset);
+  llvm::append_range(operands, offsets);
   auto max = cast<SoftmaxMaxOp>(moveTileOp(tmpl, operands, {rows, rows}));
   return {max.getNewMax(), max.getAlpha()};
 }
 
 std::pair<Value, Value>
 AttentionKernelBuilder::buildSoftmaxExp(Operation *tmpl, Value s, Value m,
-                                        Value alpha, Value lOld, Value offset) {
+                                        Value alpha, Value lOld,
+                                        ValueRange offsets) {
   // P and l' = α·l + Σ P; rowsum=mma: the P·V wgmma's ones columns sum
   // P, l is carried unchanged.
   bool vectorSum = !cfg.schedule.rowsumMma;
   SmallVector<Value> operands{s, m, v.softmaxScale};
-  if (offset)
-    operands.push_back(offset);
+  llvm::append_range(operands, offsets);
   SmallVector<Type> types{s.getType()};
   if (vectorSum) {
     operands.push_back(lOld);
@@ -303,7 +302,9 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
     return buildMaskIfNeeded(s, r.block, r.wgRow);
   };
   auto lookup = [&](Value x) { return r.map.lookup(x); };
-  auto lookupOrNull = [&](Value x) { return x ? lookup(x) : Value(); };
+  auto lookupAll = [&](ValueRange xs) {
+    return llvm::map_to_vector(xs, [&](Value x) { return lookup(x); });
+  };
   // The softmax's first op (fat.softmax_max, or fat.softmax_exp without
   // one: row-max=bound) masks where no fat.mask did.
   auto maskUnlessMasked = [&](Value scores) {
@@ -323,10 +324,10 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         return true;
       })
       .Case([&](KeyWeightsOp weights) { // linear-bias=weights
-        // The tile's weights; this block's offset.
+        // The tile's weights; this block's offsets.
         r.map.map(weights.getWeights(), v.keyWeights);
-        r.map.map(weights.getOffset(),
-                  buildKeyWeights(mul(r.block, c32(cfg.blockN))).second);
+        r.map.map(weights.getOffsets(),
+                  buildKeyWeights(mul(r.block, c32(cfg.blockN))).getOffsets());
         return true;
       })
       .Case([&](MaskOp m) {
@@ -337,7 +338,7 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         maskUnlessMasked(max.getScores());
         std::tie(r.step.m, r.step.alpha) =
             buildSoftmaxMax(max, lookup(max.getScores()), lookup(max.getMax()),
-                            lookupOrNull(max.getOffset()));
+                            lookupAll(max.getOffsets()));
         r.map.map(max.getNewMax(), r.step.m);
         r.map.map(max.getAlpha(), r.step.alpha);
         return true;
@@ -352,7 +353,7 @@ bool AttentionKernelBuilder::rewriteScoreOp(Operation &op, BlockRewrite &r) {
         std::tie(r.probs, r.step.l) =
             buildSoftmaxExp(exp, lookup(exp.getScores()), lookup(exp.getMax()),
                             alpha, exp.getSum() ? lookup(exp.getSum()) : r.l,
-                            lookupOrNull(exp.getOffset()));
+                            lookupAll(exp.getOffsets()));
         r.map.map(exp.getProbs(), r.probs);
         if (exp.getNewSum())
           r.map.map(exp.getNewSum(), r.step.l);
