@@ -12,6 +12,7 @@ relative position bias table (T5), document masks (packed sequences),
 prefix-LM, attention sinks with a sliding window, and a user-written region.
 """
 
+import dataclasses
 import re
 
 import pytest
@@ -280,3 +281,22 @@ def test_the_modifications_matter():
         modded, _ = reference_attention(q, k, v, scale=0.125,
                                         score_fn=mods.score_fn, mask_fn=mods.mask_fn)
         assert np.abs(plain - modded).max() > 1e-2
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "open on branch weights-on-p: the NaN weights make l NaN, and fat.finalize "
+    "writes an empty row's zeros where l is not positive; a slope past the exact "
+    "spread needs a check before the launch (the slopes are a capture)"))
+def test_weights_past_their_exact_spread_give_nan_not_a_wrong_answer():
+    """linear-bias=weights keeps a run's spread |G|·(n − 1)/2 ≤ 35 exact
+    (fat.key_weights); a captured slope past it (1.5 over 64-key runs: 47)
+    makes the weights and offsets NaN, so the output should be NaN — not
+    the plausible softmax a dropped offset leaves (maxnum skips a NaN
+    offset) nor the zeros of an empty row."""
+    steep = np.array([1.5, 0.5, 0.25, 0.125], dtype=np.float32)
+    mods = dataclasses.replace(
+        ALIBI, captures=[("slopes", steep)],
+        score_fn=lambda s, b, h, i, j: s - steep[h].astype(np.float64) * (i - j))
+    cfg = Config("alibi_weights_steep", dtype="bf16", causal=True, mods=mods, lse=False,
+                 tensorize="linear-bias=weights", **TBASE)
+    assert not run_config(cfg).finite

@@ -1745,6 +1745,12 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
         arith::UIToFPOp::create(b, b.getF32Type(),
                                 arith::ShLIOp::create(b, quad, i32Const(b, 1))),
         f32Const(b, centre));
+    // Past the exact spread the weights and offsets are NaN: maxnum would
+    // drop a NaN offset, a NaN weight reaches O and l.
+    Value spread =
+        arith::MulFOp::create(b, buildAbs(b, factor), f32Const(b, centre));
+    Value exact = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, spread,
+                                        f32Const(b, KeyWeightsOp::kMaxSpread));
     // Every run has the same weights: one set of runKeys / 8 pairs.
     SmallVector<Value> pairs;
     for (int64_t i = 0; i < runKeys / 8; ++i) {
@@ -1754,7 +1760,9 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
                         ? firstKey
                         : arith::AddFOp::create(b, firstKey,
                                                 f32Const(b, double(8 * i + e)));
-        w[e] = buildExp2(b, arith::MulFOp::create(b, a, key));
+        w[e] = arith::SelectOp::create(
+            b, exact, buildExp2(b, arith::MulFOp::create(b, a, key)),
+            f32Const(b, NAN));
       }
       pairs.push_back(buildPackPair(b, w[0], w[1], /*isF16=*/false));
     }
@@ -1764,10 +1772,6 @@ struct KeyWeightsLowering : OpConversionPattern<KeyWeightsOp> {
     Value g = arith::DivFOp::create(b, factor, op.getScale());
     Value start =
         arith::SIToFPOp::create(b, b.getF32Type(), asI32(b, op.getKvStart()));
-    Value spread =
-        arith::MulFOp::create(b, buildAbs(b, factor), f32Const(b, centre));
-    Value exact = arith::CmpFOp::create(b, arith::CmpFPredicate::OLE, spread,
-                                        f32Const(b, KeyWeightsOp::kMaxSpread));
     SmallVector<SmallVector<Value>> results{regs};
     for (size_t p = 0; p < op.getOffsets().size(); ++p) {
       Value middle = arith::AddFOp::create(

@@ -593,6 +593,13 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
         mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
     Value a = arith::MulFOp::create(rewriter, loc, factor,
                                     f32Const(rewriter, loc, M_LOG2E));
+    // Past the exact spread the weights and offsets are NaN (as the GPU's).
+    Value spread = arith::MulFOp::create(
+        rewriter, loc, math::AbsFOp::create(rewriter, loc, factor),
+        f32Const(rewriter, loc, centre));
+    Value exact = arith::CmpFOp::create(
+        rewriter, loc, arith::CmpFPredicate::OLE, spread,
+        f32Const(rewriter, loc, KeyWeightsOp::kMaxSpread));
     Value weights =
         linalg::GenericOp::create(
             rewriter, loc, type, ValueRange{},
@@ -615,7 +622,10 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
               linalg::YieldOp::create(
                   b, loc,
                   Value(arith::TruncFOp::create(
-                      b, loc, elt, math::Exp2Op::create(b, loc, x))));
+                      b, loc, elt,
+                      arith::SelectOp::create(b, loc, exact,
+                                              math::Exp2Op::create(b, loc, x),
+                                              f32Const(b, loc, NAN)))));
             })
             .getResult(0);
     Value g = arith::DivFOp::create(rewriter, loc, factor, op.getScale());
@@ -623,12 +633,6 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
         rewriter, loc, rewriter.getF32Type(),
         arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
                                    op.getKvStart()));
-    Value spread = arith::MulFOp::create(
-        rewriter, loc, math::AbsFOp::create(rewriter, loc, factor),
-        f32Const(rewriter, loc, centre));
-    Value exact = arith::CmpFOp::create(
-        rewriter, loc, arith::CmpFPredicate::OLE, spread,
-        f32Const(rewriter, loc, KeyWeightsOp::kMaxSpread));
     SmallVector<Value> results{weights};
     for (size_t p = 0; p < op.getOffsets().size(); ++p) {
       // o_p = (G/c)·(j₀ + p·n + (n − 1)/2): the run's middle key, exact
