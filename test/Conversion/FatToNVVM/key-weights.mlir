@@ -6,7 +6,8 @@
 // pair e = 0, 1 of row r). With P runs of n = N/P keys the weights repeat
 // per run: ŵ = rnd(ex2(a·(r − (n − 1)/2))), a = G·log2 e, r the key's
 // place in its run, one packed pair per 8-key group of a run; run p's
-// offset (G/scale)·(k0 + p·n + (n − 1)/2), NaN once |G|·(n − 1)/2 > 35;
+// offset (G/scale)·(k0 + p·n + (n − 1)/2), weights and offsets NaN once
+// |G|·(n − 1)/2 > 35;
 // one mul.rn.bf16x2 per register of P. Here N = 16 in two runs of 8: one
 // pair for all four registers.
 
@@ -25,19 +26,22 @@ gpu.module @k {
 // CHECK:         %[[QF:[0-9]+]] = arith.uitofp %[[Q2]] : i32 to f32
 // CHECK-NEXT:    %[[CEN:.+]] = arith.constant 3.500000e+00 : f32
 // CHECK-NEXT:    %[[KF:[0-9]+]] = arith.subf %[[QF]], %[[CEN]] : f32
+// CHECK:         %[[SPREAD:[0-9]+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK-NEXT:    %[[MAXS:.+]] = arith.constant 3.500000e+01 : f32
+// CHECK-NEXT:    %[[EXACT:[0-9]+]] = arith.cmpf ole, %[[SPREAD]], %[[MAXS]] : f32
 // CHECK-NEXT:    %[[X0:[0-9]+]] = arith.mulf %[[A]], %[[KF]] : f32
-// CHECK-NEXT:    %[[W0:[0-9]+]] = llvm.inline_asm {{.*}}"ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[X0]]
+// CHECK-NEXT:    %[[E0:[0-9]+]] = llvm.inline_asm {{.*}}"ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[X0]]
+// CHECK-NEXT:    %[[NAN:.+]] = arith.constant 0x7FC00000 : f32
+// CHECK-NEXT:    %[[W0:[0-9]+]] = arith.select %[[EXACT]], %[[E0]], %[[NAN]] : f32
 // CHECK:         %[[K1:[0-9]+]] = arith.addf %[[KF]], %{{.+}} : f32
 // CHECK-NEXT:    %[[X1:[0-9]+]] = arith.mulf %[[A]], %[[K1]] : f32
-// CHECK-NEXT:    %[[W1:[0-9]+]] = llvm.inline_asm {{.*}}"ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[X1]]
+// CHECK-NEXT:    %[[E1:[0-9]+]] = llvm.inline_asm {{.*}}"ex2.approx.ftz.f32 $0, $1;", "=f,f" %[[X1]]
+// CHECK:         %[[W1:[0-9]+]] = arith.select %[[EXACT]], %[[E1]], %{{.+}} : f32
 // CHECK-NEXT:    %[[PAIR:[0-9]+]] = llvm.inline_asm {{.*}}"cvt.rn.bf16x2.f32 $0, $1, $2;", "=r,f,f" %[[W1]], %[[W0]]
 // CHECK-NOT:     ex2.approx
 // CHECK:         %[[GS:[0-9]+]] = arith.divf %[[G]], %[[SC]] : f32
 // CHECK-NEXT:    %[[K0I:[0-9]+]] = arith.index_cast %[[K0]] : index to i32
 // CHECK-NEXT:    %[[K0F:[0-9]+]] = arith.sitofp %[[K0I]] : i32 to f32
-// CHECK:         %[[SPREAD:[0-9]+]] = arith.mulf %{{.+}}, %{{.+}} : f32
-// CHECK-NEXT:    %[[MAXS:.+]] = arith.constant 3.500000e+01 : f32
-// CHECK-NEXT:    %[[EXACT:[0-9]+]] = arith.cmpf ole, %[[SPREAD]], %[[MAXS]] : f32
 // CHECK-NEXT:    %[[MID0:.+]] = arith.constant 3.500000e+00 : f32
 // CHECK-NEXT:    %[[KC0:[0-9]+]] = arith.addf %[[K0F]], %[[MID0]] : f32
 // CHECK-NEXT:    %[[OFF0:[0-9]+]] = arith.mulf %[[GS]], %[[KC0]] : f32
