@@ -515,6 +515,20 @@ struct DecomposeBiasKeyColumns : OpRewritePattern<BiasKeyColumnsOp> {
 /// split(g·d/256), 0, …] with g = G / scale, d = float(kv_start −
 /// q_start), split as the op's description gives it (the GPU rounds the
 /// same values in the same order).
+/// The factor G a bias op's region yields (fat.bias_query_columns',
+/// fat.key_weights'), its body cloned at the op with b, h and the captures.
+template <typename BiasOp>
+Value cloneFactorRegion(PatternRewriter &rewriter, BiasOp op) {
+  Block &body = op.getBody().front();
+  IRMapping mapping;
+  SmallVector<Value> args{op.getBatch(), op.getHead()};
+  llvm::append_range(args, op.getCaptures());
+  mapping.map(body.getArguments(), args);
+  for (Operation &inner : body.without_terminator())
+    rewriter.clone(inner, mapping);
+  return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+}
+
 struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BiasQueryColumnsOp op,
@@ -522,15 +536,7 @@ struct DecomposeBiasQueryColumns : OpRewritePattern<BiasQueryColumnsOp> {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     Type elt = type.getElementType();
-    Block &body = op.getBody().front();
-    IRMapping mapping;
-    SmallVector<Value> args{op.getBatch(), op.getHead()};
-    llvm::append_range(args, op.getCaptures());
-    mapping.map(body.getArguments(), args);
-    for (Operation &inner : body.without_terminator())
-      rewriter.clone(inner, mapping);
-    Value factor =
-        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value factor = cloneFactorRegion(rewriter, op);
     Value g = arith::DivFOp::create(rewriter, loc, factor, op.getScale());
     Value offset =
         arith::SubIOp::create(rewriter, loc, op.getKvStart(), op.getQStart());
@@ -582,15 +588,7 @@ struct DecomposeKeyWeights : OpRewritePattern<KeyWeightsOp> {
     Type elt = type.getElementType();
     int64_t runKeys = op.getRunKeys();
     double centre = 0.5 * double(runKeys - 1);
-    Block &body = op.getBody().front();
-    IRMapping mapping;
-    SmallVector<Value> args{op.getBatch(), op.getHead()};
-    llvm::append_range(args, op.getCaptures());
-    mapping.map(body.getArguments(), args);
-    for (Operation &inner : body.without_terminator())
-      rewriter.clone(inner, mapping);
-    Value factor =
-        mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+    Value factor = cloneFactorRegion(rewriter, op);
     Value a = arith::MulFOp::create(rewriter, loc, factor,
                                     f32Const(rewriter, loc, M_LOG2E));
     // Past the exact spread the weights and offsets are NaN (as the GPU's).

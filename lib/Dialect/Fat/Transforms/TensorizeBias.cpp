@@ -149,6 +149,18 @@ LogicalResult buildFactorRegion(PatternRewriter &rewriter, Location loc,
   return success();
 }
 
+/// A score region s + G·(j − i): the position term beside the score itself
+/// (the linear bias forms' common match).
+static FailureOr<PositionTerm> matchLinearBias(Block &body, std::string &why) {
+  FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+  if (succeeded(term) &&
+      (term->rest != body.getArgument(0) || term->restNegated)) {
+    why = "the region is not the score plus the position term";
+    return failure();
+  }
+  return term;
+}
+
 /// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as one wgmma on
 /// [Q | X]·[K | R]ᵀ, X and R the bias columns; the softmax constant c of
 /// the ops reading the scores becomes c·scale (the scores are now unscaled,
@@ -159,12 +171,9 @@ struct LinearBiasToTensorCores : OpRewritePattern<ScoreModOp> {
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
     std::string why;
-    FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+    FailureOr<PositionTerm> term = matchLinearBias(body, why);
     if (failed(term))
       return rewriter.notifyMatchFailure(op, why);
-    if (term->rest != body.getArgument(0) || term->restNegated)
-      return rewriter.notifyMatchFailure(
-          op, "the region is not the score plus the position term");
     auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
     if (!gemm || gemm.getAFrom() != OperandSource::Smem ||
         !gemm.getTransposeB() || gemm.getAcc() || !gemm->hasOneUse())
@@ -232,9 +241,10 @@ findOnesColumnsPV(SoftmaxExpOp exp) {
 }
 
 /// fat.wgmma Q·Kᵀ → fat.score_mod {s + G·(j − i)} as weights on P:
-/// fat.key_weights gives the N weights e^(G·(k − (N−1)/2)) and the block's
-/// offset; the softmax reads the unscaled scores with the offset (one add
-/// per row) and the constant c·scale, and the rounded P is multiplied by
+/// fat.key_weights gives the N weights e^(G·(r − (n−1)/2)) (r a key's place
+/// in its run of n ≤ 64) and each run's offset; the softmax reads the
+/// unscaled scores with the offsets (a row constant per run) and the
+/// constant c·scale, and the rounded P is multiplied by
 /// the weights column by column before P·V. Needs rowsum=mma's ones columns
 /// (the row sums then read the weighted P that O reads) and no LSE (−G·i
 /// is dropped).
@@ -244,12 +254,9 @@ struct LinearBiasToKeyWeights : OpRewritePattern<ScoreModOp> {
                                 PatternRewriter &rewriter) const override {
     Block &body = op.getBody().front();
     std::string why;
-    FailureOr<PositionTerm> term = matchPositionTerm(body, why);
+    FailureOr<PositionTerm> term = matchLinearBias(body, why);
     if (failed(term))
       return rewriter.notifyMatchFailure(op, why);
-    if (term->rest != body.getArgument(0) || term->restNegated)
-      return rewriter.notifyMatchFailure(
-          op, "the region is not the score plus the position term");
     auto gemm = op.getScores().getDefiningOp<WgmmaOp>();
     if (!gemm || !gemm.getTransposeB() || gemm.getAcc())
       return rewriter.notifyMatchFailure(op, "the scores are not Q·Kᵀ's");
