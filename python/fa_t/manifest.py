@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -117,6 +118,15 @@ class Manifest:
     #: The schedule was forced by an option (an ablation variant) rather than
     #: chosen by the compiler's cost model (``schedule.forced``; informative).
     schedule_forced: bool = False
+    #: How the kernel applies a linear bias s + G(b, h)·(j − i) of its score
+    #: region (``schedule.linear_bias``: "vector", "mma", "weights"); None
+    #: when the manifest does not say.
+    linear_bias: Optional[str] = None
+    #: The weights form (``linear_bias == "weights"``) is exact only where
+    #: |G(b, h)| <= this for every batch entry and head; past it the kernel
+    #: writes zeros, so the launcher checks the factor first
+    #: (``schedule.linear_bias_max_factor``; None for other forms).
+    linear_bias_max_factor: Optional[float] = None
 
     @property
     def ptx_path(self) -> Path:
@@ -236,14 +246,36 @@ def parse_manifest(obj: Any, source: str = "<manifest>", path: Optional[Path] = 
     _check_params(r, params, tensor_maps, config)
 
     schedule = obj.get("schedule", {})
-    forced = schedule.get("forced", False) if isinstance(schedule, Mapping) else False
+    if not isinstance(schedule, Mapping):
+        schedule = {}
+    forced = schedule.get("forced", False)
     if not isinstance(forced, bool):
         raise r.error("schedule.forced", f"expected bool, got {forced!r}")
+    linear_bias = r.field(schedule, "linear_bias", str, "schedule.", None)
+    max_factor = _linear_bias_max_factor(r, schedule, linear_bias)
 
     return Manifest(entry=entry, ptx=ptx, sm=sm, ptx_version=ptx_version, compiler=compiler,
                     config=config, tuning=tuning, block=block, grid=tuple(grid),
                     dynamic_smem_bytes=smem, tensor_maps=tensor_maps, params=params,
-                    path=path, schedule_forced=forced)
+                    path=path, schedule_forced=forced, linear_bias=linear_bias,
+                    linear_bias_max_factor=max_factor)
+
+
+def _linear_bias_max_factor(r: _Reader, schedule: Mapping[str, Any],
+                            linear_bias: Optional[str]) -> Optional[float]:
+    """``schedule.linear_bias_max_factor``: a positive finite number, required
+    by the weights form (the launcher must know where it stops being exact)."""
+    where = "schedule.linear_bias_max_factor"
+    if "linear_bias_max_factor" not in schedule:
+        if linear_bias == "weights":
+            raise r.error(where, "missing (a kernel of linear_bias \"weights\" is exact only "
+                          "up to a bound on |G|, which the launcher checks)")
+        return None
+    value = schedule["linear_bias_max_factor"]
+    if (not isinstance(value, (int, float)) or isinstance(value, bool)
+            or not math.isfinite(value) or value <= 0):
+        raise r.error(where, f"expected a positive finite number, got {value!r}")
+    return float(value)
 
 
 def _parse_tensor_map(r: _Reader, t: Any, at: str) -> TensorMapSpec:

@@ -79,6 +79,22 @@ BROKEN = [
     (["grid", 0, "times"], "Hq", r"grid\[0\].times: expected list, got 'Hq'"),
     (["grid", 0, "max"], 0, r"grid\[0\].max: expected a positive integer, got 0"),
     (["schedule"], {"forced": "yes"}, r"schedule.forced: expected bool, got 'yes'"),
+    (["schedule"], {"linear_bias": 1}, r"schedule.linear_bias: expected str, got 1"),
+    (["schedule"], {"linear_bias": "weights"},
+     r"schedule.linear_bias_max_factor: missing \(a kernel of linear_bias \"weights\" is "
+     r"exact only up to a bound on \|G\|"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": -1.1},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got -1.1"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": 0},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got 0"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": float("nan")},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got nan"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": float("inf")},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got inf"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": True},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got True"),
+    (["schedule"], {"linear_bias": "weights", "linear_bias_max_factor": "1.1"},
+     r"schedule.linear_bias_max_factor: expected a positive finite number, got '1.1'"),
     (["dynamic_smem_bytes"], -1, r"dynamic_smem_bytes: expected >= 0, got -1"),
     (["tensor_maps", 0, "tensor"], "x", r"tensor_maps\[0\].tensor: expected one of q, k, v"),
     (["tensor_maps", 1, "tensor"], "q", r"tensor_maps\[1\].tensor: a second map for tensor 'q'"),
@@ -110,6 +126,27 @@ BROKEN = [
     (["params", 0], {"kind": "ptr", "tensor": "q"},
      r"tensor_maps: tensor 'q' has a map but no tensor_map parameter"),
 ]
+
+
+def test_linear_bias_schedule(manifest_dict):
+    # The weights form's bound on |G| (its own check of the slopes is the
+    # launcher's: fa_t.api._LinearBiasGuard); other forms carry none.
+    assert parse_manifest(manifest_dict).linear_bias is None
+    manifest_dict["schedule"] = {"linear_bias": "weights", "linear_bias_max_factor": 1.11}
+    m = parse_manifest(manifest_dict)
+    assert (m.linear_bias, m.linear_bias_max_factor) == ("weights", 1.11)
+    manifest_dict["schedule"] = {"linear_bias": "weights", "linear_bias_max_factor": 2}
+    assert parse_manifest(manifest_dict).linear_bias_max_factor == 2.0
+    manifest_dict["schedule"] = {"linear_bias": "mma"}
+    m = parse_manifest(manifest_dict)
+    assert (m.linear_bias, m.linear_bias_max_factor) == ("mma", None)
+    # A NaN bound as JSON writes it (Python's json reads NaN) is refused too.
+    text = json.dumps({**manifest_dict, "schedule": {"linear_bias": "weights",
+                                                     "linear_bias_max_factor": float("nan")}})
+    assert "NaN" in text
+    with pytest.raises(ManifestError, match=r"linear_bias_max_factor: expected a positive "
+                                            r"finite number, got nan"):
+        parse_manifest(json.loads(text))
 
 
 @pytest.mark.parametrize("path, value, message", BROKEN,
