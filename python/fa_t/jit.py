@@ -323,9 +323,12 @@ def check_compiled(manifest: Manifest, config: KernelConfig, where: Path,
 
 
 def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
-                   seq_len: Optional[int] = None, regions: str = "") -> Manifest:
+                   seq_len: Optional[int] = None, regions: str = "",
+                   tuning: Optional[Dict[str, object]] = None) -> Manifest:
     """The cached JIT kernel for ``config`` (tuned for ``seq_len`` keys, see
-    :func:`default_tuning`), compiling it on a cache miss.
+    :func:`default_tuning`), compiling it on a cache miss. ``tuning`` adds
+    options on top of the default tuning (``{"linear_bias": "vector"}``:
+    ``linear-bias=vector``); it is part of the cache key.
 
     Compilation happens in a temporary folder inside the cache that is renamed
     into place only when complete, so concurrent processes and interrupted
@@ -335,7 +338,7 @@ def compile_kernel(config: KernelConfig, fat_opt: Optional[str] = None,
     if not fat_opt:
         raise CompileError("fa-t-opt not found: install the fa_t wheel (pip install . in "
                            "the fa-t repository), set FA_T_OPT or put it on PATH")
-    tuning = default_tuning(config, seq_len)
+    tuning = {**default_tuning(config, seq_len), **(tuning or {})}
     key = cache_key(config, tuning, compiler_version(fat_opt), regions)
     root = cache_dir()
     final = root / key

@@ -370,6 +370,24 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
     return scores
 
 
+def linear_bias_factor(score_mod: Callable, B: int, H: int, device) -> torch.Tensor:
+    """G [B, H] float32 of a linear bias ``score_mod`` = s + G(b, h)·(j − i)
+    (ALiBi: G = slopes[h]): ``score_mod(0, b, h, 0, 1) − score_mod(0, b, h,
+    0, 0)``, evaluated with torch on ``device`` (where its tensors are) on
+    broadcast index tensors, as :func:`apply_mods` does. Meaningful only for
+    a score region the compiler took as a linear bias (a manifest's
+    ``linear_bias``); the launcher bounds |G| with it."""
+    b = torch.arange(B, device=device).view(B, 1, 1, 1)
+    h = torch.arange(H, device=device).view(1, H, 1, 1)
+    q = torch.zeros(1, 1, 1, 1, dtype=torch.int64, device=device)
+    k = torch.arange(2, device=device).view(1, 1, 1, 2)
+    score = torch.zeros(1, 1, 1, 1, dtype=torch.float32, device=device)
+    with torch.no_grad():
+        s = torch.broadcast_to(torch.as_tensor(score_mod(score, b, h, q, k), device=device),
+                               (B, H, 1, 2)).to(torch.float32)
+    return (s[..., 0, 1] - s[..., 0, 0]).contiguous()
+
+
 #: Query rows per group of a :class:`BlockMask` (a kernel's query tile).
 GROUP_ROWS = 64
 

@@ -9,6 +9,11 @@ schedule the compiler's cost model chose wins over forced ablation variants
 (``schedule.forced``). Given the call's key length, the cost model's kernels
 are ranked by the length they were tuned for (the manifest's ``seq_len``,
 :func:`pick_for_seq_len`); otherwise the first by file name wins.
+
+A kernel of ``linear_bias`` "weights" is exact only up to a bound on the
+linear bias' factor, which the launcher checks per call (fa_t.api); past it
+the launcher asks for ``allow_weights=False``: a kernel of another form from
+the folders, else one compiled with tuning ``linear_bias=vector``.
 """
 
 from __future__ import annotations
@@ -94,22 +99,37 @@ def _with_modifications(config: KernelConfig, directory: Path,
             for key in jit.modification_keys(entry)]
 
 
+#: The JIT tuning of a kernel that must not be of the weights form.
+NOT_WEIGHTS_TUNING = {"linear_bias": "vector"}
+
+
 def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
-                seq_len: Optional[int] = None, regions: str = "") -> Manifest:
+                seq_len: Optional[int] = None, regions: str = "",
+                allow_weights: bool = True) -> Manifest:
     """The kernel for ``config`` (for ``seq_len`` keys, when given; of the
     score / mask modification text ``regions``, when given); see the module
-    doc for the search order."""
+    doc for the search order. ``allow_weights`` False never returns a kernel
+    of ``linear_bias`` "weights": the folders' kernels of other forms, else
+    a JIT compile with :data:`NOT_WEIGHTS_TUNING`."""
     dirs = kernel_dirs(kernel_dir)
+    skipped = 0
     for directory in dirs:
         wanted = _with_modifications(config, directory, regions) if regions else [config]
         matches = [m for m in scan_kernel_dir(directory)
                    if m.config in wanted and m.sm == jit.SM]
+        if not allow_weights:
+            kept = [m for m in matches if m.linear_bias != "weights"]
+            skipped += len(matches) - len(kept)
+            matches = kept
         if matches:
             # The cost model's kernels if any; else (a folder of ablation
             # variants) the forced ones, still picked by their tuned length.
             chosen = [m for m in matches if not m.schedule_forced] or matches
             return pick_for_seq_len(chosen, seq_len) if seq_len else chosen[0]
     searched = ", ".join(str(d) for d in dirs) or "none (set FA_T_KERNEL_DIR)"
+    if skipped:
+        searched += (f" ({skipped} kernel(s) of linear_bias \"weights\" skipped: one of "
+                     f"another form is asked for)")
     if not allow_jit:
         raise KernelNotFoundError(f"no kernel for {config.to_dict()} in kernel directories: "
                                   f"{searched}")
@@ -119,7 +139,13 @@ def find_kernel(config: KernelConfig, kernel_dir=None, allow_jit: bool = True,
             f"no kernel for {config.to_dict()}: none in the kernel directories ({searched}), "
             f"and fa-t-opt, which would compile one, is not available (set FA_T_OPT or put "
             f"it on PATH)")
-    return jit.compile_kernel(config, fat_opt, seq_len, regions)
+    if allow_weights:
+        return jit.compile_kernel(config, fat_opt, seq_len, regions)
+    manifest = jit.compile_kernel(config, fat_opt, seq_len, regions, NOT_WEIGHTS_TUNING)
+    if manifest.linear_bias == "weights":
+        raise CompileError(f"{manifest.path}: fa-t-opt compiled linear_bias \"weights\" with "
+                           f"tuning {NOT_WEIGHTS_TUNING}")
+    return manifest
 
 
 class LoadedKernel:
