@@ -24,6 +24,8 @@ the same cached path.
 from __future__ import annotations
 
 import ctypes
+import functools
+import math
 import os
 import threading
 from typing import Any, Dict, Optional, Tuple
@@ -172,6 +174,7 @@ class _Kernel:
 
     def __init__(self, torch, rt, function, manifest, grid, params, device, context, tensors):
         self.torch, self.rt, self.params, self.device = torch, rt, params, device
+        self.manifest = manifest
         self.current_device, self.raw_stream = _stream_getters(torch)
         patched = patched_params(manifest)
         captures = sum(capture_index(t) is not None for _, _, t in patched)
@@ -188,6 +191,11 @@ class _Kernel:
             self.packed_addresses = (ctypes.c_uint64 * (self.counter_slot + 1))()
             for _, _, tensor in patched:
                 self.packed_addresses[_source(tensor, captures)] = tensors[tensor].data_ptr()
+        #: A call's addresses: q, k, v, o, lse, each of the call's captured
+        #: tensors, then the tile counter's (:meth:`_launch`) if it has one.
+        given = sum(capture_index(t) is not None for t in tensors)
+        self.addresses = ctypes.c_uint64 * (len(_SOURCES) + given if self.counter_slot is None
+                                            else self.counter_slot + 1)
 
         def plan(patches):
             return LaunchPlan(function, tuple(grid), tuple(manifest.block),
@@ -219,19 +227,23 @@ class _Kernel:
 
 def _resolve(torch, q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
              window: Tuple[int, int], diag: int, scale: float, kernel_dir=None,
-             manifest=None, regions: str = "", captures=()) -> _Kernel:
+             manifest=None, regions: str = "", captures=(),
+             allow_weights: bool = True) -> _Kernel:
     """Finds (or takes) the kernel, loads it, encodes the tensor maps and packs
     the parameters for these tensors. ``manifest`` picks a specific kernel (an
     ablation variant) instead of looking one up by config; ``regions`` (the
     score / mask modifications' text) compiles the kernel of them (JIT),
-    which reads ``captures`` (the tensors they capture, in order)."""
+    which reads ``captures`` (the tensors they capture, in order).
+    ``allow_weights`` False looks up a kernel whose linear bias is not of the
+    weights form (:func:`fa_t.registry.find_kernel`)."""
     p = problem
     device = _check_device(torch, q.device)
     if manifest is None:
         config = KernelConfig(dtype=p.dtype, head_dim=p.D, head_dim_v=p.Dv, num_heads_q=p.Hq,
                               num_heads_kv=p.Hkv, layout="bhsd", causal=causal, window=window,
                               lse=lse_out is not None)
-        manifest = registry.find_kernel(config, kernel_dir, seq_len=p.Skv, regions=regions)
+        manifest = registry.find_kernel(config, kernel_dir, seq_len=p.Skv, regions=regions,
+                                        allow_weights=allow_weights)
     symbols = problem_symbols(q.shape, k.shape, v.shape, diag=diag, scale=scale)
     grid = launch_grid(manifest.grid, symbols)
 
@@ -271,17 +283,94 @@ def _plan(q, k, v, out, lse_out, problem: checks.Problem, *, causal: bool,
     return launch
 
 
+class _LinearBiasGuard:
+    """Which kernel a plan of ``linear_bias`` "weights" may launch.
+
+    That form is exact only while the linear bias' factor stays within its
+    manifest's ``linear_bias_max_factor`` (|G(b, h)| for every batch entry b
+    and head h; past it the kernel writes zeros), and G comes from captured
+    tensors the compiler never saw. So G is evaluated (one small torch
+    computation and a device sync) once per state of the captures, their
+    stamps (:func:`fa_t.mods._stamp`: the tensors and their version counters,
+    which in-place writes bump), and a call whose captures still match them
+    costs a compare per capture. Past the bound, or without a factor to
+    check, the plan launches a kernel of another form instead
+    (``allow_weights=False``), resolved once.
+    """
+
+    #: The kernel's own guard computes in f32: a factor within 2^-20 of the
+    #: bound may round past it there.
+    MARGIN = 1 - 2.0 ** -20
+
+    def __init__(self, torch, weights: _Kernel, problem: checks.Problem, resolve_other):
+        from . import mods
+        self.torch, self.weights, self.resolve_other = torch, weights, resolve_other
+        self.B, self.H = problem.B, problem.Hq
+        self.bound = weights.manifest.linear_bias_max_factor * self.MARGIN
+        self.is_stamp_of, self.stamp = mods._is_stamp_of, mods._stamp
+        self.other: Optional[_Kernel] = None
+        #: (the captures' stamps, the kernel chosen for them), one tuple so
+        #: that threads sharing the plan read a consistent pair.
+        self.choice: Optional[tuple] = None
+        #: How many times G was evaluated (for the tests).
+        self.evaluations = 0
+
+    def kernel(self, q, k, v, out, lse_out, captures, factor) -> _Kernel:
+        """The kernel this call may launch (its tensors resolve the other
+        form's kernel, when first needed)."""
+        if factor is None:
+            return self.other or self._other(q, k, v, out, lse_out, captures,
+                                             "the call gives no factor to check")
+        choice = self.choice
+        if choice is not None and all(map(self.is_stamp_of, choice[0], captures)):
+            return choice[1]
+        torch = self.torch
+        if torch.cuda.is_current_stream_capturing():
+            raise RuntimeError(
+                f"fa_t: kernel {self.weights.manifest.entry} is exact only for a linear bias "
+                f"factor |G| <= {self.weights.manifest.linear_bias_max_factor}, checked when "
+                f"the captured tensors change, which needs a device sync: call it once "
+                f"before CUDA graph capture (and do not change them during it)")
+        stamps = tuple(map(self.stamp, captures))
+        g = factor(self.B, self.H, q.device).reshape(self.B, self.H)
+        self.evaluations += 1
+        size = g.abs().nan_to_num(math.inf)
+        at = int(size.argmax())
+        worst = g.reshape(-1)[at].item()
+        if abs(worst) <= self.bound:  # False for NaN
+            kernel = self.weights
+        else:
+            b, h = divmod(at, self.H)
+            kernel = self.other or self._other(
+                q, k, v, out, lse_out, captures,
+                f"the linear bias' factor reaches |G| = {abs(worst):g} at (b={b}, h={h})")
+        self.choice = (stamps, kernel)
+        return kernel
+
+    def _other(self, q, k, v, out, lse_out, captures, why: str) -> _Kernel:
+        """The plan's kernel of another form than weights, resolved now."""
+        from .errors import KernelNotFoundError
+        bound = self.weights.manifest.linear_bias_max_factor
+        try:
+            self.other = self.resolve_other(q, k, v, out, lse_out, captures=captures)
+        except KernelNotFoundError as e:
+            raise KernelNotFoundError(
+                f"kernel {self.weights.manifest.entry} (linear_bias \"weights\") is exact only "
+                f"for a linear bias factor |G(b, h)| <= {bound:g}, and {why}; no kernel of "
+                f"another form is available: {e}. Build one with tuning linear_bias=vector "
+                f"(python -m fa_t.aot with the entry (config, {{\"linear_bias\": \"vector\"}}, "
+                f"regions)) or make fa-t-opt available to compile it (FA_T_OPT)") from None
+        return self.other
+
+
 class _Plan:
     """One key's resolved call (see the module doc). A call that finds it has
     Q, K and V of the key's shapes, strides, dtypes and device, all checked
     when the plan was made; :meth:`__call__` checks the rest."""
 
-    def __init__(self, torch, problem: checks.Problem, dtype, device, want_lse: bool,
-                 captures: int = 0):
+    def __init__(self, torch, problem: checks.Problem, dtype, device, want_lse: bool):
         p = problem
         self.torch, self.dtype, self.device, self.want_lse = torch, dtype, device, want_lse
-        #: A call's addresses: q, k, v, o, lse, then each captured tensor's.
-        self.addresses = ctypes.c_uint64 * (len(_SOURCES) + captures)
         self.o_shape, self.lse_shape = (p.B, p.Hq, p.Sq, p.Dv), (p.B, p.Hq, p.Sq)
         #: Q, K, V with elements: their data pointers must be 16-byte aligned.
         self.nonempty = tuple(i for i, n in enumerate((p.B * p.Hq * p.Sq * p.D,
@@ -292,6 +381,9 @@ class _Plan:
         self.launches = p.B * p.Hq * p.Sq > 0 and p.Skv > 0
         self.no_keys = p.B * p.Hq * p.Sq > 0 and p.Skv == 0
         self.kernel: Optional[_Kernel] = None
+        #: Set when the kernel is of linear_bias "weights": picks the kernel
+        #: each call may launch (:class:`_LinearBiasGuard`).
+        self.guard: Optional[_LinearBiasGuard] = None
 
     def outputs(self, q, out, lse_out):
         """The call's O and LSE buffers: new ones (``q.new_empty``, which parses
@@ -313,7 +405,7 @@ class _Plan:
                 check_lse_pointer(lse_out)
         return out, lse_out
 
-    def __call__(self, q, k, v, out, lse_out, names, captures=()):
+    def __call__(self, q, k, v, out, lse_out, names, captures=(), linear_bias_factor=None):
         ptrs = (q.data_ptr(), k.data_ptr(), v.data_ptr())
         if (ptrs[0] | ptrs[1] | ptrs[2]) % TMA_ALIGN:
             tensors = (q, k, v)
@@ -327,8 +419,10 @@ class _Plan:
                 if lse_out is not None:
                     lse_out.fill_(float("-inf"))
             return out, lse_out
-        addresses = self.addresses(*ptrs, out.data_ptr(),
-                                   0 if lse_out is None else lse_out.data_ptr())
+        if self.guard is not None:
+            kernel = self.guard.kernel(q, k, v, out, lse_out, captures, linear_bias_factor)
+        addresses = kernel.addresses(*ptrs, out.data_ptr(),
+                                     0 if lse_out is None else lse_out.data_ptr())
         # The key fixes the captures' shapes, strides and device: only their
         # data may move between calls.
         for i, t in enumerate(captures, len(_SOURCES)):
@@ -354,7 +448,7 @@ def _dir_key(kernel_dir):
 def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[int],
              scale: Optional[float], want_lse: bool, gqa: bool = True, kernel_dir=None,
              names: Tuple[str, str, str] = ("q", "k", "v"), out=None, lse_out=None,
-             regions: str = "", captures=()):
+             regions: str = "", captures=(), linear_bias_factor=None):
     """Runs one attention on CUDA tensors; returns (O, LSE or None).
 
     The cached path of every CUDA call (module doc). ``diag`` None is the
@@ -365,6 +459,13 @@ def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[i
     elements a kernel forgets to write). ``regions`` is the text of score /
     mask modifications (:func:`fa_t.mods.attention_regions`) and
     ``captures`` the tensors they read, contiguous, on q's device.
+
+    ``linear_bias_factor(B, H, device)`` returns the factor G [B, H] float32
+    of the score modification when it is a linear bias s + G(b, h)·(j − i)
+    (:func:`fa_t.mods.linear_bias_factor` of the score_mod). A kernel of
+    ``linear_bias`` "weights" is launched only after |G| is checked against
+    its bound, once per state of the captures (:class:`_LinearBiasGuard`);
+    without the factor, or past the bound, a kernel of another form runs.
     """
     key = (q.shape, q.stride(), q.dtype, q.device, k.shape, k.stride(), k.dtype, k.device,
            v.shape, v.stride(), v.dtype, v.device, causal, window, diag, scale, type(scale),
@@ -377,7 +478,7 @@ def _forward(q, k, v, *, causal: bool, window: Tuple[int, int], diag: Optional[i
                                        diag=diag, scale=scale, want_lse=want_lse, gqa=gqa,
                                        kernel_dir=kernel_dir, names=names, regions=regions,
                                        captures=captures)
-    return plan(q, k, v, out, lse_out, names, captures)
+    return plan(q, k, v, out, lse_out, names, captures, linear_bias_factor)
 
 
 def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_lse, gqa,
@@ -393,15 +494,16 @@ def _new_plan(key, q, k, v, out, lse_out, *, causal, window, diag, scale, want_l
     window = checks.check_window(window)
     if diag is None:
         diag = problem.Skv - problem.Sq
-    plan = _Plan(torch, problem, q.dtype, q.device, want_lse, len(captures))
+    plan = _Plan(torch, problem, q.dtype, q.device, want_lse)
     out, lse_out = plan.outputs(q, out, lse_out)
     if plan.launches:
         plan.kernel = _resolve(torch, q, k, v, out, lse_out, problem, causal=causal,
                                window=window, diag=diag, scale=scale, kernel_dir=kernel_dir,
                                regions=regions, captures=captures)
-        if plan.kernel.counter_slot is not None:
-            # A call's addresses end with the tile counter's (_Kernel._launch).
-            plan.addresses = ctypes.c_uint64 * (plan.kernel.counter_slot + 1)
+        if plan.kernel.manifest.linear_bias == "weights":
+            plan.guard = _LinearBiasGuard(torch, plan.kernel, problem, functools.partial(
+                _resolve, torch, problem=problem, causal=causal, window=window, diag=diag,
+                scale=scale, kernel_dir=kernel_dir, regions=regions, allow_weights=False))
     with _plans_lock:
         while len(_plans) >= MAX_PLANS:
             del _plans[next(iter(_plans))]
@@ -564,9 +666,11 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
                                               window[1], k.shape[2] - q.shape[2], return_lse)
         return (o, lse) if return_lse else o
     if on_gpu:
+        factor = None if score_mod is None else functools.partial(mods.linear_bias_factor,
+                                                                  score_mod)
         o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
                           want_lse=return_lse, names=("q", "k", "v"), regions=regions,
-                          captures=captures)
+                          captures=captures, linear_bias_factor=factor)
         return (o, lse) if return_lse else o
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,

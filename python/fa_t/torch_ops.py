@@ -180,17 +180,20 @@ def attention_forward(q, k, v, *, causal: bool, scale: float,
     if q.device.type == "cuda":
         from . import api
         window = tuple(window)
-        regions = ""
+        regions, factor = "", None
         if modifications is not None:
             # As eager calls do: the kernel reads each capture as a row-major array.
             regions, captures = modifications.regions, tuple(t.contiguous() for t in captures)
+            factor = modifications.linear_bias_factor(captures)
         try:
             return api._forward(q, k, v, causal=causal, window=window, diag=diag, scale=scale,
-                                want_lse=want_lse, regions=regions, captures=captures)
+                                want_lse=want_lse, regions=regions, captures=captures,
+                                linear_bias_factor=factor)
         except LayoutError:
             q, k, v = (_tma_ready(t, n) for t, n in zip((q, k, v), ("q", "k", "v")))
             return api._forward(q, k, v, causal=causal, window=window, diag=diag, scale=scale,
-                                want_lse=want_lse, regions=regions, captures=captures)
+                                want_lse=want_lse, regions=regions, captures=captures,
+                                linear_bias_factor=factor)
     check_cpu_inputs(q, k, v)
     score_mod, mask_mod, kv_ranges = (None, None, None) if modifications is None \
         else modifications.bind(captures)
@@ -247,6 +250,16 @@ class Modifications:
         traced functions reading ``captures``, this call's tensors."""
         return (_bind(self.score, captures), _bind(self.mask, captures),
                 captures[-1] if self.ranges else None)
+
+    def linear_bias_factor(self, captures) -> Optional[Callable]:
+        """The ``linear_bias_factor`` of :func:`fa_t.api._forward` for a call
+        reading ``captures`` (None without a score function): the score
+        function is bound only when the launcher evaluates it."""
+        if self.score is None:
+            return None
+        score = self.score
+        return lambda B, H, device: mods.linear_bias_factor(_bind(score, captures), B, H,
+                                                            device)
 
 
 class _Rebound(torch.fx.Interpreter):

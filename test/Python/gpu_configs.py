@@ -60,6 +60,12 @@ WITHOUT_LSE = ("alibi-causal", "alibi-slopes", "softcap", "softcap-causal")
 #: fat-tensorize and fat-tile take there instead of the bias columns
 #: (linearBiasOnThreeWarpgroups).
 ALIBI_4K_SHAPE = (1, 4, 4096, 4096)
+#: test_gpu_mods.py's ALiBi past the bound of the weights form
+#: (linear-bias=weights is exact only for |slope| up to its manifest's
+#: linear_bias_max_factor, ~1.11): (B, H, S) at bf16, D64, causal, no LSE,
+#: and the slopes, two of them past it.
+ALIBI_BOUND_SHAPE = (1, 4, 512)
+ALIBI_BOUND_SLOPES = (0.5, 1.5, 0.25, 3.0)
 
 
 def modifications(device="cpu"):
@@ -147,6 +153,15 @@ def mods_entries():
     b, h, sq, skv = ALIBI_4K_SHAPE
     config = KernelConfig("bf16", 64, 64, h, h, causal=True)
     out.append((config, jit.default_tuning(config, skv), regions))
+    # The weights form, which the test launches first, and the compiler's
+    # own choice, which serves the slopes past its bound.
+    import torch
+    import fa_t
+    b, h, s = ALIBI_BOUND_SHAPE
+    regions, _ = mods.attention_regions(fa_t.alibi(torch.tensor(ALIBI_BOUND_SLOPES)))
+    config = KernelConfig("bf16", 64, 64, h, h, causal=True)
+    out.append((config, jit.default_tuning(config, s), regions))
+    out.append((config, {**jit.default_tuning(config, s), "linear_bias": "weights"}, regions))
     return out
 
 

@@ -12,6 +12,8 @@ blocks outside them, and the mask on blocks inside their full ranges). Tolerance
 Compiled calls (torch.compile, fa_t::attention_mods_fwd) run the same kernels.
 """
 
+import functools
+
 import pytest
 
 from conftest import require_hopper
@@ -20,10 +22,10 @@ pytestmark = pytest.mark.gpu
 torch = require_hopper()
 
 import fa_t  # noqa: E402
-from fa_t import api, mods  # noqa: E402
+from fa_t import api, jit, mods, registry  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
-from gpu_configs import (ALIBI_4K_SHAPE, MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE,  # noqa: E402
-                         block_mask_of, modifications)
+from gpu_configs import (ALIBI_4K_SHAPE, ALIBI_BOUND_SHAPE, ALIBI_BOUND_SLOPES,  # noqa: E402
+                         MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE, block_mask_of, modifications)
 
 DTYPES = {"bf16": torch.bfloat16, "f16": torch.float16}
 O_ATOL = {torch.bfloat16: 2e-2, torch.float16: 3e-3}
@@ -140,6 +142,67 @@ def test_alibi_with_three_warpgroups():
                                 seq_len=skv, regions=regions, allow_jit=False)
     assert "_m192" in manifest.ptx, manifest.ptx
     check_score_kernel_without_lse(q, k, v, causal, score_mod)
+
+
+def weights_kernel(config, regions, seq_len):
+    """The kernel of linear-bias=weights for ``regions``: from the kernel
+    folders (gpu_configs builds one), else compiled."""
+    for directory in registry.kernel_dirs():
+        wanted = registry._with_modifications(config, directory, regions)
+        for m in registry.scan_kernel_dir(directory):
+            if m.config in wanted and m.linear_bias == "weights":
+                return m
+    fat_opt = jit.find_fat_opt()
+    if fat_opt is None:
+        pytest.skip("no kernel of linear-bias=weights in the folders and no fa-t-opt")
+    return jit.compile_kernel(config, fat_opt, seq_len, regions, {"linear_bias": "weights"})
+
+
+def test_alibi_past_the_weights_bound(monkeypatch):
+    # The weights form writes zeros where |slope| passes its bound: slopes
+    # 1.5 and 3.0 must run a kernel of another form, found when the plan is
+    # first called, and give the float64 answer. The plan starts from the
+    # weights kernel (auto takes it only from 4k keys); scaled into the
+    # bound in place, the same plan runs it.
+    b, h, s = ALIBI_BOUND_SHAPE
+    t, d = torch.bfloat16, 64
+    slopes = torch.tensor(ALIBI_BOUND_SLOPES, device="cuda")
+    score_mod = fa_t.alibi(slopes)
+    alibi_regions, captures = mods.attention_regions(score_mod)
+    config = fa_t.KernelConfig("bf16", d, d, h, h, causal=True)
+    weights = weights_kernel(config, alibi_regions, s)
+    assert weights.linear_bias == "weights" and weights.linear_bias_max_factor < 3.0
+    find_kernel = registry.find_kernel
+
+    def weights_first(config, kernel_dir=None, allow_jit=True, seq_len=None, regions="",
+                      allow_weights=True):
+        if allow_weights and regions == alibi_regions:
+            return weights
+        return find_kernel(config, kernel_dir, allow_jit, seq_len, regions, allow_weights)
+    monkeypatch.setattr(registry, "find_kernel", weights_first)
+    monkeypatch.setattr(api, "_plans", {})
+    q = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
+    k = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
+    v = torch.randn(b, h, s, d, device="cuda", dtype=t)
+    for expect_weights in (False, True):
+        o = fa_t.attention(q, k, v, causal=True, score_mod=score_mod)
+        out = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=t)
+        poisoned, _ = api._forward(q, k, v, causal=True, window=(-1, -1), diag=None,
+                                   scale=None, want_lse=False, out=out, regions=alibi_regions,
+                                   captures=captures, linear_bias_factor=functools.partial(
+                                       mods.linear_bias_factor, score_mod))
+        torch.cuda.synchronize()
+        (plan,) = api._plans.values()
+        chosen = plan.guard.choice[1]
+        assert (chosen.manifest.linear_bias == "weights") == expect_weights, \
+            chosen.manifest.entry
+        ref, _ = attention_reference(q, k, v, causal=True, score_mod=score_mod)
+        for got in (o, poisoned):
+            assert not torch.isnan(got).any(), "O has NaN: elements left unwritten"
+            err = o_error(got, ref)
+            assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+        slopes.div_(4)  # 0.75 at most: within the bound
+    assert plan.guard.evaluations == 2
 
 
 def test_captured_tensors_are_read_per_call():
