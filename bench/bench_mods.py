@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import json
 import math
 import sys
@@ -136,6 +137,13 @@ def regions_of(score_mod, mask_mod, bm):
     return mods.attention_regions(score_mod, mask_mod, None if bm is None else bm.ranges)
 
 
+def factor_of(score_mod):
+    """``_forward``'s ``linear_bias_factor`` of a score function, as
+    ``fa_t.attention`` passes it: without it a kernel of linear_bias
+    "weights" (ALiBi's default) would not be launched."""
+    return None if score_mod is None else functools.partial(mods.linear_bias_factor, score_mod)
+
+
 def entries(tuning=None, only=(), head_dims=(), lse=False):
     """The AOT entries: every modification (or those named in `only`) at
     every shape's config (or those of `head_dims`; with `tuning`,
@@ -195,7 +203,8 @@ def check(name, causal, score_mod, mask_mod, h, d, compiled, gen, lse=False):
     regions, captures = regions_of(score_mod, mask_mod, bm)
     poison = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
     out, lse_out = _forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                            want_lse=lse, out=poison, regions=regions, captures=captures)
+                            want_lse=lse, out=poison, regions=regions, captures=captures,
+                            linear_bias_factor=factor_of(score_mod))
     via_api = fa_t.attention(q, k, v, causal=causal, score_mod=score_mod, mask_mod=mask_mod,
                              block_mask=bm, return_lse=lse)
     if lse:
@@ -261,10 +270,11 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     # Built once, outside the timed loop (as flex_call builds Flex's).
     bm = block_mask_of(name, causal, mask_mod, b, s, s, "cuda")
     regions, captures = regions_of(score_mod, mask_mod, bm)
+    factor = factor_of(score_mod)
     impls = {
         "fa-t": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
                                  scale=None, want_lse=lse, regions=regions,
-                                 captures=captures),
+                                 captures=captures, linear_bias_factor=factor),
         "flex": flex_call(q, k, v, causal, score_mod, mask_mod, compiled),
         "fa-t-plain": lambda: _forward(q, k, v, causal=causal, window=(-1, -1), diag=None,
                                        scale=None, want_lse=False, kernel_dir=plain_dir),
@@ -289,7 +299,8 @@ def time_point(shape, name, causal, score_mod, mask_mod, compiled, plain_dir, re
     for label, directory in variants:
         impls[label] = (lambda directory=directory: _forward(
             q, k, v, causal=causal, window=(-1, -1), diag=None, scale=None,
-            want_lse=lse, regions=regions, captures=captures, kernel_dir=directory))
+            want_lse=lse, regions=regions, captures=captures, kernel_dir=directory,
+            linear_bias_factor=factor))
     ms = bench.round_robin_ms(impls, reps)
     flops = useful_flops(b, h, s, d, causal, mask_mod)
     plain_flops = useful_flops(b, h, s, d, causal, None)

@@ -97,8 +97,9 @@ def mod_launchers(point, shape, q, k, v, mods_dir, kernel_dir):
     bm = bench_mods.block_mask_of(name, causal, mask_mod, shape[0], s, s, "cuda")
     regions, captures = bench_mods.regions_of(score_mod, mask_mod, bm)
     common = dict(causal=causal, window=(-1, -1), diag=None, scale=None, want_lse=False)
+    factor = bench_mods.factor_of(score_mod)
     return (lambda: _forward(q, k, v, regions=regions, captures=captures,
-                             kernel_dir=mods_dir, **common),
+                             kernel_dir=mods_dir, linear_bias_factor=factor, **common),
             lambda: _forward(q, k, v, kernel_dir=kernel_dir, **common))
 
 

@@ -56,15 +56,14 @@ BLOCK_SPARSE = ("document-causal-blocks", "prefix-lm-blocks", "document-runs-cau
 #: columns, which kernels writing the LSE do not take).
 WITHOUT_LSE = ("alibi-causal", "alibi-slopes", "softcap", "softcap-causal")
 #: test_gpu_mods.py's causal ALiBi at D64 tuned for 4k keys without the
-#: LSE: the vector form with three consumer warpgroups (192 rows), which
-#: fat-tensorize and fat-tile take there instead of the bias columns
-#: (linearBiasOnThreeWarpgroups).
+#: LSE: the weights on P with three consumer warpgroups (192 rows), which
+#: fat-tensorize and fat-tile take there (linearBiasAsWeights).
 ALIBI_4K_SHAPE = (1, 4, 4096, 4096)
 #: test_gpu_mods.py's ALiBi past the bound of the weights form
 #: (linear-bias=weights is exact only for |slope| up to its manifest's
-#: linear_bias_max_factor, ~1.11): (B, H, S) at bf16, D64, causal, no LSE,
-#: and the slopes, two of them past it.
-ALIBI_BOUND_SHAPE = (1, 4, 512)
+#: linear_bias_max_factor, ~1.11): (B, H, S) at bf16, D64, causal, no LSE
+#: (the weights are the default there), and the slopes, two of them past it.
+ALIBI_BOUND_SHAPE = (1, 4, 4096)
 ALIBI_BOUND_SLOPES = (0.5, 1.5, 0.25, 3.0)
 
 
@@ -133,7 +132,7 @@ def block_mask_of(name, causal, mask_mod, device="cpu"):
 
 def mods_entries():
     """(KernelConfig, tuning, regions) of every modification test_gpu_mods.py runs."""
-    from fa_t import jit, mods
+    from fa_t import jit, mods, registry
     out = []
     for (dtype, d), (name, (causal, score_mod, mask_mod)) in itertools.product(
             MODS_HEAD_DIMS, modifications().items()):
@@ -153,15 +152,16 @@ def mods_entries():
     b, h, sq, skv = ALIBI_4K_SHAPE
     config = KernelConfig("bf16", 64, 64, h, h, causal=True)
     out.append((config, jit.default_tuning(config, skv), regions))
-    # The weights form, which the test launches first, and the compiler's
-    # own choice, which serves the slopes past its bound.
+    # The weights form (the default there) and the vector form, which the
+    # launcher takes for the slopes past the weights' bound.
     import torch
     import fa_t
     b, h, s = ALIBI_BOUND_SHAPE
     regions, _ = mods.attention_regions(fa_t.alibi(torch.tensor(ALIBI_BOUND_SLOPES)))
     config = KernelConfig("bf16", 64, 64, h, h, causal=True)
     out.append((config, jit.default_tuning(config, s), regions))
-    out.append((config, {**jit.default_tuning(config, s), "linear_bias": "weights"}, regions))
+    out.append((config, {**jit.default_tuning(config, s), **registry.NOT_WEIGHTS_TUNING},
+                regions))
     return out
 
 

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.gpu
 torch = require_hopper()
 
 import fa_t  # noqa: E402
-from fa_t import api, jit, mods, registry  # noqa: E402
+from fa_t import api, mods  # noqa: E402
 from fa_t.reference import attention_reference  # noqa: E402
 from gpu_configs import (ALIBI_4K_SHAPE, ALIBI_BOUND_SHAPE, ALIBI_BOUND_SLOPES,  # noqa: E402
                          MODS_HEAD_DIMS, MODS_SHAPE, WITHOUT_LSE, block_mask_of, modifications)
@@ -128,9 +128,10 @@ def test_score_kernel_without_lse(dtype, d, name):
 
 
 def test_alibi_with_three_warpgroups():
-    # Causal ALiBi at D64 tuned for 4k keys without the LSE stays on the
-    # vector units with 192 query rows (three consumer warpgroups, the
-    # dynamic tile scheduler, the tile overlap): checked against float64.
+    # Causal ALiBi at D64 tuned for 4k keys without the LSE runs as weights
+    # on P with 192 query rows (three consumer warpgroups, the dynamic tile
+    # scheduler, the tile overlap; its factor computed per head in the
+    # kernel): checked against float64.
     causal, score_mod, _ = modifications("cuda")["alibi-causal"]
     b, h, sq, skv = ALIBI_4K_SHAPE
     t, d = torch.bfloat16, 64
@@ -140,46 +141,20 @@ def test_alibi_with_three_warpgroups():
     regions, _ = mods.attention_regions(score_mod, None, None)
     manifest = fa_t.find_kernel(fa_t.KernelConfig("bf16", d, d, h, h, causal=True),
                                 seq_len=skv, regions=regions, allow_jit=False)
-    assert "_m192" in manifest.ptx, manifest.ptx
+    assert "_m192" in manifest.ptx and manifest.linear_bias == "weights", manifest.ptx
     check_score_kernel_without_lse(q, k, v, causal, score_mod)
 
 
-def weights_kernel(config, regions, seq_len):
-    """The kernel of linear-bias=weights for ``regions``: from the kernel
-    folders (gpu_configs builds one), else compiled."""
-    for directory in registry.kernel_dirs():
-        wanted = registry._with_modifications(config, directory, regions)
-        for m in registry.scan_kernel_dir(directory):
-            if m.config in wanted and m.linear_bias == "weights":
-                return m
-    fat_opt = jit.find_fat_opt()
-    if fat_opt is None:
-        pytest.skip("no kernel of linear-bias=weights in the folders and no fa-t-opt")
-    return jit.compile_kernel(config, fat_opt, seq_len, regions, {"linear_bias": "weights"})
-
-
 def test_alibi_past_the_weights_bound(monkeypatch):
-    # The weights form writes zeros where |slope| passes its bound: slopes
-    # 1.5 and 3.0 must run a kernel of another form, found when the plan is
-    # first called, and give the float64 answer. The plan starts from the
-    # weights kernel (auto takes it only from 4k keys); scaled into the
-    # bound in place, the same plan runs it.
+    # The weights form (ALiBi's default here) writes zeros where |slope|
+    # passes its bound: slopes 1.5 and 3.0 must run the vector form's kernel,
+    # found when the plan is first called, and give the float64 answer;
+    # scaled into the bound in place, the same plan runs the weights again.
     b, h, s = ALIBI_BOUND_SHAPE
     t, d = torch.bfloat16, 64
     slopes = torch.tensor(ALIBI_BOUND_SLOPES, device="cuda")
     score_mod = fa_t.alibi(slopes)
-    alibi_regions, captures = mods.attention_regions(score_mod)
-    config = fa_t.KernelConfig("bf16", d, d, h, h, causal=True)
-    weights = weights_kernel(config, alibi_regions, s)
-    assert weights.linear_bias == "weights" and weights.linear_bias_max_factor < 3.0
-    find_kernel = registry.find_kernel
-
-    def weights_first(config, kernel_dir=None, allow_jit=True, seq_len=None, regions="",
-                      allow_weights=True):
-        if allow_weights and regions == alibi_regions:
-            return weights
-        return find_kernel(config, kernel_dir, allow_jit, seq_len, regions, allow_weights)
-    monkeypatch.setattr(registry, "find_kernel", weights_first)
+    regions, captures = mods.attention_regions(score_mod)
     monkeypatch.setattr(api, "_plans", {})
     q = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
     k = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
@@ -188,11 +163,12 @@ def test_alibi_past_the_weights_bound(monkeypatch):
         o = fa_t.attention(q, k, v, causal=True, score_mod=score_mod)
         out = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=t)
         poisoned, _ = api._forward(q, k, v, causal=True, window=(-1, -1), diag=None,
-                                   scale=None, want_lse=False, out=out, regions=alibi_regions,
+                                   scale=None, want_lse=False, out=out, regions=regions,
                                    captures=captures, linear_bias_factor=functools.partial(
                                        mods.linear_bias_factor, score_mod))
         torch.cuda.synchronize()
         (plan,) = api._plans.values()
+        assert plan.kernel.manifest.linear_bias == "weights", plan.kernel.manifest.entry
         chosen = plan.guard.choice[1]
         assert (chosen.manifest.linear_bias == "weights") == expect_weights, \
             chosen.manifest.entry

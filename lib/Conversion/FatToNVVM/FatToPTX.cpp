@@ -91,8 +91,9 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       llvm::cl::desc("Row sums: auto, vector or mma (fat-tensorize)")};
   Option<std::string> linearBias{
       *this, "linear-bias", llvm::cl::init("auto"),
-      llvm::cl::desc("A score region s + G·(j − i): auto, vector or mma "
-                     "(Q·Kᵀ's extra k16 step; fat-tensorize)")};
+      llvm::cl::desc("A score region s + G·(j − i): auto, vector, mma "
+                     "(Q·Kᵀ's extra k16 step) or weights (weights on P; "
+                     "fat-tensorize)")};
   Option<std::string> relativeBias{
       *this, "relative-bias", llvm::cl::init("auto"),
       llvm::cl::desc("fat-tensorize relative-bias: a score region s ± "

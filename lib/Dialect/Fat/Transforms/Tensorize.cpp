@@ -236,11 +236,13 @@ LogicalResult takeLinearBiasOnTensorCores(Operation *scope,
 }
 
 /// linear-bias=weights: every score region of `scope` as fat.key_weights
-/// on P·V's [V | ones] and the block's offset in the softmax
-/// (TensorizeBias.cpp), recorded as `linear_bias = "weights"` (forced: auto
-/// does not take it yet); an error where it does not apply.
-LogicalResult takeLinearBiasWeights(Operation *scope,
-                                    const TiledProblem &tiled) {
+/// on P·V's [V | ones] and the runs' offsets in the softmax
+/// (TensorizeBias.cpp), recorded as `linear_bias = "weights"`. Forced, an
+/// error where it does not apply; the cost model's choice (the problem
+/// already checked, linearBiasAsWeights) leaves a region it cannot take —
+/// a constant G past the exact spread — to the vector form.
+LogicalResult takeLinearBiasWeights(Operation *scope, const TiledProblem &tiled,
+                                    bool forced) {
   ScoreModOp first;
   scope->walk([&](ScoreModOp mod) { first = first ? first : mod; });
   if (!first)
@@ -262,6 +264,10 @@ LogicalResult takeLinearBiasWeights(Operation *scope,
   if (failed(applyTensorizePatterns(scope, std::move(patterns),
                                     "linear-bias=weights")))
     return failure();
+  bool taken = false;
+  scope->walk([&](KeyWeightsOp) { taken = true; });
+  if (!forced && !taken)
+    return success();
   WalkResult left = scope->walk([](ScoreModOp mod) {
     mod.emitError() << "fat-tensorize: linear-bias=weights needs the score "
                        "region to be s + G·(j − i) with G reading neither the "
@@ -279,7 +285,7 @@ LogicalResult takeLinearBiasWeights(Operation *scope,
   Builder b(scope->getContext());
   updateSchedule(scope,
                  {b.getNamedAttr("linear_bias", b.getStringAttr("weights"))},
-                 /*forced=*/true);
+                 forced);
   return success();
 }
 
@@ -499,7 +505,13 @@ struct FatTensorizePass
               scope, tiled,
               /*forced=*/linearBiasOpt->has_value())))
         return signalPassFailure();
-      if (linearBiasWeights && failed(takeLinearBiasWeights(scope, tiled)))
+      // The weights on P: forced, or the cost model's where the ones columns
+      // stand (a forced rowsum=vector leaves the region per score).
+      bool weights = linearBiasWeights ||
+                     (!linearBiasOpt->has_value() && choice.linearBiasWeights &&
+                      choice.rowsumMma);
+      if (weights && failed(takeLinearBiasWeights(scope, tiled,
+                                                  /*forced=*/linearBiasWeights)))
         return signalPassFailure();
       // A term of j − i as Q·Kᵀ's accumulator where forced: auto keeps the
       // vector form, which measured faster (perf log run 136b).

@@ -102,6 +102,9 @@ struct TensorizationChoice {
   bool boundMax = false;
   /// A linear position bias as Q·Kᵀ's extra k16 step (linear-bias=mma).
   bool linearBiasMma = false;
+  /// A linear position bias as weights on P (linear-bias=weights; implies
+  /// rowsumMma, whose ones columns carry the weights into the row sums).
+  bool linearBiasWeights = false;
 };
 /// The consumer schedule the cost model picks for an op.
 struct PipelineChoice {
@@ -510,6 +513,15 @@ struct TileProblem {
     p.biasColumns = true;
     return p;
   }
+  /// The problem of the kernel whose score region became weights on P
+  /// (linear-bias=weights): the plain kernel's softmax and tiles, with the
+  /// row sums on the tensor cores.
+  TileProblem withKeyWeights() const {
+    TileProblem p = *this;
+    p.positional = positionalMask;
+    p.linearBias = false;
+    return p;
+  }
 };
 /// block-n = 0's choice: 80 keys above D = 128 (two stages of K and V then
 /// still fit in shared memory, and 80 measured faster than 64), 64 when
@@ -535,6 +547,10 @@ int64_t defaultBlockM(const TileProblem &problem,
 /// with two: D, Dv ≤ 64, causal, no other positional region, no LSE, tuned
 /// for Skv ≥ 4096.
 bool linearBiasOnThreeWarpgroups(const TileProblem &problem);
+/// Whether `auto` takes a linear position bias (ALiBi) as weights on P
+/// (linear-bias=weights): D = 64 or 128, causal without a window, no other
+/// positional region, no LSE, tuned for Skv ≥ 4096 (where it was measured).
+bool linearBiasAsWeights(const TileProblem &problem);
 /// Depth of the K/V ring: 1 to 4.
 bool isSupportedStages(int64_t stages);
 /// Block shapes the kernel serves: isSupportedBlockM, block-n 0 (by head

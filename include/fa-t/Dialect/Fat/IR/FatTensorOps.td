@@ -376,6 +376,13 @@ def Fat_KeyWeightsOp : Fat_Op<"key_weights", [Pure, IsolatedFromAbove]> {
     }
     /// Keys per run: N / P.
     int64_t getRunKeys() { return getBlockKeys() / getOffsets().size(); }
+    /// The largest |G| the weights keep exact: kMaxSpread / ((n − 1)/2) for
+    /// runs of n keys (1.11 for 64). Kernels record it in their manifest
+    /// (`linear_bias_max_factor`): a G the compiler cannot see (a captured
+    /// slope) is checked against it before the launch.
+    double getMaxFactor() {
+      return kMaxSpread / (0.5 * double(getRunKeys() - 1));
+    }
   }];
 }
 

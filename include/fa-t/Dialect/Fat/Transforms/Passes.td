@@ -291,6 +291,23 @@ def FatTensorize : Pass<"fat-tensorize"> {
     predicts the choice and gives the kernel the plain one's key blocks.
     Recorded as `linear_bias = "mma"`.
 
+    `linear-bias=weights`: the same region as weights on P. With rows at
+    the origin the bias of key k in a run of n keys starting at j0 is
+    G·(j0 + (n−1)/2) + G·(k − (n−1)/2): an offset per run, which both
+    softmax ops add to each row (`offset(...)` on fat.softmax_max /
+    fat.softmax_exp), and a weight w_k = e^(G·(k − (n−1)/2)) per key, which
+    multiplies P after its rounding (`fat.key_weights`, `arith.mulf`), so
+    O and the ones columns' row sums (rowsum=mma, which this form needs)
+    read the same P̂·ŵ and its rounding cancels. Exact while the run's
+    spread |G|·(n − 1)/2 ≤ 35: runs of 64 keys keep |G| ≤ 1.11 (every
+    ALiBi slope is below 1); the manifest records the bound
+    (`linear_bias_max_factor`) for the runtime to check a captured G, and
+    a constant G past it stays per score. `auto` = weights under a causal
+    mask at D = 64 and 128 tuned for ≥ 4k keys, bf16, no LSE, no
+    positional mask (linearBiasAsWeights: 1.03…1.04× the columns at
+    D = 128, 1.13…1.16× the vector form at D = 64, perf log run 147).
+    Recorded as `linear_bias = "weights"`.
+
     `relative-bias=accumulator`: a score region s' = s + T(b, h, j − i)
     (or s − T, as ALiBi's s − slope·(i − j): the term is then −T) whose
     term reads neither the score nor the row and key other than as
@@ -333,9 +350,12 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "'auto' = bound at D = 128 and at D = 64 causal, else online">,
     Option<"linearBias", "linear-bias", "std::string", /*default=*/"\"auto\"",
            "A score region s + G·(j − i) (ALiBi): 'vector' (the region per "
-           "score) or 'mma' (one more k16 step of Q·Kᵀ on bias columns; no "
-           "LSE); 'auto' = mma where it applies (bf16, no LSE, no positional "
-           "mask region, room for the key columns), else vector">,
+           "score), 'mma' (one more k16 step of Q·Kᵀ on bias columns; no "
+           "LSE) or 'weights' (weights on P and an offset per 64-key run; "
+           "needs rowsum=mma, no LSE, |G| <= 1.11); 'auto' = weights causal "
+           "at D = 64, 128 from 4k keys, else mma where it applies (bf16, "
+           "no LSE, no positional mask region, room for the key columns), "
+           "else vector">,
     Option<"relativeBias", "relative-bias", "std::string",
            /*default=*/"\"auto\"",
            "A score region s ± T(b, h, j − i): 'vector' (the region per "

@@ -52,12 +52,19 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
   // At D = 64 under a causal mask from 4k keys the vector form with three
   // consumer warpgroups beats the columns with two (run 142,
   // linearBiasOnThreeWarpgroups).
+  // Where measured, the weights on P beat both (linearBiasAsWeights); they
+  // need the ones columns beside the plain tiles.
+  choice.linearBiasWeights =
+      linearBiasAsWeights(asked) &&
+      fitsWith(asked.withKeyWeights(), target, true, false);
   choice.linearBiasMma =
-      asked.linearBias && !asked.writesLse && !asked.positionalMask &&
-      !linearBiasOnThreeWarpgroups(asked) &&
+      asked.linearBias && !choice.linearBiasWeights && !asked.writesLse &&
+      !asked.positionalMask && !linearBiasOnThreeWarpgroups(asked) &&
       fitsWith(asked.withBiasOnTensorCores(), target, false, true);
-  const TileProblem problem =
-      choice.linearBiasMma ? asked.withBiasOnTensorCores() : asked;
+  const TileProblem problem = choice.linearBiasWeights ? asked.withKeyWeights()
+                              : choice.linearBiasMma
+                                  ? asked.withBiasOnTensorCores()
+                                  : asked;
   auto onesChunksFit = [&](const TileProblem &p, const HopperKernelOptions &t) {
     return fitsWith(p, t, true, choice.linearBiasMma);
   };
@@ -89,9 +96,10 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
   PipelineChoice pipeline = choosePipeline(problem, target.blockM);
   bool causalHidden = problem.causal && !problem.windowed &&
                       (pipeline.pingpong || pipeline.tileOverlap);
-  choice.rowsumMma = problem.maxHeadDim() <= 64 &&
-                     (!problem.masked() || causalHidden) &&
-                     !problem.writesLse && onesChunksFit(problem, target);
+  choice.rowsumMma = choice.linearBiasWeights ||
+                     (problem.maxHeadDim() <= 64 &&
+                      (!problem.masked() || causalHidden) &&
+                      !problem.writesLse && onesChunksFit(problem, target));
   // The lazy rescale (O ← α·O only in warps where a row's maximum grew by
   // more than τ) where it pays with the late P·V wait it needs
   // (AttentionKernelConfig::lazyRescalePays, autoLatePVWait): with ptxas's
@@ -221,8 +229,11 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
     choice.exp2Poly = onIR.exp2Poly;
   if (written.get("row_max"))
     choice.boundMax = onIR.boundMax;
-  if (written.get("linear_bias"))
+  if (Attribute linearBias = written.get("linear_bias")) {
     choice.linearBiasMma = onIR.linearBiasMma;
+    auto name = dyn_cast<StringAttr>(linearBias);
+    choice.linearBiasWeights = name && name.getValue() == "weights";
+  }
   return choice;
 }
 
@@ -311,6 +322,8 @@ mlir::fat::chooseKernelBlocks(AttentionOp op,
   options.schedule.linearBiasMma = primitives.linearBiasMma;
   if (primitives.linearBiasMma)
     problem = problem->withBiasOnTensorCores();
+  if (primitives.linearBiasWeights)
+    problem = problem->withKeyWeights();
   PipelineChoice pipeline = decidePipeline(*problem, options.blockM,
                                            options.schedule, written, {});
   options.schedule.overlap = pipeline.overlap;

@@ -158,6 +158,20 @@ bool mlir::fat::linearBiasOnThreeWarpgroups(const TileProblem &problem) {
          problem.seqLen >= 4096;
 }
 
+bool mlir::fat::linearBiasAsWeights(const TileProblem &problem) {
+  // The weights on P cost one packed multiply per two scores off the
+  // softmax's path, where the vector form pays an FFMA per score on it and
+  // the bias columns a 1/16 longer Q·Kᵀ: under a causal mask at 4k and 16k
+  // keys 1.03…1.04× the columns at D = 128 and 1.13…1.16× the vector form's
+  // 192-row kernel at D = 64, with the float64 error of both (perf log run
+  // 147). Their offsets leave the LSE a constant per row short, as the
+  // columns'. Not measured without the mask, with a window or below 4k keys.
+  int64_t d = problem.maxHeadDim();
+  return problem.linearBias && !problem.positionalMask && !problem.writesLse &&
+         (d == 64 || d == 128) && problem.causal && !problem.windowed &&
+         problem.seqLen >= 4096;
+}
+
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
   return blockM == 64 || blockM == 128 || blockM == 192;
 }
@@ -1073,8 +1087,14 @@ std::string AttentionKernelConfig::manifestJson() const {
   // such bias).
   if (biasOnTensorCores())
     manifest.getObject("schedule")->try_emplace("linear_bias", "mma");
-  if (keyWeights)
-    manifest.getObject("schedule")->try_emplace("linear_bias", "weights");
+  if (keyWeights) {
+    llvm::json::Object *entry = manifest.getObject("schedule");
+    entry->try_emplace("linear_bias", "weights");
+    // Past it the kernel's rows come out as an empty row's zeros: a captured
+    // factor must be checked against it before the launch.
+    entry->try_emplace("linear_bias_max_factor",
+                       cast<KeyWeightsOp>(keyWeights).getMaxFactor());
+  }
   // A term of j − i as Q·Kᵀ's accumulator (absent: the vector form).
   if (scoreBand)
     manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
