@@ -66,7 +66,8 @@ def test_modification_matches_float64(dtype, d, name):
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
     lse = torch.full((b, h, sq), float("nan"), device="cuda", dtype=torch.float32)
     o, l = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                        want_lse=True, out=out, lse_out=lse, regions=regions, captures=captures)
+                        want_lse=True, out=out, lse_out=lse, regions=regions, captures=captures,
+                        linear_bias_factor=factor_of(score_mod))
     torch.cuda.synchronize()
     ref_o, ref_lse = attention_reference(q, k, v, causal=causal, scale=scale,
                                          score_mod=score_mod, mask_mod=mask_mod,
@@ -93,6 +94,12 @@ def test_modification_matches_float64(dtype, d, name):
         assert o_error(dense, o.double()) <= O_ATOL[t]
 
 
+def factor_of(score_mod):
+    """``_forward``'s linear_bias_factor of a score function, as fa_t.attention
+    passes it (a kernel of linear_bias "weights" launches only with it)."""
+    return None if score_mod is None else functools.partial(mods.linear_bias_factor, score_mod)
+
+
 def check_score_kernel_without_lse(q, k, v, causal, score_mod):
     """O of the score region's kernel without LSE (NaN-poisoned output)
     against float64; returns it."""
@@ -101,7 +108,8 @@ def check_score_kernel_without_lse(q, k, v, causal, score_mod):
     regions, captures = mods.attention_regions(score_mod, None, None)
     out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=t)
     o, _ = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
-                        want_lse=False, out=out, regions=regions, captures=captures)
+                        want_lse=False, out=out, regions=regions, captures=captures,
+                        linear_bias_factor=factor_of(score_mod))
     torch.cuda.synchronize()
     ref_o, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod)
     assert not torch.isnan(o).any(), "O has NaN: elements left unwritten or NaN produced"
@@ -163,11 +171,10 @@ def test_alibi_past_the_weights_bound(monkeypatch):
         o = fa_t.attention(q, k, v, causal=True, score_mod=score_mod)
         out = torch.full((b, h, s, d), float("nan"), device="cuda", dtype=t)
         poisoned, _ = api._forward(q, k, v, causal=True, window=(-1, -1), diag=None,
-                                   scale=None, want_lse=False, out=out, regions=regions,
-                                   captures=captures, linear_bias_factor=functools.partial(
-                                       mods.linear_bias_factor, score_mod))
+                                   scale=d ** -0.5, want_lse=False, out=out, regions=regions,
+                                   captures=captures, linear_bias_factor=factor_of(score_mod))
         torch.cuda.synchronize()
-        (plan,) = api._plans.values()
+        (plan,) = api._plans.values()  # the call's scale is the default's: one plan
         assert plan.kernel.manifest.linear_bias == "weights", plan.kernel.manifest.entry
         chosen = plan.guard.choice[1]
         assert (chosen.manifest.linear_bias == "weights") == expect_weights, \
