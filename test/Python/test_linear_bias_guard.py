@@ -12,7 +12,6 @@ an in-place write); the other form from a kernel folder or the JIT
 (tuning linear_bias=vector), and the error when there is none.
 """
 
-import contextlib
 import copy
 import ctypes
 import json
@@ -28,7 +27,7 @@ from fa_t import (KernelConfig, KernelNotFoundError, api, jit, mods, registry,  
                   torch_ops)
 from fa_t.errors import CompileError  # noqa: E402
 from fakes import BF16, F32, FakeTensor  # noqa: E402
-from test_plan_cache import STREAM, FakeRuntime  # noqa: E402
+from fake_runtime import fake_gpu  # noqa: E402
 
 # The example manifest's config: bf16, D = 128, 16 query heads over 4 KV
 # heads, causal, with LSE.
@@ -75,16 +74,7 @@ def rt(tmp_path, monkeypatch):
     kernel (a_weights, found first) and a vector one (b_vector)."""
     write_kernel(tmp_path, "a_weights", manifest("weights"))
     write_kernel(tmp_path, "b_vector", manifest(None))
-    monkeypatch.setenv("FA_T_KERNEL_DIR", str(tmp_path))
-    fake = FakeRuntime()
-    monkeypatch.setattr("fa_t.runtime.get_runtime", lambda: fake)
-    monkeypatch.setattr(api, "_check_device", lambda torch, device: 0)
-    monkeypatch.setattr(api, "_stream_getters", lambda torch: (lambda: 0, lambda i: STREAM))
-    monkeypatch.setattr(torch.cuda, "device", lambda index: contextlib.nullcontext())
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)
-    monkeypatch.setattr(api, "_plans", {})
-    monkeypatch.setattr(registry, "_loaded", {})
-    return fake
+    return fake_gpu(monkeypatch, tmp_path)
 
 
 def qkv():

@@ -9,9 +9,7 @@ for — strides, dtype, alignment, output buffers — is refused with the
 error a fresh call gets, and launches nothing.
 """
 
-import contextlib
 import copy
-import ctypes
 import json
 
 import pytest
@@ -20,66 +18,19 @@ torch = pytest.importorskip("torch")
 
 from conftest import EXAMPLE_MANIFEST  # noqa: E402
 from fa_t import api, registry  # noqa: E402
-from fa_t.params import TensorMapBuffer  # noqa: E402
+from fake_runtime import STREAM, fake_gpu  # noqa: E402
 from fakes import BF16, F16, F32, FakeDevice, FakeDtype, FakeTensor  # noqa: E402
 
 # The example manifest's config: bf16, D = 128, 16 query heads over 4 KV heads,
 # causal, with LSE.
 B, HQ, HKV, SQ, SKV, D = 2, 16, 4, 300, 500, 128
-STREAM = 0x5EED
-
-
-class FakeRuntime:
-    """Records the runtime calls a plan makes; hands out fake handles."""
-
-    def __init__(self):
-        self.encoded, self.launches, self.loads = [], [], 0
-
-    def set_device(self, device):
-        pass
-
-    def load_file(self, path):
-        self.loads += 1
-        return 0x100
-
-    def get_function(self, module, name):
-        return 0x200
-
-    def set_max_dynamic_smem(self, function, nbytes):
-        pass
-
-    def device_context(self, device):
-        return 0x300
-
-    def encode_tensor_map(self, args):
-        self.encoded.append(args)
-        return TensorMapBuffer()
-
-    def launch_patched(self, plan, stream, addresses=None):
-        patches = [plan.patches[i] for i in range(plan.patch_count)]
-        self.launches.append({"grid": tuple(plan.grid), "stream": stream,
-                              "params": ctypes.addressof(plan.params.contents),
-                              "patched": [(p.param, p.kind, addresses[p.address])
-                                          for p in patches],
-                              "address_count": len(addresses),
-                              "context": plan.context})
-
-
 @pytest.fixture
 def rt(tmp_path, monkeypatch):
     """A fake runtime and device, and a kernel folder as $FA_T_KERNEL_DIR."""
     m = copy.deepcopy(EXAMPLE_MANIFEST)
     (tmp_path / "k.json").write_text(json.dumps({**m, "ptx": "k.ptx"}))
     (tmp_path / "k.ptx").write_text("// not loaded")
-    monkeypatch.setenv("FA_T_KERNEL_DIR", str(tmp_path))
-    fake = FakeRuntime()
-    monkeypatch.setattr("fa_t.runtime.get_runtime", lambda: fake)
-    monkeypatch.setattr(api, "_check_device", lambda torch, device: 0)
-    monkeypatch.setattr(api, "_stream_getters", lambda torch: (lambda: 0, lambda i: STREAM))
-    monkeypatch.setattr(torch.cuda, "device", lambda index: contextlib.nullcontext())
-    monkeypatch.setattr(api, "_plans", {})
-    monkeypatch.setattr(registry, "_loaded", {})
-    return fake
+    return fake_gpu(monkeypatch, tmp_path)
 
 
 def qkv(q_ptr=0x10000, k_ptr=0x20000, v_ptr=0x30000, k_dtype=BF16, q_strides=None):
