@@ -106,3 +106,26 @@ def test_persistent_kernel_params_end_with_batch(tmp_path):
                      lambda args: TensorMapBuffer())
     last = p.array[len(p) - 1]
     assert struct.unpack("<i", ctypes.string_at(last, 4))[0] == 3
+
+
+@pytest.mark.parametrize("seq_len,form", [(4096, "weights"), (1024, "mma")])
+def test_alibi_weights_manifest_records_its_bound(tmp_path, seq_len, form):
+    # Causal ALiBi at D64 from 4k keys is weights on P (the cost model's
+    # choice), exact for |slope| <= 35 / 31.5 with 64-key runs: the manifest
+    # says so, and fa_t's reader takes the bound the launcher checks.
+    import torch
+    import fa_t
+    from fa_t import mods
+    regions, _ = mods.attention_regions(fa_t.alibi(torch.tensor([0.5, 0.25, 0.125, 0.0625])))
+    config = KernelConfig("bf16", 64, 64, 4, 4, causal=True)
+    source = tmp_path / "in.mlir"
+    source.write_text(jit.jit_input_mlir(config, regions))
+    command = jit.fat_opt_command(str(FAT_OPT), source, tmp_path, {"seq_len": seq_len})
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    (path,) = tmp_path.glob("*.json")
+    m = load_manifest(path)
+    assert m.linear_bias == form and not m.schedule_forced
+    if form == "weights":
+        assert m.linear_bias_max_factor == pytest.approx(35 / 31.5)
+    else:
+        assert m.linear_bias_max_factor is None
