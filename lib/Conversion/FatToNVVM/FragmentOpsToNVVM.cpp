@@ -296,10 +296,10 @@ struct ConvertLayoutLowering : OpConversionPattern<ConvertLayoutOp> {
 /// fat.finalize on fragments. Per row r of the thread: l (the operand's
 /// register r, summed over the quad when it is partial, or register
 /// 4·Dv/8 + 2r of acc, the first ones column this thread holds — all of
-/// them hold the sum), l > 0 and 1 / l (0 for an empty row). Then register
-/// 2i + r of the 16-bit output is the pair o · (1 / l) of acc registers
-/// 4i + 2r + e, and register r of the LSE ln 2 · (c·m + log2 l) (−inf when
-/// empty), each its own chain of ops, which fat.store_output and
+/// them hold the sum), l ≠ 0 (NaN passes) and 1 / l (0 for an empty row). Then
+/// register 2i + r of the 16-bit output is the pair o · (1 / l) of acc
+/// registers 4i + 2r + e, and register r of the LSE ln 2 · (c·m + log2 l) (−inf
+/// when empty), each its own chain of ops, which fat.store_output and
 /// fat.stage_output move next to their stores; a result nobody reads is
 /// not formed.
 struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
@@ -324,8 +324,9 @@ struct FinalizeFragmentLowering : OpConversionPattern<FinalizeOp> {
       sum[r] = l.empty()   ? o[4 * (dv / 8) + 2 * r]
                : partialSum ? buildQuadReduce(b, l[r], /*isMax=*/false)
                             : l[r];
+      // l ≠ 0, NaN included: an empty row is exactly 0 (fat.finalize).
       nonEmpty[r] =
-          arith::CmpFOp::create(b, arith::CmpFPredicate::OGT, sum[r], zero);
+          arith::CmpFOp::create(b, arith::CmpFPredicate::UNE, sum[r], zero);
       inv[r] = arith::SelectOp::create(
           b, nonEmpty[r], arith::DivFOp::create(b, one, sum[r]), zero);
     }

@@ -26,7 +26,7 @@ gpu.module @k {
 // CHECK:         %[[W16:[0-9]+]] = arith.muli %[[WARP]], %c16_i32 : i32
 // CHECK-NEXT:    %[[WG:[0-9]+]] = arith.addi %[[W16]], %[[G]] : i32
 // CHECK-NEXT:    %[[R:[0-9]+]] = arith.addi %[[ROW]], %[[WG]] : i32
-// CHECK:         %[[NE0:[0-9]+]] = arith.cmpf ogt, %[[L0]], %{{.+}} : f32
+// CHECK:         %[[NE0:[0-9]+]] = arith.cmpf une, %[[L0]], %{{.+}} : f32
 // CHECK-NEXT:    %[[RCP0:[0-9]+]] = arith.divf %{{.+}}, %[[L0]] : f32
 // CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
 // CHECK-NOT:     arith.mulf

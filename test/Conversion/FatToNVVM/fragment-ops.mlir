@@ -212,7 +212,7 @@ func.func @mask_by_key(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i3
 
 // The epilogue's tile ops. fat.convert_layout sums a row's quad shares
 // (butterfly shuffles xor 1, 2). fat.finalize on a partial l does the same,
-// then per row l > 0, 1 / l (0 when empty); each output register (the
+// then per row l ≠ 0 (NaN passes), 1 / l (0 when empty); each output register (the
 // 16-bit pair o·(1/l) of acc registers 4i + 2r + e) and each LSE register
 // ln 2·(c·m + log2 l) is a chain of its own at the op (fat.store_output
 // moves them next to their stores: epilogue-ops.mlir), and an unread
@@ -224,7 +224,7 @@ func.func @mask_by_key(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i3
 // CHECK-NEXT:    %[[H0:[0-9]+]] = arith.addf %[[L0]], %[[SH0]] : f32
 // CHECK:         %[[SH1:[0-9]+]] = nvvm.shfl.sync bfly %{{.+}}, %[[H0]], %c2_i32
 // CHECK-NEXT:    %[[SUM0:[0-9]+]] = arith.addf %[[H0]], %[[SH1]] : f32
-// CHECK-NEXT:    %[[NE0:[0-9]+]] = arith.cmpf ogt, %[[SUM0]], %{{.+}} : f32
+// CHECK-NEXT:    %[[NE0:[0-9]+]] = arith.cmpf une, %[[SUM0]], %{{.+}} : f32
 // CHECK-NEXT:    %[[RCP0:[0-9]+]] = arith.divf %{{.+}}, %[[SUM0]] : f32
 // CHECK-NEXT:    %[[INV0:[0-9]+]] = arith.select %[[NE0]], %[[RCP0]], %{{.+}} : f32
 // CHECK:         nvvm.shfl.sync bfly %{{.+}}, %[[L1]], %c1_i32
@@ -274,7 +274,7 @@ func.func @finalize_partial(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %o4: f32, %o
 // row vector converts by the quad's sum.
 // CHECK-LABEL: func.func @finalize_ones
 // CHECK-SAME:    (%[[Q0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %{{[a-z0-9]+}}: f32, %[[ONES:[a-z0-9]+]]: f32,
-// CHECK:         %[[NE:[0-9]+]] = arith.cmpf ogt, %[[ONES]], %{{.+}} : f32
+// CHECK:         %[[NE:[0-9]+]] = arith.cmpf une, %[[ONES]], %{{.+}} : f32
 // CHECK-NEXT:    %[[RCP:[0-9]+]] = arith.divf %{{.+}}, %[[ONES]] : f32
 // CHECK-NEXT:    %[[INV:[0-9]+]] = arith.select %[[NE]], %[[RCP]], %{{.+}} : f32
 // CHECK:         arith.mulf %[[Q0]], %[[INV]] : f32

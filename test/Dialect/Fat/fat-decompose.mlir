@@ -64,9 +64,9 @@
 // CHECK:       %[[PB:.+]] = arith.truncf %{{.+}} : f32 to bf16
 // CHECK:       %[[PF:.+]] = arith.extf %[[PB]] : bf16 to f32
 
-// O_i = l_i > 0 ? o_i / l_i : 0;  LSE_i = l_i > 0 ? 0.25 · m_i + ln l_i : −inf
+// O_i = l_i ≠ 0 ? o_i / l_i : 0;  LSE_i = l_i ≠ 0 ? 0.25 · m_i + ln l_i : −inf (NaN passes)
 // CHECK:     %[[F:.+]]:2 = linalg.generic {indexing_maps = [#[[TILE]], #[[ROW]], #[[ROW]], #[[TILE]], #[[ROW]]], iterator_types = ["parallel", "parallel"]} ins(%[[O2]], %[[L2]], %[[M1]] : {{.+}})
-// CHECK:       %[[NE:.+]] = arith.cmpf ogt
+// CHECK:       %[[NE:.+]] = arith.cmpf une
 // CHECK:       %[[DIV:.+]] = arith.divf
 // CHECK:       %[[SEL:.+]] = arith.select %[[NE]], %[[DIV]]
 // CHECK:       %[[OUT:.+]] = arith.truncf %[[SEL]] : f32 to bf16

@@ -280,8 +280,8 @@ struct DecomposePV : OpRewritePattern<PVOp> {
   }
 };
 
-/// fat.finalize: O_i = l_i > 0 ? o_i / l_i : 0,
-///               LSE_i = l_i > 0 ? scale · m_i + ln l_i : −inf
+/// fat.finalize: O_i = l_i ≠ 0 ? o_i / l_i : 0,
+///               LSE_i = l_i ≠ 0 ? scale · m_i + ln l_i : −inf
 /// (with a run-time c = scale · log2 e: ln 2 · (c · m_i + log2 l_i); without
 /// a sum operand, l is acc's column Dv, the first ones column).
 struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
@@ -323,7 +323,7 @@ struct DecomposeFinalize : OpRewritePattern<FinalizeOp> {
           Value o = a[0], l = a[1], m = a[2];
           Value zero = f32Const(b, loc, 0.0);
           Value nonEmpty =
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, l, zero);
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, l, zero);
           Value out = arith::SelectOp::create(
               b, loc, nonEmpty, arith::DivFOp::create(b, loc, o, l), zero);
           if (!outElt.isF32())

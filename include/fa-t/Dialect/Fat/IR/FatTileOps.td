@@ -191,9 +191,15 @@ def Fat_FinalizeOp : Fat_TileOp<"finalize", [AttrSizedOperandSegments]> {
   let summary = "normalize the output and form the log-sum-exp";
   let description = [{
     ```
-    O_i   = l_i > 0 ? o_i / l_i               : 0
-    LSE_i = l_i > 0 ? scale · m_i + ln(l_i)   : −inf
+    O_i   = l_i ≠ 0 ? o_i / l_i               : 0
+    LSE_i = l_i ≠ 0 ? scale · m_i + ln(l_i)   : −inf
     ```
+
+    A row with nothing visible sums exactly 0 (every p is 0); any other l
+    is positive, or NaN where the scores were (a NaN input, or a linear
+    bias's weights past their exact range, fat.key_weights): NaN then
+    reaches O and the LSE rather than an empty row's zeros, which would
+    read as a plausible answer.
 
     `m` is the raw-score row max and l = Σ_j exp(scale · (s_ij − m)), so
     log Σ_j exp(scale · s_ij) = scale · m + ln l (natural log, as PyTorch
