@@ -76,6 +76,24 @@ def test_forward(dtype, d, shape, mask):
     assert_matches(o, lse, ref_o, ref_lse)
 
 
+@pytest.mark.parametrize("causal", [False, True])
+def test_nan_input_gives_nan_rows(causal):
+    # A NaN in a query row makes that row's sum NaN: the epilogue passes it
+    # on (fat.finalize tests l != 0) instead of writing an empty row's zeros;
+    # every other row is exact.
+    b, hq, hkv, sq, skv = SHAPES[2]
+    d, dt = 64, torch.bfloat16
+    q, k, v = rand(b, hq, sq, d, dt), rand(b, hkv, skv, d, dt), rand(b, hkv, skv, d, dt)
+    q[1, 3, 100, 7] = float("nan")
+    o, lse = run_poisoned(q, k, v, causal=causal, window=(-1, -1), diag=skv - sq)
+    assert torch.isnan(o[1, 3, 100]).all() and torch.isnan(lse[1, 3, 100])
+    o[1, 3, 100], lse[1, 3, 100] = 0, 0
+    q[1, 3, 100] = 0
+    ref_o, ref_lse = attention_reference(q, k, v, causal=causal, diag=skv - sq)
+    ref_o[1, 3, 100], ref_lse[1, 3, 100] = 0, 0
+    assert_matches(o, lse, ref_o, ref_lse)
+
+
 @pytest.mark.parametrize("dtype", list(DTYPES))
 def test_bshd_strided_inputs(dtype):
     dt = DTYPES[dtype]

@@ -188,6 +188,32 @@ def test_alibi_past_the_weights_bound(monkeypatch):
     assert plan.guard.evaluations == 2
 
 
+def test_weights_past_their_bound_unchecked_give_nan_rows(monkeypatch):
+    # What a caller that bypasses the launcher's check sees (the C ABI, a
+    # replayed CUDA graph whose slopes were edited in place): the weights
+    # kernel with a slope past its bound writes that head's rows NaN, not
+    # an empty row's plausible zeros; the other heads stay exact.
+    b, h, s = ALIBI_BOUND_SHAPE
+    t, d = torch.bfloat16, 64
+    slopes = torch.tensor(ALIBI_BOUND_SLOPES, device="cuda")  # heads 1, 3 past it
+    score_mod = fa_t.alibi(slopes)
+    monkeypatch.setattr(api, "_plans", {})
+    monkeypatch.setattr(api._LinearBiasGuard, "kernel", lambda self, *args: self.weights)
+    q = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
+    k = torch.randn(b, h, s, d, device="cuda", dtype=t) * 2
+    v = torch.randn(b, h, s, d, device="cuda", dtype=t)
+    o = fa_t.attention(q, k, v, causal=True, score_mod=score_mod)
+    torch.cuda.synchronize()
+    (plan,) = api._plans.values()
+    assert plan.kernel.manifest.linear_bias == "weights", plan.kernel.manifest.entry
+    past = slopes.abs() > plan.kernel.manifest.linear_bias_max_factor
+    assert past.tolist() == [False, True, False, True]
+    assert torch.isnan(o[:, past]).all(), "heads past the bound must be NaN"
+    ref, _ = attention_reference(q, k, v, causal=True, score_mod=score_mod)
+    err = o_error(o[:, ~past], ref[:, ~past])
+    assert err <= O_ATOL[t], f"max |O - ref| / max(1, |ref|) = {err:.3g} > {O_ATOL[t]}"
+
+
 def test_captured_tensors_are_read_per_call():
     # The regions' text fixes a capture's shape, not its data: one plan
     # serves every slopes tensor of that shape (ALiBi's, as "alibi-slopes"),
