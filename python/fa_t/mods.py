@@ -29,6 +29,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import operator
+import threading
+import types
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -282,6 +284,78 @@ def _always(b, h, q_idx, kv_idx):
     return True
 
 
+#: attention_regions of functions already traced, by what their text and
+#: captures depend on (:func:`_regions_key`), most recent last. Tracing with
+#: torch.fx costs ~1.5 ms, which an eager call would otherwise pay every
+#: time; an entry keeps its functions' tensors alive, hence the bound.
+_TRACED: "collections.OrderedDict[tuple, Tuple[str, List[torch.Tensor]]]" = \
+    collections.OrderedDict()
+TRACED_MAX = 64
+_traced_lock = threading.Lock()
+
+
+def _value_key(x, depth: int):
+    """What a traced region depends on in one value its function reads: a
+    tensor's identity, shape, dtype and device (its data is read at run
+    time, the text names its type), a number's or string's value, a
+    module's name, a builtin's identity, a function's own key
+    (:func:`_function_key`); None for anything else, which makes the
+    function one that is traced at every call."""
+    if isinstance(x, torch.Tensor):
+        return ("tensor", id(x), tuple(x.shape), x.dtype, x.device)
+    if x is None or isinstance(x, (bool, int, float, str)):
+        return ("value", type(x).__name__, x)
+    if isinstance(x, types.ModuleType):
+        return ("module", x.__name__)
+    if isinstance(x, types.BuiltinFunctionType):
+        return ("builtin", id(x))
+    if isinstance(x, types.FunctionType):
+        return _function_key(x, depth + 1)
+    return None
+
+
+def _global_names(code: types.CodeType):
+    """The names ``code`` and the code objects nested in it may read as globals."""
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _global_names(const)
+
+
+def _function_key(fn, depth: int = 0) -> Optional[tuple]:
+    """Everything a trace of ``fn`` reads besides its arguments — its code,
+    its closure, its defaults and the globals its code names — as a
+    hashable key, or None where some value has none (:func:`_value_key`),
+    or ``fn`` is not a plain Python function (a bound method, a callable
+    object: its attributes are not followed)."""
+    if not isinstance(fn, types.FunctionType) or depth > 8 or fn.__kwdefaults__:
+        return None
+    parts = [fn.__code__]
+    try:
+        values = [c.cell_contents for c in fn.__closure__ or ()]
+    except ValueError:  # a cell not yet bound
+        return None
+    values += list(fn.__defaults__ or ())
+    g = fn.__globals__
+    names = sorted({n for n in _global_names(fn.__code__) if n in g})
+    values += [g[n] for n in names]
+    parts.append(tuple(names))
+    for x in values:
+        k = _value_key(x, depth)
+        if k is None:
+            return None
+        parts.append(k)
+    return tuple(parts)
+
+
+def _regions_key(score_mod, mask_mod, kv_ranges) -> Optional[tuple]:
+    keys = [None if f is None else _function_key(f) for f in (score_mod, mask_mod)]
+    if any(k is None and f is not None for k, f in zip(keys, (score_mod, mask_mod))):
+        return None
+    ranges = None if kv_ranges is None else (tuple(kv_ranges.shape), kv_ranges.dtype)
+    return (*keys, ranges)
+
+
 def attention_regions(score_mod: Optional[Callable] = None,
                       mask_mod: Optional[Callable] = None,
                       kv_ranges: Optional[torch.Tensor] = None
@@ -298,8 +372,28 @@ def attention_regions(score_mod: Optional[Callable] = None,
     row sees those keys, so the kernel may skip their blocks) is captured last and named by the op's
     ``{kv_ranges = N : i64}`` attribute, written after the regions; a mask
     region is then always present (one that keeps every key when
-    ``mask_mod`` is None)."""
-    return regions_text(trace_regions(score_mod, mask_mod, kv_ranges), kv_ranges)
+    ``mask_mod`` is None).
+
+    Functions traced before with the same code, closure, defaults and
+    globals (:func:`_function_key`: the same tensors, numbers equal) give
+    the text and captures of that trace without tracing again; the ranges'
+    tensor may differ between calls, only its shape is in the text."""
+    key = _regions_key(score_mod, mask_mod, kv_ranges)
+    if key is not None:
+        with _traced_lock:
+            hit = _TRACED.get(key)
+            if hit is not None:
+                _TRACED.move_to_end(key)
+        if hit is not None:
+            text, captures = hit
+            return text, list(captures) if kv_ranges is None else [*captures[:-1], kv_ranges]
+    text, captures = regions_text(trace_regions(score_mod, mask_mod, kv_ranges), kv_ranges)
+    if key is not None:
+        with _traced_lock:
+            _TRACED[key] = (text, list(captures))
+            while len(_TRACED) > TRACED_MAX:
+                _TRACED.popitem(last=False)
+    return text, captures
 
 
 def trace_regions(score_mod: Optional[Callable], mask_mod: Optional[Callable],

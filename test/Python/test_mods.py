@@ -231,3 +231,79 @@ def test_too_many_captures_are_refused_before_anything_runs():
     with pytest.raises(NotImplementedError, match="at most 11"):
         checks.check_captures(tables, tables[0].device)
     checks.check_captures(tables[:-1], tables[0].device)
+
+
+@pytest.fixture
+def traces(monkeypatch):
+    """Counts the traces attention_regions runs (an empty cache first)."""
+    monkeypatch.setattr(mods, "_TRACED", type(mods._TRACED)())
+    count = [0]
+    real = mods.trace_regions
+
+    def counting(*args):
+        count[0] += 1
+        return real(*args)
+    monkeypatch.setattr(mods, "trace_regions", counting)
+    return count
+
+
+def test_regions_of_a_function_are_traced_once(traces):
+    slopes = torch.rand(4)
+    text, captures = mods.attention_regions(fa_t.alibi(slopes))
+    again, captures2 = mods.attention_regions(fa_t.alibi(slopes))  # a new closure, same values
+    assert traces[0] == 1 and again == text
+    assert captures2 is not captures and len(captures2) == 1 and captures2[0] is slopes
+    mods.attention_regions(fa_t.alibi(torch.rand(4)))  # another tensor: its own capture
+    mods.attention_regions(fa_t.alibi(torch.rand(8)))  # another shape: another text
+    mods.attention_regions(fa_t.softcap(30.0))
+    t2, _ = mods.attention_regions(fa_t.softcap(20.0))  # another number: another text
+    assert traces[0] == 5 and "20.0" in t2
+
+
+def test_rebound_closures_and_globals_trace_again(traces):
+    table = torch.rand(4)
+
+    def score_mod(score, b, h, q_idx, kv_idx):
+        return score + table[h]
+    _, (first,) = mods.attention_regions(score_mod)
+    table = torch.rand(4)  # the closure's cell now holds another tensor
+    _, (second,) = mods.attention_regions(score_mod)
+    assert first is not second and second is table and traces[0] == 2
+    ns = {"C": 2.0}
+    exec("def scaled(score, b, h, q_idx, kv_idx):\n    return score * C", ns)
+    t1, _ = mods.attention_regions(ns["scaled"])
+    ns["C"] = 3.0  # a global number the trace baked into the text
+    t2, _ = mods.attention_regions(ns["scaled"])
+    assert t1 != t2 and "3.0" in t2 and traces[0] == 4
+    mods.attention_regions(ns["scaled"])
+    assert traces[0] == 4
+
+
+def test_modules_and_ranges(traces):
+    class Bias(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = torch.rand(4)
+
+        def forward(self, score, b, h, q_idx, kv_idx):
+            return score + self.table[h]
+    bias = Bias()
+    mods.attention_regions(bias)
+    bias.table = torch.rand(4)
+    _, (t,) = mods.attention_regions(bias)
+    assert traces[0] == 2 and t is bias.table, "a module's attributes are not keyed: traced"
+    mask = fa_t.prefix_lm(3)
+    r1 = torch.zeros(1, 2, 2, 4, dtype=torch.int32)
+    r2 = torch.zeros(1, 2, 2, 4, dtype=torch.int32)
+    text1, caps1 = mods.attention_regions(None, mask, r1)
+    text2, caps2 = mods.attention_regions(None, mask, r2)
+    assert text1 == text2 and caps1[-1] is r1 and caps2[-1] is r2 and traces[0] == 3
+
+
+def test_the_trace_cache_is_bounded(traces, monkeypatch):
+    monkeypatch.setattr(mods, "TRACED_MAX", 3)
+    for c in range(5):
+        mods.attention_regions(fa_t.softcap(float(c + 1)))
+    assert len(mods._TRACED) == 3
+    mods.attention_regions(fa_t.softcap(1.0))  # evicted: traced again
+    assert traces[0] == 6
