@@ -531,7 +531,8 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
             log-sum-exp of the scaled scores (-inf for a row with no visible key,
             whose O row is 0).
         kernel_dir: ahead-of-time kernel directory (or list of them) to search
-            instead of $FA_T_KERNEL_DIR.
+            instead of $FA_T_KERNEL_DIR (under torch.compile refused with
+            score_mod, mask_mod or block_mask: their op has no such argument).
         score_mod, mask_mod: FlexAttention-style modifications
             ``score_mod(score, b, h, q_idx, kv_idx)`` of the scaled scores and
             ``mask_mod(b, h, q_idx, kv_idx) -> bool`` (fa_t.mods; helpers
@@ -576,7 +577,8 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
     if score_mod is not None or mask_mod is not None or block_mask is not None:
         return _attention_with_mods(q, k, v, causal=causal, scale=scale, window=window,
                                     return_lse=return_lse, score_mod=score_mod,
-                                    mask_mod=mask_mod, block_mask=block_mask)
+                                    mask_mod=mask_mod, block_mask=block_mask,
+                                    kernel_dir=kernel_dir)
     direct = _direct(torch, q, k, v)
     if not direct:
         from . import torch_ops  # registers torch.ops.fa_t.attention_fwd
@@ -597,7 +599,7 @@ def attention(q, k, v, *, causal: bool = False, scale: Optional[float] = None,
 
 
 def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mod,
-                         mask_mod, block_mask=None):
+                         mask_mod, block_mask=None, kernel_dir=None):
     """fa_t.attention with score / mask modifications or a block mask (see
     its doc): the functions are traced first, so an unsupported operation is
     refused on any device. Under torch.compile they are traced when dynamo
@@ -617,7 +619,7 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
             if not callable(fn):
                 raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
             if not compiling:
-                mods.trace(fn, kind)
+                mods.check_traceable(fn, kind)
     torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
@@ -660,6 +662,10 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
     window = checks.check_window(window)
     scale = checks.check_scale(scale, q.shape[3])
     if compiling:
+        if kernel_dir is not None:
+            raise TypeError("under torch.compile a call with score_mod, mask_mod or "
+                            "block_mask is one op whose schema has no kernel_dir: set "
+                            "$FA_T_KERNEL_DIR instead")
         _check_no_grad(torch, (q, k, v), ("q", "k", "v"))
         key, captures = torch_ops.mods_captures(score_mod, mask_mod, ranges)
         o, lse = torch_ops.attention_mods_fwd(q, k, v, captures, key, causal, scale, window[0],
@@ -669,8 +675,8 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
         factor = None if score_mod is None else functools.partial(mods.linear_bias_factor,
                                                                   score_mod)
         o, lse = _forward(q, k, v, causal=causal, window=window, diag=None, scale=scale,
-                          want_lse=return_lse, names=("q", "k", "v"), regions=regions,
-                          captures=captures, linear_bias_factor=factor)
+                          want_lse=return_lse, names=("q", "k", "v"), kernel_dir=kernel_dir,
+                          regions=regions, captures=captures, linear_bias_factor=factor)
         return (o, lse) if return_lse else o
     o, lse = torch_ops.attention_math(q, k, v, causal=causal, scale=scale, window=window,
                                       diag=k.shape[2] - q.shape[2], score_mod=score_mod,

@@ -284,10 +284,11 @@ def _always(b, h, q_idx, kv_idx):
     return True
 
 
-#: attention_regions of functions already traced, by what their text and
-#: captures depend on (:func:`_regions_key`), most recent last. Tracing with
-#: torch.fx costs ~1.5 ms, which an eager call would otherwise pay every
-#: time; an entry keeps its functions' tensors alive, hence the bound.
+#: What traces of functions gave — attention_regions' text and captures, by
+#: what they depend on (:func:`_regions_key`), and check_traceable's
+#: success — most recent last. A torch.fx trace costs ~0.7 ms, which an
+#: eager call would otherwise pay every time; an entry keeps its functions'
+#: tensors alive, hence the bound.
 _TRACED: "collections.OrderedDict[tuple, Tuple[str, List[torch.Tensor]]]" = \
     collections.OrderedDict()
 TRACED_MAX = 64
@@ -379,21 +380,44 @@ def attention_regions(score_mod: Optional[Callable] = None,
     the text and captures of that trace without tracing again; the ranges'
     tensor may differ between calls, only its shape is in the text."""
     key = _regions_key(score_mod, mask_mod, kv_ranges)
-    if key is not None:
-        with _traced_lock:
-            hit = _TRACED.get(key)
-            if hit is not None:
-                _TRACED.move_to_end(key)
-        if hit is not None:
-            text, captures = hit
-            return text, list(captures) if kv_ranges is None else [*captures[:-1], kv_ranges]
+    hit = _traced_get(("regions", key))
+    if hit is not None:
+        text, captures = hit
+        return text, list(captures) if kv_ranges is None else [*captures[:-1], kv_ranges]
     text, captures = regions_text(trace_regions(score_mod, mask_mod, kv_ranges), kv_ranges)
-    if key is not None:
-        with _traced_lock:
-            _TRACED[key] = (text, list(captures))
-            while len(_TRACED) > TRACED_MAX:
-                _TRACED.popitem(last=False)
+    _traced_put(("regions", key), (text, list(captures)))
     return text, captures
+
+
+def check_traceable(fn: Callable, kind: str) -> None:
+    """:func:`trace`'s refusal of ``fn`` (NotImplementedError or TypeError
+    naming what it cannot take), without tracing again a function traced
+    before with the same key (:func:`_function_key`)."""
+    key = ("traceable", kind, _function_key(fn))
+    if _traced_get(key) is None:
+        trace(fn, kind)
+        _traced_put(key, True)
+
+
+def _traced_get(key):
+    """The :data:`_TRACED` entry of ``key`` (None: none, or a key whose
+    function has no :func:`_function_key`), now the most recent."""
+    if key[-1] is None:
+        return None
+    with _traced_lock:
+        hit = _TRACED.get(key)
+        if hit is not None:
+            _TRACED.move_to_end(key)
+        return hit
+
+
+def _traced_put(key, value) -> None:
+    if key[-1] is None:
+        return
+    with _traced_lock:
+        _TRACED[key] = value
+        while len(_TRACED) > TRACED_MAX:
+            _TRACED.popitem(last=False)
 
 
 def trace_regions(score_mod: Optional[Callable], mask_mod: Optional[Callable],

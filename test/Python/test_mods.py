@@ -307,3 +307,38 @@ def test_the_trace_cache_is_bounded(traces, monkeypatch):
     assert len(mods._TRACED) == 3
     mods.attention_regions(fa_t.softcap(1.0))  # evicted: traced again
     assert traces[0] == 6
+
+
+def test_eager_calls_check_a_function_once(monkeypatch):
+    monkeypatch.setattr(mods, "_TRACED", type(mods._TRACED)())
+    count = [0]
+    real = mods.trace
+
+    def counting(fn, kind):
+        count[0] += 1
+        return real(fn, kind)
+    monkeypatch.setattr(mods, "trace", counting)
+    q, k, v = (torch.randn(1, 2, 16, 8) for _ in range(3))
+    for _ in range(3):
+        fa_t.attention(q, k, v, score_mod=fa_t.softcap(30.0))
+    assert count[0] == 1
+    with pytest.raises(NotImplementedError):  # a refusal is not cached
+        fa_t.attention(q, k, v, score_mod=lambda s, b, h, i, j: torch.sin(s))
+    with pytest.raises(NotImplementedError):
+        fa_t.attention(q, k, v, score_mod=lambda s, b, h, i, j: torch.sin(s))
+
+
+def test_kernel_dir_reaches_the_modified_kernel(monkeypatch):
+    # A CUDA call (fake tensors here) takes the kernel path: the call's
+    # kernel_dir is the one the plan looks kernels up in.
+    from fa_t import api
+    seen = {}
+
+    def forward(q, k, v, **kw):
+        seen.update(kw)
+        return q, None
+    monkeypatch.setattr(api, "_forward", forward)
+    from fakes import BF16, FakeTensor
+    q, k, v = (FakeTensor((1, 2, 16, 64), BF16, ptr=0x1000 * (i + 1)) for i in range(3))
+    fa_t.attention(q, k, v, score_mod=fa_t.softcap(30.0), kernel_dir="/some/kernels")
+    assert seen["kernel_dir"] == "/some/kernels" and seen["regions"]
