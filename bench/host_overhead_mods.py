@@ -67,27 +67,23 @@ def main():
     from torch.nn.attention.flex_attention import flex_attention
     import fa_t
     from fa_t import mods
+    from bench_mods import flex_call
     from host_overhead import per_call_us
     torch.manual_seed(0)
     b, h, s, d = SHAPE
     q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    flex = torch.compile(flex_attention)
+    flex = torch.compile(flex_attention, dynamic=False)  # as bench_mods.py times it
 
     def cudnn():
         with sdpa_kernel(SDPBackend.CUDNN_ATTENTION):
             torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
-
-    def causal(b, h, q_idx, kv_idx):
-        return q_idx >= kv_idx
-    block_mask = torch.nn.attention.flex_attention.create_block_mask(causal, None, None, s, s)
     impls = {"fa-t plain": lambda: fa_t.attention(q, k, v, causal=True, kernel_dir=a.kernels),
              "cudnn": cudnn}
     for name, fn in mods_of("cuda").items():
         impls[f"fa-t {name}"] = (lambda fn=fn: fa_t.attention(
             q, k, v, causal=True, score_mod=fn, kernel_dir=a.kernels))
         impls[f"fa-t {name} trace"] = impls[f"fa-t {name}"]
-        impls[f"flex {name}"] = (lambda fn=fn: flex(q, k, v, score_mod=fn,
-                                                    block_mask=block_mask))
+        impls[f"flex {name}"] = flex_call(q, k, v, True, fn, None, flex)
     best = {}
     traced_max = mods.TRACED_MAX
     with torch.no_grad():
