@@ -61,6 +61,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=30)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--json", help="write the rows here")
+    ap.add_argument("--profile", metavar="IMPL",
+                    help="then print where that implementation's host time goes (cProfile)")
     a = ap.parse_args()
     import torch
     from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -98,6 +100,12 @@ def main():
     print(f"B{b} H{h} S{s} D{d} causal, bf16: µs per call, wall (enqueue)")
     for n, (wall, enq) in best.items():
         print(f"  {n:>22s} {wall:9.1f} ({enq:7.1f})")
+    if a.profile:
+        import cProfile
+        import pstats
+        with torch.no_grad(), cProfile.Profile() as prof:
+            per_call_us(impls[a.profile], 10 * a.calls, a.warmup)
+        pstats.Stats(prof).sort_stats("tottime").print_stats(18)
     if a.json:
         meta = {"device": torch.cuda.get_device_name(), "torch": torch.__version__,
                 "calls": a.calls, "warmup": a.warmup, "repeat": a.repeat, "shape": SHAPE}
