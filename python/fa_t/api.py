@@ -614,13 +614,20 @@ def _attention_with_mods(q, k, v, *, causal, scale, window, return_lse, score_mo
                             f"fa_t.block_mask), got {type(block_mask).__name__}")
         if mask_mod is None:
             mask_mod = block_mask.mask_mod
+    # Plain CUDA tensors go to the plan cache, which checks a new key's
+    # inputs in full, and their regions' trace refuses what the functions
+    # cannot do: per call only the cached lookups (perf log run 152).
+    direct = _direct(torch, q, k, v)
     for fn, kind in ((score_mod, "score"), (mask_mod, "mask")):
         if fn is not None:
             if not callable(fn):
                 raise TypeError(f"expected {kind}_mod to be callable, got {type(fn).__name__}")
-            if not compiling:
+            if not compiling and not direct:
                 mods.check_traceable(fn, kind)
-    torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+    if not direct:
+        torch_ops.check_inputs(q, k, v, names=("q", "k", "v"))
+    else:  # the shapes this function reads before the plan checks the rest
+        checks.check_shapes(q, k, v, ("q", "k", "v"))
     if not isinstance(causal, bool):
         raise TypeError(f"expected causal to be a bool, got {type(causal).__name__}")
     on_gpu = q.device.type != "cpu"
