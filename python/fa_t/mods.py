@@ -304,7 +304,9 @@ def _value_key(x, depth: int):
     function one that is traced at every call."""
     if isinstance(x, torch.Tensor):
         return ("tensor", id(x), tuple(x.shape), x.dtype, x.device)
-    if x is None or isinstance(x, (bool, int, float, str)):
+    if isinstance(x, float):  # repr tells −0.0 from 0.0, and NaN equals itself
+        return ("value", "float", repr(x))
+    if x is None or isinstance(x, (bool, int, str)):
         return ("value", type(x).__name__, x)
     if isinstance(x, types.ModuleType):
         return ("module", x.__name__)

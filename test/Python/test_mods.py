@@ -277,6 +277,11 @@ def test_rebound_closures_and_globals_trace_again(traces):
     assert t1 != t2 and "3.0" in t2 and traces[0] == 4
     mods.attention_regions(ns["scaled"])
     assert traces[0] == 4
+    ns["C"] = -0.0  # equal to 0.0, but another constant in the text
+    t3, _ = mods.attention_regions(ns["scaled"])
+    ns["C"] = 0.0
+    t4, _ = mods.attention_regions(ns["scaled"])
+    assert t3 != t4 and traces[0] == 6
 
 
 def test_modules_and_ranges(traces):
