@@ -109,6 +109,10 @@ def modifications(shape, device="cpu"):
     out = {
         "softcap": (False, fa_t.softcap(30.0), None),
         "softcap-causal": (True, fa_t.softcap(30.0), None),
+        # A cap of 1 on scores of unit spread: every key block of a warp has
+        # some |s| > A, so the kernel's tanh stays on MUFU (tanh-poly's other
+        # version, perf log run 153).
+        "softcap-saturated": (False, fa_t.softcap(1.0), None),
         "alibi-causal": (True, alibi_from_head(h), None),
         "alibi-slopes": (True, fa_t.alibi(slopes), None),
         "prefix-lm": (False, None, fa_t.prefix_lm(1024)),
