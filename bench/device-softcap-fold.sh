@@ -5,10 +5,10 @@
 # ones (.kernels-mods, the commit before), float64 checks included; then
 # every modification against FlexAttention with the default kernels; then
 # the GPU pytest of the modifications and block masks on .kernels-py.
-#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [alibi148] [fma149] [finalize150] [host152] [tanh153] [bars] [pytest] [table]
+#   bash bench/device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [alibi148] [fma149] [finalize150] [host152] [tanh153] [tanh153p] [bars] [pytest] [table]
 # (the steps to run; softcap, pytest, table by default; one device call holds ~600 s).
 set -u
-out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [alibi148] [fma149] [finalize150] [host152] [tanh153] [bars] [pytest] [table]}
+out=${1:?usage: device-softcap-fold.sh OUT_DIR [softcap] [fma] [neg] [rule] [exp] [docs] [hole] [tiles] [split] [bound] [origin] [reads] [reads2] [slopes] [docsab] [epilogue] [rings] [sumscale] [alibisum] [bound112] [poly113] [rows114] [alibi114] [softcap114] [bias115] [bias116] [pf117] [pf117s] [rb117] [al117] [rows117] [np121] [g123] [npp124] [rv126] [hoist127] [fix128] [reads129] [n131] [first133] [cp135] [acc136] [dyn137] [dyn137b] [docs138] [causal139] [causal139b] [causal140] [dyn141] [alibi142] [docs144] [alibi145] [weights146] [weights147] [alibi148] [fma149] [finalize150] [host152] [tanh153] [tanh153p] [bars] [pytest] [table]}
 shift
 steps=" ${*:-softcap pytest table} "
 cd "$(dirname "$0")/.."
@@ -400,11 +400,11 @@ v=.kernels-mods-v153
 # polynomial where a warp's |s| <= A, MUFU elsewhere; float64 checks on it.
 # softcap-saturated (a cap of 1: every warp's block has some |s| > A) times
 # the MUFU version with the vote in front of it.
-case $steps in *" tanh153 "*) bench tanh153-checks 150 --kernels $v/tg --reps 1 \
+case $steps in *" tanh153 "*) bench tanh153-checks 130 --kernels $v/tg --reps 1 \
   --shapes 0 2 --only softcap softcap-causal softcap-saturated ;; esac
-case $steps in *" tanh153 "*) bench tanh153 330 --kernels .kernels-mods --reps 5 --no-checks \
+case $steps in *" tanh153 "*) bench tanh153 360 --kernels .kernels-mods --reps 4 --no-checks \
   --only softcap softcap-causal softcap-saturated --variant tg=$v/tg ;; esac
-case $steps in *" tanh153 "*) bench tanh153p 150 --kernels .kernels-mods --reps 3 --no-checks \
+case $steps in *" tanh153p "*) bench tanh153p 150 --kernels .kernels-mods --reps 3 --no-checks \
   --shapes 0 2 --only softcap softcap-causal --variant tp=$v/tp tg=$v/tg ;; esac
 # The issue's bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
 # the soft-cap, ALiBi, the bias table and block-sparse documents at all four
