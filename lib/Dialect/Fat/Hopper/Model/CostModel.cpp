@@ -137,6 +137,8 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
                                     (d == 128 || (d <= 64 && problem.causal)));
   if (choice.boundMax && d == 128 && !problem.writesLse)
     choice.rowsumMma = onesChunksFit(problem, target);
+  // PENDING run 153: the tanh on the FMA pipe wherever it applies.
+  choice.tanhPoly = problem.tanhOfScore;
   return choice;
 }
 
@@ -229,6 +231,8 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
     choice.exp2Poly = onIR.exp2Poly;
   if (written.get("row_max"))
     choice.boundMax = onIR.boundMax;
+  if (auto poly = dyn_cast_if_present<BoolAttr>(written.get("tanh_poly")))
+    choice.tanhPoly = poly.getValue();
   if (Attribute linearBias = written.get("linear_bias")) {
     choice.linearBiasMma = onIR.linearBiasMma;
     auto name = dyn_cast<StringAttr>(linearBias);
