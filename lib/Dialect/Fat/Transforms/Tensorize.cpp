@@ -107,8 +107,6 @@ TiledProblem readTiledProblem(Operation *scope) {
   p.boundedScores =
       scoreMod && element && boundsScores(scoreMod.getBody(), element);
   p.linearBias = scoreMod && isLinearBias(scoreMod.getBody(), element);
-  p.tanhOfScore = scoreMod && element && element.isBF16() &&
-                  !scoreMod.getTanhArgumentSlice().empty();
   p.positional = facts.positional;
   p.positionalMask = facts.positionalMask;
   p.dataBlocks = facts.dataBlocks;

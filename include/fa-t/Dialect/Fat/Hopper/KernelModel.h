@@ -493,9 +493,6 @@ struct TileProblem {
   bool positional = false;
   /// The score region bounds the scores (row-max=bound applies).
   bool boundedScores = false;
-  /// A bf16 score region's tanh takes arguments computed from the score
-  /// alone (tanh-poly applies; read off the tiled form only).
-  bool tanhOfScore = false;
   /// The score region is a linear position bias that linear-bias=mma can
   /// take onto the tensor cores (isLinearBias), and whether the mask alone
   /// still computes with positions once it has (`positional` then).

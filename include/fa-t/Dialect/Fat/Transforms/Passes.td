@@ -258,9 +258,10 @@ def FatTensorize : Pass<"fat-tensorize"> {
     wherever a warp's |k|·max|s| ≤ 1, and on MUFU elsewhere. The soft-cap
     spends two MUFU operations per score (tanh, then the exponential)
     against the plain kernel's one; where its scores lie within the cap the
-    polynomial leaves MUFU the exponentials alone. `auto`: bf16 (an f16
-    kernel keeps the precise tanh); recorded as `tanh_poly = true` in the
-    schedule where taken, `h` in the kernel's name.
+    polynomial leaves MUFU the exponentials alone. Recorded as
+    `tanh_poly = true` in the schedule where taken, `h` in the kernel's
+    name. `auto` keeps MUFU's tanh until the form is timed on a device
+    (docs/perf-log.md, run 153); `on` is for that ablation.
 
         fat.score_mod %s at(...) len(...) scale 1.0 tanh_poly {
         ^bb0(%x: f32, ...):
@@ -365,7 +366,7 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "A score region's tanh on the FMA pipe: 'on' (fat.score_mod's "
            "odd polynomial, exact to 3.3e-5 on [-1, 1], wherever a warp's "
            "arguments all lie there; MUFU's tanh elsewhere), 'off', or "
-           "'auto' (the cost model's rule)">,
+           "'auto' (the cost model's rule: off until timed)">,
     Option<"rowMax", "row-max", "std::string", /*default=*/"\"auto\"",
            "The softmax reference: 'online' (the running row maximum), "
            "'bound' (the bound U of a score region bounding the scores, "
