@@ -188,6 +188,18 @@ CONFIGS = [
     Config("softcap_shifted_bound_causal_saturated", dtype="bf16", causal=True,
            mods=SOFTCAP_SHIFTED, magnitude=40.0,
            tensorize="rowsum=vector row-max=bound exp2-poly=0.25", **TBASE),
+    # tanh-poly: the soft-cap's tanh as fat.score_mod's polynomial where
+    # |s/30| <= 1 (per element on the CPU), the precise tanh elsewhere: scores
+    # inside the bound, then saturated ones (magnitude 40) that mix both, and
+    # the shifted cap through the vector form; tanh-poly=off beside them.
+    Config("softcap_tanh_poly_bound_mma", dtype="bf16", mods=SOFTCAP, magnitude=4.0,
+           tensorize="tanh-poly=on rowsum=mma row-max=bound", **TBASE),
+    Config("softcap_tanh_poly_saturated_causal", dtype="bf16", causal=True, mods=SOFTCAP,
+           magnitude=40.0, tensorize="tanh-poly=on rowsum=mma row-max=bound", **TBASE),
+    Config("softcap_shifted_tanh_poly_online", dtype="bf16", mods=SOFTCAP_SHIFTED,
+           magnitude=40.0, tensorize="tanh-poly=on rowsum=vector row-max=online", **TBASE),
+    Config("softcap_tanh_poly_off", dtype="bf16", mods=SOFTCAP, magnitude=4.0,
+           tensorize="tanh-poly=off rowsum=mma row-max=bound", **TBASE),
     Config("alibi_tensorized_poly", dtype="bf16", causal=True, mods=ALIBI,
            tensorize="rowsum=vector exp2-poly=0.25", **TBASE),
     # linear-bias=mma: ALiBi's bias as one more k16 step of Q·Kᵀ on bias

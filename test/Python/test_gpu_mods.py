@@ -135,6 +135,34 @@ def test_score_kernel_without_lse(dtype, d, name):
     assert o_error(with_lse, o.double()) <= O_ATOL[t]
 
 
+@pytest.mark.parametrize("d", (64, 128))
+@pytest.mark.parametrize("name", ("softcap", "softcap-causal"))
+def test_softcap_on_both_tanh_paths(d, name):
+    # The bf16 soft-cap's tanh runs as a polynomial on the FMA pipe in a warp
+    # whose block has every |s| <= A, on MUFU elsewhere (tanh-poly): heads
+    # with small scores (the polynomial everywhere), heads whose scores
+    # reach ~10·A (MUFU nearly everywhere), and heads with small scores but
+    # one large key every 300 (both paths in one row tile, by key block).
+    causal, score_mod, _ = modifications("cuda")[name]
+    b, h, sq, skv = MODS_SHAPE
+    q, k, v = random_qkv(torch.bfloat16, d)
+    q = q * 0.25
+    q[:, h // 3: 2 * h // 3] *= 40.0
+    k[:, 2 * h // 3:, ::300] *= 40.0
+    for want_lse in (False, True):
+        scale = d ** -0.5
+        regions, captures = mods.attention_regions(score_mod, None, None)
+        out = torch.full((b, h, sq, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+        o, _ = api._forward(q, k, v, causal=causal, window=(-1, -1), diag=None, scale=scale,
+                            want_lse=want_lse, out=out, regions=regions, captures=captures)
+        torch.cuda.synchronize()
+        ref_o, _ = attention_reference(q, k, v, causal=causal, scale=scale, score_mod=score_mod)
+        assert not torch.isnan(o).any()
+        for heads in (slice(0, h // 3), slice(h // 3, 2 * h // 3), slice(2 * h // 3, h)):
+            err = o_error(o[:, heads], ref_o[:, heads])
+            assert err <= O_ATOL[torch.bfloat16], f"heads {heads}: {err:.3g}"
+
+
 def test_alibi_with_three_warpgroups():
     # Causal ALiBi at D64 tuned for 4k keys without the LSE runs as weights
     # on P with 192 query rows (three consumer warpgroups, the dynamic tile

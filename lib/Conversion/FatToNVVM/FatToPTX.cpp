@@ -109,6 +109,10 @@ struct FatToPTXOptions : PassPipelineOptions<FatToPTXOptions> {
       *this, "exp2-poly", llvm::cl::init("auto"),
       llvm::cl::desc("Fraction of exponentials on the FMA pipe: auto or "
                      "0..1 (fat-tensorize)")};
+  Option<std::string> tanhPoly{
+      *this, "tanh-poly", llvm::cl::init("auto"),
+      llvm::cl::desc("A score region's tanh on the FMA pipe where a warp's "
+                     "arguments allow: auto, on or off (fat-tensorize)")};
   Option<std::string> tanh{
       *this, "tanh", llvm::cl::init("auto"),
       llvm::cl::desc("The kernel's tanh: auto, approx or precise "
@@ -159,6 +163,7 @@ void buildFatToPTXPipeline(OpPassManager &pm, const FatToPTXOptions &opts) {
   tensorize.rescale = opts.rescale;
   tensorize.rescaleThreshold = opts.rescaleThreshold;
   tensorize.exp2Poly = opts.exp2Poly;
+  tensorize.tanhPoly = opts.tanhPoly;
   pm.addPass(fat::createFatTensorize(tensorize));
   fat::FatPipelineOptions pipeline;
   pipeline.overlap = opts.overlap;

@@ -698,6 +698,19 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
   TanhForm form;
 };
 
+/// fat.score_mod's tanh_poly polynomial x·Σ c_k·x^(2k) (FatTileOps.td) on
+/// the FMA pipe: x² and three FFMAs by Horner, one FMUL; `t` = x² where the
+/// caller has it.
+static Value buildTanhPoly(ImplicitLocOpBuilder &b, Value x, Value t = {}) {
+  const auto &c = ScoreModOp::kTanhPoly;
+  if (!t)
+    t = arith::MulFOp::create(b, x, x);
+  Value p = f32Const(b, c[3]);
+  for (int k = 2; k >= 0; --k)
+    p = LLVM::FMAOp::create(b, p, t, f32Const(b, c[k]));
+  return arith::MulFOp::create(b, x, p);
+}
+
 /// e^x as the softmax computes its exponentials: MUFU ex2.approx of x·log2 e.
 static Value buildExp(ImplicitLocOpBuilder &b, Value x) {
   return buildExp2(b, arith::MulFOp::create(b, x, f32Const(b, M_LOG2E)));
@@ -1365,7 +1378,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // clamped where `clampKeys`. Unclamped, as the in-bounds reads assume:
     // a padding key's score is −inf after fat.mask (kv_len) whatever the
     // region computed, and the body's other reads clamp their own indices.
-    auto elements = [&](ReadsFor readsFor, bool clampKeys) {
+    auto elements = [&](ReadsFor readsFor, bool clampKeys,
+                        bool tanhPoly = false) {
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
@@ -1429,6 +1443,12 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               }
               if (!loaded.empty() && addressOnly.contains(&inner))
                 continue;
+              if (auto tanh = dyn_cast<math::TanhOp>(inner);
+                  tanh && tanhPoly) {
+                mapping.map(tanh.getResult(),
+                            buildTanhPoly(b, mapping.lookup(tanh.getOperand())));
+                continue;
+              }
               Operation *copy = b.clone(inner, mapping);
               // A division may become a multiply by the reciprocal (≤ 1 ulp
               // of the f32 score, far below P's 16-bit rounding): a constant
@@ -1452,7 +1472,61 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     };
     auto none = [](int64_t, int, int) { return SmallVector<Value>(); };
     if (!allInBounds) {
-      rewriter.replaceOpWithMultiple(op, {elements(none, /*clampKeys=*/true)});
+      SmallVector<Operation *> tanhArgs;
+      if constexpr (isScore)
+        if (op.getTanhPoly())
+          tanhArgs = op.getTanhArgumentSlice();
+      if (tanhArgs.empty()) {
+        rewriter.replaceOpWithMultiple(op,
+                                       {elements(none, /*clampKeys=*/true)});
+        return success();
+      }
+      // tanh_poly: the warp's versions by its tanh arguments x = k·s. The
+      // thread's largest |s| (an FMNMX per register, |·| its operand
+      // modifier), each x at it, the warp's vote that all |x| lie within
+      // the polynomial's bound; then the elements with the polynomial, or
+      // with MUFU's tanh. Only the scores live across the vote: the
+      // versions compute x again (a register of x or x² per score would
+      // stay live through it, and the kernel spilled).
+      Value widest = f32Const(b, 0.0);
+      for (Value x : adaptor.getScores())
+        widest = LLVM::MaxNumOp::create(
+            b, widest,
+            buildInlineAsm(b, b.getF32Type(), x, "abs.f32 $0, $1;", "=f,f",
+                           /*sideEffects=*/false)
+                .front());
+      IRMapping atWidest;
+      atWidest.map(body.getArgument(0),
+                   arith::MulFOp::create(b, widest, scale));
+      double bound = ScoreModOp::kTanhPolyBound;
+      Value inRange;
+      for (Operation *inner : tanhArgs) {
+        auto tanh = dyn_cast<math::TanhOp>(inner);
+        if (!tanh) {
+          // As the elements compute it (a division by the reciprocal).
+          Operation *copy = b.clone(*inner, atWidest);
+          if (auto div = dyn_cast<arith::DivFOp>(copy))
+            div.setFastmath(div.getFastmath() | arith::FastMathFlags::arcp);
+          continue;
+        }
+        Value arg = atWidest.lookup(tanh.getOperand());
+        Value fits = arith::CmpFOp::create(
+            b, arith::CmpFPredicate::OLE, arith::MulFOp::create(b, arg, arg),
+            f32Const(b, bound * bound));
+        inRange = inRange ? arith::AndIOp::create(b, inRange, fits) : fits;
+      }
+      Value all = NVVM::VoteSyncOp::create(
+          b, b.getI1Type(), i32Const(b, -1), inRange, NVVM::VoteSyncKind::all);
+      auto versions = scf::IfOp::create(b, adaptor.getScores().getTypes(), all,
+                                        /*addThenBlock=*/true,
+                                        /*addElseBlock=*/true);
+      for (bool poly : {true, false}) {
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(poly ? versions.thenBlock()
+                                        : versions.elseBlock());
+        scf::YieldOp::create(b, elements(none, /*clampKeys=*/true, poly));
+      }
+      rewriter.replaceOpWithMultiple(op, {versions.getResults()});
       return success();
     }
     // A score region's versions are its reads, the elements follow them

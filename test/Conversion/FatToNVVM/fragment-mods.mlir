@@ -98,6 +98,41 @@
 // CHECK-COUNT-4: llvm.inline_asm asm_dialect = att "tanh.approx.f32 $0, $1;", "=f,f"
 // CHECK-NOT:     nvvm.rcp.approx
 
+// tanh_poly: the thread's largest |s| (abs.f32 into a maxnum per register),
+// scaled and divided as the body's tanh argument is, its square against the
+// bound's, a warp vote; the versions yield the four registers — with the
+// polynomial x·(c0 + t·(c1 + t·(c2 + t·c3))), t = x², on every register,
+// or with MUFU's tanh.
+// CHECK-LABEL: func.func @softcap_poly
+// CHECK-SAME:    (%[[P0:[a-z0-9]+]]: f32, %[[P1:[a-z0-9]+]]: f32, %[[P2:[a-z0-9]+]]: f32, %[[P3:[a-z0-9]+]]: f32
+// CHECK:         %[[A0:[0-9]+]] = llvm.inline_asm asm_dialect = att "abs.f32 $0, $1;", "=f,f" %[[P0]]
+// CHECK-NEXT:    %[[W0:[0-9]+]] = llvm.intr.maxnum(%{{.+}}, %[[A0]])
+// CHECK-COUNT-3: llvm.inline_asm asm_dialect = att "abs.f32 $0, $1;"
+// CHECK:         %[[W:[0-9]+]] = llvm.intr.maxnum
+// CHECK:         %[[WS:[0-9]+]] = arith.mulf %[[W]], %{{.+}} : f32
+// CHECK:         %[[WX:[0-9]+]] = arith.divf %[[WS]], %{{.+}} fastmath<arcp> : f32
+// CHECK-NEXT:    %[[WX2:[0-9]+]] = arith.mulf %[[WX]], %[[WX]] : f32
+// CHECK-NEXT:    %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK-NEXT:    %[[FITS:[0-9]+]] = arith.cmpf ole, %[[WX2]], %[[ONE]] : f32
+// CHECK:         %[[ALL:[0-9]+]] = nvvm.vote.sync  all %{{.+}}, %[[FITS]] -> i1
+// CHECK-NEXT:    %[[V:[0-9]+]]:4 = scf.if %[[ALL]] -> (f32, f32, f32, f32) {
+// CHECK:           %[[X:[0-9]+]] = arith.divf %{{.+}}, %{{.+}} fastmath<arcp> : f32
+// CHECK-NEXT:      %[[T:[0-9]+]] = arith.mulf %[[X]], %[[X]] : f32
+// CHECK-NEXT:      %[[C3:.+]] = arith.constant -0.0246544648 : f32
+// CHECK-NEXT:      %[[C2:.+]] = arith.constant 0.115414366 : f32
+// CHECK-NEXT:      %[[H2:[0-9]+]] = llvm.intr.fma(%[[C3]], %[[T]], %[[C2]])
+// CHECK-NEXT:      %[[C1:.+]] = arith.constant -0.328892231 : f32
+// CHECK-NEXT:      %[[H1:[0-9]+]] = llvm.intr.fma(%[[H2]], %[[T]], %[[C1]])
+// CHECK-NEXT:      %[[C0:.+]] = arith.constant 0.99969381 : f32
+// CHECK-NEXT:      %[[H0:[0-9]+]] = llvm.intr.fma(%[[H1]], %[[T]], %[[C0]])
+// CHECK-NEXT:      %{{[0-9]+}} = arith.mulf %[[X]], %[[H0]] : f32
+// CHECK-NOT:       tanh.approx
+// CHECK:           scf.yield
+// CHECK-NEXT:    } else {
+// CHECK-COUNT-4:   tanh.approx.f32
+// CHECK:           scf.yield
+// CHECK:         return %[[V]]#0, %[[V]]#1, %[[V]]#2, %[[V]]#3
+
 // A document mask reading a captured tensor: in the kernel the capture is
 // the tensor's address, and each tensor.extract an invariant load of the
 // row-major element. The read d[b, j] moves with the key, so the tile is
@@ -326,6 +361,20 @@ gpu.module @k {
     %m = fat.score_mod %s at(%i, %i, %i, %i) len(%i, %i) scale 1.0 {
     ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index):
       %t = math.tanh %x fastmath<afn> : f32
+      fat.yield %t : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @softcap_poly(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %i: index)
+      -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.score_mod %s at(%i, %i, %i, %i) len(%i, %i) scale 2.0 tanh_poly {
+    ^bb0(%x: f32, %bb: index, %hh: index, %qi: index, %kj: index):
+      %c = arith.constant 30.0 : f32
+      %y = arith.divf %x, %c : f32
+      %t = math.tanh %y fastmath<afn> : f32
       fat.yield %t : f32
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32

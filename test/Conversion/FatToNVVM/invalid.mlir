@@ -89,7 +89,7 @@ func.func @bad_exp2_poly(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
 // -----
 
 func.func @unknown_schedule_entry(%q: memref<?x8x?x64xbf16>, %o: memref<?x8x?x64xbf16>) {
-  // expected-error @+1 {{'fat.schedule' has unknown entry 'warps'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly, row_max, linear_bias, relative_bias, persistent, tile_overlap, tile_scheduler, forced, block_m, block_n, stages, q_buffers, o_store, pv_wait, tail_split, mask_form}}
+  // expected-error @+1 {{'fat.schedule' has unknown entry 'warps'; known: overlap, pingpong, rowsum, rescale, rescale_threshold, exp2_poly, row_max, linear_bias, relative_bias, tanh_poly, persistent, tile_overlap, tile_scheduler, forced, block_m, block_n, stages, q_buffers, o_store, pv_wait, tail_split, mask_form}}
   fat.attention ins(%q, %q, %q : memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>, memref<?x8x?x64xbf16>)
       outs(%o : memref<?x8x?x64xbf16>) {fat.schedule = {warps = 3}}
   return

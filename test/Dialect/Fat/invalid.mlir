@@ -554,6 +554,32 @@ func.func @score_mod_without_region(%s: tensor<64x32xf32>, %c: index) {
 
 // -----
 
+func.func @tanh_poly_of_a_position(%s: tensor<64x32xf32>, %c: index) {
+  // expected-error @+1 {{tanh_poly expects every f32 tanh of the body to take a constant multiple of the score, k·s (multiplies and divides by constants, negations)}}
+  %r = fat.score_mod %s at(%c, %c, %c, %c) len(%c, %c) scale 1.0 tanh_poly {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %d = arith.index_cast %j : index to i64
+    %f = arith.sitofp %d : i64 to f32
+    %t = math.tanh %f : f32
+    %y = arith.addf %x, %t : f32
+    fat.yield %y : f32
+  } : tensor<64x32xf32>
+  return
+}
+
+// -----
+
+func.func @tanh_poly_without_tanh(%s: tensor<64x32xf32>, %c: index) {
+  // expected-error @+1 {{tanh_poly expects every f32 tanh}}
+  %r = fat.score_mod %s at(%c, %c, %c, %c) len(%c, %c) scale 1.0 tanh_poly {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    fat.yield %x : f32
+  } : tensor<64x32xf32>
+  return
+}
+
+// -----
+
 func.func @warp_specialize_one_count(%wg: i32) {
   // expected-error @+1 {{needs both register counts (producer, consumer) or neither}}
   "fat.warp_specialize"(%wg) ({}, {}) {producer_registers = 24 : i32} : (i32) -> ()

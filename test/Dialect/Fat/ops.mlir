@@ -133,6 +133,8 @@ func.func @tensorized(%q: tensor<128x64xbf16>, %k: tensor<64x64xbf16>, %v: tenso
 // CHECK:         } : tensor<64x32xf32>
 // CHECK:         fat.mask_mod %{{.+}} at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) len(%{{.+}}, %{{.+}}) {
 // CHECK:         } : tensor<64x32xf32>
+// CHECK:         fat.score_mod %{{.+}} at(%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}) len(%{{.+}}, %{{.+}}) scale 1.000000e+00 tanh_poly {
+// CHECK:           math.tanh
 func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
                          %v: memref<1x8x64x64xbf16>, %o: memref<1x8x64x64xbf16>,
                          %bias: memref<8xf32>, %b0: index, %s: tensor<64x32xf32>) {
@@ -160,6 +162,13 @@ func.func @modifications(%q: memref<1x8x64x64xbf16>, %k: memref<1x8x64x64xbf16>,
   ^bb0(%b: index, %h: index, %i: index, %j: index):
     %t = arith.constant true
     fat.yield %t : i1
+  } : tensor<64x32xf32>
+  %s3 = fat.score_mod %s2 at(%c0, %c0, %c0, %c0) len(%c0, %c0) scale 1.0 tanh_poly {
+  ^bb0(%x: f32, %b: index, %h: index, %i: index, %j: index):
+    %c = arith.constant 50.0 : f32
+    %y = arith.divf %x, %c : f32
+    %t = math.tanh %y : f32
+    fat.yield %t : f32
   } : tensor<64x32xf32>
   return
 }

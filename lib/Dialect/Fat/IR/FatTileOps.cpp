@@ -8,8 +8,13 @@
 
 #include "TileVerifiers.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/LLVMIR/LLVMTypes.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::fat;
@@ -209,10 +214,68 @@ LogicalResult mlir::fat::detail::verifyModRegion(Operation *op, Region &region,
 }
 
 LogicalResult ScoreModOp::verify() {
-  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)))
+  if (failed(verifyTile(*this, "scores", getScores().getType(), 2)) ||
+      failed(verifyModRegion(*this, getBody(), /*isScore=*/true,
+                             getCaptures().getTypes(), /*optional=*/false)))
     return failure();
-  return verifyModRegion(*this, getBody(), /*isScore=*/true,
-                         getCaptures().getTypes(), /*optional=*/false);
+  if (getTanhPoly() && getTanhArgumentSlice().empty())
+    return emitOpError() << "tanh_poly expects every f32 tanh of the body to "
+                            "take a constant multiple of the score, k·s "
+                            "(multiplies and divides by constants, "
+                            "negations)";
+  return success();
+}
+
+SmallVector<Operation *> ScoreModOp::getTanhArgumentSlice() {
+  Block &body = getBody().front();
+  llvm::SmallPtrSet<Operation *, 8> slice;
+  bool fromScore = true, any = false;
+  std::function<void(Value)> visit = [&](Value v) {
+    if (v == body.getArgument(0))
+      return;
+    Operation *def = v.getDefiningOp();
+    if (def && matchPattern(v, m_Constant()) && def->getBlock() == &body) {
+      slice.insert(def);
+      return;
+    }
+    // x = k·s: a multiply or divide by a constant, a negation.
+    auto scaling = [&]() -> Value {
+      if (auto neg = dyn_cast_if_present<arith::NegFOp>(def))
+        return neg.getOperand();
+      if (!isa_and_present<arith::MulFOp, arith::DivFOp>(def))
+        return {};
+      Value lhs = def->getOperand(0), rhs = def->getOperand(1);
+      if (matchPattern(rhs, m_Constant()))
+        return lhs;
+      if (isa<arith::MulFOp>(def) && matchPattern(lhs, m_Constant()))
+        return rhs;
+      return {};
+    };
+    Value from = scaling();
+    if (!from || def->getBlock() != &body) {
+      fromScore = false;
+      return;
+    }
+    if (slice.insert(def).second)
+      for (Value operand : def->getOperands())
+        visit(operand);
+  };
+  getBody().walk([&](math::TanhOp tanh) {
+    if (!tanh.getType().isF32() || tanh->getBlock() != &body) {
+      fromScore = false;
+      return;
+    }
+    any = true;
+    slice.insert(tanh);
+    visit(tanh.getOperand());
+  });
+  SmallVector<Operation *> ordered;
+  if (!any || !fromScore)
+    return ordered;
+  for (Operation &inner : body.without_terminator())
+    if (slice.contains(&inner))
+      ordered.push_back(&inner);
+  return ordered;
 }
 
 LogicalResult mlir::fat::detail::verifyKeyRanges(Operation *op,

@@ -375,9 +375,11 @@ std::pair<Value, Value> clampedPosition(OpBuilder &b, Location loc, ModOp op,
 /// over the tile: the region's (score,) b, h, i, j and captures mapped to
 /// the element (scaled), the op's batch and head, the clamped global row
 /// and key, and the capture values; returns the yielded value.
+/// With `tanhPoly` (fat.score_mod's tanh_poly) an f32 tanh of x is the
+/// op's polynomial where |x| ≤ its bound, the precise tanh elsewhere.
 template <typename ModOp>
 Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score,
-                   std::pair<Value, Value> position) {
+                   std::pair<Value, Value> position, bool tanhPoly = false) {
   Block &body = op.getBody().front();
   SmallVector<Value> args;
   if (score)
@@ -386,13 +388,30 @@ Value cloneModBody(OpBuilder &b, Location loc, ModOp op, Value score,
   llvm::append_range(args, op.getCaptures());
   IRMapping mapping;
   mapping.map(body.getArguments(), args);
-  for (Operation &inner : body.without_terminator())
-    b.clone(inner, mapping);
+  for (Operation &inner : body.without_terminator()) {
+    Operation *copy = b.clone(inner, mapping);
+    auto tanh = dyn_cast<math::TanhOp>(copy);
+    if (!tanhPoly || !tanh || !tanh.getType().isF32())
+      continue;
+    const auto &c = ScoreModOp::kTanhPoly;
+    Value x = tanh.getOperand();
+    Value t = arith::MulFOp::create(b, loc, x, x);
+    Value p = f32Const(b, loc, c[3]);
+    for (int k = 2; k >= 0; --k)
+      p = math::FmaOp::create(b, loc, p, t, f32Const(b, loc, c[k]));
+    Value poly = arith::MulFOp::create(b, loc, x, p);
+    double bound = ScoreModOp::kTanhPolyBound;
+    Value inRange = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, t,
+                                          f32Const(b, loc, bound * bound));
+    mapping.map(inner.getResult(0),
+                arith::SelectOp::create(b, loc, inRange, poly, tanh));
+  }
   return mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
 }
 
 /// fat.score_mod: s'_ij = body(scale · s_ij, b, h, i', j', captures) (i'
-/// the clamped q_start for every row with rows_at_origin).
+/// the clamped q_start for every row with rows_at_origin; tanh_poly's
+/// polynomial per element, as cloneModBody says).
 struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ScoreModOp op, PatternRewriter &rewriter) const override {
@@ -403,7 +422,8 @@ struct DecomposeScoreMod : OpRewritePattern<ScoreModOp> {
                              arith::MulFOp::create(b, loc, s, f32Const(b, loc, scale));
                          return cloneModBody(
                              b, loc, op, scaled,
-                             clampedPosition(b, loc, op, op.getRowsAtOrigin()));
+                             clampedPosition(b, loc, op, op.getRowsAtOrigin()),
+                             op.getTanhPoly());
                        });
     return success();
   }

@@ -403,8 +403,18 @@ struct FatTensorizePass
                         << exp2Poly << "'";
       return signalPassFailure();
     }
+    std::optional<bool> forceTanhPoly;
+    if (tanhPoly == "on" || tanhPoly == "off")
+      forceTanhPoly = tanhPoly == "on";
+    else if (tanhPoly != "auto") {
+      root->emitError() << "fat-tensorize: tanh-poly must be auto, on or off, "
+                           "got '"
+                        << tanhPoly << "'";
+      return signalPassFailure();
+    }
     // The cost model's choice with every forced option in its place.
     auto withForced = [&](TensorizationChoice choice) {
+      choice.tanhPoly = forceTanhPoly.value_or(choice.tanhPoly);
       choice.boundMax = forceBoundMax.value_or(choice.boundMax);
       choice.rowsumMma = forceRowsumMma.value_or(choice.rowsumMma);
       choice.lazyRescale = forceLazyRescale.value_or(choice.lazyRescale);
@@ -498,6 +508,24 @@ struct FatTensorizePass
       foldScoreOutputScale(scope);
       if (choice.boundMax && failed(takeBoundReference(scope)))
         return signalPassFailure();
+      // The tanh on the FMA pipe, where the region's tanh arguments come
+      // from the score alone (a warp's vote needs them before the region).
+      // Recorded where taken, as the bias forms are; tanh-poly decides only
+      // for such a region.
+      SmallVector<ScoreModOp> tanhOfScore;
+      scope->walk([&](ScoreModOp mod) {
+        if (!mod.getTanhArgumentSlice().empty())
+          tanhOfScore.push_back(mod);
+      });
+      if (!tanhOfScore.empty()) {
+        SmallVector<NamedAttribute> taken;
+        if (choice.tanhPoly) {
+          for (ScoreModOp mod : tanhOfScore)
+            mod.setTanhPoly(true);
+          taken.push_back(b.getNamedAttr("tanh_poly", b.getBoolAttr(true)));
+        }
+        updateSchedule(scope, taken, /*forced=*/forceTanhPoly.has_value());
+      }
       // The bias columns: forced, written by hand on the op, or the cost
       // model's (a linear bias without an LSE).
       if (linearBiasOpt->value_or(choice.linearBiasMma) &&

@@ -105,6 +105,9 @@ struct TensorizationChoice {
   /// A linear position bias as weights on P (linear-bias=weights; implies
   /// rowsumMma, whose ones columns carry the weights into the row sums).
   bool linearBiasWeights = false;
+  /// The score region's tanh as fat.score_mod's polynomial on the FMA pipe
+  /// where a warp's arguments allow it (tanh-poly).
+  bool tanhPoly = false;
 };
 /// The consumer schedule the cost model picks for an op.
 struct PipelineChoice {
@@ -310,6 +313,8 @@ struct AttentionKernelConfig {
   /// (set by fat-pipeline, which owns the loop while the kernel is built).
   std::string modifications;
   Operation *scoreMod = nullptr, *maskMod = nullptr;
+  /// The score region's tanh on the FMA pipe (fat.score_mod's tanh_poly).
+  bool tanhPoly() const;
   /// linear-bias=mma: the tensorized loop's fat.bias_query_columns (the
   /// score region's bias as Q·Kᵀ's extra k16 step; no score region then).
   Operation *biasQuery = nullptr;

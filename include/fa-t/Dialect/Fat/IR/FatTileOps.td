@@ -272,6 +272,22 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
     computes float(j − i') once per key instead of float(j) − float(i) per
     element.
 
+    `tanh_poly` (set by `--fat-tensorize`, tanh-poly) lets a lowering take
+    the body's `math.tanh` as the odd polynomial
+
+    ```
+    tanh x ≈ x·(c0 + c1·x² + c2·x⁴ + c3·x⁶)   for |x| ≤ 1
+    ```
+
+    (minimax in absolute error: ≤ 3.3e-5, relative ≤ 3.1e-4; MUFU's
+    tanh.approx.f32 has relative error 2^−11 ≈ 4.9e-4) and the precise tanh
+    elsewhere. Every tanh argument must be x = k·s, a constant multiple of
+    the score (a soft-cap's s/A). The Hopper kernel decides per warp and
+    key block: where |k|·max|s| ≤ 1 over the warp's fragment (a vote) the
+    polynomial runs on the FMA pipe — five instructions for one MUFU
+    operation, which the soft-cap's exponentials share — and MUFU's tanh
+    otherwise. The CPU lowering chooses per element.
+
     ```mlir
     %s1 = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
     ^bb0(%x: f32, %bb: index, %hh: index, %i: index, %j: index):
@@ -283,13 +299,30 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
   let arguments = (ins AnyRankedTensor:$scores, Index:$batch, Index:$head,
                    Index:$q_start, Index:$kv_start, Index:$q_len,
                    Index:$kv_len, Variadic<AnyType>:$captures,
-                   F32Attr:$scale, UnitAttr:$rows_at_origin);
+                   F32Attr:$scale, UnitAttr:$rows_at_origin,
+                   UnitAttr:$tanh_poly);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
+  let extraClassDeclaration = [{
+    /// tanh_poly's polynomial: c_k of x·Σ c_k·x^(2k), exact to 3.3e-5 on
+    /// |x| ≤ kTanhPolyBound (a fit of tanh(x)/x in x², the error's extrema
+    /// levelled).
+    static constexpr double kTanhPoly[4] = {
+        0.9996937892217888, -0.3288922371247971, 0.11541436465824169,
+        -0.024654464578408544};
+    static constexpr double kTanhPolyBound = 1.0;
+    /// The body's ops that compute its f32 tanh arguments as x = k·s from
+    /// the score s (multiplies and divides by constants, negations; the
+    /// constants included), the tanh ops included, in the body's order;
+    /// empty where the body has no tanh or some tanh argument is another
+    /// function. tanh_poly's lowering bounds every |x| by |k|·max|s|
+    /// before the body runs.
+    SmallVector<Operation *> getTanhArgumentSlice();
+  }];
   let assemblyFormat = [{
     $scores `at` `(` $batch `,` $head `,` $q_start `,` $kv_start `)`
     `len` `(` $q_len `,` $kv_len `)` `scale` $scale
-    (`rows_at_origin` $rows_at_origin^)?
+    (`rows_at_origin` $rows_at_origin^)? (`tanh_poly` $tanh_poly^)?
     (`captures` `(` $captures^ `:` type($captures) `)`)? $body attr-dict
     `:` type($scores)
   }];

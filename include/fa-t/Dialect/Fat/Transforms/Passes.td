@@ -251,6 +251,25 @@ def FatTensorize : Pass<"fat-tensorize"> {
     ops per score measured no better, run 88). Forcing a choice is for
     ablation.
 
+    `tanh-poly`: a score region's tanh whose argument is a constant
+    multiple of the score, x = k·s (the soft-cap's s/A), runs as the odd
+    polynomial tanh x ≈ x·(c0 + c1·x² + c2·x⁴ + c3·x⁶) (`fat.score_mod`'s
+    `tanh_poly`: |error| ≤ 3.3e-5 on |x| ≤ 1, five FMA-pipe instructions)
+    wherever a warp's |k|·max|s| ≤ 1, and on MUFU elsewhere. The soft-cap
+    spends two MUFU operations per score (tanh, then the exponential)
+    against the plain kernel's one; where its scores lie within the cap the
+    polynomial leaves MUFU the exponentials alone. Recorded as
+    `tanh_poly = true` in the schedule where taken, `h` in the kernel's
+    name. `auto` keeps MUFU's tanh until the form is timed on a device
+    (docs/perf-log.md, run 153); `on` is for that ablation.
+
+        fat.score_mod %s at(...) len(...) scale 1.0 tanh_poly {
+        ^bb0(%x: f32, ...):
+          %y = arith.divf %x, %c30 : f32
+          %t = math.tanh %y : f32
+          fat.yield %t : f32
+        }
+
     A score region s' = A·g(…) with a constant A > 0 (soft-capping's
     30·tanh(s/30)) then yields g: A joins the softmax constant,
     c = A·log2 e on `fat.softmax_max` / `fat.softmax_exp`, and the LSE's
@@ -343,6 +362,11 @@ def FatTensorize : Pass<"fat-tensorize"> {
     Option<"exp2Poly", "exp2-poly", "std::string", /*default=*/"\"auto\"",
            "Exponentials on the FMA pipe: auto, or a fraction in [0, 1] of "
            "them computed by the polynomial instead of MUFU.EX2">,
+    Option<"tanhPoly", "tanh-poly", "std::string", /*default=*/"\"auto\"",
+           "A score region's tanh on the FMA pipe: 'on' (fat.score_mod's "
+           "odd polynomial, exact to 3.3e-5 on [-1, 1], wherever a warp's "
+           "arguments all lie there; MUFU's tanh elsewhere), 'off', or "
+           "'auto' (the cost model's rule: off until timed)">,
     Option<"rowMax", "row-max", "std::string", /*default=*/"\"auto\"",
            "The softmax reference: 'online' (the running row maximum), "
            "'bound' (the bound U of a score region bounding the scores, "

@@ -175,6 +175,7 @@ Value AttentionKernelBuilder::buildScoreMod(Operation *tmpl, Value s,
                                 arith::MulFOp::create(b, s, scale), at[0],
                                 at[1], at[2], at[3], at[4], at[5], v.captures,
                                 b.getF32FloatAttr(1.0));
+  mod.setTanhPoly(cast<ScoreModOp>(tmpl).getTanhPoly());
   cast<ScoreModOp>(tmpl).getBody().cloneInto(&mod.getBody(), none);
   return mod.getResult();
 }

@@ -137,6 +137,10 @@ mlir::fat::chooseTensorization(const TileProblem &asked,
                                     (d == 128 || (d <= 64 && problem.causal)));
   if (choice.boundMax && d == 128 && !problem.writesLse)
     choice.rowsumMma = onesChunksFit(problem, target);
+  // The soft-cap's tanh stays on MUFU until timed: tanh-poly (the
+  // polynomial where a warp's scores lie within the cap) is run 153's
+  // question, prepared but not yet run on a device (perf log).
+  choice.tanhPoly = false;
   return choice;
 }
 
@@ -229,6 +233,8 @@ mlir::fat::keepWrittenPrimitives(TensorizationChoice choice,
     choice.exp2Poly = onIR.exp2Poly;
   if (written.get("row_max"))
     choice.boundMax = onIR.boundMax;
+  if (auto poly = dyn_cast_if_present<BoolAttr>(written.get("tanh_poly")))
+    choice.tanhPoly = poly.getValue();
   if (Attribute linearBias = written.get("linear_bias")) {
     choice.linearBiasMma = onIR.linearBiasMma;
     auto name = dyn_cast<StringAttr>(linearBias);

@@ -943,8 +943,8 @@ std::string AttentionKernelConfig::kernelName() const {
   // choice: o(verlap) or n(o overlap), then p(ing-pong), r(owsum=mma),
   // l(azy rescale)<τ>, b(ound reference: row-max=bound), e(xp2-poly)<%>, t(ile
   // loop: persistent)<SMs>, c(hained tiles: tile overlap), d(ynamic tile
-  // scheduler).
-  if (!(schedule == KernelSchedule())) {
+  // scheduler), h (the score region's tanh on the FMA pipe: tanh-poly).
+  if (!(schedule == KernelSchedule()) || tanhPoly()) {
     os << "_" << (schedule.overlap ? "o" : "n")
        << (schedule.pingpong ? "p" : "") << (schedule.rowsumMma ? "r" : "");
     if (schedule.lazyRescale)
@@ -960,6 +960,8 @@ std::string AttentionKernelConfig::kernelName() const {
       os << "c";
     if (schedule.dynamicTiles)
       os << "d";
+    if (tanhPoly())
+      os << "h";
   }
   return name;
 }
@@ -1095,6 +1097,10 @@ std::string AttentionKernelConfig::manifestJson() const {
     entry->try_emplace("linear_bias_max_factor",
                        cast<KeyWeightsOp>(keyWeights).getMaxFactor());
   }
+  // The score region's tanh on the FMA pipe where a warp's arguments allow
+  // (absent: MUFU's).
+  if (tanhPoly())
+    manifest.getObject("schedule")->try_emplace("tanh_poly", true);
   // A term of j − i as Q·Kᵀ's accumulator (absent: the vector form).
   if (scoreBand)
     manifest.getObject("schedule")->try_emplace("relative_bias", "accumulator");
@@ -1107,4 +1113,9 @@ std::string AttentionKernelConfig::manifestJson() const {
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(manifest)));
   return text;
+}
+
+bool AttentionKernelConfig::tanhPoly() const {
+  auto mod = dyn_cast_if_present<ScoreModOp>(scoreMod);
+  return mod && mod.getTanhPoly();
 }

@@ -229,6 +229,10 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
       if (!flag)
         return expect("a bool");
       options.splitMaskedTail = flag.getValue();
+    } else if (key == "tanh_poly") {
+      // fat-tensorize's record of its rewrite: fat.score_mod carries it.
+      if (!isa<BoolAttr>(value))
+        return expect("a bool");
     } else if (key == "relative_bias") {
       // fat-tensorize's record of its rewrite: the tensorized ops carry it.
       auto s = dyn_cast<StringAttr>(value);
@@ -246,7 +250,7 @@ LogicalResult mlir::fat::applyScheduleAttr(Operation *op, Attribute raw,
              << kScheduleAttrName << "' has unknown entry '" << key
              << "'; known: overlap, pingpong, rowsum, rescale, "
                 "rescale_threshold, exp2_poly, row_max, linear_bias, "
-                "relative_bias, persistent, "
+                "relative_bias, tanh_poly, persistent, "
                 "tile_overlap, tile_scheduler, "
                 "forced, block_m, block_n, stages, q_buffers, o_store, "
                 "pv_wait, tail_split, mask_form";
