@@ -699,12 +699,10 @@ struct TanhLowering : OpConversionPattern<math::TanhOp> {
 };
 
 /// fat.score_mod's tanh_poly polynomial x·Σ c_k·x^(2k) (FatTileOps.td) on
-/// the FMA pipe: x² and three FFMAs by Horner, one FMUL; `t` = x² where the
-/// caller has it.
-static Value buildTanhPoly(ImplicitLocOpBuilder &b, Value x, Value t = {}) {
+/// the FMA pipe: x², three FFMAs by Horner, one FMUL.
+static Value buildTanhPoly(ImplicitLocOpBuilder &b, Value x) {
   const auto &c = ScoreModOp::kTanhPoly;
-  if (!t)
-    t = arith::MulFOp::create(b, x, x);
+  Value t = arith::MulFOp::create(b, x, x);
   Value p = f32Const(b, c[3]);
   for (int k = 2; k >= 0; --k)
     p = LLVM::FMAOp::create(b, p, t, f32Const(b, c[k]));
@@ -1487,7 +1485,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       // the polynomial's bound; then the elements with the polynomial, or
       // with MUFU's tanh. Only the scores live across the vote: the
       // versions compute x again (a register of x or x² per score would
-      // stay live through it, and the kernel spilled).
+      // stay live through it, and the kernel spilled). A tile versioned by
+      // its reads' bounds (above) keeps MUFU's tanh.
       Value widest = f32Const(b, 0.0);
       for (Value x : adaptor.getScores())
         widest = LLVM::MaxNumOp::create(

@@ -286,7 +286,9 @@ def Fat_ScoreModOp : Fat_TileOp<"score_mod",
     key block: where |k|·max|s| ≤ 1 over the warp's fragment (a vote) the
     polynomial runs on the FMA pipe — five instructions for one MUFU
     operation, which the soft-cap's exponentials share — and MUFU's tanh
-    otherwise. The CPU lowering chooses per element.
+    otherwise (and in a body whose reads of captures move with the key: its
+    tile is versioned by their bounds instead). The CPU lowering chooses per
+    element.
 
     ```mlir
     %s1 = fat.score_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) scale 0.125 {
