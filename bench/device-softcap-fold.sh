@@ -400,10 +400,10 @@ v=.kernels-mods-v153
 # polynomial where a warp's |s| <= A, MUFU elsewhere; float64 checks on it.
 # softcap-saturated (a cap of 1: every warp's block has some |s| > A) times
 # the MUFU version with the vote in front of it.
-case $steps in *" tanh153 "*) bench tanh153-checks 100 --kernels $v/tg --reps 1 \
-  --shapes 0 2 --only softcap softcap-causal softcap-saturated ;; esac
-case $steps in *" tanh153 "*) bench tanh153 300 --kernels .kernels-mods --reps 3 --no-checks \
+case $steps in *" tanh153 "*) bench tanh153 240 --kernels .kernels-mods --reps 2 --no-checks \
   --only softcap softcap-causal softcap-saturated --variant tg=$v/tg ;; esac
+case $steps in *" tanh153 "*) bench tanh153-checks 90 --kernels $v/tg --reps 1 \
+  --shapes 2 0 --only softcap softcap-causal softcap-saturated ;; esac
 case $steps in *" tanh153p "*) bench tanh153p 150 --kernels .kernels-mods --reps 3 --no-checks \
   --shapes 0 2 --only softcap softcap-causal --variant tp=$v/tp tg=$v/tg ;; esac
 # The bars on the defaults (.kernels-mods of scripts/build-gpu-kernels.sh):
