@@ -260,8 +260,9 @@ def FatTensorize : Pass<"fat-tensorize"> {
     against the plain kernel's one; where its scores lie within the cap the
     polynomial leaves MUFU the exponentials alone. Recorded as
     `tanh_poly = true` in the schedule where taken, `h` in the kernel's
-    name. `auto` keeps MUFU's tanh until the form is timed on a device
-    (docs/perf-log.md, run 153); `on` is for that ablation.
+    name. `auto` keeps MUFU's tanh: the form lost 1…17% on the soft-cap
+    (docs/perf-log.md, run 153), whose kernel waits on its instructions
+    per score rather than on MUFU; `on` is for ablation.
 
         fat.score_mod %s at(...) len(...) scale 1.0 tanh_poly {
         ^bb0(%x: f32, ...):
@@ -366,7 +367,7 @@ def FatTensorize : Pass<"fat-tensorize"> {
            "A score region's tanh on the FMA pipe: 'on' (fat.score_mod's "
            "odd polynomial, exact to 3.3e-5 on [-1, 1], wherever a warp's "
            "arguments all lie there; MUFU's tanh elsewhere), 'off', or "
-           "'auto' (the cost model's rule: off until timed)">,
+           "'auto' (the cost model's rule: off, run 153)">,
     Option<"rowMax", "row-max", "std::string", /*default=*/"\"auto\"",
            "The softmax reference: 'online' (the running row maximum), "
            "'bound' (the bound U of a score region bounding the scores, "
