@@ -137,12 +137,12 @@ def test_score_kernel_without_lse(dtype, d, name):
 
 @pytest.mark.parametrize("d", (64, 128))
 @pytest.mark.parametrize("name", ("softcap", "softcap-causal"))
-def test_softcap_on_both_tanh_paths(d, name):
-    # The bf16 soft-cap's tanh runs as a polynomial on the FMA pipe in a warp
-    # whose block has every |s| <= A, on MUFU elsewhere (tanh-poly): heads
-    # with small scores (the polynomial everywhere), heads whose scores
-    # reach ~10·A (MUFU nearly everywhere), and heads with small scores but
-    # one large key every 300 (both paths in one row tile, by key block).
+def test_softcap_across_the_cap(d, name):
+    # The bf16 soft-cap with scores well inside the cap, far past it (~10·A)
+    # and inside it but for one large key every 300 — the three regimes a
+    # kernel's tanh sees (tanh-poly=on would split them into its two
+    # versions by warp and key block; run 153 checked those kernels against
+    # float64 on the device, auto builds MUFU's).
     causal, score_mod, _ = modifications("cuda")[name]
     b, h, sq, skv = MODS_SHAPE
     q, k, v = random_qkv(torch.bfloat16, d)
