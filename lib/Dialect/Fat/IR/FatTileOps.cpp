@@ -239,20 +239,16 @@ SmallVector<Operation *> ScoreModOp::getTanhArgumentSlice() {
       return;
     }
     // x = k·s: a multiply or divide by a constant, a negation.
-    auto scaling = [&]() -> Value {
-      if (auto neg = dyn_cast_if_present<arith::NegFOp>(def))
-        return neg.getOperand();
-      if (!isa_and_present<arith::MulFOp, arith::DivFOp>(def))
-        return {};
-      Value lhs = def->getOperand(0), rhs = def->getOperand(1);
-      if (matchPattern(rhs, m_Constant()))
-        return lhs;
-      if (isa<arith::MulFOp>(def) && matchPattern(lhs, m_Constant()))
-        return rhs;
-      return {};
+    auto isScaling = [](Operation *op) {
+      if (isa_and_present<arith::NegFOp>(op))
+        return true;
+      if (!isa_and_present<arith::MulFOp, arith::DivFOp>(op))
+        return false;
+      return matchPattern(op->getOperand(1), m_Constant()) ||
+             (isa<arith::MulFOp>(op) &&
+              matchPattern(op->getOperand(0), m_Constant()));
     };
-    Value from = scaling();
-    if (!from || def->getBlock() != &body) {
+    if (!isScaling(def) || def->getBlock() != &body) {
       fromScore = false;
       return;
     }

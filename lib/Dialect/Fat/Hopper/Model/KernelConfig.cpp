@@ -140,6 +140,15 @@ int64_t mlir::fat::defaultBlockM(const TileProblem &problem,
   return 128;
 }
 
+/// Where ALiBi's forms beyond the bias columns were measured (perf log runs
+/// 142 and 147): a linear bias as the only positional region, no LSE (its
+/// rows would miss a constant), causal without a window, tuned for Skv ≥
+/// 4096. Both choices below stay inside it.
+static bool inMeasuredLinearBiasRegime(const TileProblem &problem) {
+  return problem.linearBias && !problem.positionalMask && !problem.writesLse &&
+         problem.causal && !problem.windowed && problem.seqLen >= 4096;
+}
+
 bool mlir::fat::linearBiasOnThreeWarpgroups(const TileProblem &problem) {
   // ALiBi's vector form evaluates its region once per key with every row at
   // its origin (one FFMA per score, no per-element index math), so three
@@ -153,9 +162,7 @@ bool mlir::fat::linearBiasOnThreeWarpgroups(const TileProblem &problem) {
   // (always the vector form) evaluates the region per element; ptxas shows
   // no spills with 192 rows either, but it was neither timed nor run on a
   // GPU so: 128 rows.
-  return problem.linearBias && !problem.positionalMask && !problem.writesLse &&
-         problem.maxHeadDim() <= 64 && problem.causal && !problem.windowed &&
-         problem.seqLen >= 4096;
+  return inMeasuredLinearBiasRegime(problem) && problem.maxHeadDim() <= 64;
 }
 
 bool mlir::fat::linearBiasAsWeights(const TileProblem &problem) {
@@ -167,9 +174,7 @@ bool mlir::fat::linearBiasAsWeights(const TileProblem &problem) {
   // 147). Their offsets leave the LSE a constant per row short, as the
   // columns'. Not measured without the mask, with a window or below 4k keys.
   int64_t d = problem.maxHeadDim();
-  return problem.linearBias && !problem.positionalMask && !problem.writesLse &&
-         (d == 64 || d == 128) && problem.causal && !problem.windowed &&
-         problem.seqLen >= 4096;
+  return inMeasuredLinearBiasRegime(problem) && (d == 64 || d == 128);
 }
 
 bool mlir::fat::isSupportedBlockM(int64_t blockM) {
