@@ -21,15 +21,16 @@ import re
 import numpy as np
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "lib" / "Dialect" / "Fat" / "Hopper" / "Kernel" / "HopperBuilders.cpp"
+SOURCE = ROOT / "include" / "fa-t" / "Dialect" / "Fat" / "IR" / "FatTensorOps.td"
 f32 = np.float32
 
 
 def coefficients():
-    text = SOURCE.read_text()
-    found = dict(re.findall(r"\b(c[123]) = ([0-9.eE+-]+)f", text))
-    assert set(found) == {"c1", "c2", "c3"}, found
-    return tuple(f32(float(found[k])) for k in ("c1", "c2", "c3"))
+    block = re.search(r"kExp2Poly\[3\]\s*=\s*\{([^}]*)\}", SOURCE.read_text())
+    assert block, "kExp2Poly not found in FatTensorOps.td"
+    values = [float(v) for v in block.group(1).replace("\n", " ").split(",")]
+    assert len(values) == 3, values
+    return tuple(f32(v) for v in values)
 
 
 def exp2_poly(x):

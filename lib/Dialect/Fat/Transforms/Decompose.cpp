@@ -777,15 +777,14 @@ struct DecomposeSoftmaxMax : OpRewritePattern<SoftmaxMaxOp> {
 /// as an integer (the GPU takes ⌊x⌋ from a round-down add of 1.5·2^23,
 /// which equals floor here).
 Value buildExp2Polynomial(OpBuilder &b, Location loc, Value x) {
-  // The minimax coefficients of the GPU kernel (hopper::buildExp2Poly).
-  constexpr double c1 = 0.6951168179512024, c2 = 0.22764484584331512,
-                   c3 = 0.07706717401742935;
+  const auto &c = SoftmaxExpOp::kExp2Poly;
   Type i32 = b.getI32Type();
   Value clamped = arith::MaxNumFOp::create(b, loc, x, f32Const(b, loc, -127.0));
   Value floorX = math::FloorOp::create(b, loc, clamped);
   Value frac = arith::SubFOp::create(b, loc, clamped, floorX);
-  Value p = math::FmaOp::create(b, loc, frac, f32Const(b, loc, c3), f32Const(b, loc, c2));
-  p = math::FmaOp::create(b, loc, frac, p, f32Const(b, loc, c1));
+  Value p = math::FmaOp::create(b, loc, frac, f32Const(b, loc, c[2]),
+                                f32Const(b, loc, c[1]));
+  p = math::FmaOp::create(b, loc, frac, p, f32Const(b, loc, c[0]));
   p = math::FmaOp::create(b, loc, frac, p, f32Const(b, loc, 1.0));
   Value exponent = arith::ShLIOp::create(
       b, loc, arith::FPToSIOp::create(b, loc, i32, floorX),

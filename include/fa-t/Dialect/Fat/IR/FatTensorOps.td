@@ -206,6 +206,11 @@ def Fat_SoftmaxExpOp : Fat_Op<"softmax_exp",
     /// Whether fragment element `k` takes the FMA-pipe polynomial for the
     /// fraction `phi`: ⌊(k+1)·φ⌋ > ⌊k·φ⌋.
     static bool usesPolynomial(int64_t k, double phi);
+    /// `poly`'s p(f) = 1 + f·(c1 + f·(c2 + f·c3)): c1, c2, c3 of the
+    /// minimax fit of 2^f on [0, 1) for relative error with p(0) = 1 (the
+    /// GPU's hopper::buildExp2Poly and the CPU's fat-decompose alike).
+    static constexpr double kExp2Poly[3] = {
+        0.6951168179512024, 0.22764484584331512, 0.07706717401742935};
   }];
 }
 

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "fa-t/Dialect/Fat/Hopper/HopperBuilders.h"
+#include "fa-t/Dialect/Fat/IR/FatOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -124,11 +125,10 @@ Value hopper::buildExp2(ImplicitLocOpBuilder &b, Value x) {
 }
 
 Value hopper::buildExp2Poly(ImplicitLocOpBuilder &b, Value x) {
-  // Coefficients of the minimax fit (HopperBuilders.h); in f32 Horner form
-  // the error stays 8.6e-5 (checked by test/CPU/test_exp2_poly.py, which
-  // evaluates this same sequence in numpy float32 over every exponent).
-  constexpr float c1 = 0.6951168179512024f, c2 = 0.22764484584331512f,
-                  c3 = 0.07706717401742935f;
+  // The minimax fit's coefficients (SoftmaxExpOp::kExp2Poly); in f32
+  // Horner form the error stays 8.6e-5 (checked by test/CPU/test_exp2_poly.py,
+  // which evaluates this same sequence in numpy float32 over every exponent).
+  const auto &c = SoftmaxExpOp::kExp2Poly;
   // 1.5·2^23: adding it in round-down mode leaves ⌊x'⌋ in the low mantissa
   // bits for |x'| < 2^22 (the 0.5·2^23 keeps the exponent fixed for
   // negative x'); subtracting it back is exact.
@@ -141,8 +141,8 @@ Value hopper::buildExp2Poly(ImplicitLocOpBuilder &b, Value x) {
                      /*sideEffects=*/false)[0];
   Value floorX = arith::SubFOp::create(b, shifted, f32Const(b, magic));
   Value frac = arith::SubFOp::create(b, clamped, floorX);
-  Value p = LLVM::FMAOp::create(b, frac, f32Const(b, c3), f32Const(b, c2));
-  p = LLVM::FMAOp::create(b, frac, p, f32Const(b, c1));
+  Value p = LLVM::FMAOp::create(b, frac, f32Const(b, c[2]), f32Const(b, c[1]));
+  p = LLVM::FMAOp::create(b, frac, p, f32Const(b, c[0]));
   p = LLVM::FMAOp::create(b, frac, p, f32Const(b, 1.0));
   // bits(shifted) = 0x4B400000 + j: its low 9 bits are j mod 512, so the
   // shift by 23 leaves exactly j << 23 (mod 2^32) to add to p's exponent.
