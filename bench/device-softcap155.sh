@@ -4,14 +4,22 @@
 # run 153's tp (the tanh as an odd polynomial on the FMA pipe for every
 # score, .kernels-mods-v153/tp) and fa-t's plain kernel beside each: pipe
 # utilizations and stall reasons (ncu_profile.sh), then the per-instruction
-# stall samples (ncu_source.sh) of both soft-cap kernels.
+# stall samples (ncu_source.sh) of tp.
 #   bash bench/device-softcap155.sh OUT_DIR
 set -u
 out=${1:?usage: device-softcap155.sh OUT_DIR}
 cd "$(dirname "$0")/.."
 p=softcap:128:4096
-timeout 150 bash bench/ncu_profile.sh "$out/def" --points $p --mods-kernels .kernels-mods 2>&1 | tail -12
-timeout 150 bash bench/ncu_profile.sh "$out/tp" --points $p --mods-kernels .kernels-mods-v153/tp 2>&1 | tail -12
-timeout 120 bash bench/ncu_source.sh "$out/src-tp" --points $p --mods-kernels .kernels-mods-v153/tp > "$out/src-tp.log" 2>&1
-timeout 120 bash bench/ncu_source.sh "$out/src-def" --points $p > "$out/src-def.log" 2>&1
+# Timed first (no Flex): tp rebuilt (.kernels-mods-v155/tp, the throwaway
+# switch FAT_TANH_POLY_ALWAYS on branch band-after), tp without turns (tpn)
+# and the default without turns (npp, run 124's).
+v=.kernels-mods-v155
+PYTHONPATH=$PWD/python:$PWD/test/Python FA_T_RUNTIME_LIB=$PWD/build/lib/libfat_runtime.so \
+  timeout 150 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
+  --plain .kernels-bench --reps 4 --shapes 0 1 --variant tp=$v/tp tpn=$v/tpn npp=$v/npp \
+  2>&1 | grep -E "^(time|     variant)|Error" | tee "$out/time.log"
+timeout 120 bash bench/ncu_profile.sh "$out/def" --points $p --mods-kernels .kernels-mods 2>&1 | tail -12
+timeout 120 bash bench/ncu_profile.sh "$out/tp" --points $p --mods-kernels .kernels-mods-v153/tp 2>&1 | tail -12
+timeout 110 bash bench/ncu_source.sh "$out/src-tp" --points $p --mods-kernels .kernels-mods-v153/tp > "$out/src-tp.log" 2>&1
+
 ls "$out"/src-*
