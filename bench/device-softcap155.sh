@@ -15,10 +15,10 @@ p=softcap:128:4096
 # and the default without turns (npp, run 124's).
 v=.kernels-mods-v155
 PYTHONPATH=$PWD/python:$PWD/test/Python FA_T_RUNTIME_LIB=$PWD/build/lib/libfat_runtime.so \
-  timeout 150 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
-  --plain .kernels-bench --reps 4 --shapes 0 1 --variant tp=$v/tp tpn=$v/tpn npp=$v/npp \
+  timeout 120 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
+  --plain .kernels-bench --reps 3 --shapes 0 1 --variant tp=$v/tp tpn=$v/tpn npp=$v/npp \
   2>&1 | grep -E "^(time|     variant)|Error" | tee "$out/time.log"
-timeout 120 bash bench/ncu_profile.sh "$out/def" --points $p --mods-kernels .kernels-mods 2>&1 | tail -12
+# (the default's profile: run 119)
 timeout 120 bash bench/ncu_profile.sh "$out/tp" --points $p --mods-kernels .kernels-mods-v153/tp 2>&1 | tail -12
 timeout 110 bash bench/ncu_source.sh "$out/src-tp" --points $p --mods-kernels .kernels-mods-v153/tp > "$out/src-tp.log" 2>&1
 
