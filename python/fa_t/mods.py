@@ -192,7 +192,12 @@ def trace(fn: Callable, kind: str) -> Region:
             tensors[node.name] = getattr(graph_module, node.target)
             continue
         if node.op == "output":
-            result = arg(node.args[0])
+            out = node.args[0]
+            if isinstance(out, (tuple, list)):
+                what = "tuple" if isinstance(out, tuple) else "list"
+                raise NotImplementedError(f"{kind}_mod must return one value, got a "
+                                          f"{what} of {len(out)}")
+            result = arg(out)
             break
         target = node.target
         if node.op == "call_method" and target == "__getitem__" or target is operator.getitem:
@@ -480,9 +485,18 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
     q = torch.arange(Sq, device=dev).view(1, 1, Sq, 1)
     k = torch.arange(Skv, device=dev).view(1, 1, 1, Skv)
     if score_mod is not None:
-        scores = torch.broadcast_to(score_mod(scores, b, h, q, k), scores.shape).to(scores.dtype)
+        # A new tensor of the scores' shape and dtype, whatever the function
+        # returns: a number, an integer tensor, one broadcast over some
+        # indices (a term of the key alone: its expanded view shares memory
+        # across rows, which the caller's in-place masking would overwrite),
+        # or a captured tensor itself.
+        new = torch.empty_like(scores)
+        new.copy_(torch.broadcast_to(torch.as_tensor(score_mod(scores, b, h, q, k),
+                                                     device=dev), scores.shape))
+        scores = new
     if mask_mod is not None:
-        keep = torch.broadcast_to(mask_mod(b, h, q, k), scores.shape)
+        keep = torch.broadcast_to(torch.as_tensor(mask_mod(b, h, q, k), device=dev),
+                                  scores.shape)
         scores = scores.masked_fill(~keep, float("-inf"))
     if kv_ranges is not None:
         scores = scores.masked_fill(~range_mask(kv_ranges, Sq, Skv).unsqueeze(1),

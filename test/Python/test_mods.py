@@ -81,6 +81,29 @@ def test_mods_with_causal_and_lse():
     assert torch.allclose(lse.double(), torch.logsumexp(s, -1), atol=1e-6)
 
 
+@pytest.mark.parametrize("fn", [
+    lambda s, b, h, q, k: k * 0.1,          # a term of the key alone
+    lambda s, b, h, q, k: q * 0.1 + h,      # of the row and head
+    lambda s, b, h, q, k: q - k,            # an integer expression
+    lambda s, b, h, q, k: 1.5,              # a number
+], ids=["key", "row-head", "integer", "number"])
+def test_score_mods_that_ignore_indices_under_a_causal_mask(fn):
+    # The CPU path evaluates a function on broadcast indices; what it
+    # returns may be a view broadcast over rows (or a plain number), which
+    # the causal mask must not write through (it once did: max error 3.1).
+    q, k, v = inputs(2)
+    i = torch.arange(S).view(1, 1, S, 1)
+    j = torch.arange(S).view(1, 1, 1, S)
+    hh = torch.arange(H).view(1, H, 1, 1)
+    s = torch.broadcast_to(torch.as_tensor(fn(None, 0, hh, i, j)), (B, H, S, S)).double()
+    ref = torch.softmax(s.masked_fill(j > i, float("-inf")), -1) @ v
+    o = fa_t.attention(q, k, v, causal=True, score_mod=fn)
+    assert torch.allclose(o, ref, atol=1e-10)
+    # float32: a float32 term is returned as the very broadcast view
+    o32 = fa_t.attention(q.float(), k.float(), v.float(), causal=True, score_mod=fn)
+    assert (o32.double() - ref).abs().max() < 1e-5
+
+
 def test_trace_writes_regions():
     text, caps = mods.attention_regions(score_mod=fa_t.alibi(SLOPES),
                                         mask_mod=fa_t.document_mask(DOCS))
@@ -98,6 +121,8 @@ def test_trace_writes_regions():
     (lambda s, b, h, q, k: s if q > k else -s, "score", "could not be traced"),
     (lambda b, h, q, k: q - k, "mask", "must return a boolean"),
     (lambda s, b: s, "score", "takes (score, b, h, q_idx, kv_idx)"),
+    (lambda s, b, h, q, k: (s, s), "score", "must return one value, got a tuple of 2"),
+    (lambda b, h, q, k: [q > k], "mask", "must return one value, got a list of 1"),
 ])
 def test_unsupported_functions_are_refused(fn, kind, message):
     with pytest.raises((NotImplementedError, TypeError), match=message.replace("(", r"\(")
