@@ -67,9 +67,12 @@ def attention_reference(q, k, v, *, causal=False, scale=None, window=None, diag=
         h = torch.arange(scores.shape[1], device=dev).view(1, -1, 1, 1)
         i, j = rows.view(1, 1, sq, 1), cols.view(1, 1, 1, skv)
         if score_mod is not None:
-            scores = torch.broadcast_to(score_mod(scores, b, h, i, j), scores.shape).double()
+            # as_tensor: the function may return a plain number.
+            scores = torch.broadcast_to(torch.as_tensor(score_mod(scores, b, h, i, j),
+                                                        device=dev), scores.shape).double()
         if mask_mod is not None:
-            visible = visible & torch.broadcast_to(mask_mod(b, h, i, j), scores.shape)
+            visible = visible & torch.broadcast_to(
+                torch.as_tensor(mask_mod(b, h, i, j), device=dev), scores.shape)
     scores = scores.masked_fill(~visible, float("-inf"))
     lse = torch.logsumexp(scores, dim=-1)
     empty = torch.isneginf(lse).unsqueeze(-1)

@@ -15,6 +15,7 @@ torch = pytest.importorskip("torch")
 
 import fa_t  # noqa: E402
 from fa_t import mods  # noqa: E402
+from fa_t.reference import attention_reference  # noqa: E402
 
 B, H, S, D = 2, 4, 70, 32
 
@@ -99,6 +100,9 @@ def test_score_mods_that_ignore_indices_under_a_causal_mask(fn):
     ref = torch.softmax(s.masked_fill(j > i, float("-inf")), -1) @ v
     o = fa_t.attention(q, k, v, causal=True, score_mod=fn)
     assert torch.allclose(o, ref, atol=1e-10)
+    # and fa_t.reference, the GPU tests' oracle, takes such functions too
+    assert torch.allclose(attention_reference(q, k, v, causal=True, score_mod=fn)[0], ref,
+                          atol=1e-10)
     # float32: a float32 term is returned as the very broadcast view
     o32 = fa_t.attention(q.float(), k.float(), v.float(), causal=True, score_mod=fn)
     assert (o32.double() - ref).abs().max() < 1e-5
