@@ -467,6 +467,13 @@ def regions_text(regions: List[Region], kv_ranges: Optional[torch.Tensor] = None
     return out, union
 
 
+def _broadcast_result(value, shape, device) -> torch.Tensor:
+    """What a score or mask function returned on broadcast index tensors —
+    a tensor of broadcastable shape, or a plain number — as a ``shape`` view
+    on ``device`` (not a copy: its elements may share memory)."""
+    return torch.broadcast_to(torch.as_tensor(value, device=device), shape)
+
+
 def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
                kv_ranges: Optional[torch.Tensor] = None) -> torch.Tensor:
     """``scores`` [B, H, Sq, Skv] (scaled) after ``score_mod`` and with −inf
@@ -491,12 +498,10 @@ def apply_mods(scores: torch.Tensor, score_mod=None, mask_mod=None,
         # across rows, which the caller's in-place masking would overwrite),
         # or a captured tensor itself.
         new = torch.empty_like(scores)
-        new.copy_(torch.broadcast_to(torch.as_tensor(score_mod(scores, b, h, q, k),
-                                                     device=dev), scores.shape))
+        new.copy_(_broadcast_result(score_mod(scores, b, h, q, k), scores.shape, dev))
         scores = new
     if mask_mod is not None:
-        keep = torch.broadcast_to(torch.as_tensor(mask_mod(b, h, q, k), device=dev),
-                                  scores.shape)
+        keep = _broadcast_result(mask_mod(b, h, q, k), scores.shape, dev)
         scores = scores.masked_fill(~keep, float("-inf"))
     if kv_ranges is not None:
         scores = scores.masked_fill(~range_mask(kv_ranges, Sq, Skv).unsqueeze(1),
@@ -517,8 +522,8 @@ def linear_bias_factor(score_mod: Callable, B: int, H: int, device) -> torch.Ten
     k = torch.arange(2, device=device).view(1, 1, 1, 2)
     score = torch.zeros(1, 1, 1, 1, dtype=torch.float32, device=device)
     with torch.no_grad():
-        s = torch.broadcast_to(torch.as_tensor(score_mod(score, b, h, q, k), device=device),
-                               (B, H, 1, 2)).to(torch.float32)
+        s = _broadcast_result(score_mod(score, b, h, q, k), (B, H, 1, 2),
+                              device).to(torch.float32)
     return (s[..., 0, 1] - s[..., 0, 0]).contiguous()
 
 
