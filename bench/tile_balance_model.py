@@ -16,7 +16,15 @@ the tiles on 132 SMs, one CTA each at a time:
 Printed: each order's makespan over the balanced one (total / 132), and the
 static orders' time relative to ``grid``.
 
-    python3 bench/tile_balance_model.py [--trials 20]
+``--tilings`` prints instead what a variable-length tiling would save (perf
+log, run 156): per sequence, the key blocks, the blocks that need the mask
+(partial) and the tiles of the causal grid's tiling (query tiles at multiples
+of M, key blocks at multiples of N, empty blocks skipped as the block mask
+does) against a tiling per document (query tiles and key blocks from each
+document's start: only the diagonal block partial), and the useful work
+(the documents' causal triangles) over that of equal documents.
+
+    python3 bench/tile_balance_model.py [--trials 20] [--tilings]
 """
 
 import argparse
@@ -40,6 +48,68 @@ def tile_costs(s, m, n, starts, overhead):
     return costs
 
 
+def grid_tiling(s, m, n, starts):
+    """(tiles, visited key blocks, partial blocks) of one sequence in the
+    causal grid's tiling. A tile's rows of one document [a, b] with that
+    document's start d see the keys [d, b]; a block is full when every row
+    of the tile sees all of it."""
+    ends = starts[1:] + [s]
+    tiles = blocks = partial = 0
+    for tile in range((s + m - 1) // m):
+        r0, r1 = tile * m, min(s, tile * m + m) - 1
+        seen = []  # (first key, last key) of each document's rows in the tile
+        for d, e in zip(starts, ends):
+            a, b = max(r0, d), min(r1, e - 1)
+            if a <= b:
+                seen.append((d, b, a))
+        tiles += 1
+        for blk in range(r1 // n + 1):
+            k0, k1 = blk * n, blk * n + n - 1
+            if not any(d <= k1 and k0 <= b for d, b, _ in seen):
+                continue
+            blocks += 1
+            full = len(seen) == 1 and seen[0][0] <= k0 and k1 <= seen[0][2]
+            partial += not full
+    return tiles, blocks, partial
+
+
+def document_tiling(s, m, n, starts):
+    """The same for query tiles and key blocks counted from each document's
+    start: tile i of a document sees blocks 0..i of it, the last partial."""
+    ends = starts[1:] + [s]
+    tiles = blocks = partial = 0
+    for d, e in zip(starts, ends):
+        for i in range((e - d + m - 1) // m):
+            last_row = min(e - d, i * m + m) - 1
+            tiles += 1
+            blocks += last_row // n + 1
+            partial += 1
+    return tiles, blocks, partial
+
+
+def compare_tilings(trials, overhead, mask_cost=0.25):
+    """Prints grid against per-document tiling (see the module's text)."""
+    rng = random.Random(7)
+    for s in (4096, 16384):
+        sums = {"grid": [0, 0, 0], "documents": [0, 0, 0]}
+        useful = equal = 0.0
+        for _ in range(trials):
+            starts = document_starts(s, rng)
+            for key, f in (("grid", grid_tiling), ("documents", document_tiling)):
+                for i, x in enumerate(f(s, 128, 128, starts)):
+                    sums[key][i] += x
+            lengths = [e - d for d, e in zip(starts, starts[1:] + [s])]
+            useful += sum(x * x for x in lengths)
+            equal += DOCS * (s / DOCS) ** 2
+        cost = {k: (b + mask_cost * p + overhead * t) / trials for k, (t, b, p) in sums.items()}
+        print(f"S{s}: " + ", ".join(
+            f"{k} {t / trials:.1f} tiles, {b / trials:.1f} blocks, {p / trials:.1f} partial"
+            for k, (t, b, p) in sums.items())
+              + f"; cost (blocks + {mask_cost}·partial + {overhead}·tiles) grid/documents "
+              f"{cost['grid'] / cost['documents']:.3f}; useful work over equal documents' "
+              f"{useful / equal:.2f}")
+
+
 def list_schedule(costs, sms=SMS):
     """Makespan of taking the costs in order, each on the SM free first."""
     free = [0.0] * sms
@@ -57,7 +127,12 @@ def main():
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--overhead", type=float, default=0.5,
                     help="per-tile cost in key blocks beside its blocks")
+    ap.add_argument("--tilings", action="store_true",
+                    help="the grid's tiling against one per document")
     args = ap.parse_args()
+    if args.tilings:
+        compare_tilings(args.trials, args.overhead)
+        return
     rng = random.Random(7)
     for b, h, s, m in [(4, 16, 4096, 128), (1, 16, 16384, 128), (4, 32, 4096, 128),
                        (1, 32, 16384, 128)]:

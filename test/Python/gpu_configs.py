@@ -91,6 +91,14 @@ def modifications(device="cpu"):
     def user_score(score, b, h, q_idx, kv_idx):
         return torch.where(q_idx >= kv_idx, score * (b + 1), -score) + h * 0.25
 
+    def key_term(score, b, h, q_idx, kv_idx):
+        # A term of the key alone, which ignores the row (on the CPU path
+        # test_mods.py's test_score_mods_that_ignore_indices_under_a_causal_mask).
+        return score + kv_idx * 0.01
+
+    def row_head_term(score, b, h, q_idx, kv_idx):
+        return score - q_idx * 0.01 + h
+
     def sliding_sink(b, h, q_idx, kv_idx):
         # Four sinks and a 256-key window: a hole between them (six-column
         # block mask) for the rows past ~260 + Skv − Sq.
@@ -116,6 +124,8 @@ def modifications(device="cpu"):
         "sliding-sink": (True, None, sliding_sink),
         "sliding-sink-blocks": (True, None, sliding_sink),
         "relative-bias": (False, relative_bias, None),
+        "key-term-causal": (True, key_term, None),
+        "row-head-term": (False, row_head_term, None),
     }
 
 
