@@ -6,7 +6,8 @@
 #   time    run 155's timing of the D128 soft-cap without a mask: tp (the tanh
 #           as an odd polynomial on every score), tpn (tp without turns), npp
 #           (the default without turns), beside the default and the plain kernel;
-#           tp64 (tp at D64) at 4k;
+#           tp64 (tp at D64) and tp64m (tp64 with 128 rows: two consumer
+#           warpgroups at 168 registers) at 4k and 16k;
 #   ncu     Nsight Compute on tp and tp64, on the D64 soft-cap's default, then
 #           on the block-sparse document kernels
 #           (runs form, D128 and D64 at 4k) beside fa-t's dense causal kernel
@@ -25,8 +26,8 @@ case $steps in *" pytest "*) FA_T_KERNEL_DIR=.kernels-py timeout 150 python3 -m 
 case $steps in *" time "*) timeout 120 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
   --plain .kernels-bench --reps 3 --shapes 0 1 --variant tp=$v/tp tpn=$v/tpn npp=$v/npp \
   2>&1 | grep -E "^(time|     variant)|Error" | tee "$out/time.log"
-  timeout 90 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
-  --plain .kernels-bench --reps 3 --shapes 2 --variant tp64=$v/tp64 \
+  timeout 150 python3 bench/band_quick.py time softcap --kernels .kernels-mods \
+  --plain .kernels-bench --reps 3 --shapes 2 3 --variant tp64=$v/tp64 tp64m=$v/tp64m \
   2>&1 | grep -E "^(time|     variant)|Error" | tee -a "$out/time.log" ;; esac
 case $steps in *" ncu "*)
   timeout 100 bash bench/ncu_profile.sh "$out/tp" --points softcap:128:4096 \
