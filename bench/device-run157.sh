@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Run 157 (session 32), one device call: a mask's conditions joined as one
 # predicate (one selp per element, FragmentOpsToNVVM.cpp's selectVisible).
-#   check   the changed kernels: test/GPU/run_kernels.py on .kernels (the
-#           ABI kernels, among them the 192-row causal and window kernels
-#           that mask by key), the GPU tier's modifications (.kernels-py)
+#   check   the changed kernels: test/GPU/run_kernels.py --small on .kernels
+#           (one ragged case per ABI kernel, among them the 192-row causal
+#           and window kernels that mask by key), the GPU tier's
+#           modifications (.kernels-py)
 #   time    A/B of the modification kernels that changed, the new build
 #           (.kernels-mods) beside the old (.kernels-mods-old), no Flex
-#   bash bench/device-run157.sh OUT_DIR [check] [time]   (both by default)
+#   mods    the GPU tier's modifications only (check without the ABI tier)
+#   bash bench/device-run157.sh OUT_DIR [check|mods] [time]   (check time by default)
 set -u
 # PY_KERNELS: the folder of the GPU tier's modification kernels (default .kernels-py;
 # a copy of its h8 kernels keeps the call under the carry limit)
@@ -17,7 +19,8 @@ cd "$(dirname "$0")/.."
 export PYTHONPATH=$PWD/python:$PWD/test/Python
 export FA_T_RUNTIME_LIB=${FA_T_RUNTIME_LIB:-$PWD/build/lib/libfat_runtime.so}
 case $steps in *" check "*)
-  timeout 150 python3 test/GPU/run_kernels.py run --kernels .kernels 2>&1 | tail -4 | tee "$out/kernels.log"
+  timeout 150 python3 test/GPU/run_kernels.py run --kernels .kernels --small 2>&1 | tail -4 | tee "$out/kernels.log" ;; esac
+case $steps in *" check "*|*" mods "*)
   FA_T_KERNEL_DIR=${PY_KERNELS:-.kernels-py} timeout 200 python3 -m pytest -q -m gpu test/Python/test_gpu_mods.py \
     2>&1 | tail -4 | tee "$out/pytest.log" ;; esac
 case $steps in *" time "*)
