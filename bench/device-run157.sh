@@ -12,7 +12,7 @@
 set -u
 # PY_KERNELS: the folder of the GPU tier's modification kernels (default .kernels-py;
 # a copy of its h8 kernels keeps the call under the carry limit)
-out=${1:?usage: device-run157.sh OUT_DIR [check] [time]}
+out=${1:?usage: device-run157.sh OUT_DIR [check|mods] [time]}
 shift
 steps=" ${*:-check time} "
 cd "$(dirname "$0")/.."

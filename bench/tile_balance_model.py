@@ -57,7 +57,9 @@ def grid_tiling(s, m, n, starts):
     tiles = blocks = partial = 0
     for tile in range((s + m - 1) // m):
         r0, r1 = tile * m, min(s, tile * m + m) - 1
-        seen = []  # (first key, last key) of each document's rows in the tile
+        # Per document with rows in the tile: its start d (the rows' first
+        # key), the rows' last b (their last key) and first a.
+        seen = []
         for d, e in zip(starts, ends):
             a, b = max(r0, d), min(r1, e - 1)
             if a <= b:
