@@ -4,6 +4,7 @@
 // RUN: fa-t-opt %s --fat-tile --fat-tensorize --fat-pipeline --convert-fat-to-nvvm | FileCheck %s --check-prefix=NVVM
 // RUN: rm -rf %t && mkdir -p %t && fa-t-opt %s --fat-to-ptx="output-dir=%t" -o %t/out.mlir
 // RUN: cat %t/*.json | FileCheck %s --check-prefix=JSON
+// RUN: cat %t/*.ptx | FileCheck %s --check-prefix=PTX
 
 // Block sparsity by key ranges: `kv_ranges = 1` names capture 1 as
 // [first key, end key) per batch and 64 query rows. fat.mask_mod carries it
@@ -15,6 +16,16 @@
 // [r2, r3) per group, where the mask is promised true: the test stays
 // mask ∧ r0 ≤ j < r1, and the kernel runs no fat.mask_mod on a block inside
 // the warpgroup's [r0, r1) ∩ [r2, r3).
+
+// In the PTX the range test and the region's predicate join as predicates
+// and one selp per element keeps the score or writes −∞: the join passes an
+// identity mov.pred, without which NVPTX selects once per condition (three
+// selp per element here, which ptxas keeps as three FSEL).
+// PTX:         mov.pred %p[[K:[0-9]+]], %p{{[0-9]+}};
+// PTX-NEXT:    // end inline asm
+// PTX-NEXT:    selp.f32 %r[[X:[0-9]+]], %r{{[0-9]+}}, 0fFF800000, %p[[K]];
+// PTX-NOT:     selp.f32 %r{{[0-9]+}}, %r[[X]], 0fFF800000
+// PTX:         mov.pred
 
 // TILE-LABEL: func.func @documents
 // TILE:         fat.mask_mod %{{.+}} captures(%{{.+}}, %{{.+}} : tensor<2x1000xi32>, tensor<2x16x2xi32>) {
@@ -53,10 +64,12 @@
 // NVVM-NEXT:    %[[IN:[0-9]+]] = arith.andi %[[GE]], %[[LT]] : i1
 // NVVM:         %[[SAME0:[0-9]+]] = arith.cmpi eq
 // NVVM-NEXT:    %[[KEEP0:[0-9]+]] = arith.andi %[[SAME0]], %[[IN]] : i1
-// NVVM-NEXT:    arith.select %[[KEEP0]]
+// NVVM-NEXT:    %[[PRED0:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[KEEP0]] : (i1) -> i1
+// NVVM-NEXT:    arith.select %[[PRED0]]
 // NVVM:         %[[SAME1:[0-9]+]] = arith.cmpi eq
 // NVVM-NEXT:    %[[KEEP1:[0-9]+]] = arith.andi %[[SAME1]], %[[IN]] : i1
-// NVVM-NEXT:    arith.select %[[KEEP1]]
+// NVVM-NEXT:    %[[PRED1:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[KEEP1]] : (i1) -> i1
+// NVVM-NEXT:    arith.select %[[PRED1]]
 // NVVM-NEXT:    %{{.+}} = arith.constant 1 : i32
 // NVVM-NEXT:    %[[K1:[0-9]+]] = arith.addi %{{.+}} overflow<nsw> : i32
 // NVVM-NEXT:    %{{.+}} = arith.index_cast %[[K1]]

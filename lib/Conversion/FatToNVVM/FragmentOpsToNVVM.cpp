@@ -395,6 +395,21 @@ struct ConstantFragmentLowering : OpConversionPattern<arith::ConstantOp> {
   }
 };
 
+/// x where `keep` holds, −∞ elsewhere: one `selp` however many conditions
+/// `keep` joins. NVPTX's instruction selection turns a select on an i1
+/// `and` / `or` into a chain of selects, one per condition, and ptxas keeps
+/// them (a document mask's two bounds and the key bound cost three FSEL per
+/// element, perf log run 157); behind an identity `mov.pred` the conditions
+/// join as predicates, which ptxas folds into the ISETPs' .AND / .OR input.
+static Value selectVisible(ImplicitLocOpBuilder &b, Value keep, Value x,
+                           Value negInf) {
+  if (isa_and_present<arith::AndIOp, arith::OrIOp>(keep.getDefiningOp()))
+    keep = buildInlineAsm(b, b.getI1Type(), keep, "mov.pred $0, $1;", "=b,b",
+                          /*sideEffects=*/false)
+               .front();
+  return arith::SelectOp::create(b, keep, x, negInf);
+}
+
 /// fat.rescale of a fragment tile: register 4i + 2r + e times α_r (of a
 /// row vector: register r). With `warp_vote` the warp skips the
 /// multiplies when α = 1 on each of its rows (a vote over the warp's 32
@@ -562,7 +577,7 @@ struct MaskFragmentLowering : OpConversionPattern<MaskOp> {
             if (right >= 0)
               both(m.cmp(P::sle, col, m.add(rowDiag[r], m.c32(right))));
             size_t idx = 4 * i + 2 * r + e;
-            out[idx] = arith::SelectOp::create(b, visible, out[idx], negInf);
+            out[idx] = selectVisible(b, visible, out[idx], negInf);
           }
         }
       }
@@ -1461,7 +1476,7 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
             } else {
               if (inRange)
                 y = arith::AndIOp::create(b, y, inRange);
-              x = arith::SelectOp::create(b, y, x, negInf);
+              x = selectVisible(b, y, x, negInf);
             }
           }
         }

@@ -78,7 +78,9 @@
 // APPROX-NOT:     __nv_
 
 // A prefix-LM mask (keys below 4, or at or before the row): each register
-// kept where the body holds for its (row, key), −inf elsewhere.
+// kept where the body holds for its (row, key), −inf elsewhere — one select
+// on the body's predicate, which passes an identity mov.pred (NVPTX would
+// otherwise select once per operand of the or).
 // CHECK-LABEL: func.func @prefix
 // CHECK-SAME:    (%[[P0:[a-z0-9]+]]: f32, %{{.+}}: f32, %[[P2:[a-z0-9]+]]: f32, %{{.+}}: f32,
 // CHECK:         %[[ROW0:[0-9]+]] = arith.index_cast %{{[0-9]+}} : i32 to index
@@ -88,7 +90,8 @@
 // CHECK:         %[[PRE:[0-9]+]] = arith.cmpi slt, %[[KEY0]], %{{.+}} : index
 // CHECK-NEXT:    %[[CAUSAL:[0-9]+]] = arith.cmpi sle, %[[KEY0]], %[[ROW0]] : index
 // CHECK-NEXT:    %[[KEEP:[0-9]+]] = arith.ori %[[PRE]], %[[CAUSAL]] : i1
-// CHECK-NEXT:    %{{[0-9]+}} = arith.select %[[KEEP]], %[[P0]], %[[NEGINF]] : f32
+// CHECK-NEXT:    %[[PRED:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[KEEP]] : (i1) -> i1
+// CHECK-NEXT:    %{{[0-9]+}} = arith.select %[[PRED]], %[[P0]], %[[NEGINF]] : f32
 // CHECK:         arith.cmpi sle, %[[KEY0]], %[[ROW1]] : index
 // CHECK:         arith.select %{{[0-9]+}}, %[[P2]], %[[NEGINF]] : f32
 

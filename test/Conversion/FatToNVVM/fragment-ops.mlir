@@ -171,7 +171,9 @@ func.func @rescale_lazy(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %m0: f32,
 // CHECK-NEXT:    %[[M01:[0-9]+]] = arith.select %[[V01]], %[[T2]], %[[NINF]] : f32
 // CHECK:         return %[[M00]], %{{.+}}, %[[M01]], %{{.+}}
 // Without row_limits, with a window [2, 1]: each key's index against Skv
-// and the row's two window edges.
+// and the row's two window edges, joined as one predicate (behind an
+// identity mov.pred, so that NVPTX selects once instead of once per
+// condition).
 // CHECK-LABEL: func.func @mask_by_key
 // CHECK-SAME:    (%[[U0:[a-z0-9]+]]: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: i32, %{{.+}}: i32, %[[SKVB:[a-z0-9]+]]: i32, %{{.+}}: i32)
 // CHECK-NOT:     arith.minsi
@@ -182,7 +184,9 @@ func.func @rescale_lazy(%o0: f32, %o1: f32, %o2: f32, %o3: f32, %m0: f32,
 // CHECK:         %[[RIGHT:[0-9]+]] = arith.addi %[[RDB]], %{{.+}} : i32
 // CHECK-NEXT:    %[[LE:[0-9]+]] = arith.cmpi sle, %[[COL]], %[[RIGHT]] : i32
 // CHECK-NEXT:    %[[VIS:[0-9]+]] = arith.andi %[[IN2]], %[[LE]] : i1
-// CHECK-NEXT:    arith.select %[[VIS]], %[[U0]], %{{.+}} : f32
+// CHECK-NEXT:    %[[KEEP:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[VIS]] : (i1) -> i1
+// CHECK-NEXT:    arith.select %[[KEEP]], %[[U0]], %{{.+}} : f32
+// CHECK-NOT:     arith.select %[[VIS]]
 func.func @mask_limits(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %q0: i32, %k0: i32,
                        %skv: i32, %d: i32) -> (f32, f32, f32, f32) {
   %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3

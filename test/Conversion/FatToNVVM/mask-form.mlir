@@ -31,7 +31,8 @@
 // BYKEY-NEXT:       %[[IN:[0-9]+]] = arith.cmpi slt, %[[COL]], %[[SKV]] : i32
 // BYKEY-NEXT:       %[[BELOW:[0-9]+]] = arith.cmpi sle, %[[COL]], %[[ROW]] : i32
 // BYKEY-NEXT:       %[[VIS:[0-9]+]] = arith.andi %[[IN]], %[[BELOW]] : i1
-// BYKEY-NEXT:       arith.select %[[VIS]], %{{.+}}, %cst{{.*}} : f32
+// BYKEY-NEXT:       %[[KEEP:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[VIS]] : (i1) -> i1
+// BYKEY-NEXT:       arith.select %[[KEEP]], %{{.+}}, %cst{{.*}} : f32
 // BYKEY-NOT:        arith.minsi
 // BYKEY:          } {fat.stage = "mask"}
 
