@@ -107,6 +107,11 @@ def modifications(device="cpu"):
     def sparse_rows(b, h, q_idx, kv_idx):
         return ((q_idx % 7) != 3) & ((kv_idx % 4) != 1)
 
+    def band_and_rest(b, h, q_idx, kv_idx):
+        # Bounds on the key either side and strict or not (the kernel's
+        # per-row limits, perf log run 158) beside a conjunct that is none.
+        return (q_idx >= kv_idx) & (kv_idx > q_idx - 100) & ((kv_idx % 3) != 1)
+
     return {
         "softcap": (False, fa_t.softcap(30.0), None),
         "softcap-causal": (True, fa_t.softcap(20.0), None),
@@ -115,6 +120,7 @@ def modifications(device="cpu"):
         # Most of its visited blocks are full: the kernel skips the region there.
         "prefix-lm-blocks": (False, None, fa_t.prefix_lm(300)),
         "user-both": (False, user_score, sparse_rows),
+        "band-and-rest": (False, None, band_and_rest),
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "document-causal-blocks": (True, None, fa_t.document_mask(docs)),
         # The same packings as each query's run of keys (two bounds per row).

@@ -22,6 +22,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -1061,6 +1062,71 @@ static void prefetchKeyBlock(ImplicitLocOpBuilder &b, RankedTensorType tensor,
                            /*evictPriority=*/{}, line, /*predicate=*/Value());
 }
 
+/// A mask region's conditions on the key alone: the yielded i1 split along
+/// its `arith.andi` tree into bounds `j ≥ x`, `j > x`, `j < x`, `j ≤ x` (the
+/// key `j` either operand; x free of the key, so one value per row: a
+/// document's run, a causal diagonal written as a region) and the conjuncts
+/// left. Their conjunction is the interval max(lower) ≤ j < min(upper) per
+/// row, which a fragment compares as the element's constant key offset
+/// against two per-row limits (ModFragmentLowering), as fat.mask's row
+/// limits do: no key index per element, one compare per side, where each
+/// bound cost a compare of the element's key (perf log, run 158).
+struct KeyBounds {
+  struct Bound {
+    Value x;
+    arith::CmpIPredicate pred; // j pred x: sge, sgt, slt or sle
+  };
+  SmallVector<Bound> bounds;
+  SmallVector<Value> rest;
+};
+static KeyBounds splitKeyBounds(Block &body, Value key) {
+  using P = arith::CmpIPredicate;
+  llvm::DenseMap<Value, bool> memo;
+  std::function<bool(Value)> readsKey = [&](Value x) -> bool {
+    if (x == key)
+      return true;
+    Operation *def = x.getDefiningOp();
+    if (!def)
+      return false;
+    if (auto it = memo.find(x); it != memo.end())
+      return it->second;
+    bool reads = llvm::any_of(def->getOperands(), readsKey);
+    return memo[x] = reads;
+  };
+  KeyBounds out;
+  SmallVector<Value> work{cast<YieldOp>(body.getTerminator()).getValue()};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (auto both = v.getDefiningOp<arith::AndIOp>()) {
+      work.append({both.getRhs(), both.getLhs()});
+      continue;
+    }
+    if (auto cmp = v.getDefiningOp<arith::CmpIOp>()) {
+      Value lhs = cmp.getLhs(), rhs = cmp.getRhs();
+      P pred = cmp.getPredicate();
+      if (rhs == key && lhs != key) {
+        std::swap(lhs, rhs);
+        // x pred j as j pred' x.
+        switch (pred) {
+        case P::sge: pred = P::sle; break;
+        case P::sgt: pred = P::slt; break;
+        case P::sle: pred = P::sge; break;
+        case P::slt: pred = P::sgt; break;
+        default: break;
+        }
+      }
+      bool signedOrder = pred == P::sge || pred == P::sgt || pred == P::sle ||
+                         pred == P::slt;
+      if (lhs == key && signedOrder && !readsKey(rhs)) {
+        out.bounds.push_back({rhs, pred});
+        continue;
+      }
+    }
+    out.rest.push_back(v);
+  }
+  return out;
+}
+
 /// fat.score_mod / fat.mask_mod of a fragment tile: the region's body once
 /// per register 4i + 2r + e, which holds (row q0 + 16w + λ/4 + 8r, key k0 +
 /// 2(λ%4) + 8i + e); the body reads them clamped to the last row and key
@@ -1183,6 +1249,70 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
         rangeHi = buildKeyRangeLoad(b, base, at, 1);
       }
     }
+    // A mask's bounds on the key (KeyBounds) and its key range as two
+    // limits per row on k, the element's key c0 + k less the thread's first
+    // key c0: the element is inside where lo_r ≤ k < hi_r. A bound j > x or
+    // j ≤ x is j ≥ x + 1 or j < x + 1, x + 1 taken below 2^31 (keys are).
+    // max(limit, c0) − c0 neither wraps (c0 ≥ 0) nor moves a comparison: a
+    // limit below c0 becomes 0, below which no k lies. The rows are the
+    // elements' (clamped); the bounds' reads are the region's, per row.
+    KeyBounds keyBounds;
+    Value keyLimits[2][2]; // [r][0]: lo_r, [r][1]: hi_r; null: no bound
+    llvm::SmallPtrSet<Operation *, 8> restOps;
+    if constexpr (!isScore) {
+      keyBounds = splitKeyBounds(body, positions[1]);
+      if (!keyBounds.bounds.empty()) {
+        using P = arith::CmpIPredicate;
+        auto sliceOf = [&](ArrayRef<Value> roots,
+                           llvm::SmallPtrSetImpl<Operation *> &ops) {
+          SmallVector<Value> work(roots);
+          while (!work.empty())
+            if (Operation *def = work.pop_back_val().getDefiningOp();
+                def && ops.insert(def).second)
+              work.append(def->operand_begin(), def->operand_end());
+        };
+        llvm::SmallPtrSet<Operation *, 8> boundOps;
+        sliceOf(llvm::map_to_vector(keyBounds.bounds,
+                                    [](const KeyBounds::Bound &x) {
+                                      return x.x;
+                                    }),
+                boundOps);
+        sliceOf(keyBounds.rest, restOps);
+        for (int r = 0; r < 2; ++r) {
+          IRMapping at;
+          at.map(body.getArguments().take_front(3),
+                 ValueRange{op.getBatch(), op.getHead(), rows[r]});
+          for (Operation &inner : body.without_terminator()) {
+            if (!boundOps.contains(&inner))
+              continue;
+            auto extract = dyn_cast<tensor::ExtractOp>(inner);
+            if (extract && llvm::is_contained(captureArgs, extract.getTensor()))
+              at.map(extract.getResult(), load(extract, at));
+            else
+              b.clone(inner, at);
+          }
+          Value lo = rangeLo, hi = rangeHi;
+          for (auto [x, pred] : keyBounds.bounds) {
+            Value v = asI32(b, at.lookupOrDefault(x));
+            if (pred == P::sgt || pred == P::sle)
+              v = m.add(arith::MinSIOp::create(
+                            b, v, m.c32(std::numeric_limits<int32_t>::max() - 1)),
+                        m.c32(1));
+            Value &side = pred == P::sge || pred == P::sgt ? lo : hi;
+            side = !side                              ? v
+                   : pred == P::sge || pred == P::sgt
+                       ? Value(arith::MaxSIOp::create(b, side, v))
+                       : Value(arith::MinSIOp::create(b, side, v));
+          }
+          Value limits[2] = {lo, hi};
+          for (int side = 0; side < 2; ++side)
+            if (limits[side])
+              keyLimits[r][side] = m.sub(
+                  arith::MaxSIOp::create(b, limits[side], colBase), colBase);
+        }
+      }
+    }
+    bool byLimits = !keyBounds.bounds.empty();
     // The element's row and key as f32 for splitIndexDifference: a key is
     // the tile's float base plus a constant, not clamped — a padding key's
     // score is −inf after fat.mask (kv_len) whatever the region computed,
@@ -1396,19 +1526,23 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
       SmallVector<Value> out(adaptor.getScores());
       for (size_t i = 0; i < out.size() / 4; ++i) {
         for (int e = 0; e < 2; ++e) {
-          Value keyI32 = arith::AddIOp::create(
-              b, colBase, m.c32(8 * i + e),
-              clampKeys ? arith::IntegerOverflowFlags::none
-                        : arith::IntegerOverflowFlags::nsw);
-          if (clampKeys)
-            keyI32 = arith::MinSIOp::create(b, keyI32, lastKey);
+          // Masked by limits alone, no op reads the key.
+          Value keyI32 = colBase;
+          if (!byLimits || !restOps.empty()) {
+            keyI32 = arith::AddIOp::create(
+                b, colBase, m.c32(8 * i + e),
+                clampKeys ? arith::IntegerOverflowFlags::none
+                          : arith::IntegerOverflowFlags::nsw);
+            if (clampKeys)
+              keyI32 = arith::MinSIOp::create(b, keyI32, lastKey);
+          }
           Value key = index(keyI32);
           Value floatKey;
           if (splits)
             floatKey = arith::AddFOp::create(b, floatColBase,
                                              f32Const(b, double(8 * i + e)));
           Value inRange;
-          if (rangeLo)
+          if (rangeLo && !byLimits)
             inRange = arith::AndIOp::create(
                 b,
                 arith::CmpIOp::create(b, arith::CmpIPredicate::sge, keyI32,
@@ -1427,6 +1561,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
             for (auto [extract, value] : llvm::zip(unclamped, loaded))
               mapping.map(extract->getResult(0), value);
             for (Operation &inner : body.without_terminator()) {
+              if (byLimits && !restOps.contains(&inner))
+                continue;
               auto extract = dyn_cast<tensor::ExtractOp>(inner);
               if (extract && mapping.contains(extract.getResult()))
                 continue;
@@ -1469,11 +1605,25 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
               if (auto div = dyn_cast<arith::DivFOp>(copy))
                 div.setFastmath(div.getFastmath() | arith::FastMathFlags::arcp);
             }
-            Value y =
-                mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
             if constexpr (isScore) {
-              x = y;
+              x = mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+            } else if (byLimits) {
+              // The conjuncts left, then the limits on the constant k.
+              Value keep;
+              auto join = [&](Value c) {
+                keep = keep ? arith::AndIOp::create(b, keep, c) : c;
+              };
+              for (Value c : keyBounds.rest)
+                join(mapping.lookup(c));
+              Value k = m.c32(8 * i + e);
+              if (Value lo = keyLimits[r][0])
+                join(m.cmp(arith::CmpIPredicate::sge, k, lo));
+              if (Value hi = keyLimits[r][1])
+                join(m.cmp(arith::CmpIPredicate::slt, k, hi));
+              x = selectVisible(b, keep, x, negInf);
             } else {
+              Value y =
+                  mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
               if (inRange)
                 y = arith::AndIOp::create(b, y, inRange);
               x = selectVisible(b, y, x, negInf);

@@ -312,6 +312,67 @@
 // CHECK-NEXT:    %[[D64:[0-9]+]] = arith.index_cast %[[D]] : index to i64
 // CHECK-NEXT:    arith.sitofp %[[D64]] : i64 to f32
 
+// A mask whose conjuncts bound the key by values free of it (a document's
+// run, first[i] ≤ j < end[i]) compares the element's constant key offset k
+// with two limits per row, max(bound, c0) − c0 (c0 the thread's first key):
+// the bounds are read once per row, and an element costs two compares.
+// CHECK-LABEL: func.func @runs
+// CHECK-SAME:    (%[[R0:[a-z0-9]+]]: f32, %{{[a-z0-9]+}}: f32, %[[R2:[a-z0-9]+]]: f32,
+// CHECK:         %[[T2:[0-9]+]] = arith.muli %{{[0-9]+}}, %c2_i32 : i32
+// CHECK-NEXT:    %[[C0:[0-9]+]] = arith.addi %{{[0-9]+}}, %[[T2]] : i32
+// CHECK:         %[[F0:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK:         %[[E0:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK:         %[[LOM0:[0-9]+]] = arith.maxsi %[[F0]], %[[C0]] : i32
+// CHECK-NEXT:    %[[LO0:[0-9]+]] = arith.subi %[[LOM0]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HIM0:[0-9]+]] = arith.maxsi %[[E0]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HI0:[0-9]+]] = arith.subi %[[HIM0]], %[[C0]] : i32
+// CHECK:         %[[F1:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK:         %[[E1:[0-9]+]] = llvm.load %{{[0-9]+}} invariant : !llvm.ptr<1> -> i32
+// CHECK:         %[[LOM1:[0-9]+]] = arith.maxsi %[[F1]], %[[C0]] : i32
+// CHECK-NEXT:    %[[LO1:[0-9]+]] = arith.subi %[[LOM1]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HIM1:[0-9]+]] = arith.maxsi %[[E1]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HI1:[0-9]+]] = arith.subi %[[HIM1]], %[[C0]] : i32
+// CHECK-NOT:     llvm.load
+// CHECK:         %[[IN0:[0-9]+]] = arith.cmpi sge, %[[K:c0_i32[_0-9]*]], %[[LO0]] : i32
+// CHECK-NEXT:    %[[UP0:[0-9]+]] = arith.cmpi slt, %[[K]], %[[HI0]] : i32
+// CHECK-NEXT:    %[[BOTH0:[0-9]+]] = arith.andi %[[IN0]], %[[UP0]] : i1
+// CHECK-NEXT:    %[[KEEP0:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[BOTH0]] : (i1) -> i1
+// CHECK-NEXT:    arith.select %[[KEEP0]], %[[R0]], %{{.+}} : f32
+// CHECK-NOT:     llvm.load
+// CHECK:         %[[IN1:[0-9]+]] = arith.cmpi sge, %[[K1:c0_i32[_0-9]*]], %[[LO1]] : i32
+// CHECK-NEXT:    %[[UP1:[0-9]+]] = arith.cmpi slt, %[[K1]], %[[HI1]] : i32
+// CHECK-NEXT:    %[[BOTH1:[0-9]+]] = arith.andi %[[IN1]], %[[UP1]] : i1
+// CHECK-NEXT:    %[[KEEP1:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[BOTH1]] : (i1) -> i1
+// CHECK-NEXT:    arith.select %[[KEEP1]], %[[R2]], %{{.+}} : f32
+// CHECK-NOT:     llvm.load
+// CHECK:         return
+
+// Bounds on either side of the comparison, strict or not (i ≥ j: j < i + 1,
+// i + 1 taken below 2^31; j > 2: j ≥ 3), beside a conjunct that is no bound
+// (j ≠ 5, on the clamped key as before): the conjunct, then the limits.
+// CHECK-LABEL: func.func @bounds_and_rest
+// CHECK-SAME:    (%[[B0:[a-z0-9]+]]: f32,
+// CHECK:         %[[T2:[0-9]+]] = arith.muli %{{[0-9]+}}, %c2_i32 : i32
+// CHECK-NEXT:    %[[C0:[0-9]+]] = arith.addi %{{[0-9]+}}, %[[T2]] : i32
+// CHECK:         %[[ROW0:[0-9]+]] = arith.minsi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK:         %[[ROWC:[0-9]+]] = arith.minsi %[[ROW0]], %c2147483646_i32{{.*}} : i32
+// CHECK:         %[[ROWP1:[0-9]+]] = arith.addi %[[ROWC]], %c1_i32{{.*}} : i32
+// CHECK:         %[[TWOC:[0-9]+]] = arith.minsi %{{[0-9]+}}, %c2147483646_i32{{.*}} : i32
+// CHECK:         %[[THREE:[0-9]+]] = arith.addi %[[TWOC]], %c1_i32{{.*}} : i32
+// CHECK-NEXT:    %[[LOM:[0-9]+]] = arith.maxsi %[[THREE]], %[[C0]] : i32
+// CHECK-NEXT:    %[[LO:[0-9]+]] = arith.subi %[[LOM]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HIM:[0-9]+]] = arith.maxsi %[[ROWP1]], %[[C0]] : i32
+// CHECK-NEXT:    %[[HI:[0-9]+]] = arith.subi %[[HIM]], %[[C0]] : i32
+// CHECK:         %[[KEY:[0-9]+]] = arith.minsi %{{[0-9]+}}, %{{[0-9]+}} : i32
+// CHECK-NEXT:    %[[KEYX:[0-9]+]] = arith.index_cast %[[KEY]] : i32 to index
+// CHECK:         %[[NOT5:[0-9]+]] = arith.cmpi ne, %[[KEYX]], %c5 : index
+// CHECK:         %[[IN:[0-9]+]] = arith.cmpi sge, %c0_i32{{.*}}, %[[LO]] : i32
+// CHECK-NEXT:    %[[A:[0-9]+]] = arith.andi %[[NOT5]], %[[IN]] : i1
+// CHECK-NEXT:    %[[UP:[0-9]+]] = arith.cmpi slt, %c0_i32{{.*}}, %[[HI]] : i32
+// CHECK-NEXT:    %[[ALL:[0-9]+]] = arith.andi %[[A]], %[[UP]] : i1
+// CHECK-NEXT:    %[[KEEP:[0-9]+]] = llvm.inline_asm asm_dialect = att "mov.pred $0, $1;", "=b,b" %[[ALL]] : (i1) -> i1
+// CHECK-NEXT:    arith.select %[[KEEP]], %[[B0]], %{{.+}} : f32
+
 #frag = #fat.wgmma_fragment
 gpu.module @k {
   func.func @softcap(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
@@ -481,6 +542,45 @@ gpu.module @k {
       %df = arith.sitofp %d64 : i64 to f32
       %y = arith.addf %x, %df : f32
       fat.yield %y : f32
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @runs(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                  %q0: index, %k0: index, %sq: index, %skv: index,
+                  %first: !llvm.ptr<1>, %end: !llvm.ptr<1>) -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.mask_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv)
+        captures(%first, %end : !llvm.ptr<1>, !llvm.ptr<1>) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index, %f: tensor<100xi32>, %e: tensor<100xi32>):
+      %fi = tensor.extract %f[%i] : tensor<100xi32>
+      %fx = arith.index_cast %fi : i32 to index
+      %ei = tensor.extract %e[%i] : tensor<100xi32>
+      %ex = arith.index_cast %ei : i32 to index
+      %lo = arith.cmpi sge, %j, %fx : index
+      %hi = arith.cmpi slt, %j, %ex : index
+      %v = arith.andi %lo, %hi : i1
+      fat.yield %v : i1
+    } : tensor<64x8xf32, #frag>
+    %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
+    return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
+  }
+  func.func @bounds_and_rest(%s0: f32, %s1: f32, %s2: f32, %s3: f32, %b: index, %h: index,
+                             %q0: index, %k0: index, %sq: index, %skv: index)
+      -> (f32, f32, f32, f32) {
+    %s = builtin.unrealized_conversion_cast %s0, %s1, %s2, %s3
+        : f32, f32, f32, f32 to tensor<64x8xf32, #frag>
+    %m = fat.mask_mod %s at(%b, %h, %q0, %k0) len(%sq, %skv) {
+    ^bb0(%bb: index, %hh: index, %i: index, %j: index):
+      %c2 = arith.constant 2 : index
+      %c5 = arith.constant 5 : index
+      %below = arith.cmpi sge, %i, %j : index
+      %after = arith.cmpi sgt, %j, %c2 : index
+      %not5 = arith.cmpi ne, %j, %c5 : index
+      %a = arith.andi %below, %after : i1
+      %v = arith.andi %a, %not5 : i1
+      fat.yield %v : i1
     } : tensor<64x8xf32, #frag>
     %r:4 = builtin.unrealized_conversion_cast %m : tensor<64x8xf32, #frag> to f32, f32, f32, f32
     return %r#0, %r#1, %r#2, %r#3 : f32, f32, f32, f32
