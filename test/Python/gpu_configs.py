@@ -107,6 +107,13 @@ def modifications(device="cpu"):
     def sparse_rows(b, h, q_idx, kv_idx):
         return ((q_idx % 7) != 3) & ((kv_idx % 4) != 1)
 
+    def band_causal(b, h, q_idx, kv_idx):
+        # Key bounds alone under the causal flag (per-row limits beside the
+        # causal mask; perf log runs 158–159), the key on either side: the
+        # causal diagonal (i + Skv − Sq = i + 531) binds above, the band
+        # below.
+        return (kv_idx > q_idx - 200) & (q_idx + 600 >= kv_idx)
+
     def band_and_rest(b, h, q_idx, kv_idx):
         # Bounds on the key either side and strict or not (the kernel's
         # per-row limits, perf log run 158) beside a conjunct that is none.
@@ -121,6 +128,7 @@ def modifications(device="cpu"):
         "prefix-lm-blocks": (False, None, fa_t.prefix_lm(300)),
         "user-both": (False, user_score, sparse_rows),
         "band-and-rest": (False, None, band_and_rest),
+        "band-causal": (True, None, band_causal),
         "document-causal": (True, None, fa_t.document_mask(docs)),
         "document-causal-blocks": (True, None, fa_t.document_mask(docs)),
         # The same packings as each query's run of keys (two bounds per row).
