@@ -1296,7 +1296,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
             Value v = asI32(b, at.lookupOrDefault(x));
             if (pred == P::sgt || pred == P::sle)
               v = m.add(arith::MinSIOp::create(
-                            b, v, m.c32(std::numeric_limits<int32_t>::max() - 1)),
+                            b, v,
+                            m.c32(std::numeric_limits<int32_t>::max() - 1)),
                         m.c32(1));
             Value &side = pred == P::sge || pred == P::sgt ? lo : hi;
             side = !side                              ? v
@@ -1606,7 +1607,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
                 div.setFastmath(div.getFastmath() | arith::FastMathFlags::arcp);
             }
             if constexpr (isScore) {
-              x = mapping.lookup(cast<YieldOp>(body.getTerminator()).getValue());
+              x = mapping.lookup(
+                  cast<YieldOp>(body.getTerminator()).getValue());
             } else if (byLimits) {
               // The conjuncts left, then the limits on the constant k.
               Value keep;
