@@ -22,7 +22,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -1062,6 +1061,17 @@ static void prefetchKeyBlock(ImplicitLocOpBuilder &b, RankedTensorType tensor,
                            /*evictPriority=*/{}, line, /*predicate=*/Value());
 }
 
+/// Adds the ops that compute `roots` (their defining ops and, transitively,
+/// those of their operands) to `ops`.
+static void addBackwardSlice(ArrayRef<Value> roots,
+                             llvm::SmallPtrSetImpl<Operation *> &ops) {
+  SmallVector<Value> work(roots);
+  while (!work.empty())
+    if (Operation *def = work.pop_back_val().getDefiningOp();
+        def && ops.insert(def).second)
+      work.append(def->operand_begin(), def->operand_end());
+}
+
 /// A mask region's conditions on the key alone: the yielded i1 split along
 /// its `arith.andi` tree into bounds `j ≥ x`, `j > x`, `j < x`, `j ≤ x` (the
 /// key `j` either operand; x free of the key, so one value per row: a
@@ -1079,20 +1089,9 @@ struct KeyBounds {
   SmallVector<Bound> bounds;
   SmallVector<Value> rest;
 };
-static KeyBounds splitKeyBounds(Block &body, Value key) {
+static KeyBounds splitKeyBounds(Block &body, Value key,
+                                function_ref<bool(Value)> readsKey) {
   using P = arith::CmpIPredicate;
-  llvm::DenseMap<Value, bool> memo;
-  std::function<bool(Value)> readsKey = [&](Value x) -> bool {
-    if (x == key)
-      return true;
-    Operation *def = x.getDefiningOp();
-    if (!def)
-      return false;
-    if (auto it = memo.find(x); it != memo.end())
-      return it->second;
-    bool reads = llvm::any_of(def->getOperands(), readsKey);
-    return memo[x] = reads;
-  };
   KeyBounds out;
   SmallVector<Value> work{cast<YieldOp>(body.getTerminator()).getValue()};
   while (!work.empty()) {
@@ -1259,25 +1258,21 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     KeyBounds keyBounds;
     Value keyLimits[2][2]; // [r][0]: lo_r, [r][1]: hi_r; null: no bound
     llvm::SmallPtrSet<Operation *, 8> restOps;
+    TileIndexRanges ranges(positions,
+                           body.getArguments().slice(isScore ? 1 : 0, 2));
     if constexpr (!isScore) {
-      keyBounds = splitKeyBounds(body, positions[1]);
+      keyBounds = splitKeyBounds(body, positions[1], [&](Value x) {
+        return ranges.dependsOnKey(x);
+      });
       if (!keyBounds.bounds.empty()) {
         using P = arith::CmpIPredicate;
-        auto sliceOf = [&](ArrayRef<Value> roots,
-                           llvm::SmallPtrSetImpl<Operation *> &ops) {
-          SmallVector<Value> work(roots);
-          while (!work.empty())
-            if (Operation *def = work.pop_back_val().getDefiningOp();
-                def && ops.insert(def).second)
-              work.append(def->operand_begin(), def->operand_end());
-        };
         llvm::SmallPtrSet<Operation *, 8> boundOps;
-        sliceOf(llvm::map_to_vector(keyBounds.bounds,
-                                    [](const KeyBounds::Bound &x) {
-                                      return x.x;
-                                    }),
-                boundOps);
-        sliceOf(keyBounds.rest, restOps);
+        addBackwardSlice(llvm::map_to_vector(keyBounds.bounds,
+                                             [](const KeyBounds::Bound &x) {
+                                               return x.x;
+                                             }),
+                         boundOps);
+        addBackwardSlice(keyBounds.rest, restOps);
         for (int r = 0; r < 2; ++r) {
           IRMapping at;
           at.map(body.getArguments().take_front(3),
@@ -1344,8 +1339,6 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // −inf after fat.mask whatever the region computed); the clamped form
     // runs otherwise. A relative bias table read at [h, j − i + c] then
     // costs a load per element, not the index's clamp and its address.
-    TileIndexRanges ranges(positions,
-                           body.getArguments().slice(isScore ? 1 : 0, 2));
     SetVector<tensor::ExtractOp> unclamped;
     bool varies = false;
     body.walk([&](tensor::ExtractOp extract) {
@@ -1364,13 +1357,8 @@ struct ModFragmentLowering : OpConversionPattern<ModOp> {
     // The ops computing those indices, and those of them that compute
     // nothing else (the in-bounds elements do not repeat them).
     llvm::SmallPtrSet<Operation *, 8> indexOps, addressOnly;
-    for (tensor::ExtractOp extract : unclamped) {
-      SmallVector<Value> work(extract.getIndices());
-      while (!work.empty())
-        if (Operation *def = work.pop_back_val().getDefiningOp();
-            def && indexOps.insert(def).second)
-          work.append(def->operand_begin(), def->operand_end());
-    }
+    for (tensor::ExtractOp extract : unclamped)
+      addBackwardSlice(llvm::to_vector(extract.getIndices()), indexOps);
     for (Operation &inner : llvm::reverse(body.without_terminator()))
       if (indexOps.contains(&inner) &&
           llvm::all_of(inner.getUsers(), [&](Operation *user) {
